@@ -1,0 +1,230 @@
+//! The generic drivers: one sample of a scenario for any (client stack, server stack) pair in
+//! one process. Each side has its own clock, which runs only inside calls into that side's
+//! library; checks, digests and bookkeeping happen outside both clocks.
+
+use std::time::{Duration, Instant};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::gate::{self, Tally};
+use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::{Connection, Error, Kind, LibError, Link, Pki, Scenario, Side, Stack};
+
+/// Application data is written in records of this much plaintext (the TLS maximum).
+pub const TRANSFER_WRITE_SIZE: usize = 16 * 1024;
+/// A transfer sample moves at least this much plaintext.
+pub const TRANSFER_MIN_BYTES: u64 = 64 << 20;
+/// A handshake that needs more steps per side than this is stuck, not slow.
+const MAX_HANDSHAKE_STEPS: usize = 64;
+
+/// How long a sample lasts.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleSpec {
+    /// Unmeasured work first, so that lazy initialisation and cold caches are not counted.
+    pub warmup: Duration,
+    /// Each side's clock must reach this before the sample ends.
+    pub min_time: Duration,
+}
+
+/// Measures one sample of `scenario` with `client` against `server`.
+pub fn sample<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    scenario: &Scenario,
+    pki: &Pki,
+    spec: &SampleSpec,
+) -> Result<SampleReport, Error> {
+    client.capabilities().check(client.id(), scenario)?;
+    server.capabilities().check(server.id(), scenario)?;
+    let pair = Pair {
+        client,
+        server,
+        client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
+        server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
+        scenario,
+        link: Link::new(),
+    };
+    let (iterations, clocks, per_iteration) = match scenario.kind {
+        Kind::HandshakeFull => pair.handshakes(spec)?,
+        Kind::Transfer => pair.transfer(spec)?,
+    };
+    let value = |side: Side, clock: &Clock| {
+        let metric = Metric::of(scenario.kind);
+        let seconds = clock.0.as_secs_f64();
+        MetricValue { side, metric, value: iterations as f64 * per_iteration / seconds, seconds }
+    };
+    Ok(SampleReport {
+        client_library: client.library(),
+        server_library: server.library(),
+        iterations,
+        values: vec![value(Side::Client, &clocks.client), value(Side::Server, &clocks.server)],
+    })
+}
+
+/// Wall time spent inside one side's library calls.
+#[derive(Default)]
+struct Clock(Duration);
+
+impl Clock {
+    #[inline(always)]
+    fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = call();
+        self.0 += start.elapsed();
+        out
+    }
+}
+
+#[derive(Default)]
+struct Clocks {
+    client: Clock,
+    server: Clock,
+}
+
+impl Clocks {
+    fn both_reached(&self, min: Duration) -> bool {
+        self.client.0 >= min && self.server.0 >= min
+    }
+}
+
+struct Pair<'a, C: Stack, S: Stack> {
+    client: &'a C,
+    server: &'a S,
+    client_config: C::ClientConfig,
+    server_config: S::ServerConfig,
+    scenario: &'a Scenario,
+    link: Link,
+}
+
+impl<C: Stack, S: Stack> Pair<'_, C, S> {
+    /// Full handshakes, each on new connections, until both clocks reach the minimum.
+    /// Creating and dropping the connections is part of each side's cost.
+    fn handshakes(&self, spec: &SampleSpec) -> Result<(u64, Clocks, f64), Error> {
+        let warmup_end = Instant::now() + spec.warmup;
+        while Instant::now() < warmup_end {
+            self.checked_handshake(&mut Clocks::default())?;
+        }
+        let mut clocks = Clocks::default();
+        let mut iterations = 0;
+        while !clocks.both_reached(spec.min_time) {
+            self.checked_handshake(&mut clocks)?;
+            iterations += 1;
+        }
+        Ok((iterations, clocks, 1.0))
+    }
+
+    fn checked_handshake(&self, clocks: &mut Clocks) -> Result<(), Error> {
+        let (client, server) = self.handshake(clocks)?;
+        self.check(&client, &server)?;
+        clocks.client.time(|| drop(client));
+        clocks.server.time(|| drop(server));
+        Ok(())
+    }
+
+    /// New connections on an empty link, stepped in turn until both sides have completed.
+    fn handshake(&self, clocks: &mut Clocks) -> Result<(C::Client, S::Server), Error> {
+        self.link.clear();
+        let mut client =
+            clocks.client.time(|| self.client.new_client(&self.client_config, self.link.client())).map_err(failed(Side::Client, "setup"))?;
+        let mut server =
+            clocks.server.time(|| self.server.new_server(&self.server_config, self.link.server())).map_err(failed(Side::Server, "setup"))?;
+        for _ in 0..MAX_HANDSHAKE_STEPS {
+            let client_done = clocks.client.time(|| client.handshake()).map_err(failed(Side::Client, "handshake"))?;
+            let server_done = clocks.server.time(|| server.handshake()).map_err(failed(Side::Server, "handshake"))?;
+            if client_done && server_done {
+                // Bytes nobody read would be work left out of the measurement (e.g. session
+                // tickets a stack sends although resumption is off).
+                return match self.link.in_flight() {
+                    0 => Ok((client, server)),
+                    n => Err(Error::Gate(format!("both sides completed the handshake with {n} bytes still in flight"))),
+                };
+            }
+        }
+        Err(Error::Other(format!(
+            "handshake did not complete in {MAX_HANDSHAKE_STEPS} steps per side ({} bytes in flight)",
+            self.link.in_flight()
+        )))
+    }
+
+    fn check(&self, client: &C::Client, server: &S::Server) -> Result<(), Error> {
+        let negotiated = client.negotiated().map_err(failed(Side::Client, "negotiated parameters"))?;
+        gate::check_handshake(Side::Client, self.scenario, &negotiated, false)?;
+        let negotiated = server.negotiated().map_err(failed(Side::Server, "negotiated parameters"))?;
+        gate::check_handshake(Side::Server, self.scenario, &negotiated, false)
+    }
+
+    /// After an unmeasured handshake, the server sends 16 KiB writes and the client receives
+    /// each; every byte is checked by length and digest at the end.
+    fn transfer(&self, spec: &SampleSpec) -> Result<(u64, Clocks, f64), Error> {
+        let (mut client, mut server) = self.handshake(&mut Clocks::default())?;
+        self.check(&client, &server)?;
+
+        let mut payload = vec![0u8; 1 << 20];
+        fastrand::Rng::with_seed(0x7152_be4c).fill(&mut payload);
+        let mut stream = Stream { payload, offset: 0, inbox: vec![0u8; TRANSFER_WRITE_SIZE], sent: Xxh3::new(), received: Xxh3::new(), sent_bytes: 0, received_bytes: 0 };
+
+        let warmup_end = Instant::now() + spec.warmup;
+        while Instant::now() < warmup_end {
+            stream.send_one(&mut client, &mut server, &mut Clocks::default())?;
+        }
+        let mut clocks = Clocks::default();
+        let mut writes = 0u64;
+        while writes * (TRANSFER_WRITE_SIZE as u64) < TRANSFER_MIN_BYTES || !clocks.both_reached(spec.min_time) {
+            stream.send_one(&mut client, &mut server, &mut clocks)?;
+            writes += 1;
+        }
+        // Whatever a library still holds must come out now, outside the clocks.
+        while stream.receive(&mut client, &mut Clock::default())? > 0 {}
+        gate::check_transfer(
+            Tally { bytes: stream.sent_bytes, digest: stream.sent.digest128() },
+            Tally { bytes: stream.received_bytes, digest: stream.received.digest128() },
+        )?;
+        Ok((writes, clocks, TRANSFER_WRITE_SIZE as f64 / 1e6))
+    }
+}
+
+/// The application data of a transfer and what each side has seen of it.
+struct Stream {
+    payload: Vec<u8>,
+    offset: usize,
+    inbox: Vec<u8>,
+    sent: Xxh3,
+    received: Xxh3,
+    sent_bytes: u64,
+    received_bytes: u64,
+}
+
+impl Stream {
+    fn send_one(&mut self, client: &mut impl Connection, server: &mut impl Connection, clocks: &mut Clocks) -> Result<(), Error> {
+        let data = &self.payload[self.offset..self.offset + TRANSFER_WRITE_SIZE];
+        self.offset = (self.offset + TRANSFER_WRITE_SIZE) % self.payload.len();
+        clocks.server.time(|| server.send(data)).map_err(failed(Side::Server, "write"))?;
+        self.sent.update(data);
+        self.sent_bytes += data.len() as u64;
+        self.receive(client, &mut clocks.client)?;
+        Ok(())
+    }
+
+    /// Drains what the client can decrypt now into the inbox (one timed region), then digests it.
+    fn receive(&mut self, client: &mut impl Connection, clock: &mut Clock) -> Result<usize, Error> {
+        let inbox = &mut self.inbox;
+        let filled = clock.time(|| -> Result<usize, LibError> {
+            let mut filled = 0;
+            while filled < inbox.len() {
+                match client.receive(&mut inbox[filled..])? {
+                    0 => break,
+                    n => filled += n,
+                }
+            }
+            Ok(filled)
+        });
+        let filled = filled.map_err(failed(Side::Client, "read"))?;
+        self.received.update(&self.inbox[..filled]);
+        self.received_bytes += filled as u64;
+        Ok(filled)
+    }
+}
+
+fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
+    move |error| Error::Library { side, stage, error }
+}

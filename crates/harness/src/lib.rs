@@ -1,0 +1,21 @@
+//! The measurement core of tlsbench: what a stack adapter implements, how bytes move between the
+//! two sides, how a sample is measured and checked, and how a runner reports it.
+//!
+//! Everything in the measured loop is generic over the [`Stack`] trait, so the calls into each
+//! library are statically dispatched; the runtime choice of stack happens once, in [`runner`].
+
+pub mod driver;
+mod error;
+pub mod gate;
+pub mod pki;
+pub mod protocol;
+pub mod runner;
+pub mod scenario;
+pub mod stack;
+pub mod transport;
+
+pub use error::{Error, LibError};
+pub use pki::Pki;
+pub use scenario::{Group, KeyType, Kind, Scenario, Suite, Version};
+pub use stack::{Capabilities, Connection, Negotiated, Side, Stack};
+pub use transport::{Endpoint, Link};

@@ -1,0 +1,179 @@
+//! The runner: a small binary per link family that measures one sample in a fresh process and
+//! prints a [`Reply`](crate::protocol::Reply) as JSON. The stack ids are resolved here, once;
+//! from there on everything is generic over the chosen pair.
+
+use std::io::Write;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::driver::{self, SampleSpec};
+use crate::protocol::{Reply, StackInfo};
+use crate::{Error, Pki, Scenario, Stack};
+
+/// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
+pub trait Family {
+    /// Every stack id of the family.
+    const STACKS: &'static [&'static str];
+
+    /// Calls `visitor` with the stack called `id`, or returns None if the family lacks it.
+    fn with_stack<V: StackVisitor>(id: &str, visitor: V) -> Option<V::Output>;
+}
+
+/// Something to do with one stack, whatever its type.
+pub trait StackVisitor {
+    type Output;
+    fn visit<T: Stack>(self, stack: &T) -> Self::Output;
+}
+
+/// Something to do with a client stack and a server stack, whatever their types.
+pub trait PairVisitor {
+    type Output;
+    fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output;
+}
+
+/// Declares a runner family: `family!(OpenSslFamily { "openssl" => OpenSsl, ... });`
+#[macro_export]
+macro_rules! family {
+    ($name:ident { $($id:literal => $stack:expr),+ $(,)? }) => {
+        pub struct $name;
+
+        impl $crate::runner::Family for $name {
+            const STACKS: &'static [&'static str] = &[$($id),+];
+
+            fn with_stack<V: $crate::runner::StackVisitor>(id: &str, visitor: V) -> Option<V::Output> {
+                match id {
+                    $($id => Some(visitor.visit(&$stack)),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Calls `visitor` with the client stack and the server stack named, statically typed.
+pub fn with_pair<F: Family, V: PairVisitor>(client: &str, server: &str, visitor: V) -> Result<V::Output, String> {
+    let unknown = |id: &str| format!("stack `{id}` is not in this runner (it has: {})", F::STACKS.join(", "));
+    F::with_stack(client, ThenServer::<F, V> { server, visitor, family: PhantomData })
+        .ok_or_else(|| unknown(client))?
+        .ok_or_else(|| unknown(server))
+}
+
+struct ThenServer<'a, F, V> {
+    server: &'a str,
+    visitor: V,
+    family: PhantomData<F>,
+}
+
+impl<F: Family, V: PairVisitor> StackVisitor for ThenServer<'_, F, V> {
+    type Output = Option<V::Output>;
+    fn visit<C: Stack>(self, client: &C) -> Self::Output {
+        F::with_stack(self.server, WithClient { client, visitor: self.visitor })
+    }
+}
+
+struct WithClient<'a, C, V> {
+    client: &'a C,
+    visitor: V,
+}
+
+impl<C: Stack, V: PairVisitor> StackVisitor for WithClient<'_, C, V> {
+    type Output = V::Output;
+    fn visit<S: Stack>(self, server: &S) -> V::Output {
+        self.visitor.visit(self.client, server)
+    }
+}
+
+#[derive(Parser)]
+#[command(about = "tlsbench runner: measures one sample in this process and prints it as JSON")]
+enum Command {
+    /// Lists this runner's stacks with their library versions and capabilities.
+    List,
+    /// Measures one sample of one scenario with one client stack and one server stack.
+    Sample(SampleArgs),
+}
+
+#[derive(clap::Args)]
+struct SampleArgs {
+    #[arg(long)]
+    client: String,
+    #[arg(long)]
+    server: String,
+    #[arg(long)]
+    scenario: Scenario,
+    /// Each side's measured time must reach this, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    min_time_ms: u64,
+    #[arg(long, default_value_t = 50)]
+    warmup_ms: u64,
+    /// Where the certificates are cached.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+/// The whole of a runner binary's `main`.
+pub fn main<F: Family>() -> ExitCode {
+    let reply = match Command::parse() {
+        Command::List => {
+            let infos: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
+            serde_json::to_string(&infos)
+        }
+        Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
+    };
+    let mut stdout = std::io::stdout().lock();
+    match reply.map(|json| writeln!(stdout, "{json}")) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("tlsbench runner: writing the reply: {e}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("tlsbench runner: encoding the reply: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn sample<F: Family>(args: &SampleArgs) -> Reply {
+    let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
+    let pki = match Pki::load_or_generate(&data_dir) {
+        Ok(pki) => pki,
+        Err(reason) => return Reply::Failed { reason },
+    };
+    let spec = SampleSpec {
+        warmup: Duration::from_millis(args.warmup_ms),
+        min_time: Duration::from_millis(args.min_time_ms),
+    };
+    let measure = Measure { scenario: &args.scenario, pki: &pki, spec };
+    match with_pair::<F, _>(&args.client, &args.server, measure) {
+        Ok(Ok(report)) => Reply::Ok(report),
+        Ok(Err(Error::Unsupported(reason))) => Reply::Unsupported { reason },
+        Ok(Err(error)) => Reply::Failed { reason: error.to_string() },
+        Err(reason) => Reply::Failed { reason },
+    }
+}
+
+struct Describe;
+
+impl StackVisitor for Describe {
+    type Output = StackInfo;
+    fn visit<T: Stack>(self, stack: &T) -> StackInfo {
+        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities() }
+    }
+}
+
+struct Measure<'a> {
+    scenario: &'a Scenario,
+    pki: &'a Pki,
+    spec: SampleSpec,
+}
+
+impl PairVisitor for Measure<'_> {
+    type Output = Result<crate::protocol::SampleReport, Error>;
+    fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
+        driver::sample(client, server, self.scenario, self.pki, &self.spec)
+    }
+}

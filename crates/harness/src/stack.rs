@@ -1,0 +1,118 @@
+//! What a stack adapter implements: configs from a scenario, connections over an [`Endpoint`],
+//! and what was negotiated. Adapters are thin; the drivers do the rest.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Endpoint, Error, Group, KeyType, Kind, LibError, Pki, Scenario, Suite, Version};
+
+/// One TLS implementation in one configuration (e.g. rustls with the ring provider).
+pub trait Stack {
+    type ClientConfig;
+    type ServerConfig;
+    type Client: Connection;
+    type Server: Connection;
+
+    /// The stable id, e.g. `rustls-aws-lc-rs`.
+    fn id(&self) -> &'static str;
+
+    /// The library name and version as the running code reports it, e.g. `OpenSSL 3.0.19 ...`.
+    fn library(&self) -> String;
+
+    /// What this stack can do; scenarios outside it are `unsupported`.
+    fn capabilities(&self) -> Capabilities;
+
+    /// A client config that offers exactly the scenario's version, suite and group, and
+    /// verifies the server's chain and host name against the scenario's CA.
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError>;
+
+    /// A server config with the scenario's key type, version, suite and group. Session
+    /// resumption (cache and tickets) is off: a full handshake measures only the handshake.
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError>;
+
+    fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError>;
+    fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError>;
+}
+
+/// One side of a connection. Calls never block: when the peer's bytes are needed and not yet
+/// there, they return and the driver steps the other side.
+pub trait Connection {
+    /// Moves the handshake on as far as the available bytes allow, writing whatever this side
+    /// has to send. Returns true once this side has completed its handshake.
+    fn handshake(&mut self) -> Result<bool, LibError>;
+
+    /// Encrypts all of `data` and writes the records to the transport.
+    fn send(&mut self, data: &[u8]) -> Result<(), LibError>;
+
+    /// Decrypts into `buf` what the available records hold; `Ok(0)` when nothing more is
+    /// available now.
+    fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError>;
+
+    /// What the handshake negotiated, as this side sees it.
+    fn negotiated(&self) -> Result<Negotiated, LibError>;
+}
+
+/// The parameters a completed handshake settled on, in tlsbench's vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Negotiated {
+    pub version: Version,
+    pub suite: Suite,
+    /// None where the library does not tell.
+    pub group: Option<Group>,
+    pub resumed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// What a stack declares it supports. A scenario is supported when every parameter is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub kinds: Vec<Kind>,
+    pub versions: Vec<Version>,
+    pub groups: Vec<Group>,
+    pub keys: Vec<KeyType>,
+    pub suites: Vec<Suite>,
+}
+
+impl Capabilities {
+    /// Everything tlsbench knows how to ask for.
+    pub fn everything() -> Self {
+        Self {
+            kinds: Kind::ALL.to_vec(),
+            versions: Version::ALL.to_vec(),
+            groups: Group::ALL.to_vec(),
+            keys: KeyType::ALL.to_vec(),
+            suites: Suite::ALL.to_vec(),
+        }
+    }
+
+    /// `Err(reason)` naming the first parameter this stack lacks.
+    pub fn check(&self, stack: &str, scenario: &Scenario) -> Result<(), Error> {
+        fn lacks<T: PartialEq + fmt::Display>(have: &[T], want: T, stack: &str, what: &str) -> Result<(), Error> {
+            match have.contains(&want) {
+                true => Ok(()),
+                false => Err(Error::Unsupported(format!("{stack}: {what} {want} not supported"))),
+            }
+        }
+        lacks(&self.kinds, scenario.kind, stack, "scenario kind")?;
+        lacks(&self.versions, scenario.version, stack, "TLS")?;
+        lacks(&self.groups, scenario.group, stack, "group")?;
+        lacks(&self.keys, scenario.key, stack, "key type")?;
+        lacks(&self.suites, scenario.suite, stack, "cipher suite")
+    }
+}

@@ -1,0 +1,139 @@
+//! In-memory transport: one byte pipe per direction. Each side's [`Endpoint`] reads from one
+//! and writes to the other, and reading an empty pipe says `WouldBlock`, so every library runs
+//! in its non-blocking mode and the driver decides who goes next. No syscalls, no scheduler.
+
+use std::cell::RefCell;
+use std::io::{self, Read, Write};
+use std::rc::Rc;
+
+/// Bytes in flight in one direction. The buffer's capacity is kept between handshakes, so a
+/// warmed-up pipe allocates nothing.
+#[derive(Default)]
+struct Pipe {
+    bytes: Vec<u8>,
+    start: usize,
+}
+
+impl Pipe {
+    fn pending(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.bytes.len() {
+            self.bytes.clear();
+            self.start = 0;
+        }
+    }
+}
+
+/// The two pipes between a client and a server.
+#[derive(Default)]
+pub struct Link {
+    to_server: Rc<RefCell<Pipe>>,
+    to_client: Rc<RefCell<Pipe>>,
+}
+
+impl Link {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn client(&self) -> Endpoint {
+        Endpoint { rx: self.to_client.clone(), tx: self.to_server.clone() }
+    }
+
+    pub fn server(&self) -> Endpoint {
+        Endpoint { rx: self.to_server.clone(), tx: self.to_client.clone() }
+    }
+
+    /// Bytes written and not yet read, in both directions.
+    pub fn in_flight(&self) -> usize {
+        self.to_server.borrow().pending().len() + self.to_client.borrow().pending().len()
+    }
+
+    /// Drops whatever is in flight (between two independent connections).
+    pub fn clear(&self) {
+        for pipe in [&self.to_server, &self.to_client] {
+            let mut pipe = pipe.borrow_mut();
+            let len = pipe.bytes.len();
+            pipe.start = len;
+            pipe.consume(0);
+        }
+    }
+}
+
+/// One side's view of the link, handed to the library as its transport.
+pub struct Endpoint {
+    rx: Rc<RefCell<Pipe>>,
+    tx: Rc<RefCell<Pipe>>,
+}
+
+impl Read for Endpoint {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut rx = self.rx.borrow_mut();
+        let pending = rx.pending();
+        if pending.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = pending.len().min(buf.len());
+        buf[..n].copy_from_slice(&pending[..n]);
+        rx.consume(n);
+        Ok(n)
+    }
+}
+
+impl Write for Endpoint {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tx.borrow_mut().bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    // One call carries all buffers, as writev does: the default would split it into one call each.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let mut tx = self.tx.borrow_mut();
+        for buf in bufs {
+            tx.bytes.extend_from_slice(buf);
+        }
+        Ok(bufs.iter().map(|b| b.len()).sum())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_cross_in_order_and_an_empty_pipe_would_block() {
+        let link = Link::new();
+        let (mut client, mut server) = (link.client(), link.server());
+        client.write_all(b"hello ").unwrap();
+        client.write_all(b"server").unwrap();
+        assert_eq!(link.in_flight(), 12);
+
+        let mut buf = [0u8; 5];
+        assert_eq!(server.read(&mut buf).unwrap(), 5);
+        assert_eq!(&buf, b"hello");
+        let mut rest = [0u8; 64];
+        assert_eq!(server.read(&mut rest).unwrap(), 7);
+        assert_eq!(&rest[..7], b" server");
+        assert_eq!(server.read(&mut rest).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(client.read(&mut rest).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn clear_drops_what_is_in_flight() {
+        let link = Link::new();
+        link.client().write_all(b"abc").unwrap();
+        link.server().write_all(b"de").unwrap();
+        link.clear();
+        assert_eq!(link.in_flight(), 0);
+        let mut buf = [0u8; 4];
+        assert_eq!(link.server().read(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+    }
+}
