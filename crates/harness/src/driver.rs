@@ -36,14 +36,22 @@ pub fn sample<C: Stack, S: Stack>(
 ) -> Result<SampleReport, Error> {
     client.capabilities().check(client.id(), scenario)?;
     server.capabilities().check(server.id(), scenario)?;
-    let pair = Pair {
-        client,
-        server,
-        client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
-        server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
-        scenario,
-        link: Link::new(),
-    };
+    let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
+    let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
+    sample_with_configs(client, server, client_config, server_config, scenario, spec)
+}
+
+/// [`sample`] with configs built by the caller: the gates still check against `scenario`, so a
+/// test can show that they catch configs that do not match it.
+pub fn sample_with_configs<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    client_config: C::ClientConfig,
+    server_config: S::ServerConfig,
+    scenario: &Scenario,
+    spec: &SampleSpec,
+) -> Result<SampleReport, Error> {
+    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new() };
     let (iterations, clocks, per_iteration) = match scenario.kind {
         Kind::HandshakeFull => pair.handshakes(spec)?,
         Kind::Transfer => pair.transfer(spec)?,

@@ -1,0 +1,15 @@
+//! The runner of the link family built on the system's libssl: OpenSSL itself, and rustls with
+//! either provider (their C code, AWS-LC, uses prefixed symbols and cannot capture OpenSSL's).
+
+use tlsbench_stack_openssl::OpenSsl;
+use tlsbench_stack_rustls::Rustls;
+
+tlsbench_harness::family!(SystemOpenSsl {
+    "rustls-aws-lc-rs" => Rustls::aws_lc_rs(),
+    "rustls-ring" => Rustls::ring(),
+    "openssl" => OpenSsl,
+});
+
+fn main() -> std::process::ExitCode {
+    tlsbench_harness::runner::main::<SystemOpenSsl>()
+}
