@@ -1,0 +1,48 @@
+//! Exports of a run's results document to files (DESIGN.md, "Results"): JSON, CSV and Markdown,
+//! each one small type behind the [`Exporter`] trait.
+
+mod csv;
+mod json;
+mod markdown;
+
+use std::path::Path;
+
+use anyhow::Context;
+
+pub use self::csv::CsvExporter;
+pub use self::json::JsonExporter;
+pub use self::markdown::MarkdownExporter;
+use crate::results::RunDocument;
+
+/// Turns a results document into the bytes of one file format.
+pub trait Exporter {
+    fn serialize(&self, doc: &RunDocument) -> anyhow::Result<Vec<u8>>;
+}
+
+/// Serializes `doc` with `exporter` and writes it to `path`, replacing any file there.
+pub fn write_to(path: &Path, exporter: &dyn Exporter, doc: &RunDocument) -> anyhow::Result<()> {
+    let bytes = exporter.serialize(doc).with_context(|| format!("cannot export results to {}", path.display()))?;
+    std::fs::write(path, bytes).with_context(|| format!("cannot write results to {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::table::fixture;
+
+    #[test]
+    fn writes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write_to(&path, &JsonExporter, &fixture::document()).unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"schema_version\": 1"));
+    }
+
+    #[test]
+    fn names_the_file_it_cannot_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("run.csv");
+        let err = write_to(&path, &CsvExporter, &fixture::document()).unwrap_err();
+        assert!(format!("{err:#}").contains(&path.display().to_string()), "{err:#}");
+    }
+}

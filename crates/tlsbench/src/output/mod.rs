@@ -1,0 +1,5 @@
+//! What tlsbench prints: the results table on stdout, progress on stderr.
+
+pub mod progress;
+pub mod stack_list;
+pub mod table;

@@ -1,0 +1,97 @@
+//! Planning: which pairs and scenarios a run measures, and which cells a stack cannot do.
+
+use anyhow::{bail, Result};
+use tlsbench_harness::protocol::StackInfo;
+use tlsbench_harness::Scenario;
+
+/// One (pair, scenario) to measure, and whether both stacks declared support for it.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub client: String,
+    pub server: String,
+    pub scenario: Scenario,
+    /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
+    pub support: Result<(), String>,
+}
+
+/// Scenarios whose names match any of the globs (all of them when there are none). Each glob
+/// must match something: a typo should not silently shrink the run.
+pub fn select_scenarios(globs: &[String]) -> Result<Vec<Scenario>> {
+    let all = Scenario::all();
+    if globs.is_empty() {
+        return Ok(all);
+    }
+    let mut patterns = Vec::new();
+    for glob in globs {
+        let pattern = glob::Pattern::new(glob).map_err(|e| anyhow::anyhow!("scenario glob `{glob}` is malformed: {e}"))?;
+        if !all.iter().any(|s| pattern.matches(&s.name())) {
+            bail!(
+                "no scenario matches `{glob}` (names are kind_version_group_key_suite, kinds: handshake-full, transfer; \
+                 e.g. handshake-full_1.3_*; `tlsbench list scenarios` lists all {})",
+                all.len()
+            );
+        }
+        patterns.push(pattern);
+    }
+    Ok(all.into_iter().filter(|s| patterns.iter().any(|p| p.matches(&s.name()))).collect())
+}
+
+/// The cells of every pair and scenario, pair-major.
+pub fn cells(pairs: &[(String, String)], scenarios: &[Scenario], infos: &[StackInfo]) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for &scenario in scenarios {
+        for (client, server) in pairs {
+            let support = [client, server]
+                .into_iter()
+                .try_for_each(|id| {
+                    let info = infos.iter().find(|i| &i.id == id).expect("every planned stack was discovered");
+                    info.capabilities.check(id, &scenario).map_err(|e| e.to_string())
+                })
+                .and_then(|()| same_runner(client, server));
+            cells.push(Cell { client: client.clone(), server: server.clone(), scenario, support });
+        }
+    }
+    cells
+}
+
+/// Both sides of an in-process pair must be linked into one runner.
+fn same_runner(client: &str, server: &str) -> Result<(), String> {
+    let runner = |id| crate::stacks::known(id).map(|s| s.runner);
+    match runner(client) == runner(server) {
+        true => Ok(()),
+        false => Err(format!("{client} and {server} live in different runner families; split-process pairs are not built yet")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tlsbench_harness::{Capabilities, Version};
+
+    use super::*;
+
+    #[test]
+    fn globs_select_and_a_glob_matching_nothing_is_an_error() {
+        let all = select_scenarios(&[]).unwrap();
+        assert_eq!(all.len(), 30);
+        let some = select_scenarios(&["transfer_1.3_*".into(), "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
+        let names: Vec<String> = some.iter().map(Scenario::name).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(names.contains(&"handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".to_string()));
+        let err = select_scenarios(&["handshake_*".into()]).unwrap_err().to_string();
+        assert!(err.starts_with("no scenario matches `handshake_*` (names are kind_version_group_key_suite"), "{err}");
+    }
+
+    #[test]
+    fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
+        let tls13_only = Capabilities { versions: vec![Version::Tls13], ..Capabilities::everything() };
+        let infos = [
+            StackInfo { id: "a".into(), library: "A 1".into(), capabilities: Capabilities::everything() },
+            StackInfo { id: "b".into(), library: "B 1".into(), capabilities: tls13_only },
+        ];
+        let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
+        let pairs = [("a".to_string(), "a".to_string()), ("a".to_string(), "b".to_string())];
+        let cells = cells(&pairs, &scenarios, &infos);
+        let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
+        assert_eq!(unsupported, vec!["b: TLS 1.2 not supported".to_string()]);
+    }
+}

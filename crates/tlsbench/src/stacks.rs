@@ -1,0 +1,120 @@
+//! The stacks tlsbench knows: which runner binary links each, and how to recognise its library
+//! in what the runner reports. The runners themselves say which version they run.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tlsbench_harness::protocol::StackInfo;
+
+use crate::executor;
+
+pub struct KnownStack {
+    pub id: &'static str,
+    /// The runner binary of the stack's link family.
+    pub runner: &'static str,
+    /// Whether a reported library string is this stack's own; a result whose library is not
+    /// is refused (linking two libcrypto's can silently route one's calls into the other).
+    pub owns: fn(&str) -> bool,
+}
+
+pub const KNOWN: &[KnownStack] = &[
+    KnownStack {
+        id: "rustls-aws-lc-rs",
+        runner: "tlsbench-runner-openssl",
+        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs "),
+    },
+    KnownStack {
+        id: "rustls-ring",
+        runner: "tlsbench-runner-openssl",
+        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring "),
+    },
+    KnownStack { id: "openssl", runner: "tlsbench-runner-openssl", owns: |library| library.starts_with("OpenSSL 3.") },
+];
+
+/// Parses a stack id, naming the valid ones if it is unknown.
+pub fn parse_id(id: &str) -> Result<String, String> {
+    match known(id) {
+        Some(stack) => Ok(stack.id.to_string()),
+        None => Err(format!("unknown stack `{id}` (valid: {})", all_ids().join(", "))),
+    }
+}
+
+pub fn known(id: &str) -> Option<&'static KnownStack> {
+    KNOWN.iter().find(|s| s.id == id)
+}
+
+pub fn all_ids() -> Vec<&'static str> {
+    KNOWN.iter().map(|s| s.id).collect()
+}
+
+/// Where the runner binaries are: `$TLSBENCH_RUNNER_DIR`, else beside the tlsbench binary.
+pub fn runner_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("TLSBENCH_RUNNER_DIR") {
+        return Ok(dir.into());
+    }
+    let exe = std::env::current_exe().context("locating the tlsbench binary")?;
+    Ok(exe.parent().context("the tlsbench binary has no parent directory")?.to_path_buf())
+}
+
+pub fn runner_path(dir: &Path, stack: &KnownStack) -> Result<PathBuf> {
+    let path = dir.join(stack.runner);
+    if !path.is_file() {
+        bail!(
+            "runner `{}` for stack `{}` is not in {} (build all binaries: cargo build --release --workspace)",
+            stack.runner,
+            stack.id,
+            dir.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Asks the runners of `ids` what they hold; checks each reports its own library.
+pub fn discover(dir: &Path, ids: &[String]) -> Result<Vec<StackInfo>> {
+    let mut infos = Vec::new();
+    let mut asked: Vec<&str> = Vec::new();
+    for id in ids {
+        let stack = known(id).with_context(|| parse_id(id).unwrap_err())?;
+        if !asked.contains(&stack.runner) {
+            asked.push(stack.runner);
+            let path = runner_path(dir, stack)?;
+            let output = executor::call(&path, &["list"], Duration::from_secs(60))
+                .with_context(|| format!("asking runner {} for its stacks", path.display()))?;
+            let listed: Vec<StackInfo> = serde_json::from_str(&output)
+                .with_context(|| format!("runner {} printed an unreadable stack list", path.display()))?;
+            infos.extend(listed);
+        }
+    }
+    let mut wanted = Vec::new();
+    for id in ids {
+        let info = infos.iter().find(|i| &i.id == id).with_context(|| format!("the runner of stack `{id}` does not list it"))?;
+        let stack = known(id).expect("ids were parsed against KNOWN");
+        if !(stack.owns)(&info.library) {
+            bail!("stack `{id}` reports library `{}`, which is not its own; refusing to measure it", info.library);
+        }
+        wanted.push(info.clone());
+    }
+    Ok(wanted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_stack_owns_only_its_own_library() {
+        let libraries = ["rustls 0.23.46 (aws-lc-rs 1.19.0)", "rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026"];
+        for (stack, own) in KNOWN.iter().zip(libraries) {
+            for library in libraries.iter().chain(&["BoringSSL", "OpenSSL 1.1.1w"]) {
+                assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_id_names_the_valid_ones() {
+        assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
+        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl)".to_string()));
+    }
+}

@@ -1,0 +1,223 @@
+//! End-to-end: the real tlsbench binary with its real runners (built by `cargo test --workspace`).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The runner binaries sit beside tlsbench in the target directory.
+fn tlsbench(data: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
+    cmd.env("TLSBENCH_DATA_DIR", data.join("data"));
+    cmd
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn exported(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn results(doc: &Value) -> &Vec<Value> {
+    doc["results"].as_array().unwrap()
+}
+
+#[test]
+fn list_stacks_shows_each_library_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(["list", "stacks"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    for needle in ["rustls-aws-lc-rs", "rustls 0.23.", "(aws-lc-rs 1.", "rustls-ring", "(ring 0.17.", "openssl", "OpenSSL 3."] {
+        assert!(text.contains(needle), "{needle} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn list_scenarios_gives_canonical_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(["list", "scenarios"]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text.lines().count(), 30);
+    assert!(text.lines().any(|l| l == "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"));
+    assert!(text.lines().any(|l| l == "transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305"));
+}
+
+#[test]
+fn a_run_exports_the_design_s_json_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv, md) = (dir.path().join("r.json"), dir.path().join("r.csv"), dir.path().join("r.md"));
+    let output = tlsbench(dir.path())
+        .args(["run", "--stack", "rustls-aws-lc-rs", "--stack", "openssl", "--samples", "6", "--min-time-ms", "5", "--warmup-ms", "1"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.2_*_aes-256-gcm"])
+        .arg("--export-json").arg(&json).arg("--export-csv").arg(&csv).arg("--export-markdown").arg(&md)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(table.contains("rustls-aws-lc-rs") && table.contains("openssl") && table.contains("handshakes_per_s"), "{table}");
+
+    let doc = exported(&json);
+    assert_eq!(doc["schema_version"], 1);
+    for key in ["id", "started", "tlsbench_version"] {
+        assert!(doc["run"][key].is_string(), "run.{key}");
+    }
+    for key in ["cpu", "kernel", "rustc", "allocator", "aslr", "governor"] {
+        assert!(doc["run"]["environment"][key].is_string(), "environment.{key}");
+    }
+    assert_eq!(doc["run"]["environment"]["cores"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
+    // 2 stacks x 2 scenarios x 2 sides.
+    let results = results(&doc);
+    assert_eq!(results.len(), 8);
+    for r in results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["client_stack"], r["server_stack"]);
+        assert_eq!(r["measure"], "time");
+        assert_eq!(r["better"], "higher");
+        let library = r["client_library"].as_str().unwrap();
+        match r["client_stack"].as_str().unwrap() {
+            "openssl" => assert!(library.starts_with("OpenSSL 3."), "{library}"),
+            _ => assert!(library.starts_with("rustls 0.23.") && library.contains("aws-lc-rs"), "{library}"),
+        }
+        let samples: Vec<f64> = r["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(samples.len(), 6);
+        let (median, min, max) = (r["median"].as_f64().unwrap(), r["min"].as_f64().unwrap(), r["max"].as_f64().unwrap());
+        let ci = r["ci95"].as_array().unwrap();
+        let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(min > 0.0 && min <= low && low <= median && median <= high && high <= max, "{r}");
+        let (metric, unit) = match r["scenario"].as_str().unwrap().starts_with("transfer") {
+            true => ("mb_per_s", "MB/s"),
+            false => ("handshakes_per_s", "1/s"),
+        };
+        assert_eq!((r["metric"].as_str().unwrap(), r["unit"].as_str().unwrap()), (metric, unit));
+    }
+    let sides: Vec<&str> = results.iter().map(|r| r["side"].as_str().unwrap()).collect();
+    assert_eq!(sides.iter().filter(|s| **s == "client").count(), 4);
+
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 8);
+    assert!(csv.starts_with("scenario,client_stack,server_stack,client_library,server_library,measure,side,metric,unit,better,status,median"));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm") && md.contains("| scenario"), "{md}");
+}
+
+#[test]
+fn an_interop_pair_names_both_stacks_and_libraries() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["run", "--client", "rustls-ring", "--server", "openssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305"])
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8(output.stdout).unwrap().contains("rustls-ring -> openssl"));
+    for r in results(&exported(&json)) {
+        assert_eq!((r["client_stack"].as_str(), r["server_stack"].as_str()), (Some("rustls-ring"), Some("openssl")));
+        assert!(r["client_library"].as_str().unwrap().contains("(ring "), "{r}");
+        assert!(r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");
+        assert_eq!(r["status"], "ok");
+    }
+}
+
+#[test]
+fn bad_input_gets_one_line_naming_the_valid_choices() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl)"),
+        (&["run", "--client", "openssl"], 2, "--server"),
+        (&["run", "--scenario", "handshake-resume*"], 1, "no scenario matches `handshake-resume*`"),
+        (&["run", "--measure", "heap"], 2, "unknown measure `heap` (valid: time)"),
+        (&["run", "--samples", "0"], 2, "--samples"),
+    ];
+    for (args, code, needle) in cases {
+        let output = tlsbench(dir.path()).args(args).output().unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        assert!(output.stdout.is_empty());
+    }
+}
+
+/// Kills the first runner that `parent` started to measure `stack` as client, polling for up to
+/// `limit`. Only `parent`'s children: other tests run their own runners at the same time.
+fn kill_runner_of(parent: u32, stack: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let is_runner = args.first().is_some_and(|a| a.ends_with(b"tlsbench-runner-openssl"));
+            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+            let ours = status.lines().any(|l| l.strip_prefix("PPid:").is_some_and(|p| p.trim() == parent.to_string()));
+            if ours && is_runner && args.windows(2).any(|w| w[0] == b"--client" && w[1] == stack.as_bytes()) {
+                let pid: i32 = entry.file_name().to_string_lossy().parse().unwrap();
+                return std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    false
+}
+
+#[test]
+fn a_runner_killed_mid_run_fails_its_cell_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(PathBuf::from(env!("CARGO_BIN_EXE_tlsbench")))
+        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+        .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "3", "--min-time-ms", "150", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .arg("--export-json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(kill_runner_of(child.id(), "openssl", Duration::from_secs(60)), "no openssl runner appeared");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "a failed cell makes the exit status non-zero");
+    assert!(stderr(&output).contains("failed: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm openssl: runner was killed by signal 9 (SIGKILL)"), "{}", stderr(&output));
+
+    let doc = exported(&json);
+    for r in results(&doc) {
+        match r["client_stack"].as_str().unwrap() {
+            "openssl" => {
+                assert_eq!(r["status"], "failed");
+                assert_eq!(r["reason"], "runner was killed by signal 9 (SIGKILL)");
+                assert!(r["median"].is_null() && r["samples"].as_array().unwrap().is_empty());
+            }
+            _ => {
+                assert_eq!(r["status"], "ok", "{r}");
+                assert_eq!(r["samples"].as_array().unwrap().len(), 3);
+            }
+        }
+    }
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(table.contains("failed") && table.contains("runner was killed by signal 9"), "{table}");
+}
+
+#[test]
+fn a_runner_past_its_time_limit_is_killed_and_its_cell_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["run", "--stack", "openssl", "--samples", "2", "--min-time-ms", "5000", "--timeout", "0.5"])
+        .args(["--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    for r in results(&exported(&json)) {
+        assert_eq!(r["status"], "failed");
+        assert_eq!(r["reason"], "runner exceeded its time limit of 0.5 s and was killed");
+    }
+}
