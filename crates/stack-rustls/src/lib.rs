@@ -124,17 +124,15 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Tls<C> {
         self.flush()
     }
 
-    /// Feeds rustls what the transport holds; returns false when the transport had nothing.
-    fn read_available(&mut self) -> Result<bool, LibError> {
-        let mut any = false;
+    /// Feeds rustls every record the transport holds.
+    fn read_available(&mut self) -> Result<(), LibError> {
         loop {
             match self.conn.read_tls(&mut self.io) {
-                Ok(0) => return Ok(any),
+                Ok(0) => return Ok(()),
                 Ok(_) => {
-                    any = true;
                     self.conn.process_new_packets().map_err(LibError::new)?;
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(any),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(LibError::new(e)),
             }
         }
@@ -160,15 +158,12 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Connection for Tls<
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
-        loop {
-            match self.conn.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(e) => return Err(LibError::new(e)),
-            }
-            if !self.read_available()? {
-                return Ok(0);
-            }
+        // Records first: a receive mostly follows the peer's write, with nothing decrypted yet.
+        self.read_available()?;
+        match self.conn.reader().read(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(LibError::new(e)),
         }
     }
 

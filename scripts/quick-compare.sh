@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: install what is missing, build, and run a quick comparison of
+# all stacks. Extra arguments go to `tlsbench run` (e.g. --export-markdown results.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo build --release --workspace --locked
+exec target/release/tlsbench run --quick "$@"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building tlsbench needs and a fresh machine may lack (Debian/Ubuntu).
+# Rust itself must already be installed (rustup).
+set -euo pipefail
+
+command -v cargo >/dev/null || { echo "tlsbench needs Rust and cargo: install them with rustup first" >&2; exit 1; }
+
+need=()
+# pkg-config and libssl-dev: the `openssl` stack links the system's libssl.
+# cmake, a C compiler and perl: aws-lc-sys builds AWS-LC from source (rustls-aws-lc-rs).
+for pkg in pkg-config libssl-dev cmake gcc g++ make perl; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: ${need[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
