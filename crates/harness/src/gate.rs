@@ -1,7 +1,7 @@
 //! Correctness gates: after each handshake and each transfer, check that what happened is what
 //! the scenario asked. A gate that fails fails the cell; it never turns into a number.
 
-use crate::{Error, Negotiated, Scenario, Side};
+use crate::{ClientAuth, Error, Negotiated, Scenario, Side, Version};
 
 /// Checks one side's view of a completed handshake against the scenario.
 pub fn check_handshake(side: Side, scenario: &Scenario, got: &Negotiated, expect_resumed: bool) -> Result<(), Error> {
@@ -18,10 +18,30 @@ pub fn check_handshake(side: Side, scenario: &Scenario, got: &Negotiated, expect
         return mismatch("group", &group, &scenario.group);
     }
     match (got.resumed, expect_resumed) {
-        (true, false) => Err(Error::Gate(format!("{side} resumed a session where a full handshake was asked"))),
-        (false, true) => Err(Error::Gate(format!("{side} did a full handshake where resumption was asked"))),
-        _ => Ok(()),
+        (true, false) => return Err(Error::Gate(format!("{side} resumed a session where a full handshake was asked"))),
+        (false, true) => return Err(Error::Gate(format!("{side} did a full handshake where resumption was asked"))),
+        _ => {}
     }
+    if let (Version::Tls12, Some(ems)) = (scenario.version, got.ems) {
+        if ems != scenario.ems {
+            let on_off = |on: bool| if on { "on" } else { "off" };
+            return mismatch("extended master secret", &on_off(ems), &on_off(scenario.ems));
+        }
+    }
+    if side == Side::Server {
+        let required = scenario.client_auth == ClientAuth::Required;
+        match got.client_cert_verified {
+            None => return Err(Error::Gate("server does not report whether it verified a client certificate".into())),
+            Some(false) if required => {
+                return Err(Error::Gate("server did not verify a client certificate, the scenario requires one".into()))
+            }
+            Some(true) if !required => {
+                return Err(Error::Gate("server verified a client certificate, the scenario's client has none".into()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// What one side of a transfer saw: byte count and digest.
@@ -45,20 +65,47 @@ pub fn check_transfer(sent: Tally, received: Tally) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Group, Suite, Version};
+    use crate::{Group, Suite};
 
     fn scenario() -> Scenario {
         "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap()
     }
 
     fn asked() -> Negotiated {
-        Negotiated { version: Version::Tls13, suite: Suite::Aes128Gcm, group: Some(Group::X25519), resumed: false }
+        Negotiated {
+            version: Version::Tls13,
+            suite: Suite::Aes128Gcm,
+            group: Some(Group::X25519),
+            resumed: false,
+            ems: None,
+            client_cert_verified: Some(false),
+        }
     }
 
     #[test]
     fn what_was_asked_passes() {
         check_handshake(Side::Client, &scenario(), &asked(), false).unwrap();
         check_handshake(Side::Server, &scenario(), &Negotiated { group: None, ..asked() }, false).unwrap();
+        check_handshake(Side::Client, &scenario(), &Negotiated { client_cert_verified: None, ..asked() }, false).unwrap();
+    }
+
+    #[test]
+    fn client_certificates_and_ems_are_checked() {
+        let mtls: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls".parse().unwrap();
+        let verified = Negotiated { client_cert_verified: Some(true), ..asked() };
+        check_handshake(Side::Server, &mtls, &verified, false).unwrap();
+        let err = check_handshake(Side::Server, &mtls, &asked(), false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: server did not verify a client certificate, the scenario requires one");
+        let err = check_handshake(Side::Server, &scenario(), &verified, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: server verified a client certificate, the scenario's client has none");
+        let err = check_handshake(Side::Server, &mtls, &Negotiated { client_cert_verified: None, ..asked() }, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: server does not report whether it verified a client certificate");
+
+        let no_ems: Scenario = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems".parse().unwrap();
+        let tls12 = Negotiated { version: Version::Tls12, ..asked() };
+        check_handshake(Side::Client, &no_ems, &Negotiated { ems: Some(false), ..tls12 }, false).unwrap();
+        let err = check_handshake(Side::Client, &no_ems, &Negotiated { ems: Some(true), ..tls12 }, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: client negotiated extended master secret on, the scenario asks for off");
     }
 
     #[test]

@@ -16,6 +16,6 @@ pub mod transport;
 
 pub use error::{Error, LibError};
 pub use pki::Pki;
-pub use scenario::{Group, KeyType, Kind, Scenario, Suite, Version};
+pub use scenario::{ClientAuth, Group, KeyType, Kind, Scenario, Suite, Version};
 pub use stack::{Capabilities, Connection, Negotiated, Side, Stack};
 pub use transport::{Endpoint, Link};

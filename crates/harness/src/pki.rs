@@ -1,6 +1,6 @@
-//! Certificates generated at runtime: per key type, a root CA, an intermediate and a server
-//! leaf for [`SERVER_NAME`], cached in a data directory (never in the source tree, so an
-//! installed binary works). Private keys are readable by their owner only.
+//! Certificates generated at runtime: per key type, a root CA, an intermediate, a server leaf
+//! for [`SERVER_NAME`] and a client leaf, cached in a data directory (never in the source tree,
+//! so an installed binary works). Private keys are readable by their owner only.
 
 use std::fs;
 use std::io::Write;
@@ -16,9 +16,11 @@ use crate::KeyType;
 
 /// The host name in every server certificate; clients verify it.
 pub const SERVER_NAME: &str = "server.tlsbench.test";
+/// The subject of every client certificate.
+pub const CLIENT_NAME: &str = "client.tlsbench.test";
 
 /// Bump when the layout or the certificates' content changes, so old caches are not reused.
-const LAYOUT: &str = "pki-v1";
+const LAYOUT: &str = "pki-v2";
 
 /// One key type's credentials, as PEM.
 #[derive(Clone, Debug)]
@@ -29,6 +31,9 @@ pub struct Credentials {
     pub chain_pem: String,
     /// The leaf's private key (PKCS#8).
     pub key_pem: String,
+    /// The client's leaf then the intermediate, issued by the same root.
+    pub client_chain_pem: String,
+    pub client_key_pem: String,
 }
 
 /// All key types' credentials.
@@ -38,29 +43,41 @@ pub struct Pki {
 }
 
 impl Pki {
-    /// Loads the cached certificates from `data_dir`, generating what is missing.
-    pub fn load_or_generate(data_dir: &Path) -> Result<Pki, String> {
+    /// Loads the cached certificates of `keys` from `data_dir`, generating what is missing.
+    pub fn load_or_generate(data_dir: &Path, keys: &[KeyType]) -> Result<Pki, String> {
         let root = data_dir.join(LAYOUT);
         let mut by_key = Vec::new();
-        for &key in KeyType::ALL {
+        for &key in keys {
             let dir = root.join(key.name());
-            if !dir.join("server.key").exists() {
+            if !dir.join(COMPLETE).exists() {
                 generate_into(key, &dir).map_err(|e| format!("generating {key} certificates in {}: {e}", dir.display()))?;
             }
             let read = |file: &str| {
                 fs::read_to_string(dir.join(file)).map_err(|e| format!("reading {}: {e}", dir.join(file).display()))
             };
-            let credentials = Credentials { ca_pem: read("ca.pem")?, chain_pem: read("chain.pem")?, key_pem: read("server.key")? };
+            let credentials = Credentials {
+                ca_pem: read("ca.pem")?,
+                chain_pem: read("chain.pem")?,
+                key_pem: read("server.key")?,
+                client_chain_pem: read("client-chain.pem")?,
+                client_key_pem: read("client.key")?,
+            };
             by_key.push((key, credentials));
         }
         Ok(Pki { by_key })
     }
 
-    pub fn server(&self, key: KeyType) -> &Credentials {
-        // `load_or_generate` fills every key type, so the lookup cannot miss.
-        &self.by_key.iter().find(|(k, _)| *k == key).expect("every key type is loaded").1
+    /// The credentials of a key type that was loaded.
+    pub fn credentials(&self, key: KeyType) -> Result<&Credentials, String> {
+        match self.by_key.iter().find(|(k, _)| *k == key) {
+            Some((_, credentials)) => Ok(credentials),
+            None => Err(format!("the {key} certificates were not loaded")),
+        }
     }
 }
+
+/// Written last into a key type's directory: its presence means the set is whole.
+const COMPLETE: &str = "client.key";
 
 /// Where tlsbench keeps its data: `$TLSBENCH_DATA_DIR`, else `$XDG_DATA_HOME/tlsbench`, else
 /// `~/.local/share/tlsbench`.
@@ -83,7 +100,11 @@ fn generate_into(key: KeyType, dir: &Path) -> Result<(), Box<dyn std::error::Err
 
     let new_key = || match key {
         KeyType::Rsa2048 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_2048),
+        KeyType::Rsa3072 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_3072),
+        KeyType::Rsa4096 => KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, RsaKeySize::_4096),
         KeyType::EcdsaP256 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256),
+        KeyType::EcdsaP384 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384),
+        KeyType::Ed25519 => ed25519_pkcs8_v1(),
     };
     let ca_params = |name: &str| -> Result<CertificateParams, rcgen::Error> {
         let mut params = CertificateParams::new(Vec::new())?;
@@ -92,28 +113,45 @@ fn generate_into(key: KeyType, dir: &Path) -> Result<(), Box<dyn std::error::Err
         params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         Ok(params)
     };
+    let leaf_params = |name: &str, usage: ExtendedKeyUsagePurpose| -> Result<CertificateParams, rcgen::Error> {
+        let mut params = CertificateParams::new(vec![name.to_string()])?;
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.use_authority_key_identifier_extension = true;
+        params.key_usages = match key.is_rsa() {
+            true => vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment],
+            false => vec![KeyUsagePurpose::DigitalSignature],
+        };
+        params.extended_key_usages = vec![usage];
+        Ok(params)
+    };
 
     let root = CertifiedIssuer::self_signed(ca_params(&format!("tlsbench {key} root CA"))?, new_key()?)?;
     let intermediate =
         CertifiedIssuer::signed_by(ca_params(&format!("tlsbench {key} intermediate CA"))?, new_key()?, &root)?;
-
-    let mut leaf_params = CertificateParams::new(vec![SERVER_NAME.to_string()])?;
-    leaf_params.distinguished_name.push(DnType::CommonName, SERVER_NAME);
-    leaf_params.use_authority_key_identifier_extension = true;
-    leaf_params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
-    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let leaf_key = new_key()?;
-    let leaf = leaf_params.signed_by(&leaf_key, &intermediate)?;
+    let (leaf_key, client_key) = (new_key()?, new_key()?);
+    let leaf = leaf_params(SERVER_NAME, ExtendedKeyUsagePurpose::ServerAuth)?.signed_by(&leaf_key, &intermediate)?;
+    let client = leaf_params(CLIENT_NAME, ExtendedKeyUsagePurpose::ClientAuth)?.signed_by(&client_key, &intermediate)?;
 
     write_file(&staging.join("ca.pem"), &root.pem(), 0o644)?;
     write_file(&staging.join("chain.pem"), &(leaf.pem() + &intermediate.pem()), 0o644)?;
     write_file(&staging.join("server.key"), &leaf_key.serialize_pem(), 0o600)?;
+    write_file(&staging.join("client-chain.pem"), &(client.pem() + &intermediate.pem()), 0o644)?;
+    write_file(&staging.join(COMPLETE), &client_key.serialize_pem(), 0o600)?;
     match fs::rename(&staging, dir) {
         Ok(()) => Ok(()),
         // Another process finished first: its set is as good as ours.
-        Err(_) if dir.join("server.key").exists() => Ok(fs::remove_dir_all(&staging)?),
+        Err(_) if dir.join(COMPLETE).exists() => Ok(fs::remove_dir_all(&staging)?),
         Err(e) => Err(e.into()),
     }
+}
+
+/// An Ed25519 key in PKCS#8 v1: OpenSSL 3.0 cannot read the v2 form (with the public key)
+/// that rcgen writes.
+fn ed25519_pkcs8_v1() -> Result<KeyPair, rcgen::Error> {
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let document = aws_lc_rs::signature::Ed25519KeyPair::generate_pkcs8v1(&rng).map_err(|_| rcgen::Error::RingUnspecified)?;
+    let der = rustls_pki_types::PrivatePkcs8KeyDer::from(document.as_ref());
+    KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)
 }
 
 fn write_file(path: &Path, contents: &str, mode: u32) -> std::io::Result<()> {
@@ -130,15 +168,29 @@ mod tests {
     #[test]
     fn generates_once_then_reuses_with_private_keys_for_the_owner_only() {
         let dir = tempfile::tempdir().unwrap();
-        let first = Pki::load_or_generate(dir.path()).unwrap();
-        let second = Pki::load_or_generate(dir.path()).unwrap();
+        let first = Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap();
+        let second = Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap();
         for &key in KeyType::ALL {
-            assert_eq!(first.server(key).key_pem, second.server(key).key_pem, "{key} was regenerated");
-            assert!(first.server(key).key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
-            assert_eq!(first.server(key).chain_pem.matches("BEGIN CERTIFICATE").count(), 2);
-            let key_file = dir.path().join(LAYOUT).join(key.name()).join("server.key");
-            let mode = fs::metadata(key_file).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{key} private key mode");
+            let (a, b) = (first.credentials(key).unwrap(), second.credentials(key).unwrap());
+            assert_eq!(a.key_pem, b.key_pem, "{key} was regenerated");
+            assert!(a.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+            assert_ne!(a.key_pem, a.client_key_pem);
+            assert_eq!(a.chain_pem.matches("BEGIN CERTIFICATE").count(), 2);
+            assert_eq!(a.client_chain_pem.matches("BEGIN CERTIFICATE").count(), 2);
+            for file in ["server.key", "client.key"] {
+                let path = dir.path().join(LAYOUT).join(key.name()).join(file);
+                let mode = fs::metadata(path).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "{key} {file} mode");
+            }
         }
+    }
+
+    #[test]
+    fn only_the_key_types_asked_for_are_generated() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = Pki::load_or_generate(dir.path(), &[KeyType::EcdsaP256]).unwrap();
+        assert!(pki.credentials(KeyType::EcdsaP256).is_ok());
+        assert_eq!(pki.credentials(KeyType::Rsa4096).unwrap_err(), "the rsa-4096 certificates were not loaded");
+        assert!(!dir.path().join(LAYOUT).join("rsa-4096").exists());
     }
 }

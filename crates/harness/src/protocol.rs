@@ -37,7 +37,7 @@ pub struct MetricValue {
     pub side: Side,
     pub metric: Metric,
     pub value: f64,
-    /// The side's measured time behind the value, in seconds.
+    /// The side's measured time behind the value, in seconds (0 for counts).
     pub seconds: f64,
 }
 
@@ -46,23 +46,26 @@ pub struct MetricValue {
 #[non_exhaustive]
 pub enum Metric {
     HandshakesPerS,
+    /// Bytes one side writes during one handshake (its flights, records included).
+    HandshakeBytes,
     /// Megabytes (10^6 bytes) of plaintext per second: sent on the sending side, received on
     /// the receiving side.
     MbPerS,
 }
 
 impl Metric {
-    /// The metric a scenario kind is measured in.
-    pub fn of(kind: Kind) -> Metric {
+    /// The metrics a scenario kind reports for each side.
+    pub fn of(kind: Kind) -> &'static [Metric] {
         match kind {
-            Kind::HandshakeFull => Metric::HandshakesPerS,
-            Kind::Transfer => Metric::MbPerS,
+            Kind::Transfer => &[Metric::MbPerS],
+            _ => &[Metric::HandshakesPerS, Metric::HandshakeBytes],
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Metric::HandshakesPerS => "handshakes_per_s",
+            Metric::HandshakeBytes => "handshake_bytes",
             Metric::MbPerS => "mb_per_s",
         }
     }
@@ -70,12 +73,21 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         match self {
             Metric::HandshakesPerS => "1/s",
+            Metric::HandshakeBytes => "B",
             Metric::MbPerS => "MB/s",
+        }
+    }
+
+    /// The measure (DESIGN.md) a metric belongs to.
+    pub fn measure(self) -> &'static str {
+        match self {
+            Metric::HandshakesPerS | Metric::MbPerS => "time",
+            Metric::HandshakeBytes => "io",
         }
     }
 
     /// Whether a larger value is better.
     pub fn higher_is_better(self) -> bool {
-        true
+        self != Metric::HandshakeBytes
     }
 }

@@ -139,7 +139,7 @@ pub fn main<F: Family>() -> ExitCode {
 
 fn sample<F: Family>(args: &SampleArgs) -> Reply {
     let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
-    let pki = match Pki::load_or_generate(&data_dir) {
+    let pki = match Pki::load_or_generate(&data_dir, &[args.scenario.key]) {
         Ok(pki) => pki,
         Err(reason) => return Reply::Failed { reason },
     };

@@ -6,13 +6,15 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Side;
+
 /// Declares a parameter enum whose variants have one canonical name each.
 macro_rules! parameter {
-    ($(#[$doc:meta])* $name:ident, $what:literal { $($variant:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident, $what:literal { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(into = "&'static str", try_from = "String")]
-        pub enum $name { $($variant),+ }
+        pub enum $name { $($(#[$vdoc])* $variant),+ }
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
@@ -53,6 +55,10 @@ parameter!(
     /// What the scenario measures.
     Kind, "scenario kind" {
         HandshakeFull => "handshake-full",
+        /// TLS 1.2 session-ID resumption from the server's session cache.
+        HandshakeResumeId => "handshake-resume-id",
+        /// Resumption from a ticket: TLS 1.2 stateless tickets, TLS 1.3 PSK with (EC)DHE.
+        HandshakeResumeTicket => "handshake-resume-ticket",
         Transfer => "transfer",
     }
 );
@@ -70,26 +76,66 @@ parameter!(
     Group, "key-exchange group" {
         X25519 => "x25519",
         Secp256r1 => "secp256r1",
+        Secp384r1 => "secp384r1",
+        /// The hybrid of X25519 and ML-KEM-768 (TLS 1.3 only).
+        X25519Mlkem768 => "x25519mlkem768",
     }
 );
 
 parameter!(
-    /// The server's key (and so its certificate chain's) type.
+    /// The key type of the server's certificate chain, and of the client's when it has one.
     KeyType, "key type" {
         Rsa2048 => "rsa-2048",
+        Rsa3072 => "rsa-3072",
+        Rsa4096 => "rsa-4096",
         EcdsaP256 => "ecdsa-p256",
+        EcdsaP384 => "ecdsa-p384",
+        Ed25519 => "ed25519",
     }
 );
 
 parameter!(
     /// The bulk cipher of the cipher suite. With TLS 1.2 the suite is ECDHE with the key type's
-    /// signature algorithm and this cipher (e.g. ECDHE-ECDSA-AES128-GCM-SHA256).
+    /// signature algorithm (RSA, or ECDSA for ECDSA and Ed25519 keys) and this cipher.
     Suite, "cipher suite" {
         Aes128Gcm => "aes-128-gcm",
         Aes256Gcm => "aes-256-gcm",
         Chacha20Poly1305 => "chacha20-poly1305",
     }
 );
+
+parameter!(
+    /// Whether the server asks for a client certificate, and whether the client has one.
+    ClientAuth, "client auth" {
+        /// The server does not ask.
+        None => "none",
+        /// The client presents a certificate and the server verifies it against the CA.
+        Required => "mtls",
+        /// The server asks, the client has none, and the handshake completes.
+        Requested => "cert-requested",
+    }
+);
+
+impl KeyType {
+    pub fn is_rsa(self) -> bool {
+        matches!(self, KeyType::Rsa2048 | KeyType::Rsa3072 | KeyType::Rsa4096)
+    }
+
+    /// The curve of an ECDSA key, as a group.
+    pub fn ecdsa_curve(self) -> Option<Group> {
+        match self {
+            KeyType::EcdsaP256 => Some(Group::Secp256r1),
+            KeyType::EcdsaP384 => Some(Group::Secp384r1),
+            _ => None,
+        }
+    }
+}
+
+impl Kind {
+    pub fn is_resumption(self) -> bool {
+        matches!(self, Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)
+    }
+}
 
 /// One workload with all its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,17 +145,32 @@ pub struct Scenario {
     pub group: Group,
     pub key: KeyType,
     pub suite: Suite,
+    pub client_auth: ClientAuth,
+    /// TLS 1.2 extended master secret (RFC 7627); always on in TLS 1.3, where it is built in.
+    pub ems: bool,
 }
 
 impl Scenario {
-    /// Every scenario tlsbench knows, in a stable order.
+    /// A scenario with no client auth and EMS on, if the parameters fit together.
+    pub fn new(kind: Kind, version: Version, group: Group, key: KeyType, suite: Suite) -> Result<Self, String> {
+        Scenario { kind, version, group, key, suite, client_auth: ClientAuth::None, ems: true }.validated()
+    }
+
+    /// Every scenario tlsbench knows, in a stable order: the whole matrix that globs select from.
     pub fn all() -> Vec<Scenario> {
         let mut all = Vec::new();
-        for &version in Version::ALL {
-            for &group in Group::ALL {
-                for &key in KeyType::ALL {
-                    for &suite in Suite::ALL {
-                        all.push(Scenario { kind: Kind::HandshakeFull, version, group, key, suite });
+        for &kind in &[Kind::HandshakeFull, Kind::HandshakeResumeId, Kind::HandshakeResumeTicket] {
+            for &version in Version::ALL {
+                for &group in Group::ALL {
+                    for &key in KeyType::ALL {
+                        for &suite in Suite::ALL {
+                            for &client_auth in ClientAuth::ALL {
+                                for ems in [true, false] {
+                                    let scenario = Scenario { kind, version, group, key, suite, client_auth, ems };
+                                    all.extend(scenario.validated());
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -117,34 +178,94 @@ impl Scenario {
         // Bulk throughput depends on the cipher, not on the key exchange or the certificate.
         for &version in Version::ALL {
             for &suite in Suite::ALL {
-                let (group, key) = (Group::X25519, KeyType::EcdsaP256);
-                all.push(Scenario { kind: Kind::Transfer, version, group, key, suite });
+                all.extend(Scenario::new(Kind::Transfer, version, Group::X25519, KeyType::EcdsaP256, suite));
             }
         }
         all
     }
 
-    /// The groups a client offers, the scenario's first. In TLS 1.2 the client's groups also
-    /// bound the curve of the server's ECDSA key (RFC 8422, and OpenSSL's server enforces it),
-    /// so with an ECDSA key on another curve the client lists that curve too; the server offers
-    /// only the scenario's group, so the key exchange still uses it (and the gate checks it).
-    pub fn client_groups(&self) -> &'static [Group] {
-        match (self.version, self.key, self.group) {
-            (Version::Tls12, KeyType::EcdsaP256, Group::X25519) => &[Group::X25519, Group::Secp256r1],
-            (_, _, Group::X25519) => &[Group::X25519],
-            (_, _, Group::Secp256r1) => &[Group::Secp256r1],
-        }
+    /// What a run measures when no `--scenario` is given: every cipher suite, group and key
+    /// type of the common cases (RSA-2048 and ECDSA P-256 with x25519 and P-256), bulk transfer,
+    /// and one representative of each further dimension: resumption, client certificates,
+    /// larger keys, other groups, EMS off.
+    pub fn defaults() -> Vec<Scenario> {
+        let common = |s: &Scenario| {
+            s.kind == Kind::Transfer
+                || (s.kind == Kind::HandshakeFull
+                    && matches!(s.group, Group::X25519 | Group::Secp256r1)
+                    && matches!(s.key, KeyType::Rsa2048 | KeyType::EcdsaP256)
+                    && s.client_auth == ClientAuth::None
+                    && s.ems)
+        };
+        let representatives = [
+            "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm",
+            "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_cert-requested",
+            "handshake-full_1.3_x25519_rsa-3072_aes-128-gcm",
+            "handshake-full_1.3_x25519_rsa-4096_aes-128-gcm",
+            "handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm",
+            "handshake-full_1.3_x25519_ed25519_aes-128-gcm",
+            "handshake-full_1.3_secp384r1_ecdsa-p256_aes-128-gcm",
+            "handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm",
+            "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems",
+        ];
+        let mut defaults: Vec<Scenario> = Scenario::all().into_iter().filter(common).collect();
+        defaults.extend(representatives.iter().map(|name| name.parse::<Scenario>().expect("the defaults are valid names")));
+        defaults
     }
 
-    /// The canonical name: `kind_version_group_key_suite`.
+    /// The canonical name: `kind_version_group_key_suite`, then `_mtls` or `_cert-requested`
+    /// for client auth and `_no-ems` for TLS 1.2 without extended master secret.
     pub fn name(&self) -> String {
         self.to_string()
+    }
+
+    /// The groups a side lists, the scenario's first. In TLS 1.2 the groups a peer lists also
+    /// bound the curve of the other side's ECDSA certificate (RFC 8422; OpenSSL enforces it on
+    /// both sides), so with an ECDSA key on another curve, the client lists that curve too, and
+    /// so does the server when it verifies a client certificate. Both prefer the scenario's
+    /// group, so the key exchange still uses it (and the gates check that it did).
+    pub fn groups(&self, side: Side) -> Vec<Group> {
+        let mut groups = vec![self.group];
+        let peer_has_cert = side == Side::Client || self.client_auth == ClientAuth::Required;
+        if let (Version::Tls12, Some(curve), true) = (self.version, self.key.ecdsa_curve(), peer_has_cert) {
+            if curve != self.group {
+                groups.push(curve);
+            }
+        }
+        groups
+    }
+
+    /// The scenario if its parameters fit together, else why not.
+    fn validated(self) -> Result<Self, String> {
+        let name = self.name();
+        match self {
+            Scenario { kind: Kind::HandshakeResumeId, version: Version::Tls13, .. } => {
+                Err(format!("{name}: session-ID resumption exists in TLS 1.2 only"))
+            }
+            Scenario { group: Group::X25519Mlkem768, version: Version::Tls12, .. } => {
+                Err(format!("{name}: x25519mlkem768 exists in TLS 1.3 only"))
+            }
+            Scenario { ems: false, version: Version::Tls13, .. } => Err(format!("{name}: EMS is TLS 1.2 only")),
+            _ => Ok(self),
+        }
     }
 }
 
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_{}_{}_{}_{}", self.kind, self.version, self.group, self.key, self.suite)
+        write!(f, "{}_{}_{}_{}_{}", self.kind, self.version, self.group, self.key, self.suite)?;
+        if self.client_auth != ClientAuth::None {
+            write!(f, "_{}", self.client_auth)?;
+        }
+        if !self.ems {
+            f.write_str("_no-ems")?;
+        }
+        Ok(())
     }
 }
 
@@ -153,19 +274,23 @@ impl FromStr for Scenario {
 
     fn from_str(name: &str) -> Result<Self, String> {
         let parts: Vec<&str> = name.split('_').collect();
-        let [kind, version, group, key, suite] = parts[..] else {
+        let [kind, version, group, key, suite, ref suffixes @ ..] = parts[..] else {
             return Err(format!(
-                "scenario `{name}` is not of the form kind_version_group_key_suite \
+                "scenario `{name}` is not of the form kind_version_group_key_suite[_mtls|_cert-requested][_no-ems] \
                  (e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm)"
             ));
         };
-        Ok(Scenario {
-            kind: kind.parse()?,
-            version: version.parse()?,
-            group: group.parse()?,
-            key: key.parse()?,
-            suite: suite.parse()?,
-        })
+        let mut scenario = Scenario::new(kind.parse()?, version.parse()?, group.parse()?, key.parse()?, suite.parse()?)?;
+        for (i, &suffix) in suffixes.iter().enumerate() {
+            match suffix {
+                "no-ems" if i + 1 == suffixes.len() => scenario.ems = false,
+                _ if i == 0 && suffix != "none" && suffix.parse::<ClientAuth>().is_ok() => {
+                    scenario.client_auth = suffix.parse()?;
+                }
+                _ => return Err(format!("scenario `{name}`: unknown suffix `{suffix}` (valid: mtls, cert-requested, no-ems)")),
+            }
+        }
+        scenario.validated()
     }
 }
 
@@ -181,11 +306,44 @@ mod tests {
     }
 
     #[test]
-    fn the_matrix_has_the_issue_s_scenarios() {
+    fn the_matrix_holds_each_dimension_and_no_impossible_combination() {
         let names: Vec<String> = Scenario::all().iter().map(Scenario::name).collect();
-        assert_eq!(names.len(), 2 * 2 * 2 * 3 + 2 * 3);
-        assert!(names.contains(&"handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305".into()));
-        assert!(names.contains(&"transfer_1.3_x25519_ecdsa-p256_aes-256-gcm".into()));
+        for name in [
+            "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305",
+            "transfer_1.3_x25519_ecdsa-p256_aes-256-gcm",
+            "handshake-resume-ticket_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm_mtls",
+            "handshake-resume-id_1.2_secp384r1_ed25519_aes-256-gcm_cert-requested_no-ems",
+            "handshake-full_1.3_x25519_rsa-4096_chacha20-poly1305",
+        ] {
+            assert!(names.contains(&name.to_string()), "{name} missing");
+        }
+        assert!(!names.iter().any(|n| n.starts_with("handshake-resume-id_1.3")));
+        assert!(!names.iter().any(|n| n.contains("_1.2_x25519mlkem768")));
+        assert!(!names.iter().any(|n| n.contains("_1.3_") && n.ends_with("no-ems")));
+    }
+
+    #[test]
+    fn the_defaults_keep_issue_2_s_matrix_and_add_one_of_each_dimension() {
+        let defaults = Scenario::defaults();
+        assert_eq!(defaults.len(), 30 + 14);
+        let full_common = defaults.iter().filter(|s| s.kind == Kind::HandshakeFull && s.client_auth == ClientAuth::None && s.ems);
+        assert!(full_common.count() >= 24);
+        for kind in Kind::ALL {
+            assert!(defaults.iter().any(|s| s.kind == *kind), "{kind}");
+        }
+    }
+
+    #[test]
+    fn groups_add_the_ecdsa_curve_in_tls_1_2_for_the_side_that_verifies_a_certificate() {
+        let groups = |name: &str, side| name.parse::<Scenario>().unwrap().groups(side);
+        let (client, server) = (Side::Client, Side::Server);
+        assert_eq!(groups("handshake-full_1.2_x25519_ecdsa-p384_aes-128-gcm", client), vec![Group::X25519, Group::Secp384r1]);
+        assert_eq!(groups("handshake-full_1.2_x25519_ecdsa-p384_aes-128-gcm", server), vec![Group::X25519]);
+        let mtls = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls";
+        assert_eq!(groups(mtls, server), vec![Group::X25519, Group::Secp256r1]);
+        assert_eq!(groups("handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm_mtls", client), vec![Group::X25519]);
+        assert_eq!(groups("handshake-full_1.2_secp256r1_ecdsa-p256_aes-128-gcm", client), vec![Group::Secp256r1]);
+        assert_eq!(groups("handshake-full_1.2_x25519_ed25519_aes-128-gcm", client), vec![Group::X25519]);
     }
 
     #[test]
@@ -194,5 +352,11 @@ mod tests {
         assert_eq!(err, Err("unknown protocol version `1.4` (valid: 1.2, 1.3)".into()));
         let err = "handshake".parse::<Scenario>().unwrap_err();
         assert!(err.contains("kind_version_group_key_suite"), "{err}");
+        let err = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems".parse::<Scenario>();
+        assert_eq!(err, Err("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems: EMS is TLS 1.2 only".into()));
+        let err = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_psk".parse::<Scenario>();
+        assert!(err.unwrap_err().contains("unknown suffix `psk` (valid: mtls, cert-requested, no-ems)"));
+        let err = "handshake-resume-id_1.3_x25519_ecdsa-p256_aes-128-gcm".parse::<Scenario>();
+        assert!(err.unwrap_err().ends_with("session-ID resumption exists in TLS 1.2 only"));
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Endpoint, Error, Group, KeyType, Kind, LibError, Pki, Scenario, Suite, Version};
+use crate::{ClientAuth, Endpoint, Error, Group, KeyType, Kind, LibError, Pki, Scenario, Suite, Version};
 
 /// One TLS implementation in one configuration (e.g. rustls with the ring provider).
 pub trait Stack {
@@ -23,12 +23,16 @@ pub trait Stack {
     /// What this stack can do; scenarios outside it are `unsupported`.
     fn capabilities(&self) -> Capabilities;
 
-    /// A client config that offers exactly the scenario's version, suite and group, and
-    /// verifies the server's chain and host name against the scenario's CA.
+    /// A client config that offers exactly the scenario's version, suite and group (see
+    /// [`Scenario::client_groups`]), verifies the server's chain and host name against the
+    /// scenario's CA, has the client certificate when the scenario requires one, and keeps the
+    /// sessions it is given when the scenario resumes.
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError>;
 
-    /// A server config with the scenario's key type, version, suite and group. Session
-    /// resumption (cache and tickets) is off: a full handshake measures only the handshake.
+    /// A server config with the scenario's key type, version, suite and group, and client
+    /// certificates asked for and verified as the scenario says. Session resumption is on only
+    /// in the way the scenario resumes (session cache, or tickets) and off in every other
+    /// scenario, so that a full handshake measures only the handshake.
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError>;
 
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError>;
@@ -39,7 +43,8 @@ pub trait Stack {
 /// there, they return and the driver steps the other side.
 pub trait Connection {
     /// Moves the handshake on as far as the available bytes allow, writing whatever this side
-    /// has to send. Returns true once this side has completed its handshake.
+    /// has to send. Returns true once this side has completed its handshake; after that it
+    /// still processes what arrives after the handshake (e.g. session tickets).
     fn handshake(&mut self) -> Result<bool, LibError>;
 
     /// Encrypts all of `data` and writes the records to the transport.
@@ -61,6 +66,12 @@ pub struct Negotiated {
     /// None where the library does not tell.
     pub group: Option<Group>,
     pub resumed: bool,
+    /// Whether TLS 1.2 used the extended master secret; None in TLS 1.3 or where the library
+    /// does not tell.
+    pub ems: Option<bool>,
+    /// Server side: whether the client presented a certificate that was verified. None on the
+    /// client side.
+    pub client_cert_verified: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -87,6 +98,9 @@ pub struct Capabilities {
     pub groups: Vec<Group>,
     pub keys: Vec<KeyType>,
     pub suites: Vec<Suite>,
+    pub client_auth: Vec<ClientAuth>,
+    /// Whether TLS 1.2's extended master secret can be switched off.
+    pub ems_off: bool,
 }
 
 impl Capabilities {
@@ -98,6 +112,8 @@ impl Capabilities {
             groups: Group::ALL.to_vec(),
             keys: KeyType::ALL.to_vec(),
             suites: Suite::ALL.to_vec(),
+            client_auth: ClientAuth::ALL.to_vec(),
+            ems_off: true,
         }
     }
 
@@ -113,6 +129,11 @@ impl Capabilities {
         lacks(&self.versions, scenario.version, stack, "TLS")?;
         lacks(&self.groups, scenario.group, stack, "group")?;
         lacks(&self.keys, scenario.key, stack, "key type")?;
-        lacks(&self.suites, scenario.suite, stack, "cipher suite")
+        lacks(&self.suites, scenario.suite, stack, "cipher suite")?;
+        lacks(&self.client_auth, scenario.client_auth, stack, "client auth")?;
+        match (scenario.ems, self.ems_off) {
+            (false, false) => Err(Error::Unsupported(format!("{stack}: extended master secret cannot be switched off"))),
+            _ => Ok(()),
+        }
     }
 }

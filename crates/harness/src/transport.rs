@@ -12,6 +12,8 @@ use std::rc::Rc;
 struct Pipe {
     bytes: Vec<u8>,
     start: usize,
+    /// Every byte ever written into this pipe.
+    written: u64,
 }
 
 impl Pipe {
@@ -53,6 +55,11 @@ impl Link {
         self.to_server.borrow().pending().len() + self.to_client.borrow().pending().len()
     }
 
+    /// Bytes written so far by the client and by the server.
+    pub fn written(&self) -> (u64, u64) {
+        (self.to_server.borrow().written, self.to_client.borrow().written)
+    }
+
     /// Drops whatever is in flight (between two independent connections).
     pub fn clear(&self) {
         for pipe in [&self.to_server, &self.to_client] {
@@ -86,17 +93,22 @@ impl Read for Endpoint {
 
 impl Write for Endpoint {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tx.borrow_mut().bytes.extend_from_slice(buf);
+        let mut tx = self.tx.borrow_mut();
+        tx.bytes.extend_from_slice(buf);
+        tx.written += buf.len() as u64;
         Ok(buf.len())
     }
 
     // One call carries all buffers, as writev does: the default would split it into one call each.
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         let mut tx = self.tx.borrow_mut();
+        let mut n = 0;
         for buf in bufs {
             tx.bytes.extend_from_slice(buf);
+            n += buf.len();
         }
-        Ok(bufs.iter().map(|b| b.len()).sum())
+        tx.written += n as u64;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -115,6 +127,11 @@ mod tests {
         client.write_all(b"hello ").unwrap();
         client.write_all(b"server").unwrap();
         assert_eq!(link.in_flight(), 12);
+        server.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap();
+        assert_eq!(link.written(), (12, 5));
+        let mut greeting = [0u8; 5];
+        client.read_exact(&mut greeting).unwrap();
+        assert_eq!(&greeting, b"abcde");
 
         let mut buf = [0u8; 5];
         assert_eq!(server.read(&mut buf).unwrap(), 5);

@@ -15,7 +15,7 @@ use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use rustls_pki_types::ServerName;
 use tlsbench_harness::driver::{self, SampleSpec, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
 use tlsbench_harness::pki::{default_data_dir, SERVER_NAME};
-use tlsbench_harness::{Pki, Scenario, Side, Stack};
+use tlsbench_harness::{KeyType, Pki, Scenario, Side, Stack};
 use tlsbench_stack_rustls::Rustls;
 
 const MIN_TIME: Duration = Duration::from_millis(200);
@@ -23,7 +23,7 @@ const WARMUP: Duration = Duration::from_millis(50);
 
 fn main() {
     let rounds: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10);
-    let pki = Pki::load_or_generate(&default_data_dir()).expect("certificates");
+    let pki = Pki::load_or_generate(&default_data_dir(), &[KeyType::EcdsaP256]).expect("certificates");
     let stack = Rustls::aws_lc_rs();
     let handshake: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
     let transfer: Scenario = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();

@@ -1,18 +1,29 @@
 //! rustls 0.23 with the aws-lc-rs or the ring crypto provider. The configs offer exactly the
-//! scenario's version, suite and group, and verify the server for real with webpki.
+//! scenario's version, suite and group, and verify the peer's certificates for real with webpki.
 
 use std::io::{ErrorKind, Read, Write};
 use std::ops::DerefMut;
 use std::sync::Arc;
 
-use rustls::client::Resumption;
+use rustls::client::{Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
-use rustls::server::NoServerSessionStorage;
-use rustls::{CipherSuite, ClientConfig, ClientConnection, ConnectionCommon, HandshakeKind, NamedGroup, ProtocolVersion, RootCertStore, ServerConfig, ServerConnection, SideData};
+use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::{
+    CipherSuite, ClientConfig, ClientConnection, ConnectionCommon, HandshakeKind, NamedGroup, ProtocolVersion,
+    RootCertStore, ServerConfig, ServerConnection, SideData,
+};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tlsbench_harness::pki::SERVER_NAME;
-use tlsbench_harness::{Capabilities, Connection, Endpoint, Group, KeyType, LibError, Negotiated, Pki, Scenario, Stack, Suite, Version};
+use tlsbench_harness::pki::Credentials;
+use tlsbench_harness::{
+    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Stack, Suite, Version,
+};
+
+/// Sessions a client keeps, and a server keeps for session-ID resumption: one suffices, as
+/// every handshake goes to the same server.
+const SESSION_CACHE_SIZE: usize = 16;
 
 /// rustls with one crypto provider.
 pub struct Rustls {
@@ -20,17 +31,32 @@ pub struct Rustls {
     provider_name: &'static str,
     provider_version: &'static str,
     provider: fn() -> CryptoProvider,
+    ticketer: fn() -> Result<Arc<dyn rustls::server::ProducesTickets>, rustls::Error>,
+    /// ring has no ML-KEM.
+    groups: &'static [Group],
 }
 
 impl Rustls {
     pub fn aws_lc_rs() -> Self {
-        let provider = rustls::crypto::aws_lc_rs::default_provider;
-        Self { id: "rustls-aws-lc-rs", provider_name: "aws-lc-rs", provider_version: env!("AWS_LC_RS_VERSION"), provider }
+        Self {
+            id: "rustls-aws-lc-rs",
+            provider_name: "aws-lc-rs",
+            provider_version: env!("AWS_LC_RS_VERSION"),
+            provider: rustls::crypto::aws_lc_rs::default_provider,
+            ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
+            groups: Group::ALL,
+        }
     }
 
     pub fn ring() -> Self {
-        let provider = rustls::crypto::ring::default_provider;
-        Self { id: "rustls-ring", provider_name: "ring", provider_version: env!("RING_VERSION"), provider }
+        Self {
+            id: "rustls-ring",
+            provider_name: "ring",
+            provider_version: env!("RING_VERSION"),
+            provider: rustls::crypto::ring::default_provider,
+            ticketer: rustls::crypto::ring::Ticketer::new,
+            groups: &[Group::X25519, Group::Secp256r1, Group::Secp384r1],
+        }
     }
 
     /// The provider cut down to the scenario's one suite and the side's groups, in order.
@@ -66,36 +92,61 @@ impl Stack for Rustls {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::everything()
+        // rustls always negotiates the extended master secret in TLS 1.2.
+        Capabilities { groups: self.groups.to_vec(), ems_off: false, ..Capabilities::everything() }
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
-        let mut roots = RootCertStore::empty();
-        let ca = CertificateDer::from_pem_slice(pki.server(scenario.key).ca_pem.as_bytes()).map_err(LibError::new)?;
-        roots.add(ca).map_err(LibError::new)?;
-        let mut config = ClientConfig::builder_with_provider(self.provider_for(scenario, scenario.client_groups())?)
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let builder = ClientConfig::builder_with_provider(self.provider_for(scenario, &scenario.groups(Side::Client))?)
             .with_protocol_versions(&[protocol_version(scenario.version)])
             .map_err(LibError::new)?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.resumption = Resumption::disabled();
+            .with_root_certificates(roots(credentials)?);
+        let mut config = match scenario.client_auth {
+            ClientAuth::Required => {
+                let (chain, key) = chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
+                builder.with_client_auth_cert(chain, key).map_err(LibError::new)?
+            }
+            ClientAuth::None | ClientAuth::Requested => builder.with_no_client_auth(),
+        };
+        config.resumption = match scenario.kind {
+            Kind::HandshakeResumeId => {
+                Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
+            }
+            Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
+            Kind::HandshakeFull | Kind::Transfer => Resumption::disabled(),
+        };
         Ok(Arc::new(config))
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError> {
-        let credentials = pki.server(scenario.key);
-        let chain = CertificateDer::pem_slice_iter(credentials.chain_pem.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(LibError::new)?;
-        let key = PrivateKeyDer::from_pem_slice(credentials.key_pem.as_bytes()).map_err(LibError::new)?;
-        let mut config = ServerConfig::builder_with_provider(self.provider_for(scenario, &[scenario.group])?)
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let provider = self.provider_for(scenario, &scenario.groups(Side::Server))?;
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(credentials)?), provider.clone());
+        let builder = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[protocol_version(scenario.version)])
-            .map_err(LibError::new)?
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
             .map_err(LibError::new)?;
+        let builder = match scenario.client_auth {
+            ClientAuth::None => builder.with_no_client_auth(),
+            ClientAuth::Required => builder.with_client_cert_verifier(verifier.build().map_err(LibError::new)?),
+            ClientAuth::Requested => {
+                builder.with_client_cert_verifier(verifier.allow_unauthenticated().build().map_err(LibError::new)?)
+            }
+        };
+        let (chain, key) = chain_and_key(&credentials.chain_pem, &credentials.key_pem)?;
+        let mut config = builder.with_single_cert(chain, key).map_err(LibError::new)?;
+        // Resumption only as the scenario resumes: a cache for session IDs, a ticketer for
+        // tickets (one TLS 1.3 ticket per handshake, which the next handshake uses).
         config.session_storage = Arc::new(NoServerSessionStorage {});
         config.send_tls13_tickets = 0;
+        match scenario.kind {
+            Kind::HandshakeResumeId => config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE),
+            Kind::HandshakeResumeTicket => {
+                config.ticketer = (self.ticketer)().map_err(LibError::new)?;
+                config.send_tls13_tickets = 1;
+            }
+            Kind::HandshakeFull | Kind::Transfer => {}
+        }
         Ok(Arc::new(config))
     }
 
@@ -111,10 +162,41 @@ impl Stack for Rustls {
     }
 }
 
+fn roots(credentials: &Credentials) -> Result<RootCertStore, LibError> {
+    let mut roots = RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_slice(credentials.ca_pem.as_bytes()).map_err(LibError::new)?).map_err(LibError::new)?;
+    Ok(roots)
+}
+
+fn chain_and_key(chain_pem: &str, key_pem: &str) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), LibError> {
+    let chain = CertificateDer::pem_slice_iter(chain_pem.as_bytes()).collect::<Result<Vec<_>, _>>().map_err(LibError::new)?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(LibError::new)?;
+    Ok((chain, key))
+}
+
 /// A rustls connection of either side with its transport.
 pub struct Tls<C> {
     conn: C,
     io: Endpoint,
+}
+
+/// What differs between the sides in what a connection reports.
+pub trait Role {
+    /// Server side: whether the client presented a certificate (which the verifier checked).
+    fn client_cert_verified(&self) -> Option<bool>;
+}
+
+impl Role for ClientConnection {
+    fn client_cert_verified(&self) -> Option<bool> {
+        None
+    }
+}
+
+impl Role for ServerConnection {
+    fn client_cert_verified(&self) -> Option<bool> {
+        // rustls keeps the client's chain only once its verifier accepted it.
+        Some(self.peer_certificates().is_some())
+    }
 }
 
 impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Tls<C> {
@@ -146,7 +228,7 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Tls<C> {
     }
 }
 
-impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Connection for Tls<C> {
+impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection for Tls<C> {
     fn handshake(&mut self) -> Result<bool, LibError> {
         self.pump()?;
         Ok(!self.conn.is_handshaking())
@@ -186,7 +268,8 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Connection for Tls<
             ),
         };
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
-        Ok(Negotiated { version, suite, group, resumed })
+        // rustls does not say whether TLS 1.2 used EMS; it always does (see capabilities).
+        Ok(Negotiated { version, suite, group, resumed, ems: None, client_cert_verified: self.conn.client_cert_verified() })
     }
 }
 
@@ -201,13 +284,15 @@ fn named_group(group: Group) -> NamedGroup {
     match group {
         Group::X25519 => NamedGroup::X25519,
         Group::Secp256r1 => NamedGroup::secp256r1,
+        Group::Secp384r1 => NamedGroup::secp384r1,
+        Group::X25519Mlkem768 => NamedGroup::X25519MLKEM768,
     }
 }
 
 /// The one suite for a scenario: TLS 1.2 suites also name the server key's algorithm.
 fn cipher_suite(version: Version, key: KeyType, suite: Suite) -> CipherSuite {
     use CipherSuite::*;
-    let rsa = key == KeyType::Rsa2048;
+    let rsa = key.is_rsa();
     match (version, suite) {
         (Version::Tls13, Suite::Aes128Gcm) => TLS13_AES_128_GCM_SHA256,
         (Version::Tls13, Suite::Aes256Gcm) => TLS13_AES_256_GCM_SHA384,
@@ -230,24 +315,42 @@ mod tests {
 
     use super::*;
 
-    const TINY: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_millis(2) };
+    /// One measured iteration after the seed handshake: enough to pass every gate once.
+    const ONCE: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
 
     #[test]
-    fn every_scenario_passes_its_gates_with_both_providers() {
+    fn every_supported_scenario_passes_its_gates_with_both_providers() {
         let dir = tempfile::tempdir().unwrap();
-        let pki = Pki::load_or_generate(dir.path()).unwrap();
+        let pki = Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap();
         for stack in [Rustls::aws_lc_rs(), Rustls::ring()] {
+            let mut measured = 0;
             for scenario in Scenario::all() {
-                let report = driver::sample(&stack, &stack, &scenario, &pki, &TINY)
+                if stack.capabilities().check(stack.id(), &scenario).is_err() {
+                    continue;
+                }
+                let report = driver::sample(&stack, &stack, &scenario, &pki, &ONCE)
                     .unwrap_or_else(|e| panic!("{} {scenario}: {e}", stack.id()));
-                assert_eq!(report.values.len(), 2);
                 assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}");
-                if scenario.kind == tlsbench_harness::Kind::Transfer {
+                if scenario.kind == Kind::Transfer {
                     assert!(report.values.iter().all(|v| v.metric == Metric::MbPerS));
                     assert!(report.iterations * 16384 >= driver::TRANSFER_MIN_BYTES);
                 }
+                measured += 1;
             }
+            // Everything but EMS off (and, for ring, ML-KEM).
+            assert!(measured > 600, "{} measured only {measured} scenarios", stack.id());
         }
+    }
+
+    #[test]
+    fn ring_has_no_ml_kem_and_rustls_cannot_switch_ems_off() {
+        let mlkem: Scenario = "handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm".parse().unwrap();
+        let err = Rustls::ring().capabilities().check("rustls-ring", &mlkem).unwrap_err();
+        assert_eq!(err.to_string(), "rustls-ring: group x25519mlkem768 not supported");
+        Rustls::aws_lc_rs().capabilities().check("rustls-aws-lc-rs", &mlkem).unwrap();
+        let no_ems: Scenario = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems".parse().unwrap();
+        let err = Rustls::aws_lc_rs().capabilities().check("rustls-aws-lc-rs", &no_ems).unwrap_err();
+        assert_eq!(err.to_string(), "rustls-aws-lc-rs: extended master secret cannot be switched off");
     }
 
     #[test]
