@@ -21,6 +21,9 @@ pub enum Command {
     List {
         #[arg(value_enum)]
         what: ListWhat,
+        /// With `scenarios`: whether this stack supports each one, and if not, why.
+        #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
+        stack: Option<String>,
     },
 }
 

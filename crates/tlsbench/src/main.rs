@@ -14,7 +14,7 @@ mod stats;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Parser;
 use tlsbench_harness::{pki, Pki, Scenario};
 
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Run(args) => run(args),
-        Command::List { what } => list(what).map(|()| ExitCode::SUCCESS),
+        Command::List { what, stack } => list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     outcome.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
@@ -57,7 +57,9 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let scenarios = plan::select_scenarios(&args.scenarios)?;
     let data_dir = pki::default_data_dir();
-    Pki::load_or_generate(&data_dir).map_err(anyhow::Error::msg)?;
+    // Generated here, once, rather than by runners racing each other.
+    let keys = dedup(scenarios.iter().map(|s| s.key).collect());
+    Pki::load_or_generate(&data_dir, &keys).map_err(anyhow::Error::msg)?;
     let runner_dir = stacks::runner_dir()?;
     let ids = dedup(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]).collect());
     let infos = stacks::discover(&runner_dir, &ids)?;
@@ -109,14 +111,27 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(what: ListWhat) -> Result<()> {
-    match what {
-        ListWhat::Scenarios => {
+fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
+    match (what, stack) {
+        (ListWhat::Scenarios, None) => {
             for scenario in Scenario::all() {
                 println!("{scenario}");
             }
         }
-        ListWhat::Stacks => {
+        (ListWhat::Scenarios, Some(id)) => {
+            let info = stacks::discover(&stacks::runner_dir()?, &[id.to_string()])?.remove(0);
+            let defaults = Scenario::defaults();
+            for scenario in Scenario::all() {
+                let support = match info.capabilities.check(id, &scenario) {
+                    Ok(()) if defaults.contains(&scenario) => "supported (in the default run)".to_string(),
+                    Ok(()) => "supported".to_string(),
+                    Err(reason) => format!("unsupported: {reason}"),
+                };
+                println!("{:<72} {support}", scenario.name());
+            }
+        }
+        (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
+        (ListWhat::Stacks, None) => {
             let ids: Vec<String> = stacks::all_ids().into_iter().map(String::from).collect();
             let infos = stacks::discover(&stacks::runner_dir()?, &ids).context("listing the stacks")?;
             print!("{}", output::stack_list::render(&infos));
@@ -138,12 +153,12 @@ fn one_line(rendered: &str) -> String {
     paragraph.join(" ")
 }
 
-/// Keeps the first occurrence of each id, in order.
-fn dedup(ids: Vec<String>) -> Vec<String> {
+/// Keeps the first occurrence of each item, in order.
+fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
     let mut seen = Vec::new();
-    for id in ids {
-        if !seen.contains(&id) {
-            seen.push(id);
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
         }
     }
     seen

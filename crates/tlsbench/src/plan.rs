@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use tlsbench_harness::protocol::StackInfo;
-use tlsbench_harness::Scenario;
+use tlsbench_harness::{Kind, Scenario};
 
 /// One (pair, scenario) to measure, and whether both stacks declared support for it.
 #[derive(Clone, Debug)]
@@ -14,20 +14,21 @@ pub struct Cell {
     pub support: Result<(), String>,
 }
 
-/// Scenarios whose names match any of the globs (all of them when there are none). Each glob
-/// must match something: a typo should not silently shrink the run.
+/// Scenarios whose names match any of the globs (the focused defaults when there are none).
+/// Each glob must match something: a typo should not silently shrink the run.
 pub fn select_scenarios(globs: &[String]) -> Result<Vec<Scenario>> {
-    let all = Scenario::all();
     if globs.is_empty() {
-        return Ok(all);
+        return Ok(Scenario::defaults());
     }
+    let all = Scenario::all();
     let mut patterns = Vec::new();
     for glob in globs {
         let pattern = glob::Pattern::new(glob).map_err(|e| anyhow::anyhow!("scenario glob `{glob}` is malformed: {e}"))?;
         if !all.iter().any(|s| pattern.matches(&s.name())) {
             bail!(
-                "no scenario matches `{glob}` (names are kind_version_group_key_suite, kinds: handshake-full, transfer; \
-                 e.g. handshake-full_1.3_*; `tlsbench list scenarios` lists all {})",
+                "no scenario matches `{glob}` (names are kind_version_group_key_suite[_mtls|_cert-requested][_no-ems], \
+                 kinds: {}; e.g. handshake-full_1.3_*; `tlsbench list scenarios` lists all {})",
+                Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
                 all.len()
             );
         }
@@ -71,14 +72,14 @@ mod tests {
 
     #[test]
     fn globs_select_and_a_glob_matching_nothing_is_an_error() {
-        let all = select_scenarios(&[]).unwrap();
-        assert_eq!(all.len(), 30);
+        assert_eq!(select_scenarios(&[]).unwrap(), Scenario::defaults());
         let some = select_scenarios(&["transfer_1.3_*".into(), "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
         let names: Vec<String> = some.iter().map(Scenario::name).collect();
         assert_eq!(names.len(), 4, "{names:?}");
         assert!(names.contains(&"handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".to_string()));
         let err = select_scenarios(&["handshake_*".into()]).unwrap_err().to_string();
         assert!(err.starts_with("no scenario matches `handshake_*` (names are kind_version_group_key_suite"), "{err}");
+        assert!(err.contains("kinds: handshake-full, handshake-resume-id, handshake-resume-ticket, transfer;"), "{err}");
     }
 
     #[test]
@@ -89,6 +90,7 @@ mod tests {
             StackInfo { id: "b".into(), library: "B 1".into(), capabilities: tls13_only },
         ];
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
+        assert_eq!(scenarios.len(), 2);
         let pairs = [("a".to_string(), "a".to_string()), ("a".to_string(), "b".to_string())];
         let cells = cells(&pairs, &scenarios, &infos);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();

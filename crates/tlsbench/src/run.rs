@@ -126,12 +126,14 @@ impl CellState<'_> {
         Ok(())
     }
 
-    /// One result per side: the summary of the samples, or the reason there is no number.
+    /// One result per side and metric: the summary of the samples, or the reason there is no
+    /// number.
     fn results(&self) -> Vec<CellResult> {
-        let metric = Metric::of(self.cell.scenario.kind);
+        let metrics = Metric::of(self.cell.scenario.kind);
         [Side::Client, Side::Server]
             .into_iter()
-            .map(|side| {
+            .flat_map(|side| metrics.iter().map(move |&metric| (side, metric)))
+            .map(|(side, metric)| {
                 let samples = match &self.outcome {
                     Ok(()) => self.series.iter().find(|(s, m, _)| *s == side && *m == metric).map(|(_, _, v)| v.clone()),
                     Err(_) => None,
@@ -147,7 +149,7 @@ impl CellState<'_> {
                     server_stack: self.cell.server.clone(),
                     client_library: self.client_library.clone(),
                     server_library: self.server_library.clone(),
-                    measure: "time".into(),
+                    measure: metric.measure().into(),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -202,11 +204,15 @@ mod tests {
         state.record(report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
         state.record(report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
         let results = state.results();
-        assert_eq!(results.len(), 2);
-        assert_eq!((results[0].side, &results[0].samples), (Side::Client, &vec![1000.0, 1000.0]));
-        assert_eq!((results[1].side, results[1].median), (Side::Server, Some(2000.0)));
-        assert_eq!(results[1].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
-        assert_eq!(results[1].pair_label(), "rustls-ring -> openssl");
+        // Per side: handshakes per second (sampled here) and handshake bytes (not sampled).
+        assert_eq!(results.len(), 4);
+        assert_eq!((results[0].side, results[0].metric.as_str()), (Side::Client, "handshakes_per_s"));
+        assert_eq!(results[0].samples, vec![1000.0, 1000.0]);
+        assert_eq!((results[1].metric.as_str(), results[1].measure.as_str()), ("handshake_bytes", "io"));
+        assert!(results[1].samples.is_empty() && results[1].median.is_none());
+        assert_eq!((results[2].side, results[2].median), (Side::Server, Some(2000.0)));
+        assert_eq!(results[2].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
+        assert_eq!(results[2].pair_label(), "rustls-ring -> openssl");
     }
 
     #[test]

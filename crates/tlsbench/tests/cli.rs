@@ -42,9 +42,29 @@ fn list_scenarios_gives_canonical_names() {
     let dir = tempfile::tempdir().unwrap();
     let output = tlsbench(dir.path()).args(["list", "scenarios"]).output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(text.lines().count(), 30);
+    assert_eq!(text.lines().count(), tlsbench_harness::Scenario::all().len());
     assert!(text.lines().any(|l| l == "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"));
     assert!(text.lines().any(|l| l == "transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305"));
+    assert!(text.lines().any(|l| l == "handshake-resume-ticket_1.3_x25519mlkem768_ed25519_chacha20-poly1305_mtls"));
+}
+
+#[test]
+fn list_scenarios_for_a_stack_says_which_it_supports_and_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "openssl"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = |name: &str| text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}")).to_string();
+    let support = |name: &str| line(name).split_once(' ').unwrap().1.trim().to_string();
+    assert_eq!(support("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), "supported (in the default run)");
+    assert_eq!(support("handshake-resume-id_1.2_secp384r1_rsa-4096_aes-256-gcm_mtls_no-ems"), "supported");
+    assert_eq!(
+        support("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm"),
+        "unsupported: openssl: group x25519mlkem768 not supported"
+    );
+    let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "rustls-ring"]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems") && text.contains("unsupported: rustls-ring: extended master secret cannot be switched off"));
 }
 
 #[test]
@@ -70,14 +90,17 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         assert!(doc["run"]["environment"][key].is_string(), "environment.{key}");
     }
     assert_eq!(doc["run"]["environment"]["cores"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
-    // 2 stacks x 2 scenarios x 2 sides.
+    // 2 stacks x 2 sides x (handshake: rate and bytes; transfer: rate).
     let results = results(&doc);
-    assert_eq!(results.len(), 8);
+    assert_eq!(results.len(), 12);
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["client_stack"], r["server_stack"]);
-        assert_eq!(r["measure"], "time");
-        assert_eq!(r["better"], "higher");
+        let (measure, better) = match r["metric"].as_str().unwrap() {
+            "handshake_bytes" => ("io", "lower"),
+            _ => ("time", "higher"),
+        };
+        assert_eq!((r["measure"].as_str().unwrap(), r["better"].as_str().unwrap()), (measure, better), "{r}");
         let library = r["client_library"].as_str().unwrap();
         match r["client_stack"].as_str().unwrap() {
             "openssl" => assert!(library.starts_with("OpenSSL 3."), "{library}"),
@@ -89,17 +112,17 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         let ci = r["ci95"].as_array().unwrap();
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         assert!(min > 0.0 && min <= low && low <= median && median <= high && high <= max, "{r}");
-        let (metric, unit) = match r["scenario"].as_str().unwrap().starts_with("transfer") {
-            true => ("mb_per_s", "MB/s"),
-            false => ("handshakes_per_s", "1/s"),
+        let units: &[(&str, &str)] = match r["scenario"].as_str().unwrap().starts_with("transfer") {
+            true => &[("mb_per_s", "MB/s")],
+            false => &[("handshakes_per_s", "1/s"), ("handshake_bytes", "B")],
         };
-        assert_eq!((r["metric"].as_str().unwrap(), r["unit"].as_str().unwrap()), (metric, unit));
+        assert!(units.contains(&(r["metric"].as_str().unwrap(), r["unit"].as_str().unwrap())), "{r}");
     }
     let sides: Vec<&str> = results.iter().map(|r| r["side"].as_str().unwrap()).collect();
-    assert_eq!(sides.iter().filter(|s| **s == "client").count(), 4);
+    assert_eq!(sides.iter().filter(|s| **s == "client").count(), 6);
 
     let csv = std::fs::read_to_string(csv).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 8);
+    assert_eq!(csv.lines().count(), 1 + 12);
     assert!(csv.starts_with("scenario,client_stack,server_stack,client_library,server_library,measure,side,metric,unit,better,status,median"));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm") && md.contains("| scenario"), "{md}");
@@ -132,7 +155,7 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
     let cases: [(&[&str], i32, &str); 5] = [
         (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl)"),
         (&["run", "--client", "openssl"], 2, "--server"),
-        (&["run", "--scenario", "handshake-resume*"], 1, "no scenario matches `handshake-resume*`"),
+        (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
         (&["run", "--measure", "heap"], 2, "unknown measure `heap` (valid: time)"),
         (&["run", "--samples", "0"], 2, "--samples"),
     ];
