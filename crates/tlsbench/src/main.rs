@@ -1,6 +1,7 @@
 //! tlsbench: measures TLS implementations the same way and reports how they compare.
 
 mod cli;
+mod compare;
 mod environment;
 mod executor;
 mod export;
@@ -10,6 +11,7 @@ mod results;
 mod run;
 mod stacks;
 mod stats;
+mod store;
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};

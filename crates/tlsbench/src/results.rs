@@ -78,10 +78,14 @@ pub enum Status {
 impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair.
     pub fn pair_label(&self) -> String {
-        if self.client_stack == self.server_stack {
-            self.client_stack.clone()
-        } else {
-            format!("{} -> {}", self.client_stack, self.server_stack)
-        }
+        pair_label(&self.client_stack, &self.server_stack)
+    }
+}
+
+/// The stack id of a pair of one stack, or `client -> server` for an interop pair.
+pub fn pair_label(client: &str, server: &str) -> String {
+    match client == server {
+        true => client.to_string(),
+        false => format!("{client} -> {server}"),
     }
 }

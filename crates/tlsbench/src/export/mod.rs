@@ -1,7 +1,9 @@
-//! Exports of a run's results document to files (DESIGN.md, "Results"): JSON, CSV and Markdown,
-//! each one small type behind the [`Exporter`] trait.
+//! Exports of a run's results document to files (DESIGN.md, "Results"): JSON, CSV, Markdown and
+//! the formats continuous-benchmarking services read, each one small type behind [`Exporter`].
 
+mod bencher;
 mod csv;
+mod github_action;
 mod json;
 mod markdown;
 
@@ -9,10 +11,12 @@ use std::path::Path;
 
 use anyhow::Context;
 
+pub use self::bencher::BencherExporter;
 pub use self::csv::CsvExporter;
+pub use self::github_action::GithubActionExporter;
 pub use self::json::JsonExporter;
 pub use self::markdown::MarkdownExporter;
-use crate::results::RunDocument;
+use crate::results::{CellResult, RunDocument, Status};
 
 /// Turns a results document into the bytes of one file format.
 pub trait Exporter {
@@ -23,6 +27,16 @@ pub trait Exporter {
 pub fn write_to(path: &Path, exporter: &dyn Exporter, doc: &RunDocument) -> anyhow::Result<()> {
     let bytes = exporter.serialize(doc).with_context(|| format!("cannot export results to {}", path.display()))?;
     std::fs::write(path, bytes).with_context(|| format!("cannot write results to {}", path.display()))
+}
+
+/// The name a cell goes by in the services' formats: `scenario/pair/side`.
+fn benchmark_name(cell: &CellResult) -> String {
+    format!("{}/{}/{}", cell.scenario, cell.pair_label(), cell.side)
+}
+
+/// The cells that have a number, with their median and 95% interval, in the document's order.
+fn with_numbers(doc: &RunDocument) -> impl Iterator<Item = (&CellResult, f64, [f64; 2])> {
+    doc.results.iter().filter(|c| c.status == Status::Ok).filter_map(|c| Some((c, c.median?, c.ci95?)))
 }
 
 #[cfg(test)]

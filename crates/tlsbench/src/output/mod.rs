@@ -1,5 +1,6 @@
 //! What tlsbench prints: the results table on stdout, progress on stderr.
 
+pub mod comparison;
 pub mod progress;
 pub mod stack_list;
 pub mod table;

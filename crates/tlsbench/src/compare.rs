@@ -1,0 +1,212 @@
+//! `tlsbench compare A B`: two runs matched cell by cell, with the factor of their medians and a
+//! verdict that needs both a significant Mann-Whitney U test and a change beyond the noise threshold.
+
+use std::fmt;
+
+use crate::results::{CellResult, RunDocument, Status};
+use crate::stats::{mann_whitney_p, summarize};
+
+/// A difference is significant when the test's p-value is below this.
+pub const ALPHA: f64 = 0.05;
+
+/// The relative change of the median below which a difference is called noise, by measure.
+/// Counts that the code path determines (instructions, heap, io) repeat to well within 1%; wall
+/// time on a shared machine moves by a few percent between runs, even with interleaving.
+pub fn default_threshold(measure: &str) -> f64 {
+    match measure {
+        "instructions" | "heap" | "io" => 0.01,
+        _ => 0.05,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// No significant difference beyond the threshold.
+    Same,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "~",
+        })
+    }
+}
+
+/// The outcome of testing B's samples against A's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// B's median over A's.
+    pub factor: f64,
+    pub p: f64,
+    /// The threshold the change was held against, as a fraction.
+    pub threshold: f64,
+    pub verdict: Verdict,
+}
+
+/// Whether B is better or worse than A: the samples must differ significantly AND the medians
+/// by more than `threshold` (a fraction); which way is better follows `higher_is_better`.
+/// `None` without samples on either side.
+pub fn judge(a: &[f64], b: &[f64], higher_is_better: bool, threshold: f64) -> Option<Judgement> {
+    let p = mann_whitney_p(a, b)?;
+    let (median_a, median_b) = (summarize(a)?.median, summarize(b)?.median);
+    let factor = match (median_a, median_b) {
+        (a, b) if a == b => 1.0, // also 0 / 0
+        (a, b) => b / a,
+    };
+    let verdict = match p < ALPHA && (factor - 1.0).abs() > threshold {
+        false => Verdict::Same,
+        true if (factor > 1.0) == higher_is_better => Verdict::Better,
+        true => Verdict::Worse,
+    };
+    Some(Judgement { factor, p, threshold, verdict })
+}
+
+/// One cell present in both runs.
+pub struct Row<'a> {
+    pub a: &'a CellResult,
+    pub b: &'a CellResult,
+    /// `None` when either cell has no number (failed, unsupported, no samples).
+    pub judgement: Option<Judgement>,
+}
+
+pub struct Comparison<'a> {
+    /// In A's order.
+    pub rows: Vec<Row<'a>>,
+    pub only_in_a: Vec<&'a CellResult>,
+    pub only_in_b: Vec<&'a CellResult>,
+}
+
+impl Comparison<'_> {
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.rows.iter().filter(|r| r.judgement.as_ref().is_some_and(|j| j.verdict == verdict)).count()
+    }
+}
+
+/// Matches the cells of `a` and `b` by scenario, pair, measure, side and metric and judges each
+/// pair of cells; `threshold` (a fraction) replaces every measure's default when given.
+pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
+    let key = |c: &CellResult| (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.measure.clone(), c.side, c.metric.clone());
+    let mut rows = Vec::new();
+    let mut only_in_a = Vec::new();
+    for cell_a in &a.results {
+        match b.results.iter().find(|cell_b| key(cell_b) == key(cell_a)) {
+            Some(cell_b) => {
+                let numbers = |c: &CellResult| c.status == Status::Ok && !c.samples.is_empty();
+                let judgement = (numbers(cell_a) && numbers(cell_b))
+                    .then(|| {
+                        let threshold = threshold.unwrap_or_else(|| default_threshold(&cell_a.measure));
+                        judge(&cell_a.samples, &cell_b.samples, cell_a.better != "lower", threshold)
+                    })
+                    .flatten();
+                rows.push(Row { a: cell_a, b: cell_b, judgement });
+            }
+            None => only_in_a.push(cell_a),
+        }
+    }
+    let only_in_b = b.results.iter().filter(|cell_b| !a.results.iter().any(|cell_a| key(cell_a) == key(cell_b))).collect();
+    Comparison { rows, only_in_a, only_in_b }
+}
+
+/// The smallest two-sided p-value the exact test can give for groups of `n1` and `n2`: both
+/// extreme splits out of C(n1 + n2, n1). When it is not below [`ALPHA`], no difference can be
+/// significant, however large.
+pub fn smallest_p(n1: usize, n2: usize) -> f64 {
+    let choose = (1..=n1).fold(1.0, |c, i| c * (n2 + i) as f64 / i as f64);
+    (2.0 / choose).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::table::fixture;
+
+    /// Samples around `center` with a spread of `spread` (fraction), in a fixed zig-zag order.
+    fn around(center: f64, spread: f64, n: usize) -> Vec<f64> {
+        (0..n).map(|i| center * (1.0 + spread * ((i % 5) as f64 - 2.0) / 2.0)).collect()
+    }
+
+    #[test]
+    fn clearly_different_samples_are_better_or_worse_in_the_metric_s_direction() {
+        let (a, b) = (around(1000.0, 0.01, 10), around(1200.0, 0.01, 10));
+        let higher = judge(&a, &b, true, 0.05).unwrap();
+        assert_eq!(higher.verdict, Verdict::Better);
+        assert!((higher.factor - 1.2).abs() < 1e-12 && higher.p < 0.001, "{higher:?}");
+        assert_eq!(judge(&b, &a, true, 0.05).unwrap().verdict, Verdict::Worse);
+        // Where lower is better (bytes, instructions), the same change is the other way round.
+        assert_eq!(judge(&a, &b, false, 0.05).unwrap().verdict, Verdict::Worse);
+        assert_eq!(judge(&b, &a, false, 0.05).unwrap().verdict, Verdict::Better);
+    }
+
+    #[test]
+    fn identical_samples_are_the_same() {
+        let a = around(1000.0, 0.02, 10);
+        let same = judge(&a, &a, true, 0.05).unwrap();
+        assert_eq!(same, Judgement { factor: 1.0, p: 1.0, threshold: 0.05, verdict: Verdict::Same });
+        // Deterministic counts: every sample equal in both runs.
+        assert_eq!(judge(&[5000.0; 6], &[5000.0; 6], false, 0.01).unwrap().verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn noisy_overlapping_samples_are_the_same_even_when_the_medians_differ_beyond_the_threshold() {
+        // Medians 1000 and 1100 (10% apart), but the samples interleave: not significant.
+        let a = [700.0, 1300.0, 800.0, 1000.0, 1250.0, 900.0, 1400.0, 600.0];
+        let b = [750.0, 1350.0, 1100.0, 850.0, 1450.0, 950.0, 1200.0, 1150.0];
+        let noisy = judge(&a, &b, true, 0.05).unwrap();
+        assert!(noisy.p > 0.2 && (noisy.factor - 1.0).abs() > 0.05, "{noisy:?}");
+        assert_eq!(noisy.verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn the_threshold_decides_a_small_but_significant_difference() {
+        // A consistent 3% gain: significant, but within wall time's 5% noise threshold.
+        let (a, b) = (around(1000.0, 0.002, 10), around(1030.0, 0.002, 10));
+        let small = judge(&a, &b, true, default_threshold("time")).unwrap();
+        assert!(small.p < 0.001, "{small:?}");
+        assert_eq!(small.verdict, Verdict::Same);
+        // Beyond the 1% of deterministic measures, or a --threshold of 1%.
+        assert_eq!(judge(&a, &b, true, default_threshold("instructions")).unwrap().verdict, Verdict::Better);
+        assert_eq!(judge(&a, &b, true, 0.01).unwrap().verdict, Verdict::Better);
+    }
+
+    #[test]
+    fn too_few_samples_are_never_significant() {
+        assert_eq!(judge(&[1000.0, 1001.0], &[2000.0, 2001.0], true, 0.05).unwrap().verdict, Verdict::Same);
+        assert_eq!(smallest_p(2, 2), 1.0 / 3.0);
+        assert_eq!(smallest_p(6, 6), 2.0 / 924.0);
+        assert!(smallest_p(3, 3) >= ALPHA && smallest_p(4, 4) < ALPHA);
+        assert_eq!(judge(&[], &[1.0], true, 0.05), None);
+    }
+
+    #[test]
+    fn cells_are_matched_by_scenario_pair_side_and_metric() {
+        let a = fixture::document();
+        let mut b = fixture::document();
+        b.results.remove(4); // the chacha20 server cell
+        b.results[0].samples = b.results[0].samples.iter().map(|x| x * 2.0).collect();
+        b.results[0].median = b.results[0].median.map(|m| m * 2.0);
+        let mut extra = b.results[0].clone();
+        extra.side = tlsbench_harness::Side::Client;
+        extra.metric = "handshake_bytes".into();
+        b.results.push(extra);
+
+        let comparison = compare(&a, &b, None);
+        assert_eq!(comparison.rows.len(), 6);
+        let first = comparison.rows[0].judgement.as_ref().unwrap();
+        assert_eq!((first.factor, first.threshold), (2.0, 0.05));
+        // 3 samples against 3 cannot be significant, however far apart.
+        assert_eq!(first.verdict, Verdict::Same);
+        // The failed openssl cells have nothing to judge.
+        assert!(comparison.rows[1].judgement.is_none());
+        assert_eq!(comparison.only_in_a.iter().map(|c| &c.scenario[..]).collect::<Vec<_>>(), [fixture::CHACHA]);
+        assert_eq!(comparison.only_in_b.iter().map(|c| &c.metric[..]).collect::<Vec<_>>(), ["handshake_bytes"]);
+        assert_eq!(comparison.count(Verdict::Same), 3);
+        // The heap cell is held against the 1% of deterministic measures.
+        assert_eq!(comparison.rows[5].judgement.as_ref().unwrap().threshold, 0.01);
+        assert_eq!(compare(&a, &b, Some(0.1)).rows[5].judgement.as_ref().unwrap().threshold, 0.1);
+    }
+}

@@ -1,0 +1,701 @@
+//! The results database (DESIGN.md, "Storage"): one SQLite file holding every run, its
+//! environment and settings, and every sample, each written in its own transaction as it is taken.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
+
+use crate::results::{pair_label, Environment, RunInfo, Status};
+
+/// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
+/// refused rather than read or written wrongly; bump on any change to the tables.
+pub const DB_SCHEMA_VERSION: i64 = 1;
+
+/// The default database file, in the working directory.
+pub const DEFAULT_PATH: &str = "results.db";
+
+/// Another process writing the same file holds its lock for one sample's transaction at most.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+const SCHEMA: &str = "
+CREATE TABLE runs (
+    id               TEXT PRIMARY KEY,
+    started          TEXT NOT NULL,    -- RFC 3339, UTC
+    tlsbench_version TEXT NOT NULL,
+    command_line     TEXT NOT NULL,    -- JSON array of the arguments
+    samples          INTEGER NOT NULL, -- samples per cell
+    min_time_ms      INTEGER NOT NULL,
+    warmup_ms        INTEGER NOT NULL,
+    timeout_s        REAL NOT NULL,    -- not in the results document; kept to resume with it
+    cpu TEXT NOT NULL, cores INTEGER NOT NULL, kernel TEXT NOT NULL, rustc TEXT NOT NULL,
+    allocator TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL
+);
+CREATE TABLE run_stacks (
+    run_id       TEXT NOT NULL REFERENCES runs (id),
+    position     INTEGER NOT NULL,
+    id           TEXT NOT NULL,
+    library      TEXT NOT NULL,    -- the version the stack's runner reported
+    capabilities TEXT NOT NULL,    -- JSON
+    PRIMARY KEY (run_id, position)
+);
+-- One (pair, scenario) of the run's plan, in the order planned.
+CREATE TABLE cells (
+    run_id         TEXT NOT NULL REFERENCES runs (id),
+    position       INTEGER NOT NULL,
+    scenario       TEXT NOT NULL,
+    client_stack   TEXT NOT NULL,
+    server_stack   TEXT NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')),
+    reason         TEXT,
+    client_library TEXT,
+    server_library TEXT,
+    PRIMARY KEY (run_id, position)
+);
+-- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
+CREATE TABLE samples (
+    run_id     TEXT NOT NULL,
+    cell       INTEGER NOT NULL,
+    idx        INTEGER NOT NULL,
+    iterations INTEGER NOT NULL,
+    PRIMARY KEY (run_id, cell, idx),
+    FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
+);
+CREATE TABLE sample_values (
+    run_id  TEXT NOT NULL,
+    cell    INTEGER NOT NULL,
+    idx     INTEGER NOT NULL,
+    side    TEXT NOT NULL,
+    metric  TEXT NOT NULL,
+    value   REAL NOT NULL,
+    seconds REAL NOT NULL,
+    PRIMARY KEY (run_id, cell, idx, side, metric),
+    FOREIGN KEY (run_id, cell, idx) REFERENCES samples (run_id, cell, idx)
+);
+";
+
+/// What went wrong with the database, for the callers that tell a missing run from a broken file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no results database at {0} (`tlsbench run` creates it; --db PATH chooses another)")]
+    Missing(PathBuf),
+    #[error(
+        "results database {path} has schema version {found}, but this tlsbench ({}) reads only version \
+         {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
+        env!("CARGO_PKG_VERSION")
+    )]
+    SchemaVersion { path: PathBuf, found: i64 },
+    #[error("{0} is not a tlsbench results database; choose another file with --db PATH")]
+    NotOurs(PathBuf),
+    #[error("no run `{id}` in {path} ({})", known_runs(.known))]
+    UnknownRun { id: String, path: PathBuf, known: Vec<String> },
+    #[error("results database {path}: {source}")]
+    Sqlite { path: PathBuf, source: rusqlite::Error },
+    #[error("results database {path}: run {run} holds unreadable data: {what}")]
+    Unreadable { path: PathBuf, run: String, what: String },
+}
+
+/// The valid choices for an unknown run id: the latest few, or that there are none.
+fn known_runs(known: &[String]) -> String {
+    const SHOWN: usize = 5;
+    match known.len() {
+        0 => "it holds no runs yet".to_string(),
+        n if n <= SHOWN => format!("runs: {}", known.join(", ")),
+        n => format!("latest runs: {}; `tlsbench runs` lists all {n}", known[n - SHOWN..].join(", ")),
+    }
+}
+
+/// A run as stored: its document header, the setting the document lacks, and every cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRun {
+    pub info: RunInfo,
+    pub timeout: Duration,
+    pub cells: Vec<StoredCell>,
+}
+
+/// One (pair, scenario) with every sample taken so far, in the order taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredCell {
+    pub scenario: String,
+    pub client: String,
+    pub server: String,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub client_library: Option<String>,
+    pub server_library: Option<String>,
+    pub samples: Vec<StoredSample>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredSample {
+    pub iterations: u64,
+    pub values: Vec<MetricValue>,
+}
+
+/// One line of `tlsbench runs`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub id: String,
+    pub started: String,
+    /// Pair labels in planned order: `openssl`, `rustls-ring -> openssl`.
+    pub pairs: Vec<String>,
+    pub scenarios: usize,
+    pub ok: usize,
+    pub failed: usize,
+    pub unsupported: usize,
+    /// Samples that `ok` cells still lack: 0 when the run is complete.
+    pub missing: usize,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the database at `path` for a new run, creating the file and its tables if needed.
+    pub fn create_or_open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
+        let mut store = Store::configure(conn, path)?;
+        store.check_or_create_schema(true)?;
+        Ok(store)
+    }
+
+    /// Opens an existing database; a missing file is an error, not an empty database.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite(path, e))?;
+        let mut store = Store::configure(conn, path)?;
+        store.check_or_create_schema(false)?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn configure(conn: Connection, path: &Path) -> Result<Store, StoreError> {
+        let store = Store { conn, path: path.to_path_buf() };
+        store.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| store.error(e))?;
+        store.conn.pragma_update(None, "foreign_keys", true).map_err(|e| store.error(e))?;
+        Ok(store)
+    }
+
+    /// Refuses a file of another schema; creates the tables in an empty one when `create`.
+    fn check_or_create_schema(&mut self, create: bool) -> Result<(), StoreError> {
+        // IMMEDIATE: two tlsbench processes starting on a new file must not both create tables.
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| sqlite(&self.path, e))?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
+        let tables: i64 =
+            tx.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
+        match (version, tables) {
+            (DB_SCHEMA_VERSION, _) => {}
+            (0, 0) if create => {
+                tx.execute_batch(SCHEMA).map_err(|e| sqlite(&self.path, e))?;
+                tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
+            }
+            (0, _) => return Err(StoreError::NotOurs(self.path.clone())),
+            (found, _) => return Err(StoreError::SchemaVersion { path: self.path.clone(), found }),
+        }
+        tx.commit().map_err(|e| sqlite(&self.path, e))
+    }
+
+    /// Stores a new run with its planned cells (and any samples they already hold), in one
+    /// transaction: a run is in the database whole or not at all.
+    pub fn insert_run(&mut self, run: &StoredRun) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let err = |e| sqlite(&path, e);
+        let (info, env) = (&run.info, &run.info.environment);
+        let tx = self.conn.transaction().map_err(err)?;
+        tx.execute(
+            "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
+                               cpu, cores, kernel, rustc, allocator, aslr, governor)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            params![
+                info.id,
+                info.started,
+                info.tlsbench_version,
+                json(&info.command_line),
+                info.samples as i64,
+                info.min_time_ms as i64,
+                info.warmup_ms as i64,
+                run.timeout.as_secs_f64(),
+                env.cpu,
+                env.cores as i64,
+                env.kernel,
+                env.rustc,
+                env.allocator,
+                env.aslr,
+                env.governor,
+            ],
+        )
+        .map_err(err)?;
+        for (position, stack) in info.stacks.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_stacks (run_id, position, id, library, capabilities) VALUES (?, ?, ?, ?, ?)",
+                params![info.id, position as i64, stack.id, stack.library, json(&stack.capabilities)],
+            )
+            .map_err(err)?;
+        }
+        for (position, cell) in run.cells.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, status, reason,
+                                    client_library, server_library)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                params![
+                    info.id,
+                    position as i64,
+                    cell.scenario,
+                    cell.client,
+                    cell.server,
+                    status_name(cell.status),
+                    cell.reason,
+                    cell.client_library,
+                    cell.server_library,
+                ],
+            )
+            .map_err(err)?;
+            for (index, sample) in cell.samples.iter().enumerate() {
+                insert_sample(&tx, &info.id, position, index, sample).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Stores sample `index` of cell `cell` and the libraries both sides reported for it.
+    pub fn record_sample(
+        &mut self,
+        run: &str,
+        cell: usize,
+        index: usize,
+        sample: &StoredSample,
+        libraries: [&str; 2],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let err = |e| sqlite(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        insert_sample(&tx, run, cell, index, sample).map_err(err)?;
+        tx.execute(
+            "UPDATE cells SET client_library = ?, server_library = ? WHERE run_id = ? AND position = ?",
+            params![libraries[0], libraries[1], run, cell as i64],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// Stores that cell `cell` stopped: it failed or turned out unsupported, for `reason`.
+    pub fn record_end(&mut self, run: &str, cell: usize, status: Status, reason: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE cells SET status = ?, reason = ? WHERE run_id = ? AND position = ?",
+                params![status_name(status), reason, run, cell as i64],
+            )
+            .map(drop)
+            .map_err(|e| self.error(e))
+    }
+
+    /// Every stored run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let mut runs: Vec<RunSummary> = Vec::new();
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position)
+                 FROM runs r LEFT JOIN cells c ON c.run_id = r.id
+                 ORDER BY r.rowid, c.position",
+            )
+            .map_err(|e| self.error(e))?;
+        let mut rows = statement.query([]).map_err(|e| self.error(e))?;
+        let mut scenarios: Vec<String> = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.error(e))? {
+            let id: String = row.get(0).map_err(|e| self.error(e))?;
+            if runs.last().is_none_or(|r| r.id != id) {
+                scenarios.clear();
+                let started = row.get(1).map_err(|e| self.error(e))?;
+                runs.push(RunSummary { id: id.clone(), started, pairs: vec![], scenarios: 0, ok: 0, failed: 0, unsupported: 0, missing: 0 });
+            }
+            let run = runs.last_mut().expect("pushed above for this id");
+            let Some(scenario) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
+                continue; // a run without cells: planned nothing
+            };
+            let pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
+            if !run.pairs.contains(&pair) {
+                run.pairs.push(pair);
+            }
+            if !scenarios.contains(&scenario) {
+                scenarios.push(scenario);
+                run.scenarios += 1;
+            }
+            let (planned, taken): (i64, i64) = (row.get(2).map_err(|e| self.error(e))?, row.get(7).map_err(|e| self.error(e))?);
+            match parse_status(&row.get::<_, String>(6).map_err(|e| self.error(e))?) {
+                Some(Status::Ok) => {
+                    run.ok += 1;
+                    run.missing += (planned - taken).max(0) as usize;
+                }
+                Some(Status::Failed) => run.failed += 1,
+                Some(Status::Unsupported) => run.unsupported += 1,
+                None => {}
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The id of the run stored last.
+    pub fn latest(&self) -> Result<String, StoreError> {
+        let latest = self
+            .conn
+            .query_row("SELECT id FROM runs ORDER BY rowid DESC LIMIT 1", [], |row| row.get(0))
+            .optional()
+            .map_err(|e| self.error(e))?;
+        latest.ok_or_else(|| StoreError::UnknownRun { id: "latest".into(), path: self.path.clone(), known: vec![] })
+    }
+
+    /// The run `id` with every cell and sample, as stored.
+    pub fn load(&self, id: &str) -> Result<StoredRun, StoreError> {
+        let header = self
+            .conn
+            .query_row(
+                "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
+                        cpu, cores, kernel, rustc, allocator, aslr, governor
+                 FROM runs WHERE id = ?",
+                [id],
+                |row| {
+                    Ok((
+                        RunInfo {
+                            id: id.to_string(),
+                            started: row.get(0)?,
+                            tlsbench_version: row.get(1)?,
+                            command_line: Vec::new(), // parsed below, where a bad one can be reported
+                            environment: Environment {
+                                cpu: row.get(7)?,
+                                cores: row.get::<_, i64>(8)? as usize,
+                                kernel: row.get(9)?,
+                                rustc: row.get(10)?,
+                                allocator: row.get(11)?,
+                                aslr: row.get(12)?,
+                                governor: row.get(13)?,
+                            },
+                            stacks: Vec::new(),
+                            samples: row.get::<_, i64>(3)? as usize,
+                            min_time_ms: row.get::<_, i64>(4)? as u64,
+                            warmup_ms: row.get::<_, i64>(5)? as u64,
+                        },
+                        row.get::<_, String>(2)?,
+                        row.get::<_, f64>(6)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.error(e))?;
+        let Some((mut info, command_line, timeout)) = header else {
+            let known = self.runs()?.into_iter().map(|r| r.id).collect();
+            return Err(StoreError::UnknownRun { id: id.to_string(), path: self.path.clone(), known });
+        };
+        info.command_line = self.parse(id, "command line", &command_line)?;
+        info.stacks = self.stacks(id)?;
+        let cells = self.cells(id)?;
+        Ok(StoredRun { info, timeout: Duration::from_secs_f64(timeout), cells })
+    }
+
+    fn stacks(&self, run: &str) -> Result<Vec<StackInfo>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT id, library, capabilities FROM run_stacks WHERE run_id = ? ORDER BY position")
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([run], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))
+            .map_err(|e| self.error(e))?;
+        let mut stacks = Vec::new();
+        for row in rows {
+            let (id, library, capabilities) = row.map_err(|e| self.error(e))?;
+            let capabilities = self.parse(run, &format!("capabilities of {id}"), &capabilities)?;
+            stacks.push(StackInfo { id, library, capabilities });
+        }
+        Ok(stacks)
+    }
+
+    fn cells(&self, run: &str) -> Result<Vec<StoredCell>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library
+                 FROM cells WHERE run_id = ? ORDER BY position",
+            )
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([run], |row| {
+                Ok((
+                    StoredCell {
+                        scenario: row.get(0)?,
+                        client: row.get(1)?,
+                        server: row.get(2)?,
+                        status: Status::Ok, // set below from the text
+                        reason: row.get(4)?,
+                        client_library: row.get(5)?,
+                        server_library: row.get(6)?,
+                        samples: Vec::new(),
+                    },
+                    row.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.error(e))?;
+        let mut cells = Vec::new();
+        for row in rows {
+            let (mut cell, status) = row.map_err(|e| self.error(e))?;
+            cell.status = parse_status(&status).ok_or_else(|| self.unreadable(run, format!("cell status `{status}`")))?;
+            cells.push(cell);
+        }
+
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds
+                 FROM samples s LEFT JOIN sample_values v ON (v.run_id, v.cell, v.idx) = (s.run_id, s.cell, s.idx)
+                 WHERE s.run_id = ? ORDER BY s.cell, s.idx, v.rowid",
+            )
+            .map_err(|e| self.error(e))?;
+        let mut rows = statement.query([run]).map_err(|e| self.error(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.error(e))? {
+            let (cell, index): (i64, i64) = (row.get(0).map_err(|e| self.error(e))?, row.get(1).map_err(|e| self.error(e))?);
+            let samples = &mut cells
+                .get_mut(cell as usize)
+                .ok_or_else(|| self.unreadable(run, format!("a sample of cell {cell}, which does not exist")))?
+                .samples;
+            if samples.len() as i64 == index {
+                let iterations = row.get::<_, i64>(2).map_err(|e| self.error(e))? as u64;
+                samples.push(StoredSample { iterations, values: Vec::new() });
+            }
+            let Some(side) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
+                continue; // a sample that reported no values
+            };
+            let metric: String = row.get(4).map_err(|e| self.error(e))?;
+            let value = MetricValue {
+                side: self.parse(run, "side", &serde_json::Value::String(side).to_string())?,
+                metric: self.parse::<Metric>(run, "metric", &serde_json::Value::String(metric).to_string())?,
+                value: row.get(5).map_err(|e| self.error(e))?,
+                seconds: row.get(6).map_err(|e| self.error(e))?,
+            };
+            samples.last_mut().expect("pushed above for index 0 at least").values.push(value);
+        }
+        Ok(cells)
+    }
+
+    /// Reads JSON that tlsbench wrote; a stack description or metric this build does not know
+    /// (written by another version) is reported, not guessed at.
+    fn parse<T: serde::de::DeserializeOwned>(&self, run: &str, what: &str, text: &str) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| self.unreadable(run, format!("{what} `{text}`: {e}")))
+    }
+
+    fn unreadable(&self, run: &str, what: String) -> StoreError {
+        StoreError::Unreadable { path: self.path.clone(), run: run.to_string(), what }
+    }
+
+    fn error(&self, e: rusqlite::Error) -> StoreError {
+        sqlite(&self.path, e)
+    }
+}
+
+fn insert_sample(tx: &rusqlite::Transaction, run: &str, cell: usize, index: usize, sample: &StoredSample) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO samples (run_id, cell, idx, iterations) VALUES (?, ?, ?, ?)",
+        params![run, cell as i64, index as i64, sample.iterations as i64],
+    )?;
+    for value in &sample.values {
+        tx.execute(
+            "INSERT INTO sample_values (run_id, cell, idx, side, metric, value, seconds) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            params![run, cell as i64, index as i64, value.side.to_string(), value.metric.name(), value.value, value.seconds],
+        )?;
+    }
+    Ok(())
+}
+
+/// SQLite's "not a database" becomes the plain message; anything else keeps SQLite's words.
+fn sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotOurs(path.to_path_buf()),
+        _ => StoreError::Sqlite { path: path.to_path_buf(), source: e },
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("argument lists and capabilities serialize to JSON")
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Unsupported => "unsupported",
+    }
+}
+
+fn parse_status(text: &str) -> Option<Status> {
+    [Status::Ok, Status::Failed, Status::Unsupported].into_iter().find(|s| status_name(*s) == text)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use tlsbench_harness::Side;
+
+    use super::*;
+    use crate::output::table::fixture;
+
+    fn value(side: Side, metric: Metric, value: f64) -> MetricValue {
+        MetricValue { side, metric, value, seconds: 0.1 }
+    }
+
+    fn sample(client: f64, server: f64) -> StoredSample {
+        StoredSample {
+            iterations: 42,
+            values: vec![value(Side::Client, Metric::HandshakesPerS, client), value(Side::Server, Metric::HandshakesPerS, server)],
+        }
+    }
+
+    fn cell(client: &str, status: Status, reason: Option<&str>, samples: Vec<StoredSample>) -> StoredCell {
+        StoredCell {
+            scenario: fixture::FULL.into(),
+            client: client.into(),
+            server: client.into(),
+            status,
+            reason: reason.map(String::from),
+            client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
+            server_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
+            samples,
+        }
+    }
+
+    /// The fixture's run header with a rustls cell of two samples, a failed openssl cell
+    /// that kept one sample from before it failed, and an unsupported cell.
+    fn run(id: &str) -> StoredRun {
+        let mut info = fixture::document().run;
+        info.id = id.into();
+        StoredRun {
+            info,
+            timeout: Duration::from_millis(1500),
+            cells: vec![
+                cell("rustls-aws-lc-rs", Status::Ok, None, vec![sample(1000.0, 2000.0), sample(1001.5, 2002.25)]),
+                cell("openssl", Status::Failed, Some("runner was killed by signal 9 (SIGKILL)"), vec![sample(900.0, 1900.0)]),
+                cell("rustls-ring", Status::Unsupported, Some("no"), vec![]),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_run_reads_back_as_it_was_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        store.insert_run(&run("run-1")).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), run("run-1"));
+    }
+
+    #[test]
+    fn samples_and_ends_are_recorded_as_they_happen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = Store::create_or_open(&path).unwrap();
+        let mut planned = run("run-1");
+        for cell in &mut planned.cells {
+            cell.samples.clear();
+            (cell.client_library, cell.server_library) = (None, None);
+        }
+        planned.cells[1].status = Status::Ok;
+        planned.cells[1].reason = None;
+        store.insert_run(&planned).unwrap();
+        store.record_sample("run-1", 0, 0, &sample(1000.0, 2000.0), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
+        store.record_sample("run-1", 1, 0, &sample(900.0, 1900.0), ["openssl 1.0"; 2]).unwrap();
+        store.record_end("run-1", 1, Status::Failed, "runner was killed by signal 9 (SIGKILL)").unwrap();
+
+        // Another connection, as after a crash: everything recorded is there.
+        let reopened = Store::open_existing(&path).unwrap();
+        let mut expected = run("run-1");
+        expected.cells[0].samples.pop();
+        assert_eq!(reopened.load("run-1").unwrap(), expected);
+        let summary = RunSummary {
+            id: "run-1".into(),
+            started: "2025-01-02T03:04:05Z".into(),
+            pairs: vec!["rustls-aws-lc-rs".into(), "openssl".into(), "rustls-ring".into()],
+            scenarios: 1,
+            ok: 1,
+            failed: 1,
+            unsupported: 1,
+            missing: 2, // the run takes 3 samples per cell; the ok cell has 1
+        };
+        assert_eq!(reopened.runs().unwrap(), vec![summary]);
+
+        store.record_sample("run-1", 0, 1, &sample(1001.5, 2002.25), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
+        store.record_sample("run-1", 0, 2, &sample(999.0, 2001.0), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
+        assert_eq!(reopened.runs().unwrap()[0].missing, 0);
+        assert_eq!(reopened.latest().unwrap(), "run-1");
+    }
+
+    #[test]
+    fn runs_are_listed_in_the_order_stored_and_an_unknown_one_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = Store::create_or_open(&path).unwrap();
+        assert_eq!(store.latest().unwrap_err().to_string(), format!("no run `latest` in {} (it holds no runs yet)", path.display()));
+        // Ids that sort the other way round: the order stored decides which is latest.
+        store.insert_run(&run("b")).unwrap();
+        store.insert_run(&run("a")).unwrap();
+        assert_eq!(store.runs().unwrap().iter().map(|r| &r.id[..]).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(store.latest().unwrap(), "a");
+        let err = store.load("c").unwrap_err();
+        assert!(matches!(err, StoreError::UnknownRun { .. }));
+        assert_eq!(err.to_string(), format!("no run `c` in {} (runs: b, a)", path.display()));
+        for id in ["c", "d", "e", "f", "g"] {
+            store.insert_run(&run(id)).unwrap();
+        }
+        assert_eq!(
+            store.load("x").unwrap_err().to_string(),
+            format!("no run `x` in {} (latest runs: c, d, e, f, g; `tlsbench runs` lists all 7)", path.display())
+        );
+    }
+
+    #[test]
+    fn a_database_of_another_schema_version_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
+        drop(other);
+        let expected = format!(
+            "results database {} has schema version 7, but this tlsbench ({}) reads only version 1; use the \
+             tlsbench that wrote it, or --db PATH to choose another file",
+            path.display(),
+            env!("CARGO_PKG_VERSION")
+        );
+        for result in [Store::create_or_open(&path), Store::open_existing(&path)] {
+            let err = result.err().expect("refused");
+            assert!(matches!(err, StoreError::SchemaVersion { found: 7, .. }));
+            assert_eq!(err.to_string(), expected);
+        }
+        let after = Connection::open(&path).unwrap();
+        let version: i64 = after.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        let tables: i64 = after.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
+        assert_eq!((version, tables), (7, 1));
+    }
+
+    #[test]
+    fn other_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (foreign, text, missing) = (dir.path().join("f.db"), dir.path().join("t.db"), dir.path().join("m.db"));
+        Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE notes (text TEXT);").unwrap();
+        std::fs::write(&text, "not a database, but long enough to be read as a header by SQLite").unwrap();
+        for path in [&foreign, &text] {
+            let err = Store::create_or_open(path).err().expect("refused");
+            assert_eq!(err.to_string(), format!("{} is not a tlsbench results database; choose another file with --db PATH", path.display()));
+        }
+        let err = Store::open_existing(&missing).err().expect("refused");
+        assert_eq!(
+            err.to_string(),
+            format!("no results database at {} (`tlsbench run` creates it; --db PATH chooses another)", missing.display())
+        );
+        assert!(!missing.exists(), "reading must not create the file");
+    }
+}
