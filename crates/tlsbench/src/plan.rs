@@ -57,10 +57,9 @@ pub fn cells(pairs: &[(String, String)], scenarios: &[Scenario], infos: &[StackI
 
 /// Both sides of an in-process pair must be linked into one runner.
 fn same_runner(client: &str, server: &str) -> Result<(), String> {
-    let runner = |id| crate::stacks::known(id).map(|s| s.runner);
-    match runner(client) == runner(server) {
-        true => Ok(()),
-        false => Err(format!("{client} and {server} live in different runner families; split-process pairs are not built yet")),
+    match crate::stacks::runner_for_pair(client, server) {
+        Some(_) => Ok(()),
+        None => Err(format!("{client} and {server} live in different runner families; split-process pairs are not built yet")),
     }
 }
 
@@ -86,14 +85,14 @@ mod tests {
     fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
         let tls13_only = Capabilities { versions: vec![Version::Tls13], ..Capabilities::everything() };
         let infos = [
-            StackInfo { id: "a".into(), library: "A 1".into(), capabilities: Capabilities::everything() },
-            StackInfo { id: "b".into(), library: "B 1".into(), capabilities: tls13_only },
+            StackInfo { id: "openssl".into(), library: "OpenSSL 3".into(), capabilities: Capabilities::everything() },
+            StackInfo { id: "rustls-ring".into(), library: "rustls".into(), capabilities: tls13_only },
         ];
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
         assert_eq!(scenarios.len(), 2);
-        let pairs = [("a".to_string(), "a".to_string()), ("a".to_string(), "b".to_string())];
+        let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
         let cells = cells(&pairs, &scenarios, &infos);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
-        assert_eq!(unsupported, vec!["b: TLS 1.2 not supported".to_string()]);
+        assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
     }
 }

@@ -82,8 +82,8 @@ fn pair_label(cell: &Cell) -> String {
 /// One sample in a fresh runner process.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
-    let stack = stacks::known(&cell.client).expect("planned stacks are known");
-    let runner = stacks::runner_path(&settings.runner_dir, stack).map_err(|e| failed(e.to_string()))?;
+    let runner = stacks::runner_for_pair(&cell.client, &cell.server).expect("planned cells have a runner");
+    let runner = stacks::runner_path(&settings.runner_dir, runner).map_err(|e| failed(e.to_string()))?;
     let (scenario, min_time, warmup) =
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();

@@ -11,26 +11,35 @@ use crate::executor;
 
 pub struct KnownStack {
     pub id: &'static str,
-    /// The runner binary of the stack's link family.
-    pub runner: &'static str,
     /// Whether a reported library string is this stack's own; a result whose library is not
     /// is refused (linking two libcrypto's can silently route one's calls into the other).
     pub owns: fn(&str) -> bool,
 }
 
 pub const KNOWN: &[KnownStack] = &[
-    KnownStack {
-        id: "rustls-aws-lc-rs",
-        runner: "tlsbench-runner-openssl",
-        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs "),
-    },
-    KnownStack {
-        id: "rustls-ring",
-        runner: "tlsbench-runner-openssl",
-        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring "),
-    },
-    KnownStack { id: "openssl", runner: "tlsbench-runner-openssl", owns: |library| library.starts_with("OpenSSL 3.") },
+    KnownStack { id: "rustls-aws-lc-rs", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") },
+    KnownStack { id: "rustls-ring", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring ") },
+    KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
 ];
+
+/// A runner binary and the stacks linked into it. Libraries that cannot share a process live
+/// in different families; a stack may be in several (rustls, with no C symbols to clash).
+pub struct Family {
+    pub runner: &'static str,
+    pub stacks: &'static [&'static str],
+}
+
+pub const FAMILIES: &[Family] = &[Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl"] }];
+
+/// The runner that can measure `client` against `server` in one process, if any.
+pub fn runner_for_pair(client: &str, server: &str) -> Option<&'static str> {
+    FAMILIES.iter().find(|f| f.stacks.contains(&client) && f.stacks.contains(&server)).map(|f| f.runner)
+}
+
+/// The first runner holding `id`: the one asked for the stack's description.
+pub fn runner_of(id: &str) -> &'static str {
+    runner_for_pair(id, id).expect("every known stack is in a family")
+}
 
 /// Parses a stack id, naming the valid ones if it is unknown.
 pub fn parse_id(id: &str) -> Result<String, String> {
@@ -57,15 +66,10 @@ pub fn runner_dir() -> Result<PathBuf> {
     Ok(exe.parent().context("the tlsbench binary has no parent directory")?.to_path_buf())
 }
 
-pub fn runner_path(dir: &Path, stack: &KnownStack) -> Result<PathBuf> {
-    let path = dir.join(stack.runner);
+pub fn runner_path(dir: &Path, runner: &str) -> Result<PathBuf> {
+    let path = dir.join(runner);
     if !path.is_file() {
-        bail!(
-            "runner `{}` for stack `{}` is not in {} (build all binaries: cargo build --release --workspace)",
-            stack.runner,
-            stack.id,
-            dir.display()
-        );
+        bail!("runner `{runner}` is not in {} (build all binaries: cargo build --release --workspace)", dir.display());
     }
     Ok(path)
 }
@@ -75,10 +79,11 @@ pub fn discover(dir: &Path, ids: &[String]) -> Result<Vec<StackInfo>> {
     let mut infos = Vec::new();
     let mut asked: Vec<&str> = Vec::new();
     for id in ids {
-        let stack = known(id).with_context(|| parse_id(id).unwrap_err())?;
-        if !asked.contains(&stack.runner) {
-            asked.push(stack.runner);
-            let path = runner_path(dir, stack)?;
+        known(id).with_context(|| parse_id(id).unwrap_err())?;
+        let runner = runner_of(id);
+        if !asked.contains(&runner) {
+            asked.push(runner);
+            let path = runner_path(dir, runner)?;
             let output = executor::call(&path, &["list"], Duration::from_secs(60))
                 .with_context(|| format!("asking runner {} for its stacks", path.display()))?;
             let listed: Vec<StackInfo> = serde_json::from_str(&output)
@@ -110,6 +115,17 @@ mod tests {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
             }
         }
+    }
+
+    #[test]
+    fn every_stack_is_in_a_family_and_every_family_stack_is_known() {
+        for stack in KNOWN {
+            assert!(FAMILIES.iter().any(|f| f.stacks.contains(&stack.id)), "{} has no runner", stack.id);
+        }
+        for family in FAMILIES {
+            assert!(family.stacks.iter().all(|id| known(id).is_some()), "{}", family.runner);
+        }
+        assert_eq!(runner_for_pair("rustls-ring", "openssl"), Some("tlsbench-runner-openssl"));
     }
 
     #[test]
