@@ -15,7 +15,7 @@ pub const TRANSFER_WRITE_SIZE: usize = 16 * 1024;
 /// A transfer sample moves at least this much plaintext.
 pub const TRANSFER_MIN_BYTES: u64 = 64 << 20;
 /// A handshake that needs more steps per side than this is stuck, not slow.
-const MAX_HANDSHAKE_STEPS: usize = 64;
+pub(crate) const MAX_HANDSHAKE_STEPS: usize = 64;
 
 /// How long a sample lasts.
 #[derive(Clone, Copy, Debug)]
@@ -90,11 +90,11 @@ struct Measured {
 
 /// Wall time spent inside one side's library calls.
 #[derive(Default)]
-struct Clock(Duration);
+pub(crate) struct Clock(pub(crate) Duration);
 
 impl Clock {
     #[inline(always)]
-    fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
+    pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
         let start = Instant::now();
         let out = call();
         self.0 += start.elapsed();
@@ -265,6 +265,6 @@ impl Stream {
     }
 }
 
-fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
+pub(crate) fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
     move |error| Error::Library { side, stage, error }
 }

@@ -11,6 +11,7 @@ pub mod pki;
 pub mod protocol;
 pub mod runner;
 pub mod scenario;
+pub mod split;
 pub mod stack;
 pub mod transport;
 

@@ -4,6 +4,8 @@
 
 use std::io::Write;
 use std::marker::PhantomData;
+use std::os::fd::FromRawFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use clap::Parser;
 
 use crate::driver::{self, SampleSpec};
 use crate::protocol::{Reply, StackInfo};
-use crate::{Error, Pki, Scenario, Stack};
+use crate::{Error, Pki, Scenario, Side, Stack};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
 pub trait Family {
@@ -94,6 +96,36 @@ enum Command {
     List,
     /// Measures one sample of one scenario with one client stack and one server stack.
     Sample(SampleArgs),
+    /// Measures one side of a split-process pair; the peer runner, reached through the socket
+    /// at `--peer-fd`, runs the other side.
+    Side(SideArgs),
+}
+
+#[derive(clap::Args)]
+struct SideArgs {
+    #[arg(long, value_parser = parse_side)]
+    role: Side,
+    #[arg(long)]
+    stack: String,
+    #[arg(long)]
+    scenario: Scenario,
+    #[arg(long, default_value_t = 100)]
+    min_time_ms: u64,
+    #[arg(long, default_value_t = 50)]
+    warmup_ms: u64,
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// An open socket to the peer runner, inherited from the orchestrator.
+    #[arg(long)]
+    peer_fd: i32,
+}
+
+fn parse_side(text: &str) -> Result<Side, String> {
+    match text {
+        "client" => Ok(Side::Client),
+        "server" => Ok(Side::Server),
+        _ => Err(format!("unknown side `{text}` (valid: client, server)")),
+    }
 }
 
 #[derive(clap::Args)]
@@ -122,6 +154,7 @@ pub fn main<F: Family>() -> ExitCode {
             serde_json::to_string(&infos)
         }
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
+        Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
     };
     let mut stdout = std::io::stdout().lock();
     match reply.map(|json| writeln!(stdout, "{json}")) {
@@ -153,6 +186,40 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         Ok(Err(Error::Unsupported(reason))) => Reply::Unsupported { reason },
         Ok(Err(error)) => Reply::Failed { reason: error.to_string() },
         Err(reason) => Reply::Failed { reason },
+    }
+}
+
+fn side<F: Family>(args: &SideArgs) -> Reply {
+    // SAFETY: the orchestrator starts this runner with `--peer-fd` naming an open socket that
+    // nothing else in this process uses; this takes sole ownership of it.
+    let peer = unsafe { UnixStream::from_raw_fd(args.peer_fd) };
+    let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
+    let pki = match Pki::load_or_generate(&data_dir, &[args.scenario.key]) {
+        Ok(pki) => pki,
+        Err(reason) => return Reply::Failed { reason },
+    };
+    let spec = SampleSpec { warmup: Duration::from_millis(args.warmup_ms), min_time: Duration::from_millis(args.min_time_ms) };
+    let measure = MeasureSide { side: args.role, scenario: &args.scenario, pki: &pki, spec, peer };
+    match F::with_stack(&args.stack, measure) {
+        Some(Ok(report)) => Reply::Ok(report),
+        Some(Err(Error::Unsupported(reason))) => Reply::Unsupported { reason },
+        Some(Err(error)) => Reply::Failed { reason: error.to_string() },
+        None => Reply::Failed { reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")) },
+    }
+}
+
+struct MeasureSide<'a> {
+    side: Side,
+    scenario: &'a Scenario,
+    pki: &'a Pki,
+    spec: SampleSpec,
+    peer: UnixStream,
+}
+
+impl StackVisitor for MeasureSide<'_> {
+    type Output = Result<crate::protocol::SampleReport, Error>;
+    fn visit<T: Stack>(self, stack: &T) -> Self::Output {
+        crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)
     }
 }
 

@@ -60,6 +60,42 @@ impl Link {
         (self.to_server.borrow().written, self.to_client.borrow().written)
     }
 
+    /// Takes what `side` has written and nobody has read yet (to relay it to another process).
+    pub fn take_written_by(&self, side: crate::Side) -> Vec<u8> {
+        let mut pipe = self.pipe_from(side).borrow_mut();
+        let taken = pipe.pending().to_vec();
+        let n = taken.len();
+        pipe.consume(n);
+        taken
+    }
+
+    /// Hands `bytes` to `side` as if its peer had written them (relayed from another process).
+    /// They count as written by the peer.
+    pub fn deliver_to(&self, side: crate::Side, bytes: &[u8]) {
+        let peer = match side {
+            crate::Side::Client => crate::Side::Server,
+            crate::Side::Server => crate::Side::Client,
+        };
+        let mut pipe = self.pipe_from(peer).borrow_mut();
+        pipe.bytes.extend_from_slice(bytes);
+        pipe.written += bytes.len() as u64;
+    }
+
+    /// Bytes waiting for `side` to read.
+    pub fn unread_by(&self, side: crate::Side) -> usize {
+        match side {
+            crate::Side::Client => self.to_client.borrow().pending().len(),
+            crate::Side::Server => self.to_server.borrow().pending().len(),
+        }
+    }
+
+    fn pipe_from(&self, side: crate::Side) -> &Rc<RefCell<Pipe>> {
+        match side {
+            crate::Side::Client => &self.to_server,
+            crate::Side::Server => &self.to_client,
+        }
+    }
+
     /// Drops whatever is in flight (between two independent connections).
     pub fn clear(&self) {
         for pipe in [&self.to_server, &self.to_client] {
@@ -141,6 +177,19 @@ mod tests {
         assert_eq!(&rest[..7], b" server");
         assert_eq!(server.read(&mut rest).unwrap_err().kind(), io::ErrorKind::WouldBlock);
         assert_eq!(client.read(&mut rest).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn relaying_takes_one_side_s_bytes_and_delivers_them_to_the_other() {
+        let (near, far) = (Link::new(), Link::new());
+        near.client().write_all(b"hello").unwrap();
+        let flight = near.take_written_by(crate::Side::Client);
+        assert_eq!((flight.as_slice(), near.in_flight()), (&b"hello"[..], 0));
+        far.deliver_to(crate::Side::Server, &flight);
+        assert_eq!(far.unread_by(crate::Side::Server), 5);
+        let mut buf = [0u8; 8];
+        assert_eq!(far.server().read(&mut buf).unwrap(), 5);
+        assert_eq!((&buf[..5], far.unread_by(crate::Side::Server)), (&b"hello"[..], 0));
     }
 
     #[test]

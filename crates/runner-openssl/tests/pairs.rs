@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use tlsbench_harness::driver::{self, SampleSpec};
+use tlsbench_harness::split;
 use tlsbench_harness::protocol::{Metric, SampleReport};
 use tlsbench_harness::{Error, KeyType, Pki, Scenario, Side, Stack};
 use tlsbench_stack_openssl::OpenSsl;
@@ -147,4 +148,57 @@ fn resumed_handshakes_send_fewer_bytes_and_ml_kem_grows_the_client_hello() {
     let hybrid = report.values.iter().find(|v| v.side == Side::Client && v.metric == Metric::HandshakeBytes).unwrap().value;
     // The ML-KEM-768 encapsulation key adds 1,184 bytes to the client's key share.
     assert!(hybrid - classic >= 1184.0, "client bytes {hybrid} (x25519mlkem768) vs {classic} (x25519)");
+}
+
+/// Runs a split-process pair in two threads over a real socketpair, as two runners would.
+fn split<C: Stack + Send + Sync, S: Stack + Send + Sync>(client: C, server: S, name: &str, spec: &SampleSpec) -> (Result<SampleReport, Error>, Result<SampleReport, Error>) {
+    let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let asked = scenario(name);
+    std::thread::scope(|scope| {
+        let server_side = scope.spawn(|| split::sample_side(&server, Side::Server, &asked, pki(), spec, b));
+        let client_side = split::sample_side(&client, Side::Client, &asked, pki(), spec, a);
+        (client_side, server_side.join().unwrap())
+    })
+}
+
+#[test]
+fn split_process_pairs_pass_the_same_gates_and_agree_on_the_work() {
+    for name in [
+        "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-ticket_1.3_x25519_rsa-2048_chacha20-poly1305_mtls",
+        "handshake-resume-id_1.2_secp384r1_ecdsa-p384_aes-256-gcm_no-ems",
+        "transfer_1.2_x25519_ecdsa-p256_aes-128-gcm",
+    ] {
+        let (client, server) = split(OpenSsl, OpenSsl, name, &SampleSpec { warmup: Duration::from_millis(2), min_time: Duration::from_millis(3) });
+        let (client, server) = (client.unwrap_or_else(|e| panic!("{name} client: {e}")), server.unwrap_or_else(|e| panic!("{name} server: {e}")));
+        assert_eq!(client.iterations, server.iterations, "{name}: both sides do the same iterations");
+        assert!(client.values.iter().all(|v| v.side == Side::Client && v.value > 0.0), "{name}: {client:?}");
+        assert!(server.values.iter().all(|v| v.side == Side::Server && v.value > 0.0), "{name}: {server:?}");
+        assert!((client.client_library.starts_with("OpenSSL"), server.server_library.starts_with("OpenSSL")) == (true, true));
+        // The same handshake in one process writes the same bytes per side.
+        if !name.starts_with("transfer") {
+            let in_process = driver::sample(&OpenSsl, &OpenSsl, &scenario(name), pki(), &ONCE).unwrap();
+            let bytes = |r: &SampleReport, side| r.values.iter().find(|v| v.side == side && v.metric == Metric::HandshakeBytes).unwrap().value;
+            for (report, side) in [(&client, Side::Client), (&server, Side::Server)] {
+                // ECDSA signatures vary by a byte or two in DER.
+                assert!((bytes(report, side) - bytes(&in_process, side)).abs() <= 4.0, "{name} {side}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_split_pair_that_fails_fails_on_both_sides_with_the_cause() {
+    let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let asked = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
+    let chacha = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
+    let (client, server) = std::thread::scope(|scope| {
+        // The sides were built for different suites: the server refuses, and the client learns why.
+        let server = scope.spawn(|| split::sample_side(&OpenSsl, Side::Server, &chacha, pki(), &ONCE, b));
+        let client = split::sample_side(&Rustls::aws_lc_rs(), Side::Client, &asked, pki(), &ONCE, a);
+        (client, server.join().unwrap())
+    });
+    let (client, server) = (client.unwrap_err().to_string(), server.unwrap_err().to_string());
+    assert!(server.starts_with("server handshake failed:") && server.contains("no shared cipher"), "{server}");
+    assert!(client.contains("the peer stopped: server handshake failed:"), "{client}");
 }

@@ -1,0 +1,413 @@
+//! Split-process pairs: each side in its own runner process, with its own in-memory transport.
+//! Between steps the bytes each side wrote are relayed to the other over a socket, outside both
+//! clocks. The client side decides when to go on and when to stop, so both processes always do
+//! the same iterations; each reports only its own side's numbers.
+
+use std::io::{self, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::driver::{failed, Clock, SampleSpec, MAX_HANDSHAKE_STEPS, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
+use crate::gate::{self, Tally};
+use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::{Connection, Error, Kind, LibError, Link, Pki, Scenario, Side, Stack};
+
+/// Measures this process's side of one sample; the peer process runs the other side.
+pub fn sample_side<T: Stack>(
+    stack: &T,
+    side: Side,
+    scenario: &Scenario,
+    pki: &Pki,
+    spec: &SampleSpec,
+    peer: UnixStream,
+) -> Result<SampleReport, Error> {
+    stack.capabilities().check(stack.id(), scenario)?;
+    let mut relay = Relay { peer, link: Link::new(), side };
+    let outcome = match side {
+        Side::Client => {
+            let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
+            let mut local = Local { relay: &mut relay, scenario, open: |io| stack.new_client(&config, io) };
+            local.run(spec)
+        }
+        Side::Server => {
+            let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
+            let mut local = Local { relay: &mut relay, scenario, open: |io| stack.new_server(&config, io) };
+            local.run(spec)
+        }
+    };
+    // Tell the peer why we stop, so that it reports the cause rather than a broken socket.
+    let (iterations, clock, written) = outcome.inspect_err(|e| {
+        let _ = relay.send(&Message::Abort(e.to_string()));
+    })?;
+    let seconds = clock.0.as_secs_f64();
+    let n = iterations as f64;
+    let values = Metric::of(scenario.kind)
+        .iter()
+        .map(|&metric| {
+            let value = match metric {
+                Metric::HandshakesPerS => n / seconds,
+                Metric::HandshakeBytes => written as f64 / n,
+                Metric::MbPerS => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
+            };
+            MetricValue { side, metric, value, seconds: if metric.measure() == "time" { seconds } else { 0.0 } }
+        })
+        .collect();
+    let (client_library, server_library) = match side {
+        Side::Client => (stack.library(), String::new()),
+        Side::Server => (String::new(), stack.library()),
+    };
+    Ok(SampleReport { client_library, server_library, iterations, values })
+}
+
+/// What the client tells the server to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Seed,
+    Warmup,
+    Measure,
+    Stop,
+}
+
+/// One side's connection factory and its relay to the peer.
+struct Local<'a, F> {
+    relay: &'a mut Relay,
+    scenario: &'a Scenario,
+    open: F,
+}
+
+impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, F> {
+    /// Returns the measured iterations, this side's clock and the bytes it wrote.
+    fn run(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+        match self.scenario.kind {
+            Kind::Transfer => self.transfer(spec),
+            _ => self.handshakes(spec),
+        }
+    }
+
+    /// A seed handshake (full, unmeasured), warmup for as long as the client's wall clock
+    /// says, then measured handshakes until both sides' clocks reach the minimum.
+    fn handshakes(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+        let side = self.relay.side;
+        let warmup_end = Instant::now() + spec.warmup;
+        let (mut clock, mut iterations, mut written) = (Clock::default(), 0, 0);
+        let mut proposed = Next::Seed;
+        loop {
+            let next = self.follow(proposed)?;
+            if next == Next::Stop {
+                return Ok((iterations, clock, written));
+            }
+            let mut scratch = Clock::default();
+            let timed = if next == Next::Measure { &mut clock } else { &mut scratch };
+            let before = self.written_by_me();
+            let conn = self.handshake(timed)?;
+            let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
+            let resumed = self.scenario.kind.is_resumption() && next != Next::Seed;
+            gate::check_handshake(side, self.scenario, &negotiated, resumed)?;
+            timed.time(|| drop(conn));
+            // Only the client's proposal counts; the server follows what it is told.
+            proposed = match next {
+                Next::Measure => {
+                    iterations += 1;
+                    written += self.written_by_me() - before;
+                    match self.both_reached(clock.0 >= spec.min_time)? {
+                        true => Next::Stop,
+                        false => Next::Measure,
+                    }
+                }
+                _ if Instant::now() < warmup_end => Next::Warmup,
+                _ => Next::Measure,
+            };
+        }
+    }
+
+    /// After an unmeasured handshake, the server writes 16 KiB records and the client reads
+    /// each, until at least 64 MiB moved and both clocks reached the minimum; the client checks
+    /// length and digest against the server's tally.
+    fn transfer(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+        let side = self.relay.side;
+        let mut conn = self.handshake(&mut Clock::default())?;
+        let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
+        gate::check_handshake(side, self.scenario, &negotiated, false)?;
+
+        let mut payload = vec![0u8; 1 << 20];
+        fastrand::Rng::with_seed(0x7152_be4c).fill(&mut payload);
+        let (mut offset, mut inbox) = (0, vec![0u8; TRANSFER_WRITE_SIZE]);
+        let (mut tally, mut digest) = (0u64, Xxh3::new());
+        let (mut clock, mut writes) = (Clock::default(), 0u64);
+        let warmup_end = Instant::now() + spec.warmup;
+        let mut peer_reached = false;
+        loop {
+            let enough = writes * (TRANSFER_WRITE_SIZE as u64) >= TRANSFER_MIN_BYTES && clock.0 >= spec.min_time;
+            let next = self.follow(match () {
+                _ if Instant::now() < warmup_end => Next::Warmup,
+                _ if enough && peer_reached => Next::Stop,
+                _ => Next::Measure,
+            })?;
+            if next == Next::Stop {
+                break;
+            }
+            let mut scratch = Clock::default();
+            let c = if next == Next::Measure { &mut clock } else { &mut scratch };
+            match side {
+                Side::Server => {
+                    let data = &payload[offset..offset + TRANSFER_WRITE_SIZE];
+                    offset = (offset + TRANSFER_WRITE_SIZE) % payload.len();
+                    digest.update(data);
+                    tally += data.len() as u64;
+                    c.time(|| conn.send(data)).map_err(failed(side, "write"))?;
+                    let reached = clock.0 >= spec.min_time;
+                    let bytes = self.relay.link.take_written_by(side);
+                    self.relay.send(&Message::Flight { bytes, done: reached, unread: 0 })?;
+                }
+                Side::Client => {
+                    let Message::Flight { bytes, done, .. } = self.relay.recv()? else {
+                        return Err(unexpected("a flight of records"));
+                    };
+                    peer_reached = done;
+                    self.relay.link.deliver_to(side, &bytes);
+                    let n = c.time(|| receive_all(&mut conn, &mut inbox)).map_err(failed(side, "read"))?;
+                    digest.update(&inbox[..n]);
+                    tally += n as u64;
+                }
+            }
+            if next == Next::Measure {
+                writes += 1;
+            }
+        }
+        match side {
+            Side::Server => {
+                self.relay.send(&Message::Tally(Tally { bytes: tally, digest: digest.digest128() }))?;
+                Ok((writes, clock, 0))
+            }
+            Side::Client => {
+                // Whatever the library still holds comes out now, outside the clock.
+                loop {
+                    let n = receive_all(&mut conn, &mut inbox).map_err(failed(side, "read"))?;
+                    if n == 0 {
+                        break;
+                    }
+                    digest.update(&inbox[..n]);
+                    tally += n as u64;
+                }
+                let Message::Tally(sent) = self.relay.recv()? else { return Err(unexpected("the sender's tally")) };
+                gate::check_transfer(sent, Tally { bytes: tally, digest: digest.digest128() })?;
+                Ok((writes, clock, 0))
+            }
+        }
+    }
+
+    /// One connection on an empty link, stepped in rounds (client step, flight to the server,
+    /// server step, flight back) until both sides are done and every byte has been read.
+    fn handshake(&mut self, clock: &mut Clock) -> Result<C, Error> {
+        let side = self.relay.side;
+        self.relay.link.clear();
+        let link_end = match side {
+            Side::Client => self.relay.link.client(),
+            Side::Server => self.relay.link.server(),
+        };
+        let mut conn = clock.time(|| (self.open)(link_end)).map_err(failed(side, "setup"))?;
+        let mut rounds_since_done = 0;
+        for _ in 0..MAX_HANDSHAKE_STEPS {
+            let (client, server) = match side {
+                Side::Client => {
+                    let mine = self.step(&mut conn, clock)?;
+                    self.relay.send(&mine)?;
+                    (mine, self.receive_flight()?)
+                }
+                Side::Server => {
+                    let theirs = self.receive_flight()?;
+                    let mine = self.step(&mut conn, clock)?;
+                    self.relay.send(&mine)?;
+                    (theirs, mine)
+                }
+            };
+            let (Message::Flight { done: client_done, unread: client_unread, .. }, Message::Flight { bytes, done: server_done, unread: server_unread }) =
+                (&client, &server)
+            else {
+                unreachable!("step and receive_flight return flights");
+            };
+            if *client_done && *server_done {
+                let left = client_unread + server_unread + bytes.len() as u32;
+                match left {
+                    0 => return Ok(conn),
+                    n if rounds_since_done == 2 => {
+                        return Err(Error::Gate(format!("both sides completed the handshake, and {n} bytes stay unread")));
+                    }
+                    _ => rounds_since_done += 1,
+                }
+            }
+        }
+        Err(Error::Other(format!("handshake did not complete in {MAX_HANDSHAKE_STEPS} steps per side")))
+    }
+
+    /// A handshake step, and the flight it produced.
+    fn step(&mut self, conn: &mut C, clock: &mut Clock) -> Result<Message, Error> {
+        let side = self.relay.side;
+        let done = clock.time(|| conn.handshake()).map_err(failed(side, "handshake"))?;
+        let bytes = self.relay.link.take_written_by(side);
+        Ok(Message::Flight { bytes, done, unread: self.relay.link.unread_by(side) as u32 })
+    }
+
+    fn receive_flight(&mut self) -> Result<Message, Error> {
+        let flight = self.relay.recv()?;
+        let Message::Flight { bytes, .. } = &flight else { return Err(unexpected("a flight of records")) };
+        self.relay.link.deliver_to(self.relay.side, bytes);
+        Ok(flight)
+    }
+
+    /// The client's proposal becomes what both do next: the client sends it, the server
+    /// receives it (its own proposal is ignored).
+    fn follow(&mut self, proposed: Next) -> Result<Next, Error> {
+        match self.relay.side {
+            Side::Client => {
+                self.relay.send(&Message::Next(proposed))?;
+                Ok(proposed)
+            }
+            Side::Server => match self.relay.recv()? {
+                Message::Next(next) => Ok(next),
+                _ => Err(unexpected("what to do next")),
+            },
+        }
+    }
+
+    /// After a measured handshake: whether both clocks have reached the minimum. The server
+    /// tells its own; only the client, which decides, learns both.
+    fn both_reached(&mut self, mine: bool) -> Result<bool, Error> {
+        match self.relay.side {
+            Side::Server => {
+                self.relay.send(&Message::Reached(mine))?;
+                Ok(false)
+            }
+            Side::Client => match self.relay.recv()? {
+                Message::Reached(theirs) => Ok(mine && theirs),
+                _ => Err(unexpected("the server's clock")),
+            },
+        }
+    }
+
+    /// Bytes this side has written on its link so far.
+    fn written_by_me(&self) -> u64 {
+        let (client, server) = self.relay.link.written();
+        match self.relay.side {
+            Side::Client => client,
+            Side::Server => server,
+        }
+    }
+}
+
+/// Reads what the connection can decrypt now into `inbox`.
+fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Result<usize, LibError> {
+    let mut filled = 0;
+    while filled < inbox.len() {
+        match conn.receive(&mut inbox[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+fn unexpected(what: &str) -> Error {
+    Error::Other(format!("the peer runner sent something else than {what}"))
+}
+
+/// This process's transport and the socket to the peer process.
+struct Relay {
+    peer: UnixStream,
+    link: Link,
+    side: Side,
+}
+
+/// What the two processes say to each other.
+#[derive(Debug, PartialEq)]
+enum Message {
+    /// The bytes a side wrote in a step, whether it has completed its handshake (or, in a
+    /// transfer, reached its minimum time), and how many received bytes it has not read.
+    Flight { bytes: Vec<u8>, done: bool, unread: u32 },
+    Next(Next),
+    Reached(bool),
+    Tally(Tally),
+    /// The peer stopped with this error.
+    Abort(String),
+}
+
+impl Relay {
+    fn send(&mut self, message: &Message) -> Result<(), Error> {
+        let mut frame = Vec::new();
+        match message {
+            Message::Flight { bytes, done, unread } => {
+                frame.push(0);
+                frame.push(*done as u8);
+                frame.extend_from_slice(&unread.to_le_bytes());
+                frame.extend_from_slice(bytes);
+            }
+            Message::Next(next) => frame.extend_from_slice(&[1, *next as u8]),
+            Message::Reached(reached) => frame.extend_from_slice(&[2, *reached as u8]),
+            Message::Tally(tally) => {
+                frame.push(3);
+                frame.extend_from_slice(&tally.bytes.to_le_bytes());
+                frame.extend_from_slice(&tally.digest.to_le_bytes());
+            }
+            Message::Abort(reason) => {
+                frame.push(4);
+                frame.extend_from_slice(reason.as_bytes());
+            }
+        }
+        let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+        self.peer.write_all(&(frame.len() as u32).to_le_bytes()).map_err(peer_gone)?;
+        self.peer.write_all(&frame).map_err(peer_gone)
+    }
+
+    fn recv(&mut self) -> Result<Message, Error> {
+        let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+        let mut len = [0u8; 4];
+        self.peer.read_exact(&mut len).map_err(peer_gone)?;
+        let mut frame = vec![0u8; u32::from_le_bytes(len) as usize];
+        self.peer.read_exact(&mut frame).map_err(peer_gone)?;
+        let garbled = || Error::Other("the peer runner sent a garbled message".into());
+        let (&tag, rest) = frame.split_first().ok_or_else(garbled)?;
+        let next = |b: u8| [Next::Seed, Next::Warmup, Next::Measure, Next::Stop].get(b as usize).copied();
+        match (tag, rest) {
+            (0, [done, u0, u1, u2, u3, bytes @ ..]) => {
+                Ok(Message::Flight { bytes: bytes.to_vec(), done: *done != 0, unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]) })
+            }
+            (1, [n]) => Ok(Message::Next(next(*n).ok_or_else(garbled)?)),
+            (2, [reached]) => Ok(Message::Reached(*reached != 0)),
+            (3, rest) if rest.len() == 24 => Ok(Message::Tally(Tally {
+                bytes: u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")),
+                digest: u128::from_le_bytes(rest[8..].try_into().expect("16 bytes")),
+            })),
+            (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
+            _ => Err(garbled()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cross_the_socket_intact() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let mut near = Relay { peer: a, link: Link::new(), side: Side::Client };
+        let mut far = Relay { peer: b, link: Link::new(), side: Side::Server };
+        let messages = [
+            Message::Flight { bytes: b"\x16\x03\x01 hello".to_vec(), done: true, unread: 7 },
+            Message::Flight { bytes: Vec::new(), done: false, unread: 0 },
+            Message::Next(Next::Measure),
+            Message::Reached(true),
+            Message::Tally(Tally { bytes: 1 << 40, digest: u128::MAX - 5 }),
+        ];
+        for message in &messages {
+            near.send(message).unwrap();
+            assert_eq!(&far.recv().unwrap(), message);
+        }
+        near.send(&Message::Abort("gate failed: x".into())).unwrap();
+        assert_eq!(far.recv().unwrap_err().to_string(), "the peer stopped: gate failed: x");
+        drop(near);
+        assert!(far.recv().unwrap_err().to_string().starts_with("the peer runner went away"));
+    }
+}
