@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::stacks;
+use crate::{stacks, store};
 
 #[derive(Parser)]
 #[command(name = "tlsbench", version, about = "Benchmark and compare TLS implementations with one method")]
@@ -15,8 +15,16 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Measure a matrix of stacks and scenarios, print a table, export the results.
+    /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the results.
     Run(RunArgs),
+    /// List the stored runs, oldest first: stacks, cells and whether each run is complete.
+    Runs(DbArg),
+    /// Print a stored run's table as `run` printed it (the latest run without RUN); export it.
+    Show(ShowArgs),
+    /// Compare two runs cell by cell: B's median over A's and whether the difference is real.
+    Compare(CompareArgs),
+    /// A run's tables across stacks with factors against a baseline; Markdown, or HTML with charts.
+    Report(ReportArgs),
     /// List the stacks (with their library versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]
@@ -65,12 +73,90 @@ pub struct RunArgs {
     /// A runner still going after this many seconds is killed and its cell fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, value_parser = parse_timeout)]
     pub timeout: f64,
+    /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "samples", "quick", "min_time_ms", "warmup_ms", "timeout"]
+    )]
+    pub resume: Option<String>,
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+#[derive(Args)]
+pub struct DbArg {
+    /// The results database: every run and every sample.
+    #[arg(long, value_name = "PATH", default_value = store::DEFAULT_PATH)]
+    pub db: PathBuf,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The results document (DESIGN.md's schema).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// One row per cell with its statistics and samples.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
+    /// The environment and one table per metric.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Bencher Metric Format JSON (`bencher run --adapter json`).
+    #[arg(long, value_name = "FILE")]
+    pub export_bencher: Option<PathBuf>,
+    /// github-action-benchmark JSON of the metrics where higher is better (tool: customBiggerIsBetter).
+    #[arg(long, value_name = "FILE")]
+    pub export_github_action: Option<PathBuf>,
+    /// github-action-benchmark JSON of the metrics where lower is better (tool: customSmallerIsBetter).
+    #[arg(long, value_name = "FILE")]
+    pub export_github_action_smaller: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// A run id (`tlsbench runs` lists them) or an exported JSON file [default: the latest run].
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The run compared against: a run id or an exported JSON file.
+    pub a: String,
+    /// The run judged: a run id or an exported JSON file.
+    pub b: String,
+    /// Medians closer than this many percent are noise [default: 1 for instructions, heap and
+    /// io, 5 for time].
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub threshold: Option<f64>,
+    /// Exit with status 1 when any cell of B is worse than in A.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A run id or an exported JSON file [default: the latest run].
+    pub run: Option<String>,
+    /// The stack (or `client -> server` pair) the factor columns divide by.
+    #[arg(long, value_name = "STACK")]
+    pub baseline: Option<String>,
+    /// Write DIR/index.html: one self-contained page with the environment, charts and tables.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// Write the tables as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// The measures that exist so far.
@@ -80,6 +166,14 @@ fn parse_measure(measure: &str) -> Result<String, String> {
     match MEASURES.contains(&measure) {
         true => Ok(measure.to_string()),
         false => Err(format!("unknown measure `{measure}` (valid: {})", MEASURES.join(", "))),
+    }
+}
+
+/// A percentage as a fraction: `2.5` -> 0.025.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(pct) if (0.0..100.0).contains(&pct) => Ok(pct / 100.0),
+        _ => Err(format!("`{text}` is not a percentage from 0 to below 100")),
     }
 }
 

@@ -2,6 +2,7 @@
 //! hang or garbage on stdout becomes an error naming what happened, never a number.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
@@ -14,6 +15,9 @@ use wait_timeout::ChildExt;
 pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<String> {
     let mut child = Command::new(program)
         .args(args)
+        // Its own process group, out of the terminal's: Ctrl-C stops tlsbench after the current
+        // sample (see main.rs) instead of killing the runner mid-sample and failing its cell.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

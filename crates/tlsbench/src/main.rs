@@ -7,21 +7,27 @@ mod executor;
 mod export;
 mod output;
 mod plan;
+mod report;
 mod results;
 mod run;
 mod stacks;
 mod stats;
 mod store;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Pki, Scenario};
 
-use cli::{Cli, Command, ListWhat, RunArgs};
+use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs};
 use results::{RunDocument, RunInfo, Status, SCHEMA_VERSION};
+use run::{CellState, Finish, Settings};
+use store::{Store, StoreError, StoredRun, StoredSample};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -37,6 +43,10 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Run(args) => run(args),
+        Command::Runs(args) => runs(&args.db).map(|()| ExitCode::SUCCESS),
+        Command::Show(args) => show(args),
+        Command::Compare(args) => compare(args),
+        Command::Report(args) => report(args),
         Command::List { what, stack } => list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     outcome.unwrap_or_else(|e| {
@@ -45,7 +55,57 @@ fn main() -> ExitCode {
     })
 }
 
+/// Set by Ctrl-C: the run stops before its next sample.
+static STOP: AtomicBool = AtomicBool::new(false);
+
 fn run(args: RunArgs) -> Result<ExitCode> {
+    // Opened first, so that a database tlsbench cannot use fails before anything is measured.
+    let mut store = Store::create_or_open(&args.db.db)?;
+    let (info, mut states, settings) = match &args.resume {
+        Some(id) => resume(&store, id)?,
+        None => {
+            let (info, states, settings) = plan_run(&args)?;
+            let cells = states.iter().map(CellState::as_planned).collect();
+            store.insert_run(&StoredRun { info: info.clone(), timeout: settings.timeout, cells })?;
+            (info, states, settings)
+        }
+    };
+    ctrlc::set_handler(|| {
+        // A second Ctrl-C stops at once: every sample taken is already stored.
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping after the current sample (Ctrl-C again to stop at once)");
+    })
+    .context("installing the Ctrl-C handler")?;
+
+    let mut progress = output::progress::Progress::new(run::planned_samples(&states, &settings), settings.samples);
+    let mut recorder = DbRecorder { store: &mut store, run: &info.id };
+    let finish = run::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
+    progress.finish();
+    if finish? == Finish::Interrupted {
+        eprintln!(
+            "interrupted with {} sample(s) still to take; everything measured is stored in {}: `{}` measures the rest",
+            run::planned_samples(&states, &settings),
+            args.db.db.display(),
+            resume_command(&info.id, &args.db.db)
+        );
+        return Ok(ExitCode::from(130));
+    }
+
+    let doc = RunDocument { schema_version: SCHEMA_VERSION, run: info, results: run::results(&states) };
+    print!("{}", output::table::render(&doc));
+    write_exports(&args.exports, &doc)?;
+    let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
+    if failed > 0 {
+        eprintln!("{failed} result(s) failed; the reasons are listed under the table");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A new run: the pairs and scenarios asked for, each stack's library, the settings.
+fn plan_run(args: &RunArgs) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let started = SystemTime::now();
     let pairs = match (&args.client, &args.server) {
         (Some(client), Some(server)) => vec![(client.clone(), server.clone())],
@@ -58,59 +118,234 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         }
     };
     let scenarios = plan::select_scenarios(&args.scenarios)?;
-    let data_dir = pki::default_data_dir();
-    // Generated here, once, rather than by runners racing each other.
-    let keys = dedup(scenarios.iter().map(|s| s.key).collect());
-    Pki::load_or_generate(&data_dir, &keys).map_err(anyhow::Error::msg)?;
-    let runner_dir = stacks::runner_dir()?;
-    let ids = dedup(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]).collect());
-    let infos = stacks::discover(&runner_dir, &ids)?;
-    let cells = plan::cells(&pairs, &scenarios, &infos);
-
-    let settings = run::Settings {
+    let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
         min_time_ms: args.min_time_ms.unwrap_or(if args.quick { 20 } else { 100 }),
         warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { 50 }),
         timeout: Duration::from_secs_f64(args.timeout),
-        data_dir,
-        runner_dir,
+        data_dir: pki::default_data_dir(),
+        runner_dir: stacks::runner_dir()?,
     };
-    let mut progress = output::progress::Progress::new(run::planned_samples(&cells, &settings), settings.samples);
-    let results = run::measure(&cells, &settings, &mut progress);
-    progress.finish();
+    prepare_certificates(&settings, &scenarios)?;
+    let ids = dedup(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]).collect());
+    let infos = stacks::discover(&settings.runner_dir, &ids)?;
+    let states = plan::cells(&pairs, &scenarios, &infos).into_iter().map(CellState::planned).collect();
+    let info = RunInfo {
+        id: run_id(started),
+        started: humantime::format_rfc3339_seconds(started).to_string(),
+        tlsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        environment: environment::detect(),
+        stacks: infos,
+        samples: settings.samples,
+        min_time_ms: settings.min_time_ms,
+        warmup_ms: settings.warmup_ms,
+    };
+    Ok((info, states, settings))
+}
 
-    let doc = RunDocument {
-        schema_version: SCHEMA_VERSION,
-        run: RunInfo {
-            id: run_id(started),
-            started: humantime::format_rfc3339_seconds(started).to_string(),
-            tlsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-            command_line: std::env::args().collect(),
-            environment: environment::detect(),
-            stacks: infos,
-            samples: settings.samples,
-            min_time_ms: settings.min_time_ms,
-            warmup_ms: settings.warmup_ms,
-        },
-        results,
+/// A stored run with its original settings, to take the samples it is missing.
+fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)> {
+    let stored = store.load(id)?;
+    let states = restore(&stored)?;
+    let info = stored.info;
+    let settings = Settings {
+        samples: info.samples,
+        min_time_ms: info.min_time_ms,
+        warmup_ms: info.warmup_ms,
+        timeout: stored.timeout,
+        data_dir: pki::default_data_dir(),
+        runner_dir: stacks::runner_dir()?,
     };
-    print!("{}", output::table::render(&doc));
-    let exports: [(&Option<_>, &dyn export::Exporter); 3] = [
-        (&args.export_json, &export::JsonExporter),
-        (&args.export_csv, &export::CsvExporter),
-        (&args.export_markdown, &export::MarkdownExporter),
-    ];
-    for (path, exporter) in exports {
-        if let Some(path) = path {
-            export::write_to(path, exporter, &doc)?;
+    if run::planned_samples(&states, &settings) == 0 {
+        eprintln!("run {id} is complete: nothing to measure");
+        return Ok((info, states, settings));
+    }
+    let scenarios: Vec<Scenario> = states.iter().map(|s| s.cell.scenario).collect();
+    prepare_certificates(&settings, &scenarios)?;
+    // Samples of one cell must come from one library version: refuse if a stack changed since.
+    let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
+    for (now, then) in stacks::discover(&settings.runner_dir, &ids)?.iter().zip(&info.stacks) {
+        if now.library != then.library {
+            bail!("stack `{}` now reports {}, but run {id} measured {}; a resumed run must not mix the two", now.id, now.library, then.library);
         }
     }
-    let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
-    if failed > 0 {
-        eprintln!("{failed} result(s) failed; the reasons are listed under the table");
+    let here = environment::detect();
+    if (&here.cpu, here.cores, &here.kernel) != (&info.environment.cpu, info.environment.cores, &info.environment.kernel) {
+        eprintln!("warning: run {id} started on another machine or kernel; its samples will mix the two");
+    }
+    Ok((info, states, settings))
+}
+
+/// Generated here, once, rather than by runners racing each other.
+fn prepare_certificates(settings: &Settings, scenarios: &[Scenario]) -> Result<()> {
+    let keys = dedup(scenarios.iter().map(|s| s.key).collect());
+    Pki::load_or_generate(&settings.data_dir, &keys).map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
+fn restore(stored: &StoredRun) -> Result<Vec<CellState>> {
+    let states = stored.cells.iter().map(CellState::restore).collect::<Result<Vec<_>, String>>();
+    states.map_err(anyhow::Error::msg).with_context(|| format!("reading run {}", stored.info.id))
+}
+
+fn resume_command(id: &str, db: &Path) -> String {
+    match db == Path::new(store::DEFAULT_PATH) {
+        true => format!("tlsbench run --resume {id}"),
+        false => format!("tlsbench run --resume {id} --db {}", db.display()),
+    }
+}
+
+/// Writes each sample and each cell's end to the results database as the run goes.
+struct DbRecorder<'a> {
+    store: &'a mut Store,
+    run: &'a str,
+}
+
+impl run::Recorder for DbRecorder<'_> {
+    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> Result<()> {
+        let sample = StoredSample { iterations: report.iterations, values: report.values.clone() };
+        let libraries = [&report.client_library[..], &report.server_library[..]];
+        Ok(self.store.record_sample(self.run, cell, index, &sample, libraries)?)
+    }
+
+    fn ended(&mut self, cell: usize, status: Status, reason: &str) -> Result<()> {
+        Ok(self.store.record_end(self.run, cell, status, reason)?)
+    }
+}
+
+fn write_exports(exports: &ExportArgs, doc: &RunDocument) -> Result<()> {
+    let markdown = export::MarkdownExporter::default();
+    let (bigger, smaller) = (export::GithubActionExporter { higher_is_better: true }, export::GithubActionExporter { higher_is_better: false });
+    let all: [(&Option<PathBuf>, &dyn export::Exporter); 6] = [
+        (&exports.export_json, &export::JsonExporter),
+        (&exports.export_csv, &export::CsvExporter),
+        (&exports.export_markdown, &markdown),
+        (&exports.export_bencher, &export::BencherExporter),
+        (&exports.export_github_action, &bigger),
+        (&exports.export_github_action_smaller, &smaller),
+    ];
+    for (path, exporter) in all {
+        if let Some(path) = path {
+            export::write_to(path, exporter, doc)?;
+        }
+    }
+    if let (Some(path), None) = (&exports.export_github_action, &exports.export_github_action_smaller) {
+        let lower = doc.results.iter().filter(|c| c.better == "lower" && c.median.is_some()).count();
+        if lower > 0 {
+            eprintln!(
+                "note: {} holds the metrics where higher is better; --export-github-action-smaller FILE exports the \
+                 {lower} result(s) where lower is better (github-action-benchmark takes one direction per file)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn runs(db: &Path) -> Result<()> {
+    let store = Store::open_existing(db)?;
+    print!("{}", output::run_list::render(&store.runs()?, db));
+    Ok(())
+}
+
+fn show(args: ShowArgs) -> Result<ExitCode> {
+    let loaded = load(args.run.as_deref(), &args.db.db)?;
+    print!("{}", output::table::render(&loaded.doc));
+    warn_if_interrupted(&loaded, &args.db.db);
+    write_exports(&args.exports, &loaded.doc)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compare(args: CompareArgs) -> Result<ExitCode> {
+    let (a, b) = (load(Some(&args.a), &args.db.db)?, load(Some(&args.b), &args.db.db)?);
+    let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
+    let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
+    let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
+    print!("{}", output::comparison::render(&named_a, &named_b, &comparison, args.threshold));
+    warn_if_interrupted(&a, &args.db.db);
+    warn_if_interrupted(&b, &args.db.db);
+    let worse = comparison.count(compare::Verdict::Worse);
+    if args.fail_on_regression && worse > 0 {
+        eprintln!("{worse} cell(s) worse in B than in A (--fail-on-regression)");
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: ReportArgs) -> Result<ExitCode> {
+    let loaded = load(args.run.as_deref(), &args.db.db)?;
+    let report = report::Report::new(&loaded.doc, args.baseline.as_deref())?;
+    print!("{}", report.terminal());
+    warn_if_interrupted(&loaded, &args.db.db);
+    if let Some(path) = &args.markdown {
+        export::write_to(path, &export::MarkdownExporter { baseline: args.baseline.clone() }, &loaded.doc)?;
+    }
+    if let Some(dir) = &args.html {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("index.html");
+        std::fs::write(&path, report.html()).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run named on the command line, as its results document.
+struct Loaded {
+    /// How the user named it: a run id or a file.
+    name: String,
+    doc: RunDocument,
+    /// Samples a stored run still lacks (it was interrupted).
+    missing: u64,
+}
+
+/// An exported JSON file when `name` is one, else a run in the database (the latest when
+/// `name` is `None`), turned into its document by the same code as a run's.
+fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
+    if let Some(name) = name.filter(|n| Path::new(n).is_file()) {
+        return Ok(Loaded { name: name.to_string(), doc: read_document(Path::new(name))?, missing: 0 });
+    }
+    let store = match (Store::open_existing(db), name) {
+        (Err(StoreError::Missing(_)), Some(name)) => {
+            bail!("`{name}` is neither a file nor a run: there is no results database at {} (--db PATH chooses one)", db.display())
+        }
+        (store, _) => store?,
+    };
+    let id = match name {
+        Some(name) => name.to_string(),
+        None => store.latest()?,
+    };
+    let stored = match store.load(&id) {
+        Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
+        stored => stored?,
+    };
+    let states = restore(&stored)?;
+    let missing = states.iter().map(|s| s.missing(stored.info.samples)).sum::<usize>() as u64;
+    let doc = RunDocument { schema_version: SCHEMA_VERSION, run: stored.info, results: run::results(&states) };
+    Ok(Loaded { name: id, doc, missing })
+}
+
+/// An exported results document, refused when it has another schema version.
+fn read_document(path: &Path) -> Result<RunDocument> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(version) if version == u64::from(SCHEMA_VERSION) => {}
+        Some(version) => bail!("{} has results schema version {version}; this tlsbench reads version {SCHEMA_VERSION}", path.display()),
+        None => bail!("{} is not a tlsbench results document (it has no schema_version)", path.display()),
+    }
+    serde_json::from_value(value).with_context(|| format!("{} is not a tlsbench results document", path.display()))
+}
+
+fn warn_if_interrupted(loaded: &Loaded, db: &Path) {
+    if loaded.missing > 0 {
+        eprintln!(
+            "note: run {} was interrupted: {} sample(s) are missing; `{}` takes them",
+            loaded.name,
+            loaded.missing,
+            resume_command(&loaded.name, db)
+        );
+    }
 }
 
 fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {

@@ -2,15 +2,17 @@
 //! interleaved in a new random order each round so that machine drift hits all stacks alike.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use tlsbench_harness::protocol::{Metric, Reply, SampleReport};
+use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::Side;
 
 use crate::output::progress::Progress;
 use crate::plan::Cell;
-use crate::results::{CellResult, Status};
+use crate::results::{pair_label, CellResult, Status};
+use crate::store::StoredCell;
 use crate::{executor, stacks, stats};
 
 /// How samples are taken.
@@ -25,58 +27,83 @@ pub struct Settings {
     pub runner_dir: PathBuf,
 }
 
-/// Where one cell stands.
-struct CellState<'a> {
-    cell: &'a Cell,
-    outcome: Result<(), (Status, String)>,
+/// Where one cell stands: how it ended, if it did, and the values of every sample taken.
+pub struct CellState {
+    pub cell: Cell,
+    pub outcome: Result<(), (Status, String)>,
     client_library: Option<String>,
     server_library: Option<String>,
+    /// Samples recorded so far.
+    taken: usize,
     series: Vec<(Side, Metric, Vec<f64>)>,
 }
 
-/// Measures every supported cell `settings.samples` times and returns one result per side.
-pub fn measure(cells: &[Cell], settings: &Settings, progress: &mut Progress) -> Vec<CellResult> {
-    let mut states: Vec<CellState> = cells
-        .iter()
-        .map(|cell| CellState {
-            cell,
-            outcome: cell.support.clone().map_err(|reason| (Status::Unsupported, reason)),
-            client_library: None,
-            server_library: None,
-            series: Vec::new(),
-        })
-        .collect();
+/// Where each sample and each cell's end go as they happen (the results database), so that a
+/// run stopped at any point keeps everything measured before.
+pub trait Recorder {
+    /// Sample `index` (from 0) of cell `cell` (its position in the plan).
+    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> anyhow::Result<()>;
+    fn ended(&mut self, cell: usize, status: Status, reason: &str) -> anyhow::Result<()>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// Every cell has all its samples, or has ended.
+    Complete,
+    /// `stop` was set: what was measured is recorded, the rest is missing.
+    Interrupted,
+}
+
+/// Takes every missing sample of every cell that has not ended, round by round, until each has
+/// `settings.samples`; stops before the next sample once `stop` is set.
+pub fn measure(
+    states: &mut [CellState],
+    settings: &Settings,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+    stop: &AtomicBool,
+) -> anyhow::Result<Finish> {
     let mut order: Vec<usize> = (0..states.len()).collect();
     for round in 0..settings.samples {
         fastrand::shuffle(&mut order);
         for &i in &order {
             let state = &mut states[i];
-            if state.outcome.is_err() {
+            // A resumed cell may already have this round's sample.
+            if state.outcome.is_err() || state.taken > round {
                 continue;
             }
-            let label = format!("{} {}", state.cell.scenario, pair_label(state.cell));
-            let outcome = sample(state.cell, settings).and_then(|report| state.record(report));
-            progress.sample_done(round, &label);
-            if let Err((status, reason)) = &outcome {
-                progress.cell_ended(&label, *status, reason, (settings.samples - round - 1) as u64);
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Finish::Interrupted);
             }
-            state.outcome = outcome;
+            let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
+            let index = state.taken;
+            // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
+            // sample finish, and the check above stops before the next one.
+            let outcome = sample(&state.cell, settings).and_then(|report| state.record(&report).map(|()| report));
+            progress.sample_done(round, &label);
+            match outcome {
+                Ok(report) => recorder.sample(i, index, &report)?,
+                Err((status, reason)) => {
+                    progress.cell_ended(&label, status, &reason, (settings.samples - index - 1) as u64);
+                    recorder.ended(i, status, &reason)?;
+                    state.outcome = Err((status, reason));
+                }
+            }
         }
         progress.round_done(round);
     }
+    Ok(Finish::Complete)
+}
+
+/// The number of runner invocations still to make: every missing sample of the cells that
+/// have not ended.
+pub fn planned_samples(states: &[CellState], settings: &Settings) -> u64 {
+    states.iter().map(|s| s.missing(settings.samples)).sum::<usize>() as u64
+}
+
+/// The results of every cell, in planned order: what the document and the table show.
+pub fn results(states: &[CellState]) -> Vec<CellResult> {
     states.iter().flat_map(CellState::results).collect()
-}
-
-/// The number of runner invocations a run will make.
-pub fn planned_samples(cells: &[Cell], settings: &Settings) -> u64 {
-    (cells.iter().filter(|c| c.support.is_ok()).count() * settings.samples) as u64
-}
-
-fn pair_label(cell: &Cell) -> String {
-    match cell.client == cell.server {
-        true => cell.client.clone(),
-        false => format!("{} -> {}", cell.client, cell.server),
-    }
 }
 
 /// One sample in a fresh runner process.
@@ -101,29 +128,81 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     }
 }
 
-impl CellState<'_> {
+impl CellState {
+    /// A cell of a new run: nothing taken, unsupported if planning said so.
+    pub fn planned(cell: Cell) -> CellState {
+        let outcome = cell.support.clone().map_err(|reason| (Status::Unsupported, reason));
+        CellState { cell, outcome, client_library: None, server_library: None, taken: 0, series: Vec::new() }
+    }
+
+    /// A cell of a stored run, with the samples and the outcome stored for it.
+    pub fn restore(stored: &StoredCell) -> Result<CellState, String> {
+        let scenario = stored.scenario.parse().map_err(|e| format!("stored scenario: {e}"))?;
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, support: Ok(()) };
+        let mut state = CellState::planned(cell);
+        (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
+        for sample in &stored.samples {
+            state.push(&sample.values);
+        }
+        if stored.status != Status::Ok {
+            state.outcome = Err((stored.status, stored.reason.clone().unwrap_or_default()));
+        }
+        Ok(state)
+    }
+
+    /// The cell as the database first stores it: planned, before any sample.
+    pub fn as_planned(&self) -> StoredCell {
+        let (status, reason) = match &self.outcome {
+            Ok(()) => (Status::Ok, None),
+            Err((status, reason)) => (*status, Some(reason.clone())),
+        };
+        StoredCell {
+            scenario: self.cell.scenario.name(),
+            client: self.cell.client.clone(),
+            server: self.cell.server.clone(),
+            status,
+            reason,
+            client_library: None,
+            server_library: None,
+            samples: Vec::new(),
+        }
+    }
+
+    /// Samples still to take: none once the cell has ended.
+    pub fn missing(&self, samples: usize) -> usize {
+        match self.outcome {
+            Ok(()) => samples.saturating_sub(self.taken),
+            Err(_) => 0,
+        }
+    }
+
     /// Keeps a sample's values after checking each side reports its own library.
-    fn record(&mut self, report: SampleReport) -> Result<(), (Status, String)> {
+    fn record(&mut self, report: &SampleReport) -> Result<(), (Status, String)> {
         for (id, reported, kept) in [
-            (&self.cell.client, report.client_library, &mut self.client_library),
-            (&self.cell.server, report.server_library, &mut self.server_library),
+            (&self.cell.client, &report.client_library, &mut self.client_library),
+            (&self.cell.server, &report.server_library, &mut self.server_library),
         ] {
             let stack = stacks::known(id).expect("planned stacks are known");
             if !(stack.owns)(&reported) {
                 return Err((Status::Failed, format!("stack `{id}` reported library `{reported}`, which is not its own; result refused")));
             }
-            if kept.as_ref().is_some_and(|k| *k != reported) {
-                return Err((Status::Failed, format!("stack `{id}` changed library between samples: `{}` then `{reported}`", kept.as_ref().unwrap())));
+            if let Some(earlier) = kept.as_ref().filter(|k| *k != reported) {
+                return Err((Status::Failed, format!("stack `{id}` changed library between samples: `{earlier}` then `{reported}`")));
             }
-            *kept = Some(reported);
+            *kept = Some(reported.clone());
         }
-        for value in report.values {
+        self.push(&report.values);
+        Ok(())
+    }
+
+    fn push(&mut self, values: &[MetricValue]) {
+        for value in values {
             match self.series.iter_mut().find(|(side, metric, _)| *side == value.side && *metric == value.metric) {
                 Some((_, _, samples)) => samples.push(value.value),
                 None => self.series.push((value.side, value.metric, vec![value.value])),
             }
         }
-        Ok(())
+        self.taken += 1;
     }
 
     /// One result per side and metric: the summary of the samples, or the reason there is no
@@ -193,16 +272,13 @@ mod tests {
         }
     }
 
-    fn state(cell: &Cell) -> CellState<'_> {
-        CellState { cell, outcome: Ok(()), client_library: None, server_library: None, series: Vec::new() }
-    }
 
     #[test]
     fn samples_are_kept_per_side_with_the_libraries() {
-        let cell = cell();
-        let mut state = state(&cell);
-        state.record(report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
-        state.record(report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        let mut state = CellState::planned(cell());
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        assert_eq!(state.missing(3), 1);
         let results = state.results();
         // Per side: handshakes per second (sampled here) and handshake bytes (not sampled).
         assert_eq!(results.len(), 4);
@@ -217,14 +293,14 @@ mod tests {
 
     #[test]
     fn a_result_from_another_library_is_refused() {
-        let cell = cell();
-        let mut state = state(&cell);
+        let mut state = CellState::planned(cell());
         // What rust-openssl reports when BoringSSL's symbols captured its calls.
-        let (status, reason) = state.record(report("BoringSSL")).unwrap_err();
+        let (status, reason) = state.record(&report("BoringSSL")).unwrap_err();
         assert_eq!(status, Status::Failed);
         assert_eq!(reason, "stack `openssl` reported library `BoringSSL`, which is not its own; result refused");
         state.outcome = Err((status, reason));
         let results = state.results();
         assert!(results.iter().all(|r| r.status == Status::Failed && r.median.is_none() && r.samples.is_empty()));
+        assert_eq!(state.missing(3), 0);
     }
 }

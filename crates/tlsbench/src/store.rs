@@ -174,10 +174,6 @@ impl Store {
         Ok(store)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn configure(conn: Connection, path: &Path) -> Result<Store, StoreError> {
         let store = Store { conn, path: path.to_path_buf() };
         store.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| store.error(e))?;

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// The runner binaries sit beside tlsbench in the target directory.
+/// The runner binaries sit beside tlsbench in the target directory. Runs in `data`, so that
+/// each test's results database (results.db in the working directory) is its own.
 fn tlsbench(data: &Path) -> Command {
     let mut cmd = Command::cargo_bin("tlsbench").unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", data.join("data"));
+    cmd.env("TLSBENCH_DATA_DIR", data.join("data")).current_dir(data);
     cmd
 }
 
@@ -196,6 +197,7 @@ fn a_runner_killed_mid_run_fails_its_cell_and_the_run_goes_on() {
     let json = dir.path().join("r.json");
     let child = std::process::Command::new(PathBuf::from(env!("CARGO_BIN_EXE_tlsbench")))
         .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+        .current_dir(dir.path())
         .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "3", "--min-time-ms", "150", "--warmup-ms", "0"])
         .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"])
         .arg("--export-json")

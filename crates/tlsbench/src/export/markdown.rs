@@ -1,13 +1,18 @@
-//! The Markdown export: the run's environment, one table per metric laid out like the stdout
-//! table, and notes on the cells that have no number.
+//! The Markdown export: the run's environment, one table per metric (with factor columns against
+//! a baseline stack when `tlsbench report` names one), and notes on the cells without a number.
 
 use std::fmt::Write;
 
 use super::Exporter;
-use crate::output::table::{few_samples_warning, format_cell, notes, Grid, LEGEND};
+use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::report::tables::{factor_legend, MetricTable};
 use crate::results::RunDocument;
 
-pub struct MarkdownExporter;
+#[derive(Default)]
+pub struct MarkdownExporter {
+    /// The stack the factor columns divide by; none without a baseline.
+    pub baseline: Option<String>,
+}
 
 impl Exporter for MarkdownExporter {
     fn serialize(&self, doc: &RunDocument) -> anyhow::Result<Vec<u8>> {
@@ -18,24 +23,14 @@ impl Exporter for MarkdownExporter {
         writeln!(md, "- kernel: {}", env.kernel)?;
         writeln!(md, "- rustc: {}", env.rustc)?;
 
-        let mut metrics: Vec<(&str, &str)> = Vec::new();
-        for cell in &doc.results {
-            if !metrics.contains(&(&cell.metric, &cell.unit)) {
-                metrics.push((&cell.metric, &cell.unit));
-            }
-        }
-        for (metric, unit) in metrics {
-            writeln!(md, "\n## {metric} ({unit})\n")?;
-            let grid = Grid::new(doc.results.iter().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
-            table_row(&mut md, ["scenario", "side"].into_iter().chain(grid.pairs.iter().map(|p| &p[..])))?;
-            table_row(&mut md, ["---", "---"].into_iter().chain(grid.pairs.iter().map(|_| "---:")))?;
-            for row in &grid.rows {
-                let cells: Vec<String> = row.cells.iter().map(|c| c.map_or_else(|| "-".into(), format_cell)).collect();
-                let side = row.side.to_string();
-                table_row(&mut md, [row.scenario, &side].into_iter().chain(cells.iter().map(|c| &c[..])))?;
-            }
+        for table in MetricTable::all(&doc.results, self.baseline.as_deref()) {
+            md += "\n";
+            md += &table.markdown();
         }
         writeln!(md, "\n{LEGEND}")?;
+        if let Some(baseline) = &self.baseline {
+            writeln!(md, "\n{}", factor_legend(baseline))?;
+        }
 
         let notes: Vec<String> = few_samples_warning(&doc.results).into_iter().chain(notes(&doc.results)).collect();
         if !notes.is_empty() {
@@ -48,12 +43,6 @@ impl Exporter for MarkdownExporter {
     }
 }
 
-/// `| a | b |`
-fn table_row<'a>(md: &mut String, cells: impl Iterator<Item = &'a str>) -> std::fmt::Result {
-    let cells: Vec<&str> = cells.collect();
-    writeln!(md, "| {} |", cells.join(" | "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,7 +50,7 @@ mod tests {
 
     #[test]
     fn renders_the_fixture() {
-        let md = String::from_utf8(MarkdownExporter.serialize(&fixture::document()).unwrap()).unwrap();
+        let md = String::from_utf8(MarkdownExporter::default().serialize(&fixture::document()).unwrap()).unwrap();
         let expected = "\
 # tlsbench run run-1
 
@@ -70,7 +59,7 @@ mod tests {
 - kernel: 6.1.0
 - rustc: rustc 1.85.0
 
-## handshakes_per_s (1/s)
+## handshakes_per_s (1/s, higher is better)
 
 | scenario | side | rustls-aws-lc-rs | openssl |
 | --- | --- | ---: | ---: |
@@ -78,7 +67,7 @@ mod tests {
 | handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | client | 987.6 ±0.8% * | failed |
 | handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 | server | 1,500 ±6.7% | n/a |
 
-## heap_peak_bytes (B)
+## heap_peak_bytes (B, lower is better)
 
 | scenario | side | rustls-aws-lc-rs |
 | --- | --- | ---: |

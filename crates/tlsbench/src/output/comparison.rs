@@ -80,7 +80,7 @@ fn format_p(p: f64) -> String {
 /// How a verdict is reached, with the thresholds that applied to these cells.
 fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
     let thresholds = match threshold {
-        Some(t) => format!("{}% (--threshold)", percent(t)),
+        Some(t) => format!("{}%, from --threshold", percent(t)),
         None => {
             let mut by_measure: Vec<String> = Vec::new();
             for (measure, t) in comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.measure, j.threshold))) {

@@ -2,5 +2,6 @@
 
 pub mod comparison;
 pub mod progress;
+pub mod run_list;
 pub mod stack_list;
 pub mod table;

@@ -1,0 +1,106 @@
+//! `tlsbench report`: one run across its stacks, in the form of published TLS benchmark write-ups:
+//! tables with factors against a baseline stack (terminal, Markdown) and an HTML page with charts.
+
+mod html;
+mod svg;
+pub mod tables;
+
+use anyhow::bail;
+
+use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::results::{CellResult, RunDocument};
+use tables::{factor_legend, MetricTable};
+
+pub struct Report<'a> {
+    doc: &'a RunDocument,
+    baseline: Option<&'a str>,
+    tables: Vec<MetricTable<'a>>,
+}
+
+impl<'a> Report<'a> {
+    /// The report of `doc`; `baseline` must be one of its stacks (or `client -> server` pairs).
+    pub fn new(doc: &'a RunDocument, baseline: Option<&'a str>) -> anyhow::Result<Report<'a>> {
+        if let Some(baseline) = baseline {
+            let mut pairs: Vec<String> = Vec::new();
+            for pair in doc.results.iter().map(CellResult::pair_label) {
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+            if !pairs.iter().any(|p| p == baseline) {
+                bail!("baseline `{baseline}` is not a stack of run {} (valid: {})", doc.run.id, pairs.join(", "));
+            }
+        }
+        Ok(Report { doc, baseline, tables: MetricTable::all(&doc.results, baseline) })
+    }
+
+    /// The tables as the terminal shows them, with the legend and the notes.
+    pub fn terminal(&self) -> String {
+        let run = &self.doc.run;
+        let mut out = format!("tlsbench run {} (started {}, {} samples per cell)\n", run.id, run.started, run.samples);
+        for table in &self.tables {
+            out += "\n";
+            out += &table.terminal();
+        }
+        out += &format!("{LEGEND}\n");
+        if let Some(baseline) = self.baseline {
+            out += &format!("{}\n", factor_legend(baseline));
+        }
+        if let Some(warning) = few_samples_warning(&self.doc.results) {
+            out += &format!("warning: {warning}\n");
+        }
+        for note in notes(&self.doc.results) {
+            out += &format!("note: {note}\n");
+        }
+        out
+    }
+
+    /// The self-contained HTML page (DIR/index.html).
+    pub fn html(&self) -> String {
+        html::page(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::table::fixture;
+
+    #[test]
+    fn the_terminal_report_has_a_table_per_metric_with_factors() {
+        let doc = fixture::document();
+        let text = Report::new(&doc, Some("openssl")).unwrap().terminal();
+        let expected = "\
+tlsbench run run-1 (started 2025-01-02T03:04:05Z, 3 samples per cell)
+
+handshakes_per_s (1/s, higher is better)
+┌─────────────────────────────────────────────────────────┬────────┬──────────────────┬─────────┬──────────────────────────┐
+│ scenario                                                ┆ side   ┆ rustls-aws-lc-rs ┆ openssl ┆ rustls-aws-lc-rs/openssl │
+╞═════════════════════════════════════════════════════════╪════════╪══════════════════╪═════════╪══════════════════════════╡
+│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ server ┆     12,345 ±1.2% ┆  failed ┆                        - │
+│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ client ┆    987.6 ±0.8% * ┆  failed ┆                        - │
+│ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 ┆ server ┆      1,500 ±6.7% ┆     n/a ┆                        - │
+└─────────────────────────────────────────────────────────┴────────┴──────────────────┴─────────┴──────────────────────────┘
+
+heap_peak_bytes (B, lower is better)
+┌──────────────────────────────────────────────────┬────────┬──────────────────┐
+│ scenario                                         ┆ side   ┆ rustls-aws-lc-rs │
+╞══════════════════════════════════════════════════╪════════╪══════════════════╡
+│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm ┆ server ┆     45,678 ±0.0% │
+└──────────────────────────────────────────────────┴────────┴──────────────────┘
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median; *: some samples are outliers (MAD test), kept in the statistics
+a/openssl: the median of stack a over the median of openssl in the same row (above 1: larger)
+warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% confidence; use --samples 6 or more
+note: openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
+note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: openssl: cipher suite chacha20-poly1305 not supported
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn an_unknown_baseline_names_the_valid_ones() {
+        let doc = fixture::document();
+        let err = Report::new(&doc, Some("wolfssl")).err().unwrap();
+        assert_eq!(err.to_string(), "baseline `wolfssl` is not a stack of run run-1 (valid: rustls-aws-lc-rs, openssl)");
+    }
+}

@@ -1,0 +1,171 @@
+//! The tables of a report, in the form of published TLS benchmark write-ups: per metric, one row
+//! per scenario and side, one column per stack, and a factor column per stack against a baseline.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+use crate::output::table::{format_cell, Grid};
+use crate::results::{CellResult, Status};
+
+/// The cells of one metric laid out as a grid, with the baseline's column if there is one.
+pub struct MetricTable<'a> {
+    pub metric: &'a str,
+    pub unit: &'a str,
+    pub better: &'a str,
+    pub grid: Grid<'a>,
+    /// Index into `grid.pairs`.
+    pub baseline: Option<usize>,
+}
+
+impl<'a> MetricTable<'a> {
+    /// One table per metric, in order of first appearance. A baseline that is not one of a
+    /// metric's columns gives that table no factor columns.
+    pub fn all(results: &'a [CellResult], baseline: Option<&str>) -> Vec<MetricTable<'a>> {
+        let mut metrics: Vec<(&str, &str, &str)> = Vec::new();
+        for cell in results {
+            let key = (&cell.metric[..], &cell.unit[..], &cell.better[..]);
+            if !metrics.contains(&key) {
+                metrics.push(key);
+            }
+        }
+        metrics
+            .into_iter()
+            .map(|(metric, unit, better)| {
+                let grid = Grid::new(results.iter().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
+                let baseline = baseline.and_then(|b| grid.pairs.iter().position(|p| p == b));
+                MetricTable { metric, unit, better, grid, baseline }
+            })
+            .collect()
+    }
+
+    /// `handshakes_per_s (1/s, higher is better)`
+    pub fn title(&self) -> String {
+        format!("{} ({}, {} is better)", self.metric, self.unit, self.better)
+    }
+
+    /// `scenario`, `side`, each pair, then `pair/baseline` for each other pair.
+    pub fn header(&self) -> Vec<String> {
+        let mut header = vec!["scenario".to_string(), "side".to_string()];
+        header.extend(self.grid.pairs.iter().cloned());
+        if let Some(b) = self.baseline {
+            let base = &self.grid.pairs[b];
+            header.extend(self.others(b).map(|p| format!("{}/{base}", self.grid.pairs[p])));
+        }
+        header
+    }
+
+    /// Each row's cells as text, in the order of [`MetricTable::header`].
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        self.grid
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![row.scenario.to_string(), row.side.to_string()];
+                cells.extend(row.cells.iter().map(|c| c.map_or_else(|| "-".into(), format_cell)));
+                if let Some(b) = self.baseline {
+                    let factors = self.others(b).map(|p| factor(row.cells[p], row.cells[b]));
+                    cells.extend(factors.map(|f| f.map_or_else(|| "-".into(), format_factor)));
+                }
+                cells
+            })
+            .collect()
+    }
+
+    /// Columns that hold numbers (right-aligned): all but the scenario and the side.
+    pub fn numeric_columns(&self) -> std::ops::Range<usize> {
+        2..self.header().len()
+    }
+
+    pub fn terminal(&self) -> String {
+        let mut table = Table::new();
+        table.load_preset(UTF8_FULL_CONDENSED);
+        table.set_header(self.header());
+        for row in self.rows() {
+            table.add_row(row);
+        }
+        for i in self.numeric_columns() {
+            if let Some(column) = table.column_mut(i) {
+                column.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        format!("{}\n{table}\n", self.title())
+    }
+
+    pub fn markdown(&self) -> String {
+        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let header = self.header();
+        let rule = header.iter().enumerate().map(|(i, _)| if self.numeric_columns().contains(&i) { "---:" } else { "---" }.to_string()).collect();
+        let mut md = format!("## {}\n\n", self.title());
+        md += &line(header);
+        md += &line(rule);
+        for row in self.rows() {
+            md += &line(row);
+        }
+        md
+    }
+
+    fn others(&self, baseline: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.grid.pairs.len()).filter(move |&p| p != baseline)
+    }
+}
+
+/// A cell's median over the baseline's, when both have a number.
+pub fn factor(cell: Option<&CellResult>, baseline: Option<&CellResult>) -> Option<f64> {
+    let median = |c: Option<&CellResult>| c.filter(|c| c.status == Status::Ok).and_then(|c| c.median);
+    let (value, base) = (median(cell)?, median(baseline)?);
+    (base != 0.0).then(|| value / base)
+}
+
+/// `1.23x`
+pub fn format_factor(factor: f64) -> String {
+    format!("{factor:.2}x")
+}
+
+/// Explains the factor columns, under tables that have them.
+pub fn factor_legend(baseline: &str) -> String {
+    format!("a/{baseline}: the median of stack a over the median of {baseline} in the same row (above 1: larger)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::table::fixture;
+
+    #[test]
+    fn factor_columns_divide_by_the_baseline() {
+        let mut doc = fixture::document();
+        // Give openssl a number in the first row: 10,000 against rustls's 12,345.
+        doc.results[1].status = crate::results::Status::Ok;
+        doc.results[1].reason = None;
+        doc.results[1].median = Some(10000.0);
+        doc.results[1].ci95 = Some([9900.0, 10100.0]);
+        let tables = MetricTable::all(&doc.results, Some("openssl"));
+        assert_eq!(tables.len(), 2);
+        let handshakes = &tables[0];
+        assert_eq!(handshakes.title(), "handshakes_per_s (1/s, higher is better)");
+        assert_eq!(handshakes.header(), ["scenario", "side", "rustls-aws-lc-rs", "openssl", "rustls-aws-lc-rs/openssl"]);
+        let rows = handshakes.rows();
+        assert_eq!(rows[0][2..], ["12,345 ±1.2%", "10,000 ±1.0%", "1.23x"]);
+        assert_eq!(rows[1][2..], ["987.6 ±0.8% *", "failed", "-"]);
+        assert_eq!(rows[2][2..], ["1,500 ±6.7%", "n/a", "-"]);
+        // The heap table has no openssl column, so no factor.
+        assert_eq!(tables[1].baseline, None);
+        assert_eq!(tables[1].header(), ["scenario", "side", "rustls-aws-lc-rs"]);
+        assert_eq!(MetricTable::all(&doc.results, None)[0].header().len(), 4);
+    }
+
+    #[test]
+    fn renders_markdown_with_right_aligned_numbers() {
+        let doc = fixture::document();
+        let tables = MetricTable::all(&doc.results, Some("rustls-aws-lc-rs"));
+        let expected = "\
+## heap_peak_bytes (B, lower is better)
+
+| scenario | side | rustls-aws-lc-rs |
+| --- | --- | ---: |
+| handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 ±0.0% |
+";
+        assert_eq!(tables[1].markdown(), expected);
+        assert!(tables[0].markdown().contains("| scenario | side | rustls-aws-lc-rs | openssl | openssl/rustls-aws-lc-rs |\n| --- | --- | ---: | ---: | ---: |\n"));
+    }
+}

@@ -1,0 +1,96 @@
+//! End-to-end: the HTML report of a real run, opened in headless Chromium (Debian's `chromium`,
+//! installed by scripts/setup.sh): it loads nothing else, logs no console message, and draws the
+//! charts' bars in the stacks' colours.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+/// The bar colours of the first two stacks (report/svg.rs's palette).
+const STACK_COLOURS: [[u8; 3]; 2] = [[0x00, 0x72, 0xb2], [0xe6, 0x9f, 0x00]];
+
+fn chromium() -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("chromium")).find(|path| path.is_file()));
+    found.expect("chromium is not installed; run scripts/setup.sh, which installs Debian's chromium package")
+}
+
+/// Headless Chromium on `page` with `args`, with a profile of its own and nothing in the
+/// background that would reach the network.
+fn headless(chromium: &Path, page: &Path, profile: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        .args(["--disable-sync", "--no-first-run", "--hide-scrollbars", "--force-color-profile=srgb"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs")
+}
+
+fn tlsbench(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
+    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
+    cmd
+}
+
+#[test]
+fn the_html_report_loads_in_chromium_and_shows_the_charts() {
+    let chromium = chromium(); // before the run: a missing browser should fail at once
+    let dir = tempfile::tempdir().unwrap();
+    let run = tlsbench(dir.path())
+        .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let report = tlsbench(dir.path()).args(["report", "--baseline", "openssl", "--html", "html"]).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let page = dir.path().join("html").join("index.html");
+    assert_eq!(String::from_utf8_lossy(&report.stderr), format!("wrote {}\n", Path::new("html").join("index.html").display()));
+
+    // The DOM as Chromium parsed it, with every file it loaded and every console message logged.
+    let dom = headless(&chromium, &page, &dir.path().join("profile-dom"), &["--enable-logging=stderr", "--v=1", "--dump-dom"]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let (html, log) = (String::from_utf8_lossy(&dom.stdout), String::from_utf8_lossy(&dom.stderr));
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let loads: Vec<&str> = log.lines().filter(|l| l.contains("FileURLLoader::Start")).collect();
+    assert_eq!(loads.len(), 1, "the page must load nothing but itself: {loads:#?}");
+    assert!(loads[0].ends_with(&format!("file://{}", page.display())), "{loads:?}");
+    // Charts per group and side: handshake-full has handshakes_per_s and handshake_bytes for
+    // each side, transfer has mb_per_s for each; one bar per stack in each.
+    assert!(html.contains("<h1>tlsbench run <code>"), "{html}");
+    assert_eq!(html.matches("<section class=\"group\"").count(), 2);
+    assert_eq!(html.matches("<svg").count(), 6);
+    assert_eq!(html.matches("<rect class=\"bar\"").count(), 12);
+    assert_eq!(html.matches("<path class=\"ci\"").count(), 12);
+    assert!(html.contains("<th>rustls-ring/openssl</th>"));
+
+    // What a person sees: a screenshot, with each stack's bars drawn in its colour.
+    let shot = dir.path().join("report.png");
+    let screenshot = headless(&chromium, &page, &dir.path().join("profile-shot"), &["--window-size=1200,2400", &format!("--screenshot={}", shot.display())]);
+    assert!(screenshot.status.success(), "{}", String::from_utf8_lossy(&screenshot.stderr));
+    let counts = colour_counts(&shot);
+    for (colour, count) in STACK_COLOURS.iter().zip(counts) {
+        // Six bars of 14 px by at least a few dozen px each, plus the legends' swatches.
+        assert!(count > 2000, "{count} pixels of {colour:02x?}: the bars are not drawn");
+    }
+}
+
+/// How many pixels of the screenshot have each of [`STACK_COLOURS`].
+fn colour_counts(png_path: &Path) -> [usize; 2] {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png_path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a screenshot fits in memory")];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let mut counts = [0; 2];
+    for pixel in pixels[..info.buffer_size()].chunks(channels) {
+        for (count, colour) in counts.iter_mut().zip(STACK_COLOURS) {
+            *count += usize::from(pixel[..3] == colour);
+        }
+    }
+    counts
+}
