@@ -2,23 +2,57 @@
 //! hang or garbage on stdout becomes an error naming what happened, never a number.
 
 use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use wait_timeout::ChildExt;
 
 /// Runs `program args...`, waits at most `limit`, and returns its stdout if it exited with 0.
 pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<String> {
+    start(program, args, Stdio::null())?.finish(Instant::now() + limit, limit)
+}
+
+/// Runs two programs whose stdin is one socket between them (the two sides of a split-process
+/// pair), with one deadline for both; returns each one's stdout as `call` does.
+pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (Result<String>, Result<String>) {
+    let deadline = Instant::now() + limit;
+    let (socket_a, socket_b) = match UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(e) => return (Err(anyhow!("creating the socket between the runners: {e}")), Err(anyhow!("no socket"))),
+    };
+    // Each child gets its end as stdin; ours close as the Commands drop, so that a child sees
+    // the end of the stream when its peer exits.
+    let first = start(a.0, a.1, Stdio::from(OwnedFd::from(socket_a)));
+    let second = start(b.0, b.1, Stdio::from(OwnedFd::from(socket_b)));
+    match (first, second) {
+        (Ok(first), Ok(second)) => (first.finish(deadline, limit), second.finish(deadline, limit)),
+        (first, second) => {
+            let outcome = |running: Result<Running>| running.and_then(|r| r.finish(Instant::now(), limit));
+            (outcome(first), outcome(second))
+        }
+    }
+}
+
+/// A started runner with threads draining its output.
+struct Running {
+    child: std::process::Child,
+    stdout: thread::JoinHandle<String>,
+    stderr: thread::JoinHandle<String>,
+}
+
+fn start(program: &Path, args: &[&str], stdin: Stdio) -> Result<Running> {
     let mut child = Command::new(program)
         .args(args)
         // Its own process group, out of the terminal's: Ctrl-C stops tlsbench after the current
         // sample (see main.rs) instead of killing the runner mid-sample and failing its cell.
         .process_group(0)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -26,29 +60,39 @@ pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<String> {
     // Read both pipes on their own threads so that a chatty runner cannot block on a full pipe.
     let stdout = drain(child.stdout.take().expect("stdout is piped"));
     let stderr = drain(child.stderr.take().expect("stderr is piped"));
-    let status = match child.wait_timeout(limit).context("waiting for the runner")? {
-        Some(status) => status,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(anyhow!("runner exceeded its time limit of {} s and was killed", limit.as_secs_f64()));
+    Ok(Running { child, stdout, stderr })
+}
+
+impl Running {
+    /// Waits until `deadline` (`limit` after the start), then kills; returns stdout if the
+    /// runner exited with 0.
+    fn finish(mut self, deadline: Instant, limit: Duration) -> Result<String> {
+        let child = &mut self.child;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let status = match child.wait_timeout(left).context("waiting for the runner")? {
+            Some(status) => status,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(anyhow!("runner exceeded its time limit of {} s and was killed", limit.as_secs_f64()));
+            }
+        };
+        let stdout = self.stdout.join().unwrap_or_default();
+        let stderr = self.stderr.join().unwrap_or_default();
+        if status.success() {
+            return Ok(stdout);
         }
-    };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if status.success() {
-        return Ok(stdout);
+        let last_words = stderr.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("").trim().to_string();
+        let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+            (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
+            (Some(code), _) => format!("runner exited with status {code}"),
+            _ => format!("runner ended with {status}"),
+        };
+        Err(match last_words.is_empty() {
+            true => anyhow!(cause),
+            false => anyhow!("{cause}: {last_words}"),
+        })
     }
-    let last_words = stderr.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("").trim().to_string();
-    let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-        (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
-        (Some(code), _) => format!("runner exited with status {code}"),
-        _ => format!("runner ended with {status}"),
-    };
-    Err(match last_words.is_empty() {
-        true => anyhow!(cause),
-        false => anyhow!("{cause}: {last_words}"),
-    })
 }
 
 fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
@@ -85,5 +129,19 @@ mod tests {
         assert_eq!(killed.to_string(), "runner was killed by signal 9 (SIGKILL)");
         let hung = call(sh, &["-c", "sleep 30"], Duration::from_millis(200)).unwrap_err();
         assert_eq!(hung.to_string(), "runner exceeded its time limit of 0.2 s and was killed");
+    }
+
+    #[test]
+    fn a_pair_talks_through_the_socket_on_its_stdin() {
+        let sh = Path::new("/bin/sh");
+        // One side writes a line into the socket; the other reads it from its stdin and prints it.
+        let writer: &[&str] = &["-c", "echo over the socket >&0"];
+        let reader: &[&str] = &["-c", "read line; echo \"got: $line\""];
+        let (a, b) = call_pair((sh, writer), (sh, reader), Duration::from_secs(10));
+        assert_eq!((a.unwrap(), b.unwrap()), (String::new(), "got: over the socket\n".to_string()));
+        // A side that dies leaves its peer with the end of the stream, not a hang.
+        let (a, b) = call_pair((sh, &["-c", "exit 4"]), (sh, &["-c", "cat >/dev/null; echo peer gone"]), Duration::from_secs(10));
+        assert_eq!(a.unwrap_err().to_string(), "runner exited with status 4");
+        assert_eq!(b.unwrap(), "peer gone\n");
     }
 }

@@ -106,26 +106,73 @@ pub fn results(states: &[CellState]) -> Vec<CellResult> {
     states.iter().flat_map(CellState::results).collect()
 }
 
-/// One sample in a fresh runner process.
+/// One sample: in one fresh runner holding both stacks, or split over two runners, one per
+/// side, when no runner holds both.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
-    let runner = stacks::runner_for_pair(&cell.client, &cell.server).expect("planned cells have a runner");
-    let runner = stacks::runner_path(&settings.runner_dir, runner).map_err(|e| failed(e.to_string()))?;
+    let runner = |name| stacks::runner_path(&settings.runner_dir, name).map_err(|e| failed(e.to_string()));
     let (scenario, min_time, warmup) =
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
-    let args = [
-        "sample", "--client", &cell.client, "--server", &cell.server, "--scenario", &scenario,
-        "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir,
-    ];
-    let reply = executor::call(&runner, &args, settings.timeout)
-        .and_then(|out| serde_json::from_str::<Reply>(&out).context("runner printed an unreadable reply"));
-    match reply {
+    let common = ["--scenario", &scenario, "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
+    let Some(both) = stacks::runner_for_pair(&cell.client, &cell.server) else {
+        let (client_runner, server_runner) = (runner(stacks::runner_of(&cell.client))?, runner(stacks::runner_of(&cell.server))?);
+        // The socket to the peer is each runner's stdin.
+        let side = |role: &'static str, stack: &'static str| [&["side", "--role", role, "--stack", stack, "--peer-fd", "0"][..], &common].concat();
+        let (client_args, server_args) = (side("client", static_id(&cell.client)), side("server", static_id(&cell.server)));
+        let (client, server) =
+            executor::call_pair((&client_runner, &client_args), (&server_runner, &server_args), settings.timeout);
+        return merge_sides(reply(client), reply(server));
+    };
+    let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
+    match reply(executor::call(&runner(both)?, &args, settings.timeout)) {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
         Ok(Reply::Failed { reason }) => Err(failed(reason)),
-        Err(e) => Err(failed(format!("{e:#}"))),
+        Err(reason) => Err(failed(reason)),
     }
+}
+
+fn reply(output: anyhow::Result<String>) -> Result<Reply, String> {
+    output
+        .and_then(|out| serde_json::from_str::<Reply>(&out).context("runner printed an unreadable reply"))
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// One report from the two sides of a split-process sample. When a side fails, its own reason
+/// wins over its peer's "the peer stopped" or "went away".
+fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
+    let reason = |side: &str, result: &Result<Reply, String>| match result {
+        Ok(Reply::Ok(_)) => None,
+        Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),
+        Ok(Reply::Failed { reason }) | Err(reason) => Some((Status::Failed, format!("{side} runner: {reason}"))),
+    };
+    match (client, server) {
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.iterations == server.iterations => Ok(SampleReport {
+            client_library: client.client_library,
+            server_library: server.server_library,
+            iterations: client.iterations,
+            values: client.values.into_iter().chain(server.values).collect(),
+        }),
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
+            Status::Failed,
+            format!("the sides disagree on the work: {} iterations on the client, {} on the server", client.iterations, server.iterations),
+        )),
+        (client, server) => {
+            let echoes_peer = |r: &(Status, String)| r.1.contains("the peer");
+            Err(match (reason("client", &client), reason("server", &server)) {
+                (Some(c), Some(s)) if echoes_peer(&c) && !echoes_peer(&s) => s,
+                (Some(c), _) => c,
+                (None, Some(s)) => s,
+                (None, None) => unreachable!("at least one side did not reply Ok"),
+            })
+        }
+    }
+}
+
+/// The `KNOWN` table's own copy of a stack id, which lives for the whole program.
+fn static_id(id: &str) -> &'static str {
+    stacks::known(id).expect("planned stacks are known").id
 }
 
 impl CellState {
@@ -289,6 +336,27 @@ mod tests {
         assert_eq!((results[2].side, results[2].median), (Side::Server, Some(2000.0)));
         assert_eq!(results[2].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
         assert_eq!(results[2].pair_label(), "rustls-ring -> openssl");
+    }
+
+    #[test]
+    fn split_sides_merge_into_one_report_and_a_failure_names_its_own_cause() {
+        let side = |r: SampleReport, keep: Side| SampleReport { values: r.values.into_iter().filter(|v| v.side == keep).collect(), ..r };
+        let client = side(SampleReport { server_library: String::new(), ..report("") }, Side::Client);
+        let server = side(SampleReport { client_library: String::new(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, Side::Server);
+        let merged = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(server.clone()))).unwrap();
+        assert_eq!((merged.client_library.as_str(), merged.server_library.as_str()), ("rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026"));
+        assert_eq!(merged.values.len(), 2);
+
+        let uneven = SampleReport { iterations: 99, ..server.clone() };
+        let (_, reason) = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(uneven))).unwrap_err();
+        assert_eq!(reason, "the sides disagree on the work: 100 iterations on the client, 99 on the server");
+
+        let gate = Ok(Reply::Failed { reason: "gate failed: server negotiated group secp256r1, the scenario asks for x25519".into() });
+        let echo = Ok(Reply::Failed { reason: "the peer stopped: gate failed: server negotiated ...".into() });
+        let (status, reason) = merge_sides(echo, gate).unwrap_err();
+        assert_eq!((status, reason.as_str()), (Status::Failed, "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"));
+        let (_, reason) = merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
+        assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
     }
 
     #[test]

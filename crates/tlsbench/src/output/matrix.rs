@@ -1,0 +1,94 @@
+//! `tlsbench interop`: one matrix per scenario and side, clients down, servers across, each
+//! cell the pair's median handshakes per second (or why the pair has none).
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use tlsbench_harness::Side;
+
+use crate::output::table::{format_cell, notes, LEGEND};
+use crate::results::{CellResult, RunDocument};
+
+/// The metric the matrices show.
+pub const METRIC: &str = "handshakes_per_s";
+
+pub fn render(doc: &RunDocument) -> String {
+    let shown: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == METRIC).collect();
+    let clients = first_seen(shown.iter().map(|r| r.client_stack.as_str()));
+    let servers = first_seen(shown.iter().map(|r| r.server_stack.as_str()));
+    let mut out = String::new();
+    for scenario in first_seen(shown.iter().map(|r| r.scenario.as_str())) {
+        for side in [Side::Client, Side::Server] {
+            let mut table = Table::new();
+            table.load_preset(UTF8_FULL_CONDENSED);
+            table.set_header(std::iter::once("client \\ server").chain(servers.iter().copied()));
+            for client in &clients {
+                let cells = servers.iter().map(|server| {
+                    let found = shown.iter().find(|r| {
+                        r.scenario == scenario && r.side == side && r.client_stack == *client && r.server_stack == *server
+                    });
+                    found.map_or_else(|| "-".to_string(), |r| format_cell(r))
+                });
+                table.add_row(std::iter::once(client.to_string()).chain(cells));
+            }
+            for column in 1..=servers.len() {
+                if let Some(column) = table.column_mut(column) {
+                    column.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            out += &format!("{scenario}: {side} side, {METRIC}\n{table}\n\n");
+        }
+    }
+    out += &format!("{LEGEND}\n");
+    for note in notes(shown.iter().copied()) {
+        out += &format!("note: {note}\n");
+    }
+    out
+}
+
+/// The distinct values in order of first appearance, so that the matrix follows the plan.
+fn first_seen<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for value in values {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Status;
+
+    fn cell(client: &str, server: &str, side: Side, median: Option<f64>, status: Status, reason: Option<&str>) -> CellResult {
+        let mut cell = crate::output::table::fixture::document().results[0].clone();
+        cell.scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into();
+        cell.metric = METRIC.into();
+        (cell.client_stack, cell.server_stack, cell.side) = (client.into(), server.into(), side);
+        (cell.median, cell.ci95, cell.outliers, cell.status) = (median, median.map(|m| [m, m]), Vec::new(), status);
+        cell.reason = reason.map(String::from);
+        cell
+    }
+
+    #[test]
+    fn clients_down_servers_across_with_the_reason_a_pair_failed() {
+        let mut doc = crate::output::table::fixture::document();
+        let alert = Some("server runner: server handshake failed: no shared cipher");
+        doc.results = vec![
+            cell("openssl", "openssl", Side::Client, Some(1500.0), Status::Ok, None),
+            cell("openssl", "openssl", Side::Server, Some(6000.0), Status::Ok, None),
+            cell("openssl", "rustls-ring", Side::Client, Some(1400.0), Status::Ok, None),
+            cell("openssl", "rustls-ring", Side::Server, Some(12000.0), Status::Ok, None),
+            cell("rustls-ring", "openssl", Side::Client, None, Status::Failed, alert),
+            cell("rustls-ring", "openssl", Side::Server, None, Status::Failed, alert),
+        ];
+        let text = render(&doc);
+        assert!(text.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: server side, handshakes_per_s"), "{text}");
+        let server_matrix = text.split("server side").nth(1).unwrap();
+        let row = |name: &str| server_matrix.lines().find(|l| l.starts_with(&format!("│ {name} "))).unwrap().to_string();
+        assert!(row("openssl").contains("6,000 ±0.0%") && row("openssl").contains("12,000 ±0.0%"), "{text}");
+        assert!(row("rustls-ring").contains("failed") && row("rustls-ring").contains(" - "), "{text}");
+        assert!(text.contains("note: ") && text.contains("no shared cipher"), "{text}");
+    }
+}
