@@ -25,7 +25,7 @@ use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Pki, Scenario};
 
 use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs};
-use results::{RunDocument, RunInfo, Status, SCHEMA_VERSION};
+use results::{RunDocument, RunInfo, Status};
 use run::{CellState, Finish, Settings};
 use store::{Store, StoreError, StoredRun, StoredSample};
 
@@ -93,7 +93,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
 
-    let doc = RunDocument { schema_version: SCHEMA_VERSION, run: info, results: run::results(&states) };
+    let doc = run::document(info, &states);
     print!("{}", output::table::render(&doc));
     write_exports(&args.exports, &doc)?;
     let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
@@ -147,7 +147,7 @@ fn plan_run(args: &RunArgs) -> Result<(RunInfo, Vec<CellState>, Settings)> {
 /// A stored run with its original settings, to take the samples it is missing.
 fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let stored = store.load(id)?;
-    let states = restore(&stored)?;
+    let states = run::restore(&stored)?;
     let info = stored.info;
     let settings = Settings {
         samples: info.samples,
@@ -182,11 +182,6 @@ fn prepare_certificates(settings: &Settings, scenarios: &[Scenario]) -> Result<(
     let keys = dedup(scenarios.iter().map(|s| s.key).collect());
     Pki::load_or_generate(&settings.data_dir, &keys).map_err(anyhow::Error::msg)?;
     Ok(())
-}
-
-fn restore(stored: &StoredRun) -> Result<Vec<CellState>> {
-    let states = stored.cells.iter().map(CellState::restore).collect::<Result<Vec<_>, String>>();
-    states.map_err(anyhow::Error::msg).with_context(|| format!("reading run {}", stored.info.id))
 }
 
 fn resume_command(id: &str, db: &Path) -> String {
@@ -303,7 +298,7 @@ struct Loaded {
 /// `name` is `None`), turned into its document by the same code as a run's.
 fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
     if let Some(name) = name.filter(|n| Path::new(n).is_file()) {
-        return Ok(Loaded { name: name.to_string(), doc: read_document(Path::new(name))?, missing: 0 });
+        return Ok(Loaded { name: name.to_string(), doc: RunDocument::read(Path::new(name))?, missing: 0 });
     }
     let store = match (Store::open_existing(db), name) {
         (Err(StoreError::Missing(_)), Some(name)) => {
@@ -319,22 +314,10 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,
     };
-    let states = restore(&stored)?;
+    let states = run::restore(&stored)?;
     let missing = states.iter().map(|s| s.missing(stored.info.samples)).sum::<usize>() as u64;
-    let doc = RunDocument { schema_version: SCHEMA_VERSION, run: stored.info, results: run::results(&states) };
+    let doc = run::document(stored.info, &states);
     Ok(Loaded { name: id, doc, missing })
-}
-
-/// An exported results document, refused when it has another schema version.
-fn read_document(path: &Path) -> Result<RunDocument> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(version) if version == u64::from(SCHEMA_VERSION) => {}
-        Some(version) => bail!("{} has results schema version {version}; this tlsbench reads version {SCHEMA_VERSION}", path.display()),
-        None => bail!("{} is not a tlsbench results document (it has no schema_version)", path.display()),
-    }
-    serde_json::from_value(value).with_context(|| format!("{} is not a tlsbench results document", path.display()))
 }
 
 fn warn_if_interrupted(loaded: &Loaded, db: &Path) {

@@ -1,6 +1,9 @@
 //! The results document of a run (DESIGN.md, "Results"): what is exported as JSON and what the
 //! table and the other exporters render.
 
+use std::path::Path;
+
+use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use tlsbench_harness::protocol::StackInfo;
 use tlsbench_harness::Side;
@@ -13,6 +16,20 @@ pub struct RunDocument {
     pub schema_version: u32,
     pub run: RunInfo,
     pub results: Vec<CellResult>,
+}
+
+impl RunDocument {
+    /// Reads an exported document; one of another schema version is refused, not misread.
+    pub fn read(path: &Path) -> anyhow::Result<RunDocument> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+            Some(version) if version == u64::from(SCHEMA_VERSION) => {}
+            Some(version) => bail!("{} has results schema version {version}; this tlsbench reads version {SCHEMA_VERSION}", path.display()),
+            None => bail!("{} is not a tlsbench results document (it has no schema_version)", path.display()),
+        }
+        serde_json::from_value(value).with_context(|| format!("{} is not a tlsbench results document", path.display()))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,5 +104,26 @@ pub fn pair_label(client: &str, server: &str) -> String {
     match client == server {
         true => client.to_string(),
         false => format!("{client} -> {server}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{Exporter, JsonExporter};
+    use crate::output::table::fixture;
+
+    #[test]
+    fn reads_an_exported_document_and_refuses_another_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, JsonExporter.serialize(&fixture::document()).unwrap()).unwrap();
+        assert_eq!(RunDocument::read(&path).unwrap(), fixture::document());
+        std::fs::write(&path, r#"{"schema_version": 2, "run": {}}"#).unwrap();
+        let err = RunDocument::read(&path).unwrap_err().to_string();
+        assert_eq!(err, format!("{} has results schema version 2; this tlsbench reads version 1", path.display()));
+        std::fs::write(&path, "[1, 2]").unwrap();
+        let err = RunDocument::read(&path).unwrap_err().to_string();
+        assert_eq!(err, format!("{} is not a tlsbench results document (it has no schema_version)", path.display()));
     }
 }

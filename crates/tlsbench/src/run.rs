@@ -10,9 +10,9 @@ use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::Side;
 
 use crate::output::progress::Progress;
-use crate::plan::Cell;
-use crate::results::{pair_label, CellResult, Status};
-use crate::store::StoredCell;
+use crate::plan::{Cell, Process};
+use crate::results::{pair_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
+use crate::store::{StoredCell, StoredRun};
 use crate::{executor, stacks, stats};
 
 /// How samples are taken.
@@ -101,13 +101,20 @@ pub fn planned_samples(states: &[CellState], settings: &Settings) -> u64 {
     states.iter().map(|s| s.missing(settings.samples)).sum::<usize>() as u64
 }
 
-/// The results of every cell, in planned order: what the document and the table show.
-pub fn results(states: &[CellState]) -> Vec<CellResult> {
-    states.iter().flat_map(CellState::results).collect()
+/// A run's document: its header and the results of every cell, in planned order. Built by
+/// this one function for a run that just ended and for a stored one, so that the two are equal.
+pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
+    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: states.iter().flat_map(CellState::results).collect() }
+}
+
+/// The cells of a stored run as they stood after its last stored sample.
+pub fn restore(stored: &StoredRun) -> anyhow::Result<Vec<CellState>> {
+    let states = stored.cells.iter().map(CellState::restore).collect::<Result<Vec<_>, String>>();
+    states.map_err(anyhow::Error::msg).with_context(|| format!("reading run {}", stored.info.id))
 }
 
 /// One sample: in one fresh runner holding both stacks, or split over two runners, one per
-/// side, when no runner holds both.
+/// side.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let runner = |name| stacks::runner_path(&settings.runner_dir, name).map_err(|e| failed(e.to_string()));
@@ -115,7 +122,8 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
     let common = ["--scenario", &scenario, "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
-    let Some(both) = stacks::runner_for_pair(&cell.client, &cell.server) else {
+    let both = stacks::runner_for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
+    let Some(both) = both else {
         let (client_runner, server_runner) = (runner(stacks::runner_of(&cell.client))?, runner(stacks::runner_of(&cell.server))?);
         // The socket to the peer is each runner's stdin.
         let side = |role: &'static str, stack: &'static str| [&["side", "--role", role, "--stack", stack, "--peer-fd", "0"][..], &common].concat();
@@ -185,7 +193,9 @@ impl CellState {
     /// A cell of a stored run, with the samples and the outcome stored for it.
     pub fn restore(stored: &StoredCell) -> Result<CellState, String> {
         let scenario = stored.scenario.parse().map_err(|e| format!("stored scenario: {e}"))?;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, support: Ok(()) };
+        let (client, server) = (stored.client.clone(), stored.server.clone());
+        let process = Process::auto(&client, &server);
+        let cell = Cell { client, server, scenario, process, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         for sample in &stored.samples {
@@ -276,6 +286,7 @@ impl CellState {
                     client_library: self.client_library.clone(),
                     server_library: self.server_library.clone(),
                     measure: metric.measure().into(),
+                    process: self.cell.process.name().into(),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -305,6 +316,7 @@ mod tests {
             client: "rustls-ring".into(),
             server: "openssl".into(),
             scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap(),
+            process: Process::InProcess,
             support: Ok(()),
         }
     }
@@ -357,6 +369,38 @@ mod tests {
         assert_eq!((status, reason.as_str()), (Status::Failed, "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"));
         let (_, reason) = merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
         assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
+    }
+
+    #[test]
+    fn a_stored_run_rebuilds_the_same_document() {
+        use crate::output::table::fixture;
+        use crate::store::StoredSample;
+
+        let other = Cell { scenario: "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".parse().unwrap(), ..cell() };
+        let (mut ok, mut failed) = (CellState::planned(cell()), CellState::planned(other));
+        let mut stored: Vec<StoredCell> = [&ok, &failed].map(CellState::as_planned).to_vec();
+        for state in [&mut ok, &mut failed] {
+            state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        }
+        ok.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        failed.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
+        // What the database holds after those samples and that end.
+        let sample = StoredSample { iterations: 100, values: report("").values };
+        stored[0].samples = vec![sample.clone(), sample.clone()];
+        stored[1].samples = vec![sample];
+        stored[1].status = Status::Failed;
+        stored[1].reason = Some("runner was killed by signal 9 (SIGKILL)".into());
+        for cell in &mut stored {
+            cell.client_library = Some("rustls 0.23.46 (ring 0.17.14)".into());
+            cell.server_library = Some("OpenSSL 3.0.19 27 Jan 2026".into());
+        }
+
+        let info = fixture::document().run;
+        let live = document(info.clone(), &[ok, failed]);
+        let run = StoredRun { info: info.clone(), timeout: Duration::from_secs(1), cells: stored };
+        let restored = restore(&run).unwrap();
+        assert_eq!(restored.iter().map(|s| s.missing(3)).collect::<Vec<_>>(), [1, 0]);
+        assert_eq!(document(info, &restored), live);
     }
 
     #[test]

@@ -162,11 +162,13 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens an existing database; a missing file is an error, not an empty database.
+    /// Opens an existing database to read it; a missing file is an error, not an empty database.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
+        // Read-write, though it only reads: after a writer was killed mid-transaction, the first
+        // connection rolls the leftover journal back, which a read-only one cannot do.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite(path, e))?;
         let mut store = Store::configure(conn, path)?;
@@ -183,8 +185,10 @@ impl Store {
 
     /// Refuses a file of another schema; creates the tables in an empty one when `create`.
     fn check_or_create_schema(&mut self, create: bool) -> Result<(), StoreError> {
-        // IMMEDIATE: two tlsbench processes starting on a new file must not both create tables.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| sqlite(&self.path, e))?;
+        // IMMEDIATE for a writer: two tlsbench processes starting on a new file must not both
+        // create tables. A reader only reads.
+        let behavior = if create { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
+        let tx = self.conn.transaction_with_behavior(behavior).map_err(|e| sqlite(&self.path, e))?;
         let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
         let tables: i64 =
             tx.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
@@ -462,9 +466,12 @@ impl Store {
                 .get_mut(cell as usize)
                 .ok_or_else(|| self.unreadable(run, format!("a sample of cell {cell}, which does not exist")))?
                 .samples;
+            // Rows come ordered by index, a sample's values after it: a new index is the next one.
             if samples.len() as i64 == index {
                 let iterations = row.get::<_, i64>(2).map_err(|e| self.error(e))? as u64;
                 samples.push(StoredSample { iterations, values: Vec::new() });
+            } else if samples.len() as i64 != index + 1 {
+                return Err(self.unreadable(run, format!("cell {cell} has sample {index} but not the ones before it")));
             }
             let Some(side) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
                 continue; // a sample that reported no values
@@ -476,7 +483,7 @@ impl Store {
                 value: row.get(5).map_err(|e| self.error(e))?,
                 seconds: row.get(6).map_err(|e| self.error(e))?,
             };
-            samples.last_mut().expect("pushed above for index 0 at least").values.push(value);
+            samples.last_mut().expect("the sample of this index was pushed above").values.push(value);
         }
         Ok(cells)
     }

@@ -32,7 +32,8 @@ pub struct Bar {
     pub tooltip: String,
 }
 
-const WIDTH: f64 = 900.0;
+/// The width of the bars' area; the chart is as wide as its labels need besides.
+const PLOT: f64 = 720.0;
 const BAR: f64 = 14.0;
 const BAR_GAP: f64 = 3.0;
 const GROUP_GAP: f64 = 12.0;
@@ -40,14 +41,17 @@ const TOP: f64 = 56.0; // title and legend
 const AXIS: f64 = 40.0; // tick labels and axis label under the plot
 /// Room right of the longest bar for its value.
 const VALUE_ROOM: f64 = 80.0;
-/// An estimate of the width of one character at 12px in a sans-serif font, for the label column.
-const CHAR_WIDTH: f64 = 6.6;
+/// A generous estimate of the width of one character at 12px in a sans-serif font (digits and
+/// lowercase letters), so that the longest scenario label fits left of the bars.
+const CHAR_WIDTH: f64 = 7.2;
 
 impl BarChart<'_> {
     pub fn render(&self) -> String {
         let longest = self.groups.iter().map(|g| g.label.chars().count()).max().unwrap_or(0);
-        let left = (longest as f64 * CHAR_WIDTH + 16.0).clamp(100.0, 360.0);
-        let plot = WIDTH - left - VALUE_ROOM;
+        let left = (longest as f64 * CHAR_WIDTH + 16.0).max(100.0);
+        // Wide enough for the legend too, which is one line from the plot's left edge.
+        let legend: f64 = self.series.iter().map(|name| legend_entry_width(name)).sum();
+        let (plot, width) = (PLOT, (left + PLOT + VALUE_ROOM).max(left + legend));
         let top_value = self.groups.iter().flat_map(|g| &g.bars).filter_map(|b| b.value.as_ref().ok()).map(|(m, [_, hi])| m.max(*hi)).fold(0.0, f64::max);
         let (step, axis_max) = ticks(top_value);
         let x = |value: f64| left + value / axis_max * plot;
@@ -57,7 +61,7 @@ impl BarChart<'_> {
         let mut svg = String::new();
         let _ = write!(
             svg,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
             escape(&self.title)
         );
         let _ = write!(svg, r#"<text class="title" x="0" y="18">{}</text>"#, escape(&self.title));
@@ -70,7 +74,7 @@ impl BarChart<'_> {
                 legend_x + 16.0,
                 escape(name)
             );
-            legend_x += 16.0 + name.chars().count() as f64 * CHAR_WIDTH + 20.0;
+            legend_x += legend_entry_width(name);
         }
         // Grid lines and tick labels.
         let bottom = TOP + plot_height;
@@ -136,6 +140,11 @@ impl BarChart<'_> {
         svg += "</svg>";
         svg
     }
+}
+
+/// A swatch, the name, and a gap before the next entry.
+fn legend_entry_width(name: &str) -> f64 {
+    16.0 + name.chars().count() as f64 * CHAR_WIDTH + 20.0
 }
 
 pub fn colour(series: usize) -> &'static str {
@@ -208,7 +217,7 @@ mod tests {
         assert_eq!(svg.matches(r#"<rect class="bar""#).count(), 3);
         assert_eq!(svg.matches(r#"<path class="ci""#).count(), 3);
         // The label column fits "1.3 x25519" (10 characters) but is at least 100 px wide; the plot
-        // is 900 - 100 - 80 = 720 px for an axis of 0 to 1,200 (steps of 200): 0.6 px per unit.
+        // is 720 px for an axis of 0 to 1,200 (steps of 200): 0.6 px per unit.
         assert!(svg.contains(r##"<rect class="bar" x="100.0" y="68.0" width="480.0" height="14" fill="#0072b2"><title>bar 0</title></rect>"##), "{svg}");
         assert!(svg.contains(r#"<path class="ci" d="M568.0 75.0H592.0M568.0 70.3V79.7M592.0 70.3V79.7"/>"#), "{svg}");
         assert!(svg.contains(r#"<text class="value" x="598.0" y="79.0">800.0</text>"#), "{svg}");
