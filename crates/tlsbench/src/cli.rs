@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::plan::ProcessChoice;
 use crate::{stacks, store};
 
 #[derive(Parser)]
@@ -17,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the results.
     Run(RunArgs),
+    /// Every client stack against every server stack (or those of --stack): one matrix per
+    /// scenario and side, clients down, servers across. Default scenarios: full TLS 1.3 and 1.2
+    /// handshakes with x25519 and ecdsa-p256. Takes the options of `run`.
+    Interop(RunArgs),
     /// List the stored runs, oldest first: stacks, cells and whether each run is complete.
     Runs(DbArg),
     /// Print a stored run's table as `run` printed it (the latest run without RUN); export it.
@@ -73,11 +78,15 @@ pub struct RunArgs {
     /// A runner still going after this many seconds is killed and its cell fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, value_parser = parse_timeout)]
     pub timeout: f64,
+    /// Where a pair's two sides run: in one runner where one holds both stacks, else one runner
+    /// per side (auto); always one runner per side (split); or both ways, to compare them.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = ProcessChoice::Auto)]
+    pub process: ProcessChoice,
     /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "samples", "quick", "min_time_ms", "warmup_ms", "timeout"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "samples", "quick", "min_time_ms", "warmup_ms", "timeout", "process"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]

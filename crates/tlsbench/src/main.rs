@@ -42,7 +42,8 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(args, View::Table),
+        Command::Interop(args) => run(args, View::Matrix),
         Command::Runs(args) => runs(&args.db).map(|()| ExitCode::SUCCESS),
         Command::Show(args) => show(args),
         Command::Compare(args) => compare(args),
@@ -58,13 +59,25 @@ fn main() -> ExitCode {
 /// Set by Ctrl-C: the run stops before its next sample.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-fn run(args: RunArgs) -> Result<ExitCode> {
+/// How `run` shows its results.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum View {
+    /// One row per scenario and side, one column per pair.
+    Table,
+    /// Every client against every server: a matrix per scenario and side.
+    Matrix,
+}
+
+/// What `tlsbench interop` measures when no --scenario is given.
+const INTEROP_SCENARIOS: &[&str] = &["handshake-full_1.3_x25519_ecdsa-p256_*", "handshake-full_1.2_x25519_ecdsa-p256_*"];
+
+fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     // Opened first, so that a database tlsbench cannot use fails before anything is measured.
     let mut store = Store::create_or_open(&args.db.db)?;
     let (info, mut states, settings) = match &args.resume {
         Some(id) => resume(&store, id)?,
         None => {
-            let (info, states, settings) = plan_run(&args)?;
+            let (info, states, settings) = plan_run(&args, view)?;
             let cells = states.iter().map(CellState::as_planned).collect();
             store.insert_run(&StoredRun { info: info.clone(), timeout: settings.timeout, cells })?;
             (info, states, settings)
@@ -94,7 +107,10 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     }
 
     let doc = run::document(info, &states);
-    print!("{}", output::table::render(&doc));
+    match view {
+        View::Table => print!("{}", output::table::render(&doc)),
+        View::Matrix => print!("{}", output::matrix::render(&doc)),
+    }
     write_exports(&args.exports, &doc)?;
     let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
     if failed > 0 {
@@ -105,19 +121,28 @@ fn run(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// A new run: the pairs and scenarios asked for, each stack's library, the settings.
-fn plan_run(args: &RunArgs) -> Result<(RunInfo, Vec<CellState>, Settings)> {
+fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let started = SystemTime::now();
-    let pairs = match (&args.client, &args.server) {
-        (Some(client), Some(server)) => vec![(client.clone(), server.clone())],
-        _ => {
-            let ids = match args.stacks.is_empty() {
-                true => stacks::all_ids().into_iter().map(String::from).collect(),
-                false => dedup(args.stacks.clone()),
-            };
-            ids.into_iter().map(|id| (id.clone(), id)).collect()
-        }
+    let ids: Vec<String> = match args.stacks.is_empty() {
+        true => stacks::all_ids().into_iter().map(String::from).collect(),
+        false => dedup(args.stacks.clone()),
     };
-    let scenarios = plan::select_scenarios(&args.scenarios)?;
+    let (pairs, globs) = match (view, &args.client, &args.server) {
+        (View::Matrix, Some(_), _) | (View::Matrix, _, Some(_)) => {
+            bail!("interop pairs every client with every server; choose the stacks with --stack")
+        }
+        (View::Matrix, None, None) => {
+            let all_pairs = ids.iter().flat_map(|c| ids.iter().map(move |s| (c.clone(), s.clone()))).collect();
+            let globs = match args.scenarios.is_empty() {
+                true => INTEROP_SCENARIOS.iter().map(|g| g.to_string()).collect(),
+                false => args.scenarios.clone(),
+            };
+            (all_pairs, globs)
+        }
+        (View::Table, Some(client), Some(server)) => (vec![(client.clone(), server.clone())], args.scenarios.clone()),
+        (View::Table, _, _) => (ids.iter().map(|id| (id.clone(), id.clone())).collect(), args.scenarios.clone()),
+    };
+    let scenarios = plan::select_scenarios(&globs)?;
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
         min_time_ms: args.min_time_ms.unwrap_or(if args.quick { 20 } else { 100 }),
@@ -129,7 +154,7 @@ fn plan_run(args: &RunArgs) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     prepare_certificates(&settings, &scenarios)?;
     let ids = dedup(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]).collect());
     let infos = stacks::discover(&settings.runner_dir, &ids)?;
-    let states = plan::cells(&pairs, &scenarios, &infos).into_iter().map(CellState::planned).collect();
+    let states = plan::cells(&pairs, &scenarios, &infos, args.process).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),

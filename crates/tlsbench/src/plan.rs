@@ -4,12 +4,50 @@ use anyhow::{bail, Result};
 use tlsbench_harness::protocol::StackInfo;
 use tlsbench_harness::{Kind, Scenario};
 
+/// How a run places the two sides of its pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProcessChoice {
+    /// In one process where a runner holds both stacks, else split.
+    Auto,
+    /// Every pair split-process.
+    Split,
+    /// Every pair both ways, where it can run in one process (to compare the two methods).
+    Both,
+}
+
+/// Where the two sides of a cell run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Process {
+    /// One runner, one thread, both sides.
+    InProcess,
+    /// One runner per side, the bytes relayed between them.
+    Split,
+}
+
+impl Process {
+    pub fn name(self) -> &'static str {
+        match self {
+            Process::InProcess => "in-process",
+            Process::Split => "split-process",
+        }
+    }
+
+    /// In one process if some runner holds both stacks.
+    pub fn auto(client: &str, server: &str) -> Process {
+        match crate::stacks::runner_for_pair(client, server) {
+            Some(_) => Process::InProcess,
+            None => Process::Split,
+        }
+    }
+}
+
 /// One (pair, scenario) to measure, and whether both stacks declared support for it.
 #[derive(Clone, Debug)]
 pub struct Cell {
     pub client: String,
     pub server: String,
     pub scenario: Scenario,
+    pub process: Process,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
 }
@@ -37,8 +75,8 @@ pub fn select_scenarios(globs: &[String]) -> Result<Vec<Scenario>> {
     Ok(all.into_iter().filter(|s| patterns.iter().any(|p| p.matches(&s.name()))).collect())
 }
 
-/// The cells of every pair and scenario, pair-major.
-pub fn cells(pairs: &[(String, String)], scenarios: &[Scenario], infos: &[StackInfo]) -> Vec<Cell> {
+/// The cells of every scenario, pair and process model.
+pub fn cells(pairs: &[(String, String)], scenarios: &[Scenario], infos: &[StackInfo], choice: ProcessChoice) -> Vec<Cell> {
     let mut cells = Vec::new();
     for &scenario in scenarios {
         for (client, server) in pairs {
@@ -46,7 +84,16 @@ pub fn cells(pairs: &[(String, String)], scenarios: &[Scenario], infos: &[StackI
                 let info = infos.iter().find(|i| &i.id == id).expect("every planned stack was discovered");
                 info.capabilities.check(id, &scenario).map_err(|e| e.to_string())
             });
-            cells.push(Cell { client: client.clone(), server: server.clone(), scenario, support });
+            let auto = Process::auto(client, server);
+            let processes: &[Process] = match (choice, auto) {
+                (ProcessChoice::Auto, _) => &[auto],
+                (ProcessChoice::Split, _) | (ProcessChoice::Both, Process::Split) => &[Process::Split],
+                (ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
+            };
+            for &process in processes {
+                let (client, server, support) = (client.clone(), server.clone(), support.clone());
+                cells.push(Cell { client, server, scenario, process, support });
+            }
         }
     }
     cells
@@ -80,8 +127,22 @@ mod tests {
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
         assert_eq!(scenarios.len(), 2);
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-        let cells = cells(&pairs, &scenarios, &infos);
+        let cells = cells(&pairs, &scenarios, &infos, ProcessChoice::Auto);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
         assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
+        assert!(cells.iter().all(|c| c.process == Process::InProcess));
+    }
+
+    #[test]
+    fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
+        let infos: Vec<StackInfo> = ["openssl", "rustls-ring"]
+            .map(|id| StackInfo { id: id.into(), library: "x".into(), capabilities: Capabilities::everything() })
+            .into();
+        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()]).unwrap();
+        let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
+        let processes = |choice| cells(&pairs, &scenarios, &infos, choice).iter().map(|c| c.process).collect::<Vec<_>>();
+        assert_eq!(processes(ProcessChoice::Auto), [Process::InProcess]);
+        assert_eq!(processes(ProcessChoice::Split), [Process::Split]);
+        assert_eq!(processes(ProcessChoice::Both), [Process::InProcess, Process::Split]);
     }
 }

@@ -68,6 +68,9 @@ pub struct CellResult {
     pub client_library: Option<String>,
     pub server_library: Option<String>,
     pub measure: String,
+    /// "in-process" (both sides in one runner) or "split-process" (one runner per side).
+    #[serde(default = "in_process")]
+    pub process: String,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -92,10 +95,19 @@ pub enum Status {
     Failed,
 }
 
+/// Documents from before split-process pairs measured everything in one process.
+fn in_process() -> String {
+    "in-process".into()
+}
+
 impl CellResult {
-    /// The column label of the pair: the stack id, or `client -> server` for an interop pair.
+    /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
+    /// ` [split]` when the two sides ran in separate runners.
     pub fn pair_label(&self) -> String {
-        pair_label(&self.client_stack, &self.server_stack)
+        match self.process.as_str() {
+            "split-process" => format!("{} [split]", pair_label(&self.client_stack, &self.server_stack)),
+            _ => pair_label(&self.client_stack, &self.server_stack),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::Side;
 
 use crate::output::progress::Progress;
-use crate::plan::Cell;
+use crate::plan::{Cell, Process};
 use crate::results::{pair_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 use crate::store::{StoredCell, StoredRun};
 use crate::{executor, stacks, stats};
@@ -114,7 +114,7 @@ pub fn restore(stored: &StoredRun) -> anyhow::Result<Vec<CellState>> {
 }
 
 /// One sample: in one fresh runner holding both stacks, or split over two runners, one per
-/// side, when no runner holds both.
+/// side.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let runner = |name| stacks::runner_path(&settings.runner_dir, name).map_err(|e| failed(e.to_string()));
@@ -122,7 +122,8 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
     let common = ["--scenario", &scenario, "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
-    let Some(both) = stacks::runner_for_pair(&cell.client, &cell.server) else {
+    let both = stacks::runner_for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
+    let Some(both) = both else {
         let (client_runner, server_runner) = (runner(stacks::runner_of(&cell.client))?, runner(stacks::runner_of(&cell.server))?);
         // The socket to the peer is each runner's stdin.
         let side = |role: &'static str, stack: &'static str| [&["side", "--role", role, "--stack", stack, "--peer-fd", "0"][..], &common].concat();
@@ -192,7 +193,12 @@ impl CellState {
     /// A cell of a stored run, with the samples and the outcome stored for it.
     pub fn restore(stored: &StoredCell) -> Result<CellState, String> {
         let scenario = stored.scenario.parse().map_err(|e| format!("stored scenario: {e}"))?;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, support: Ok(()) };
+        let process = match stored.process.as_str() {
+            "in-process" => Process::InProcess,
+            "split-process" => Process::Split,
+            other => return Err(format!("stored process model `{other}`")),
+        };
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, process, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         for sample in &stored.samples {
@@ -214,6 +220,7 @@ impl CellState {
             scenario: self.cell.scenario.name(),
             client: self.cell.client.clone(),
             server: self.cell.server.clone(),
+            process: self.cell.process.name().into(),
             status,
             reason,
             client_library: None,
@@ -283,6 +290,7 @@ impl CellState {
                     client_library: self.client_library.clone(),
                     server_library: self.server_library.clone(),
                     measure: metric.measure().into(),
+                    process: self.cell.process.name().into(),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -312,6 +320,7 @@ mod tests {
             client: "rustls-ring".into(),
             server: "openssl".into(),
             scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap(),
+            process: Process::InProcess,
             support: Ok(()),
         }
     }

@@ -11,7 +11,7 @@ use crate::results::{pair_label, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 1;
+pub const DB_SCHEMA_VERSION: i64 = 2;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -47,6 +47,7 @@ CREATE TABLE cells (
     scenario       TEXT NOT NULL,
     client_stack   TEXT NOT NULL,
     server_stack   TEXT NOT NULL,
+    process        TEXT NOT NULL,    -- 'in-process' or 'split-process'
     status         TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')),
     reason         TEXT,
     client_library TEXT,
@@ -120,6 +121,8 @@ pub struct StoredCell {
     pub scenario: String,
     pub client: String,
     pub server: String,
+    /// "in-process" or "split-process".
+    pub process: String,
     pub status: Status,
     pub reason: Option<String>,
     pub client_library: Option<String>,
@@ -243,15 +246,16 @@ impl Store {
         }
         for (position, cell) in run.cells.iter().enumerate() {
             tx.execute(
-                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, status, reason,
+                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, status, reason,
                                     client_library, server_library)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
                     cell.scenario,
                     cell.client,
                     cell.server,
+                    cell.process,
                     status_name(cell.status),
                     cell.reason,
                     cell.client_library,
@@ -423,7 +427,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library
+                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -434,6 +438,7 @@ impl Store {
                         scenario: row.get(0)?,
                         client: row.get(1)?,
                         server: row.get(2)?,
+                        process: row.get(7)?,
                         status: Status::Ok, // set below from the text
                         reason: row.get(4)?,
                         client_library: row.get(5)?,
@@ -565,6 +570,7 @@ mod tests {
             scenario: fixture::FULL.into(),
             client: client.into(),
             server: client.into(),
+            process: "in-process".into(),
             status,
             reason: reason.map(String::from),
             client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
@@ -668,7 +674,7 @@ mod tests {
         other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only version 1; use the \
+            "results database {} has schema version 7, but this tlsbench ({}) reads only version 2; use the \
              tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")

@@ -246,3 +246,61 @@ fn a_runner_past_its_time_limit_is_killed_and_its_cell_fails() {
         assert_eq!(r["reason"], "runner exceeded its time limit of 0.5 s and was killed");
     }
 }
+
+#[test]
+fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["run", "--client", "rustls-aws-lc-rs", "--server", "openssl", "--process", "both"])
+        .args(["--samples", "2", "--min-time-ms", "3", "--warmup-ms", "0", "--db"])
+        .arg(dir.path().join("r.db"))
+        .args(["--scenario", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls", "--scenario", "transfer_1.3_*_aes-128-gcm"])
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "), "{table}");
+    let doc = exported(&json);
+    let results = results(&doc);
+    // 2 process models x (handshake: 2 sides x 2 metrics + transfer: 2 sides).
+    assert_eq!(results.len(), 12);
+    for process in ["in-process", "split-process"] {
+        let of: Vec<&Value> = results.iter().filter(|r| r["process"] == process).collect();
+        assert_eq!(of.len(), 6, "{process}");
+        for r in of {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert!(r["client_library"].as_str().unwrap().contains("aws-lc-rs") && r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");
+            assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        }
+    }
+}
+
+#[test]
+fn interop_prints_a_matrix_of_every_client_against_every_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["interop", "--stack", "openssl", "--stack", "rustls-ring", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305", "--db"])
+        .arg(dir.path().join("r.db"))
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305: server side, handshakes_per_s"), "{text}");
+    assert!(text.contains("client \\ server") && text.lines().any(|l| l.starts_with("│ rustls-ring ")), "{text}");
+    let pairs: Vec<(String, String)> = results(&exported(&json))
+        .iter()
+        .map(|r| (r["client_stack"].as_str().unwrap().to_string(), r["server_stack"].as_str().unwrap().to_string()))
+        .collect();
+    for pair in [("openssl", "openssl"), ("openssl", "rustls-ring"), ("rustls-ring", "openssl"), ("rustls-ring", "rustls-ring")] {
+        assert!(pairs.contains(&(pair.0.to_string(), pair.1.to_string())), "{pair:?} missing");
+    }
+    let output = tlsbench(dir.path()).args(["interop", "--client", "openssl", "--server", "openssl"]).output().unwrap();
+    assert_eq!(stderr(&output).trim(), "error: interop pairs every client with every server; choose the stacks with --stack");
+}

@@ -259,6 +259,7 @@ pub mod fixture {
             client_library: Some(format!("{stack} 1.0")),
             server_library: Some(format!("{stack} 1.0")),
             measure: "time".into(),
+            process: "in-process".into(),
             side,
             metric: "handshakes_per_s".into(),
             unit: "1/s".into(),
