@@ -239,24 +239,32 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
 #[test]
 fn a_database_of_another_schema_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("future.db");
-    Connection::open(&db).unwrap().execute_batch("CREATE TABLE runs (id TEXT PRIMARY KEY); PRAGMA user_version = 2;").unwrap();
-    let expected = format!(
-        "error: results database {} has schema version 2, but this tlsbench ({}) reads only version 1; use the \
-         tlsbench that wrote it, or --db PATH to choose another file\n",
-        db.display(),
-        env!("CARGO_PKG_VERSION")
-    );
-    let runs: Vec<String> = ["runs", "--db", db.to_str().unwrap()].map(String::from).to_vec();
-    for args in [runs, run_args(&db, 2, 2)] {
-        let output = tlsbench(dir.path()).args(&args).output().unwrap();
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        assert_eq!(text(&output.stderr), expected, "{args:?}");
-        assert!(output.stdout.is_empty());
+    // The version this tlsbench writes, from a database it made.
+    let current = dir.path().join("current.db");
+    ok(tlsbench(dir.path()).args(run_args(&current, 1, 1)).output().unwrap());
+    let version = query(&current, "PRAGMA user_version");
+    assert!(version > 0);
+
+    for other in [version + 1, version - 1].into_iter().filter(|v| *v > 0) {
+        let db = dir.path().join(format!("v{other}.db"));
+        Connection::open(&db).unwrap().execute_batch(&format!("CREATE TABLE runs (id TEXT PRIMARY KEY); PRAGMA user_version = {other};")).unwrap();
+        let expected = format!(
+            "error: results database {} has schema version {other}, but this tlsbench ({}) reads only version \
+             {version}; use the tlsbench that wrote it, or --db PATH to choose another file\n",
+            db.display(),
+            env!("CARGO_PKG_VERSION")
+        );
+        let runs: Vec<String> = ["runs", "--db", db.to_str().unwrap()].map(String::from).to_vec();
+        for args in [runs, run_args(&db, 2, 2)] {
+            let output = tlsbench(dir.path()).args(&args).output().unwrap();
+            assert_eq!(output.status.code(), Some(1), "{args:?}");
+            assert_eq!(text(&output.stderr), expected, "{args:?}");
+            assert!(output.stdout.is_empty());
+        }
+        // Left exactly as it was.
+        assert_eq!(query(&db, "PRAGMA user_version"), other);
+        assert_eq!(query(&db, "SELECT COUNT(*) FROM sqlite_master"), 2); // the table and its index
     }
-    // Left exactly as it was.
-    assert_eq!(query(&db, "PRAGMA user_version"), 2);
-    assert_eq!(query(&db, "SELECT COUNT(*) FROM sqlite_master"), 2); // the table and its index
 }
 
 #[test]
