@@ -7,7 +7,8 @@ command -v cargo >/dev/null || { echo "tlsbench needs Rust and cargo: install th
 
 need=()
 # pkg-config and libssl-dev: the `openssl` stack links the system's libssl.
-# cmake, a C compiler and perl: aws-lc-sys builds AWS-LC from source (rustls-aws-lc-rs).
+# cmake, a C compiler and perl: aws-lc-sys builds AWS-LC from source (rustls-aws-lc-rs, s2n-tls);
+# s2n-tls-sys compiles s2n-tls's C code with the same compiler.
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
 for pkg in pkg-config libssl-dev cmake gcc g++ make perl chromium; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")

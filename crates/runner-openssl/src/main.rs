@@ -1,13 +1,17 @@
 //! The runner of the link family built on the system's libssl: OpenSSL itself, and rustls with
-//! either provider (their C code, AWS-LC, uses prefixed symbols and cannot capture OpenSSL's).
+//! either provider, and s2n-tls (their C code, AWS-LC, uses prefixed symbols and cannot capture
+//! OpenSSL's).
 
 use tlsbench_stack_openssl::OpenSsl;
 use tlsbench_stack_rustls::Rustls;
+use tlsbench_stack_s2n::S2n;
 
 tlsbench_harness::family!(SystemOpenSsl {
     "rustls-aws-lc-rs" => Rustls::aws_lc_rs(),
     "rustls-ring" => Rustls::ring(),
     "openssl" => OpenSsl,
+    "s2n-tls" => S2n::new(),
+    "s2n-tls-recvbuf" => S2n::recv_buffering(),
 });
 
 fn main() -> std::process::ExitCode {

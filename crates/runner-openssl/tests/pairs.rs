@@ -202,3 +202,43 @@ fn a_split_pair_that_fails_fails_on_both_sides_with_the_cause() {
     assert!(server.starts_with("server handshake failed:") && server.contains("no shared cipher"), "{server}");
     assert!(client.contains("the peer stopped: server handshake failed:"), "{client}");
 }
+
+/// Every scenario both stacks support and s2n-tls's named policies can pin, once each way
+/// between s2n-tls and `peer`; returns how many per direction.
+fn check_s2n_against<P: Stack>(s2n: &tlsbench_stack_s2n::S2n, peer: &P) -> usize {
+    let (mut measured, mut failures) = (0, Vec::new());
+    for scenario in Scenario::all() {
+        let supported = |id, caps: tlsbench_harness::Capabilities| caps.check(id, &scenario).is_ok();
+        if !supported(s2n.id(), s2n.capabilities()) || !supported(peer.id(), peer.capabilities()) {
+            continue;
+        }
+        if tlsbench_stack_s2n::policies(&scenario).is_err() {
+            continue;
+        }
+        for (direction, report) in [
+            ("client", driver::sample(s2n, peer, &scenario, pki(), &ONCE)),
+            ("server", driver::sample(peer, s2n, &scenario, pki(), &ONCE)),
+        ] {
+            match report {
+                Ok(report) => assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}"),
+                Err(e) => failures.push(format!("{} as {direction} with {} {scenario}: {e}", s2n.id(), peer.id())),
+            }
+        }
+        measured += 1;
+    }
+    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+    measured
+}
+
+#[test]
+fn s2n_tls_interoperates_with_rustls_and_openssl_both_ways() {
+    use tlsbench_stack_s2n::S2n;
+    // AES-GCM, x25519 and P-256, five key types, EMS on; ML-KEM with rustls only.
+    assert_eq!(check_s2n_against(&S2n::new(), &Rustls::aws_lc_rs()), 194);
+    assert_eq!(check_s2n_against(&S2n::recv_buffering(), &Rustls::aws_lc_rs()), 194);
+    // OpenSSL 3.0 has no ML-KEM. The receive-buffering variant differs only in how it reads,
+    // which rustls's pairs cover; one run each way here keeps the test short.
+    assert_eq!(check_s2n_against(&S2n::new(), &OpenSsl), 154);
+    // s2n-tls's AWS-LC has prefixed symbols: OpenSSL in the same process is still the system's.
+    assert!(OpenSsl.library().starts_with("OpenSSL 3."), "{}", OpenSsl.library());
+}

@@ -20,6 +20,10 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "rustls-aws-lc-rs", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") },
     KnownStack { id: "rustls-ring", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring ") },
     KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
+    // s2n-tls reports no version at runtime: the adapter compiles in the crate's. The variant
+    // with receive buffering says so in its library string.
+    KnownStack { id: "s2n-tls", owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)") },
+    KnownStack { id: "s2n-tls-recvbuf", owns: |library| library.starts_with("s2n-tls ") && library.ends_with(" (recv buffering)") },
 ];
 
 /// A runner binary and the stacks linked into it. Libraries that cannot share a process live
@@ -29,7 +33,7 @@ pub struct Family {
     pub stacks: &'static [&'static str],
 }
 
-pub const FAMILIES: &[Family] = &[Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl"] }];
+pub const FAMILIES: &[Family] = &[Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "s2n-tls", "s2n-tls-recvbuf"] }];
 
 /// The runner that can measure `client` against `server` in one process, if any.
 pub fn runner_for_pair(client: &str, server: &str) -> Option<&'static str> {
@@ -109,7 +113,13 @@ mod tests {
 
     #[test]
     fn each_stack_owns_only_its_own_library() {
-        let libraries = ["rustls 0.23.46 (aws-lc-rs 1.19.0)", "rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026"];
+        let libraries = [
+            "rustls 0.23.46 (aws-lc-rs 1.19.0)",
+            "rustls 0.23.46 (ring 0.17.14)",
+            "OpenSSL 3.0.19 27 Jan 2026",
+            "s2n-tls 0.3.47",
+            "s2n-tls 0.3.47 (recv buffering)",
+        ];
         for (stack, own) in KNOWN.iter().zip(libraries) {
             for library in libraries.iter().chain(&["BoringSSL", "OpenSSL 1.1.1w"]) {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
@@ -131,6 +141,6 @@ mod tests {
     #[test]
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
-        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl)".to_string()));
+        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl, s2n-tls, s2n-tls-recvbuf)".to_string()));
     }
 }
