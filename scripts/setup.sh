@@ -9,8 +9,10 @@ need=()
 # pkg-config and libssl-dev: the `openssl` stack links the system's libssl.
 # cmake, a C compiler and perl: aws-lc-sys builds AWS-LC from source (rustls-aws-lc-rs, s2n-tls);
 # s2n-tls-sys compiles s2n-tls's C code with the same compiler.
+# libclang-dev: boring-sys generates BoringSSL's Rust bindings with bindgen (the `boringssl` stack);
+# cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
-for pkg in pkg-config libssl-dev cmake gcc g++ make perl chromium; do
+for pkg in pkg-config libssl-dev cmake gcc g++ make perl libclang-dev chromium; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

@@ -20,6 +20,8 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "rustls-aws-lc-rs", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") },
     KnownStack { id: "rustls-ring", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring ") },
     KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
+    // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
+    KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
     // s2n-tls reports no version at runtime: the adapter compiles in the crate's. The variant
     // with receive buffering says so in its library string.
     KnownStack { id: "s2n-tls", owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)") },
@@ -33,7 +35,12 @@ pub struct Family {
     pub stacks: &'static [&'static str],
 }
 
-pub const FAMILIES: &[Family] = &[Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "s2n-tls", "s2n-tls-recvbuf"] }];
+pub const FAMILIES: &[Family] = &[
+    // First: the rustls stacks are described and measured with each other by this runner.
+    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "s2n-tls", "s2n-tls-recvbuf"] },
+    // BoringSSL's unprefixed symbols would capture the system libssl's: a runner of its own.
+    Family { runner: "tlsbench-runner-boringssl", stacks: &["boringssl", "rustls-aws-lc-rs", "rustls-ring"] },
+];
 
 /// The runner that can measure `client` against `server` in one process, if any.
 pub fn runner_for_pair(client: &str, server: &str) -> Option<&'static str> {
@@ -117,6 +124,7 @@ mod tests {
             "rustls 0.23.46 (aws-lc-rs 1.19.0)",
             "rustls 0.23.46 (ring 0.17.14)",
             "OpenSSL 3.0.19 27 Jan 2026",
+            "BoringSSL (API version 44, boring-sys 5.4.0)",
             "s2n-tls 0.3.47",
             "s2n-tls 0.3.47 (recv buffering)",
         ];
@@ -136,11 +144,13 @@ mod tests {
             assert!(family.stacks.iter().all(|id| known(id).is_some()), "{}", family.runner);
         }
         assert_eq!(runner_for_pair("rustls-ring", "openssl"), Some("tlsbench-runner-openssl"));
+        assert_eq!(runner_for_pair("boringssl", "rustls-aws-lc-rs"), Some("tlsbench-runner-boringssl"));
+        assert_eq!(runner_for_pair("openssl", "boringssl"), None);
     }
 
     #[test]
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
-        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl, s2n-tls, s2n-tls-recvbuf)".to_string()));
+        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, s2n-tls, s2n-tls-recvbuf)".to_string()));
     }
 }

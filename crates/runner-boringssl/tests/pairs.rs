@@ -1,0 +1,108 @@
+//! BoringSSL with rustls, both ways, in every scenario both support, through the real driver;
+//! and the gates catching real handshakes between them that do not match the scenario.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use tlsbench_harness::driver::{self, SampleSpec};
+use tlsbench_harness::protocol::SampleReport;
+use tlsbench_harness::{Error, KeyType, Pki, Scenario, Side, Stack};
+use tlsbench_stack_boringssl::BoringSsl;
+use tlsbench_stack_rustls::Rustls;
+
+/// One measured iteration after the seed handshake: every gate passes at least once.
+const ONCE: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+
+/// Every key type's certificates, generated once for all tests of this file.
+fn pki() -> &'static Pki {
+    static PKI: OnceLock<Pki> = OnceLock::new();
+    PKI.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap()
+    })
+}
+
+fn scenario(name: &str) -> Scenario {
+    name.parse().unwrap()
+}
+
+/// Every scenario both stacks support, once; returns how many.
+fn check_all_scenarios<C: Stack, S: Stack>(client: &C, server: &S) -> usize {
+    let mut measured = 0;
+    for scenario in Scenario::all() {
+        let supported = |id, caps: tlsbench_harness::Capabilities| caps.check(id, &scenario).is_ok();
+        if !supported(client.id(), client.capabilities()) || !supported(server.id(), server.capabilities()) {
+            continue;
+        }
+        let report = driver::sample(client, server, &scenario, pki(), &ONCE)
+            .unwrap_or_else(|e| panic!("{} -> {} {scenario}: {e}", client.id(), server.id()));
+        assert_eq!(report.client_library, client.library());
+        assert_eq!(report.server_library, server.library());
+        assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}");
+        measured += 1;
+    }
+    measured
+}
+
+#[test]
+fn boringssl_and_rustls_pass_every_scenario_both_support_both_ways() {
+    // Neither can switch EMS off; both have everything else, ML-KEM included.
+    let expected = Scenario::all().iter().filter(|s| s.ems).count();
+    let aws = Rustls::aws_lc_rs();
+    assert_eq!(check_all_scenarios(&aws, &BoringSsl), expected);
+    assert_eq!(check_all_scenarios(&BoringSsl, &aws), expected);
+}
+
+#[test]
+fn boringssl_and_rustls_ring_pass_the_handshake_and_transfer_scenarios_of_the_default_run() {
+    let ring = Rustls::ring();
+    for scenario in Scenario::defaults().into_iter().filter(|s| ring.capabilities().check(ring.id(), s).is_ok()) {
+        driver::sample(&ring, &BoringSsl, &scenario, pki(), &ONCE).unwrap_or_else(|e| panic!("ring -> boringssl {scenario}: {e}"));
+        driver::sample(&BoringSsl, &ring, &scenario, pki(), &ONCE).unwrap_or_else(|e| panic!("boringssl -> ring {scenario}: {e}"));
+    }
+}
+
+/// A sample whose client and server configs were built for other scenarios than the one asked.
+fn mismatched<C: Stack, S: Stack>(client: &C, server: &S, client_offers: &str, server_offers: &str, asked: &str) -> Result<SampleReport, Error> {
+    let client_config = client.client_config(&scenario(client_offers), pki()).unwrap();
+    let server_config = server.server_config(&scenario(server_offers), pki()).unwrap();
+    driver::sample_with_configs(client, server, client_config, server_config, &scenario(asked), &ONCE)
+}
+
+#[test]
+fn a_client_offering_only_a_tls13_suite_the_server_lacks_fails_the_cell() {
+    // BoringSSL's TLS 1.3 suites are pinned through their own list, not the cipher string.
+    let chacha = "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305";
+    let aes = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let err = mismatched(&Rustls::aws_lc_rs(), &BoringSsl, chacha, aes, aes).unwrap_err();
+    assert!(matches!(err, Error::Library { side: Side::Server, stage: "handshake", .. }), "{err}");
+    assert!(err.to_string().contains("NO_SHARED_CIPHER"), "{err}");
+
+    let err = mismatched(&BoringSsl, &Rustls::aws_lc_rs(), chacha, aes, aes).unwrap_err();
+    assert_eq!(err.to_string(), "server handshake failed: peer is incompatible: NoCipherSuitesInCommon");
+}
+
+#[test]
+fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
+    let aes = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let chacha = "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305";
+    let err = mismatched(&BoringSsl, &Rustls::aws_lc_rs(), chacha, chacha, aes).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+
+    let mlkem = "handshake-full_1.3_x25519mlkem768_rsa-2048_aes-256-gcm";
+    let x25519 = "handshake-full_1.3_x25519_rsa-2048_aes-256-gcm";
+    let err = mismatched(&Rustls::aws_lc_rs(), &BoringSsl, mlkem, mlkem, x25519).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: client negotiated group x25519mlkem768, the scenario asks for x25519");
+}
+
+#[test]
+fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
+    for asked in ["handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm"] {
+        let full = asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
+        let expected = "gate failed: client did a full handshake where resumption was asked";
+        let err = mismatched(&Rustls::aws_lc_rs(), &BoringSsl, asked, &full, asked).unwrap_err();
+        assert_eq!(err.to_string(), expected, "{asked}");
+        let err = mismatched(&BoringSsl, &Rustls::aws_lc_rs(), asked, &full, asked).unwrap_err();
+        assert_eq!(err.to_string(), expected, "{asked}");
+    }
+}

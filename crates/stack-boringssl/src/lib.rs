@@ -1,0 +1,560 @@
+//! tlsbench adapter for BoringSSL (built from source and linked statically by `boring-sys`)
+//! through the `boring` crate: one `SslContext` pinned to the scenario per side.
+
+use std::ffi::c_int;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use boring::error::ErrorStack;
+use boring::pkey::PKey;
+use boring::ssl::{
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
+    SslSessionCacheMode, SslSignatureAlgorithm, SslStream, SslVerifyMode, SslVersion,
+};
+use boring::x509::store::{X509Store, X509StoreBuilder};
+use boring::x509::X509;
+use tlsbench_harness::pki::Credentials;
+use tlsbench_harness::pki::SERVER_NAME;
+use tlsbench_harness::{
+    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Stack, Suite, Version,
+};
+
+/// BoringSSL, compiled into this binary.
+pub struct BoringSsl;
+
+/// A client context, and the session it resumes next: the last one a server gave it.
+pub struct ClientConfig {
+    ctx: SslContext,
+    session: Arc<Mutex<Option<SslSession>>>,
+}
+
+impl Stack for BoringSsl {
+    type ClientConfig = ClientConfig;
+    type ServerConfig = SslContext;
+    type Client = BoringSslConnection;
+    type Server = BoringSslConnection;
+
+    fn id(&self) -> &'static str {
+        "boringssl"
+    }
+
+    fn library(&self) -> String {
+        // BoringSSL has no release versions: its runtime string is just "BoringSSL". The API
+        // version of its headers and the boring-sys release that vendors it say which one it is.
+        format!(
+            "{} (API version {}, boring-sys {})",
+            boring::version::version(),
+            boring_sys::BORINGSSL_API_VERSION,
+            env!("BORING_SYS_VERSION")
+        )
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // BoringSSL always offers and accepts the extended master secret in TLS 1.2.
+        Capabilities { ems_off: false, ..Capabilities::everything() }
+    }
+
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let mut ctx = pinned(Side::Client, scenario)?;
+        ctx.set_cert_store(trust_store(credentials)?);
+        ctx.set_verify(SslVerifyMode::PEER);
+        if scenario.client_auth == ClientAuth::Required {
+            use_chain_and_key(&mut ctx, &credentials.client_chain_pem, &credentials.client_key_pem)?;
+        }
+        let session = Arc::new(Mutex::new(None));
+        if scenario.kind.is_resumption() {
+            // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
+            // ticket, which BoringSSL offers once only) for the next connection; BoringSSL's
+            // own client cache is not used.
+            ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
+            let keep = session.clone();
+            ctx.set_new_session_callback(move |_, new| *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new));
+        }
+        Ok(ClientConfig { ctx: ctx.build(), session })
+    }
+
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let mut ctx = pinned(Side::Server, scenario)?;
+        use_chain_and_key(&mut ctx, &credentials.chain_pem, &credentials.key_pem)?;
+        match scenario.client_auth {
+            ClientAuth::None => {}
+            ClientAuth::Required => {
+                ctx.set_cert_store(trust_store(credentials)?);
+                ctx.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+            }
+            ClientAuth::Requested => {
+                ctx.set_cert_store(trust_store(credentials)?);
+                ctx.set_verify(SslVerifyMode::PEER);
+            }
+        }
+        // Required for resuming a session that carries a verified client certificate.
+        ctx.set_session_id_context(b"tlsbench").map_err(failed("setting the session ID context"))?;
+        // Session IDs need the server's cache; tickets are stateless (see `pinned`).
+        if scenario.kind == Kind::HandshakeResumeId {
+            ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
+        }
+        Ok(ctx.build())
+    }
+
+    fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<BoringSslConnection, LibError> {
+        let mut ssl = Ssl::new(&config.ctx).map_err(failed("creating the client connection"))?;
+        ssl.set_hostname(SERVER_NAME).map_err(failed("setting the SNI host name"))?;
+        // Chain verification alone would accept any name the CA signed.
+        ssl.param_mut().set_host(SERVER_NAME).map_err(failed("setting the host name to verify"))?;
+        if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            // SAFETY: the session comes from a connection of this same context.
+            unsafe { ssl.set_session(session) }.map_err(failed("setting the session to resume"))?;
+        }
+        BoringSslConnection::new(ssl, Side::Client, io)
+    }
+
+    fn new_server(&self, config: &SslContext, io: Endpoint) -> Result<BoringSslConnection, LibError> {
+        let ssl = Ssl::new(config).map_err(failed("creating the server connection"))?;
+        BoringSslConnection::new(ssl, Side::Server, io)
+    }
+}
+
+/// A fresh store, not the system's default paths: the scenario's root is the only trust anchor.
+fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
+    let mut roots = X509StoreBuilder::new().map_err(failed("creating the trust store"))?;
+    let ca = X509::from_pem(credentials.ca_pem.as_bytes()).map_err(failed("parsing the CA certificate"))?;
+    roots.add_cert(ca).map_err(failed("adding the CA certificate to the trust store"))?;
+    Ok(roots.build())
+}
+
+/// The leaf, the intermediates after it, and the leaf's key.
+fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
+    let chain = X509::stack_from_pem(chain_pem.as_bytes()).map_err(failed("parsing the certificate chain"))?;
+    let mut chain = chain.into_iter();
+    let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
+    ctx.set_certificate(&leaf).map_err(failed("setting the certificate"))?;
+    for intermediate in chain {
+        ctx.add_extra_chain_cert(intermediate).map_err(failed("adding an intermediate certificate"))?;
+    }
+    let key = PKey::private_key_from_pem(key_pem.as_bytes()).map_err(failed("parsing the private key"))?;
+    ctx.set_private_key(&key).map_err(failed("setting the private key"))?;
+    ctx.check_private_key().map_err(failed("checking the private key against its certificate"))
+}
+
+/// A context builder for one side that allows exactly the scenario's version, cipher suite and
+/// group, with session resumption off.
+fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
+    let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(failed("creating the context"))?;
+    let version = match scenario.version {
+        Version::Tls12 => SslVersion::TLS1_2,
+        Version::Tls13 => SslVersion::TLS1_3,
+    };
+    ctx.set_min_proto_version(Some(version)).map_err(failed("setting the minimum TLS version"))?;
+    ctx.set_max_proto_version(Some(version)).map_err(failed("setting the maximum TLS version"))?;
+    let cipher = cipher(scenario.version, scenario.key, scenario.suite);
+    // Each list applies to its own version only; under the version pin the other list's
+    // defaults are neither offered nor accepted, so it is left alone.
+    match scenario.version {
+        Version::Tls12 => ctx.set_strict_cipher_list(cipher.name).map_err(failed(&format!("setting the cipher suite {}", cipher.name)))?,
+        // The cipher-string language has no say over TLS 1.3 in BoringSSL; this list, by
+        // IANA id, is what the client offers and the server accepts.
+        // SAFETY: the context is live, and the pointer and length describe one valid id; with
+        // null flags BoringSSL reads nothing more.
+        Version::Tls13 => check(
+            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &cipher.id, std::ptr::null(), 1) },
+            &format!("setting the cipher suite {}", cipher.name),
+        )?,
+    }
+    let groups = scenario.groups(side);
+    let groups = groups.iter().map(|g| group_name(*g)).collect::<Vec<_>>().join(":");
+    ctx.set_curves_list(&groups).map_err(failed(&format!("setting the groups {groups}")))?;
+    // BoringSSL's default list leaves Ed25519 out, so a peer with an Ed25519 key would find no
+    // common signature algorithm; this is that default (without SHA-1) plus Ed25519.
+    ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS).map_err(failed("setting the signature algorithms to verify"))?;
+    // No resumption but the kind the scenario asks for: no session cache (the configs turn on
+    // the side's own), and tickets (on both sides: a client with NO_TICKET does not ask for a
+    // TLS 1.2 ticket) only to resume from them, one TLS 1.3 ticket per handshake (BoringSSL
+    // sends two by default).
+    ctx.set_session_cache_mode(SslSessionCacheMode::OFF);
+    let tickets = match scenario.kind {
+        Kind::HandshakeResumeTicket => 1,
+        _ => {
+            ctx.set_options(SslOptions::NO_TICKET);
+            0
+        }
+    };
+    // SAFETY: the context is live; this only stores a number.
+    check(unsafe { boring_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) }, "setting the number of TLS 1.3 tickets")?;
+    Ok(ctx)
+}
+
+/// The signature algorithms each side accepts from its peer, in BoringSSL's default order.
+const VERIFY_ALGORITHMS: &[SslSignatureAlgorithm] = &[
+    SslSignatureAlgorithm::ECDSA_SECP256R1_SHA256,
+    SslSignatureAlgorithm::RSA_PSS_RSAE_SHA256,
+    SslSignatureAlgorithm::RSA_PKCS1_SHA256,
+    SslSignatureAlgorithm::ECDSA_SECP384R1_SHA384,
+    SslSignatureAlgorithm::RSA_PSS_RSAE_SHA384,
+    SslSignatureAlgorithm::RSA_PKCS1_SHA384,
+    SslSignatureAlgorithm::RSA_PSS_RSAE_SHA512,
+    SslSignatureAlgorithm::RSA_PKCS1_SHA512,
+    SslSignatureAlgorithm::ED25519,
+];
+
+/// A BoringSSL call's return value: 1 is success, anything else fails with the error stack.
+fn check(ret: c_int, what: &str) -> Result<(), LibError> {
+    match ret {
+        1 => Ok(()),
+        _ => Err(LibError::new(format!("{what}: {}", ErrorStack::get()))),
+    }
+}
+
+fn group_name(group: Group) -> &'static str {
+    match group {
+        Group::X25519 => "X25519",
+        Group::Secp256r1 => "P-256",
+        Group::Secp384r1 => "P-384",
+        Group::X25519Mlkem768 => "X25519MLKEM768",
+    }
+}
+
+/// A cipher suite by its IANA id and BoringSSL's name for it.
+struct Cipher {
+    id: u16,
+    name: &'static str,
+}
+
+/// The scenario's cipher suite. TLS 1.2 suites name the signature algorithm, so they depend on
+/// the key type; TLS 1.3 suites do not.
+fn cipher(version: Version, key: KeyType, suite: Suite) -> Cipher {
+    let (id, name) = match (version, key.is_rsa(), suite) {
+        (Version::Tls13, _, Suite::Aes128Gcm) => (0x1301, "TLS_AES_128_GCM_SHA256"),
+        (Version::Tls13, _, Suite::Aes256Gcm) => (0x1302, "TLS_AES_256_GCM_SHA384"),
+        (Version::Tls13, _, Suite::Chacha20Poly1305) => (0x1303, "TLS_CHACHA20_POLY1305_SHA256"),
+        (Version::Tls12, true, Suite::Aes128Gcm) => (0xc02f, "ECDHE-RSA-AES128-GCM-SHA256"),
+        (Version::Tls12, true, Suite::Aes256Gcm) => (0xc030, "ECDHE-RSA-AES256-GCM-SHA384"),
+        (Version::Tls12, true, Suite::Chacha20Poly1305) => (0xcca8, "ECDHE-RSA-CHACHA20-POLY1305"),
+        // ECDSA and Ed25519 keys both sign with the ECDHE-ECDSA suites.
+        (Version::Tls12, false, Suite::Aes128Gcm) => (0xc02b, "ECDHE-ECDSA-AES128-GCM-SHA256"),
+        (Version::Tls12, false, Suite::Aes256Gcm) => (0xc02c, "ECDHE-ECDSA-AES256-GCM-SHA384"),
+        (Version::Tls12, false, Suite::Chacha20Poly1305) => (0xcca9, "ECDHE-ECDSA-CHACHA20-POLY1305"),
+    };
+    Cipher { id, name }
+}
+
+/// Turns a BoringSSL error into a `LibError` that says which step failed.
+fn failed<E: fmt::Display>(what: &str) -> impl FnOnce(E) -> LibError + '_ {
+    move |error| LibError::new(format!("{what}: {error}"))
+}
+
+/// One side of a connection; client and server differ only in the state set on the `Ssl`.
+pub struct BoringSslConnection {
+    stream: SslStream<Endpoint>,
+}
+
+impl BoringSslConnection {
+    fn new(ssl: Ssl, side: Side, io: Endpoint) -> Result<Self, LibError> {
+        // `boring` sets the side only through its handshake-driving stream builder.
+        match side {
+            // SAFETY: `ssl` is a live SSL that has not started a handshake.
+            Side::Client => unsafe { boring_sys::SSL_set_connect_state(raw(&ssl)) },
+            // SAFETY: as above.
+            Side::Server => unsafe { boring_sys::SSL_set_accept_state(raw(&ssl)) },
+        }
+        let stream = SslStream::new(ssl, io).map_err(failed("attaching the transport"))?;
+        Ok(Self { stream })
+    }
+}
+
+impl BoringSslConnection {
+    /// Writes the TLS 1.3 session tickets BoringSSL's server queues at the end of the handshake.
+    /// It holds them back until the server first writes (so that a client that never reads
+    /// cannot stall it); a zero-byte write is the documented way to send them now, as part of
+    /// the handshake that a client resumes from. Nothing is written when nothing is queued.
+    fn flush_tickets(&mut self) -> Result<(), LibError> {
+        let ssl = raw(self.stream.ssl());
+        // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport; a
+        // zero length reads nothing from the (dangling but non-null) pointer.
+        let ret = unsafe { boring_sys::SSL_write(ssl, std::ptr::NonNull::<u8>::dangling().as_ptr().cast(), 0) };
+        match ret {
+            0.. => Ok(()),
+            _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
+        }
+    }
+}
+
+impl Drop for BoringSslConnection {
+    // Connections here end as if closed cleanly, without measuring a close_notify exchange, as
+    // the openssl adapter's do (where a connection freed without a shutdown loses its session).
+    fn drop(&mut self) {
+        self.stream.set_shutdown(ShutdownState::SENT | ShutdownState::RECEIVED);
+    }
+}
+
+impl Connection for BoringSslConnection {
+    fn handshake(&mut self) -> Result<bool, LibError> {
+        if self.stream.ssl().is_init_finished() {
+            // Done: read what the peer sent since, such as a TLS 1.3 session ticket. A peek
+            // processes those records and leaves any application data where it is; `boring`
+            // wraps no SSL_peek, so it is called directly.
+            let ssl = raw(self.stream.ssl());
+            let mut byte = 0u8;
+            // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport,
+            // and the buffer is one writable byte.
+            let ret = unsafe { boring_sys::SSL_peek(ssl, (&raw mut byte).cast(), 1) };
+            if ret > 0 {
+                return Ok(true);
+            }
+            // SAFETY: `ssl` is live and `ret` is what its last call returned.
+            return match unsafe { boring_sys::SSL_get_error(ssl, ret) } {
+                boring_sys::SSL_ERROR_WANT_READ | boring_sys::SSL_ERROR_ZERO_RETURN => Ok(true),
+                code => Err(LibError::new(format!("reading after the handshake (SSL error {code}): {}", ErrorStack::get()))),
+            };
+        }
+        match self.stream.do_handshake() {
+            Ok(()) if self.stream.ssl().is_server() => self.flush_tickets().map(|()| true),
+            Ok(()) => Ok(true),
+            // The transport said WouldBlock: the peer has to move first.
+            Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE) => Ok(false),
+            // The error stack says only "CERTIFICATE_VERIFY_FAILED"; the verify result says why
+            // (and is an error of its own, "invalid call", whenever no chain was verified).
+            Err(e) => Err(match self.stream.ssl().verify_result() {
+                Err(verify) if e.to_string().contains("CERTIFICATE_VERIFY_FAILED") => {
+                    LibError::new(format!("{e} (certificate verification: {verify})"))
+                }
+                _ => LibError::new(e),
+            }),
+        }
+    }
+
+    fn send(&mut self, mut data: &[u8]) -> Result<(), LibError> {
+        while !data.is_empty() {
+            // The in-memory transport accepts every byte, so BoringSSL never has to wait to
+            // write: any error here, WANT_WRITE included, is a failure.
+            let n = self.stream.ssl_write(data).map_err(failed("SSL_write"))?;
+            data = &data[n..];
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
+        match self.stream.ssl_read(buf) {
+            Ok(n) => Ok(n),
+            // No complete record yet, or the peer closed: nothing more to read now either way.
+            Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(0),
+            Err(e) => Err(LibError::new(format!("SSL_read: {e}"))),
+        }
+    }
+
+    fn negotiated(&self) -> Result<Negotiated, LibError> {
+        let ssl = self.stream.ssl();
+        let version = match ssl.version2() {
+            Some(SslVersion::TLS1_2) => Version::Tls12,
+            Some(SslVersion::TLS1_3) => Version::Tls13,
+            _ => return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str()))),
+        };
+        let cipher_suite = ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?;
+        let suite = Suite::ALL
+            .iter()
+            .copied()
+            .find(|&suite| KeyType::ALL.iter().any(|&key| cipher(version, key, suite).id == cipher_suite.protocol_id()))
+            .ok_or_else(|| LibError::new(format!("negotiated an unexpected cipher suite: {}", cipher_suite.name())))?;
+        // `SSL_get_curve_id`: the group of the key exchange, for TLS 1.2's ECDHE and TLS 1.3.
+        let group = match ssl.curve().map(i32::from) {
+            Some(boring_sys::SSL_GROUP_X25519) => Group::X25519,
+            Some(boring_sys::SSL_GROUP_SECP256R1) => Group::Secp256r1,
+            Some(boring_sys::SSL_GROUP_SECP384R1) => Group::Secp384r1,
+            Some(boring_sys::SSL_GROUP_X25519_MLKEM768) => Group::X25519Mlkem768,
+            other => return Err(LibError::new(format!("negotiated an unexpected group ({other:?})"))),
+        };
+        let ems = match version {
+            // SAFETY: `ssl` is a live SSL and this only reads it.
+            Version::Tls12 => Some(unsafe { boring_sys::SSL_get_extms_support(raw(ssl)) } == 1),
+            Version::Tls13 => None,
+        };
+        let client_cert_verified =
+            ssl.is_server().then(|| ssl.peer_certificate().is_some() && ssl.verify_result().is_ok());
+        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified })
+    }
+}
+
+/// The `SSL*` behind a reference. A `&SslRef` points at the `SSL` itself (foreign-types'
+/// contract, which is all `ForeignTypeRef::as_ptr` does); `boring` does not re-export that trait.
+fn raw(ssl: &SslRef) -> *mut boring_sys::SSL {
+    ssl as *const SslRef as *mut boring_sys::SSL
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+    use std::time::Duration;
+
+    use tlsbench_harness::driver::{sample, SampleSpec};
+    use tlsbench_harness::protocol::Metric;
+    use tlsbench_harness::Link;
+
+    use super::*;
+
+    /// Certificates generated once for all tests; the PEMs are held in memory, so the directory
+    /// can go as soon as they are loaded.
+    fn pki() -> &'static Pki {
+        static PKI: OnceLock<Pki> = OnceLock::new();
+        PKI.get_or_init(|| {
+            let dir = tempfile::tempdir().expect("creating a temporary directory");
+            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
+        })
+    }
+
+    fn scenario(name: &str) -> Scenario {
+        name.parse().expect("the test's scenario name is valid")
+    }
+
+    /// Steps a client built for `client_scenario` against a server built for `server_scenario`
+    /// until both complete or one fails.
+    fn connect(
+        client_scenario: &Scenario,
+        server_scenario: &Scenario,
+    ) -> Result<(BoringSslConnection, BoringSslConnection), String> {
+        let link = Link::new();
+        let client_config = BoringSsl.client_config(client_scenario, pki()).map_err(|e| e.0)?;
+        let server_config = BoringSsl.server_config(server_scenario, pki()).map_err(|e| e.0)?;
+        let mut client = BoringSsl.new_client(&client_config, link.client()).map_err(|e| e.0)?;
+        let mut server = BoringSsl.new_server(&server_config, link.server()).map_err(|e| e.0)?;
+        for _ in 0..16 {
+            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
+            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
+            // Bytes left over would be post-handshake messages, such as a session ticket.
+            if client_done && server_done && link.in_flight() == 0 {
+                return Ok((client, server));
+            }
+        }
+        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+    }
+
+    #[test]
+    fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
+        // One measured iteration after the seed handshake: every gate passes at least once.
+        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+        let mut measured = 0;
+        for scenario in Scenario::all() {
+            if BoringSsl.capabilities().check("boringssl", &scenario).is_err() {
+                continue;
+            }
+            let report = sample(&BoringSsl, &BoringSsl, &scenario, pki(), &spec);
+            let report = report.unwrap_or_else(|e| panic!("{scenario}: {e}"));
+            assert!(report.iterations > 0, "{scenario}: no iterations");
+            assert_eq!(report.values.len(), 2 * Metric::of(scenario.kind).len(), "{scenario}");
+            for value in &report.values {
+                assert!(value.value > 0.0 && value.value.is_finite(), "{scenario}: {value:?}");
+            }
+            assert!(report.client_library.starts_with("BoringSSL (API version "), "{}", report.client_library);
+            measured += 1;
+        }
+        // Everything but TLS 1.2 without EMS.
+        let all = Scenario::all().len();
+        let no_ems = Scenario::all().iter().filter(|s| !s.ems).count();
+        assert_eq!(measured, all - no_ems);
+    }
+
+    #[test]
+    fn a_server_chain_from_another_ca_fails_verification() {
+        // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch
+        // is the certificate.
+        let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
+        let server = Scenario { key: KeyType::EcdsaP256, ..client };
+        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
+        assert!(error.starts_with("client: "), "{error}");
+        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+        assert!(error.contains("unable to get local issuer certificate"), "{error}");
+    }
+
+    #[test]
+    fn a_certificate_for_another_host_name_fails_verification() {
+        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
+        let link = Link::new();
+        let client_config = BoringSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let server_config = BoringSsl.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        // `new_client` with another name to verify: the chain is still good, only the name differs.
+        let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
+        ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
+        let mut client = BoringSslConnection::new(ssl, Side::Client, link.client()).unwrap_or_else(|e| panic!("{e}"));
+        let mut server = BoringSsl.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
+        let error = loop {
+            match client.handshake() {
+                Err(e) => break e.0,
+                Ok(true) => panic!("the client accepted a certificate for another host name"),
+                Ok(false) => {
+                    server.handshake().unwrap_or_else(|e| panic!("server: {e}"));
+                }
+            }
+        };
+        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+        assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
+    }
+
+    /// The gates accept a group of None, so they alone would not notice a side that stopped
+    /// reporting it; this covers every group, key type and version on both sides.
+    #[test]
+    fn both_sides_report_what_was_negotiated() {
+        for &version in Version::ALL {
+            for &group in &BoringSsl.capabilities().groups {
+                for &key in KeyType::ALL {
+                    let suite = Suite::Chacha20Poly1305;
+                    // ML-KEM exists in TLS 1.3 only.
+                    let Ok(asked) = Scenario::new(Kind::HandshakeFull, version, group, key, suite) else { continue };
+                    let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                    let ems = (version == Version::Tls12).then_some(true);
+                    let expected =
+                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None };
+                    assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
+                    let expected = Negotiated { client_cert_verified: Some(false), ..expected };
+                    assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_verified_client_certificate_is_reported() {
+        let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
+        let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(true), None)));
+        assert_eq!(server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(true), Some(true))));
+    }
+
+    #[test]
+    fn ems_off_is_declared_unsupported() {
+        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems");
+        let reason = BoringSsl.capabilities().check("boringssl", &asked).map_err(|e| e.to_string());
+        assert_eq!(reason, Err("boringssl: extended master secret cannot be switched off".into()));
+    }
+
+    /// BoringSSL's cipher strings do not reach TLS 1.3, so this checks that the TLS 1.3 suite
+    /// list really is pinned: a client and a server with different suites have none in common.
+    #[test]
+    fn tls13_suites_are_pinned_on_both_sides() {
+        let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
+        let server = Scenario { suite: Suite::Aes128Gcm, ..client };
+        let Err(error) = connect(&client, &server) else { panic!("a client and a server with no common suite connected") };
+        assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
+    }
+
+    #[test]
+    fn the_library_is_boringssl_with_its_api_and_crate_versions() {
+        let library = BoringSsl.library();
+        assert!(library.starts_with("BoringSSL (API version "), "{library}");
+        assert!(library.contains(", boring-sys 5."), "{library}");
+    }
+
+    #[test]
+    fn data_crosses_in_both_directions() {
+        let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
+        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = [0u8; 64];
+        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
+        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
+        assert_eq!(&buf[..15], b"from the server");
+        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
+        assert_eq!(&buf[..15], b"from the client");
+    }
+}

@@ -1,0 +1,60 @@
+//! End-to-end: stacks from two link families (the system's OpenSSL, and BoringSSL, whose
+//! symbols would capture OpenSSL's in one process) in one run, each reporting its own library.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Runs in `dir`, so that the results database (results.db in the working directory) is its own.
+fn tlsbench(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
+    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
+    cmd
+}
+
+/// The library each stack must report: OpenSSL's own version string, and BoringSSL's (which
+/// has no version number; rust-openssl captured by BoringSSL would say just "BoringSSL").
+fn assert_own_library(stack: &str, library: &str) {
+    match stack {
+        "openssl" => assert!(library.starts_with("OpenSSL 3."), "{stack}: {library}"),
+        "boringssl" => assert!(library.starts_with("BoringSSL (API version ") && library.contains("boring-sys 5."), "{stack}: {library}"),
+        _ => panic!("unexpected stack {stack} ({library})"),
+    }
+}
+
+#[test]
+fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["run", "--stack", "openssl", "--stack", "boringssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"])
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    // 2 stacks x 2 sides x (handshake: rate and bytes; transfer: rate).
+    assert_eq!(results.len(), 12);
+    for r in results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["client_stack"], r["server_stack"], "{r}");
+        assert_own_library(r["client_stack"].as_str().unwrap(), r["client_library"].as_str().unwrap());
+        assert_own_library(r["server_stack"].as_str().unwrap(), r["server_library"].as_str().unwrap());
+    }
+    let boringssl = results.iter().filter(|r| r["client_stack"] == "boringssl").count();
+    assert_eq!(boringssl, 6, "half the cells are BoringSSL's");
+}
+
+#[test]
+fn list_stacks_shows_boringssl_with_its_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(["list", "stacks"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("boringssl")).unwrap_or_else(|| panic!("no boringssl in:\n{text}"));
+    assert!(line.contains("BoringSSL (API version "), "{line}");
+}
