@@ -56,28 +56,46 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         Kind::Transfer => pair.transfer(spec)?,
         _ => pair.handshakes(spec)?,
     };
-    let mut values = Vec::new();
-    for (side, clock, bytes) in [
-        (Side::Client, &measured.clocks.client, measured.written.0),
-        (Side::Server, &measured.clocks.server, measured.written.1),
-    ] {
-        let seconds = clock.0.as_secs_f64();
-        let n = measured.iterations as f64;
-        values.extend(Metric::of(scenario.kind).iter().map(|&metric| {
-            let value = match metric {
-                Metric::HandshakesPerS => n / seconds,
-                Metric::HandshakeBytes => bytes as f64 / n,
-                Metric::MbPerS => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
-            };
-            MetricValue { side, metric, value, seconds: if metric.measure() == "time" { seconds } else { 0.0 } }
-        }));
-    }
+    let mut values = side_values(Side::Client, scenario.kind, measured.iterations, &measured.clocks.client, measured.written.0);
+    values.extend(side_values(Side::Server, scenario.kind, measured.iterations, &measured.clocks.server, measured.written.1));
     Ok(SampleReport {
         client_library: client.library(),
         server_library: server.library(),
         iterations: measured.iterations,
         values,
     })
+}
+
+/// One side's numbers of a sample: its rate from its own clock, and the bytes it wrote.
+pub(crate) fn side_values(side: Side, kind: Kind, iterations: u64, clock: &Clock, written: u64) -> Vec<MetricValue> {
+    let seconds = clock.0.as_secs_f64();
+    let n = iterations as f64;
+    let value = |metric| match metric {
+        Metric::HandshakesPerS => n / seconds,
+        Metric::HandshakeBytes => written as f64 / n,
+        Metric::MbPerS => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
+    };
+    let timed = |metric: Metric| if metric.measure() == "time" { seconds } else { 0.0 };
+    Metric::of(kind).iter().map(|&metric| MetricValue { side, metric, value: value(metric), seconds: timed(metric) }).collect()
+}
+
+/// What the server sends in a transfer: 1 MiB of random-looking bytes, the same in every run.
+pub(crate) fn transfer_payload() -> Vec<u8> {
+    let mut payload = vec![0u8; 1 << 20];
+    fastrand::Rng::with_seed(0x7152_be4c).fill(&mut payload);
+    payload
+}
+
+/// Reads what the connection can decrypt now into `inbox`, until it is full or nothing is left.
+pub(crate) fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Result<usize, LibError> {
+    let mut filled = 0;
+    while filled < inbox.len() {
+        match conn.receive(&mut inbox[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 /// What the measured part of a sample did.
@@ -197,9 +215,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
         let (mut client, mut server) = self.handshake(&mut Clocks::default())?;
         self.check(&client, &server, false)?;
 
-        let mut payload = vec![0u8; 1 << 20];
-        fastrand::Rng::with_seed(0x7152_be4c).fill(&mut payload);
-        let mut stream = Stream { payload, offset: 0, inbox: vec![0u8; TRANSFER_WRITE_SIZE], sent: Xxh3::new(), received: Xxh3::new(), sent_bytes: 0, received_bytes: 0 };
+        let mut stream = Stream { payload: transfer_payload(), offset: 0, inbox: vec![0u8; TRANSFER_WRITE_SIZE], sent: Xxh3::new(), received: Xxh3::new(), sent_bytes: 0, received_bytes: 0 };
 
         let warmup_end = Instant::now() + spec.warmup;
         while Instant::now() < warmup_end {
@@ -247,17 +263,7 @@ impl Stream {
 
     /// Drains what the client can decrypt now into the inbox (one timed region), then digests it.
     fn receive(&mut self, client: &mut impl Connection, clock: &mut Clock) -> Result<usize, Error> {
-        let inbox = &mut self.inbox;
-        let filled = clock.time(|| -> Result<usize, LibError> {
-            let mut filled = 0;
-            while filled < inbox.len() {
-                match client.receive(&mut inbox[filled..])? {
-                    0 => break,
-                    n => filled += n,
-                }
-            }
-            Ok(filled)
-        });
+        let filled = clock.time(|| receive_all(client, &mut self.inbox));
         let filled = filled.map_err(failed(Side::Client, "read"))?;
         self.received.update(&self.inbox[..filled]);
         self.received_bytes += filled as u64;

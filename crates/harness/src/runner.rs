@@ -107,17 +107,11 @@ struct SideArgs {
     role: Side,
     #[arg(long)]
     stack: String,
-    #[arg(long)]
-    scenario: Scenario,
-    #[arg(long, default_value_t = 100)]
-    min_time_ms: u64,
-    #[arg(long, default_value_t = 50)]
-    warmup_ms: u64,
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
     /// An open socket to the peer runner, inherited from the orchestrator.
     #[arg(long)]
     peer_fd: i32,
+    #[command(flatten)]
+    settings: SampleSettings,
 }
 
 fn parse_side(text: &str) -> Result<Side, String> {
@@ -134,6 +128,13 @@ struct SampleArgs {
     client: String,
     #[arg(long)]
     server: String,
+    #[command(flatten)]
+    settings: SampleSettings,
+}
+
+/// What a sample measures and for how long, in-process or one side of a split pair.
+#[derive(clap::Args)]
+struct SampleSettings {
     #[arg(long)]
     scenario: Scenario,
     /// Each side's measured time must reach this, in milliseconds.
@@ -144,6 +145,25 @@ struct SampleArgs {
     /// Where the certificates are cached.
     #[arg(long)]
     data_dir: Option<PathBuf>,
+}
+
+impl SampleSettings {
+    /// The scenario's certificates and the sample's timing.
+    fn load(&self) -> Result<(Pki, SampleSpec), Reply> {
+        let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
+        let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(|reason| Reply::Failed { reason })?;
+        let spec = SampleSpec { warmup: Duration::from_millis(self.warmup_ms), min_time: Duration::from_millis(self.min_time_ms) };
+        Ok((pki, spec))
+    }
+}
+
+/// The reply for what a measurement returned.
+fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
+    match outcome {
+        Ok(report) => Reply::Ok(report),
+        Err(Error::Unsupported(reason)) => Reply::Unsupported { reason },
+        Err(error) => Reply::Failed { reason: error.to_string() },
+    }
 }
 
 /// The whole of a runner binary's `main`.
@@ -171,20 +191,13 @@ pub fn main<F: Family>() -> ExitCode {
 }
 
 fn sample<F: Family>(args: &SampleArgs) -> Reply {
-    let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
-    let pki = match Pki::load_or_generate(&data_dir, &[args.scenario.key]) {
-        Ok(pki) => pki,
-        Err(reason) => return Reply::Failed { reason },
+    let (pki, spec) = match args.settings.load() {
+        Ok(loaded) => loaded,
+        Err(reply) => return reply,
     };
-    let spec = SampleSpec {
-        warmup: Duration::from_millis(args.warmup_ms),
-        min_time: Duration::from_millis(args.min_time_ms),
-    };
-    let measure = Measure { scenario: &args.scenario, pki: &pki, spec };
+    let measure = Measure { scenario: &args.settings.scenario, pki: &pki, spec };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
-        Ok(Ok(report)) => Reply::Ok(report),
-        Ok(Err(Error::Unsupported(reason))) => Reply::Unsupported { reason },
-        Ok(Err(error)) => Reply::Failed { reason: error.to_string() },
+        Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
     }
 }
@@ -193,17 +206,13 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
     // SAFETY: the orchestrator starts this runner with `--peer-fd` naming an open socket that
     // nothing else in this process uses; this takes sole ownership of it.
     let peer = unsafe { UnixStream::from_raw_fd(args.peer_fd) };
-    let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
-    let pki = match Pki::load_or_generate(&data_dir, &[args.scenario.key]) {
-        Ok(pki) => pki,
-        Err(reason) => return Reply::Failed { reason },
+    let (pki, spec) = match args.settings.load() {
+        Ok(loaded) => loaded,
+        Err(reply) => return reply,
     };
-    let spec = SampleSpec { warmup: Duration::from_millis(args.warmup_ms), min_time: Duration::from_millis(args.min_time_ms) };
-    let measure = MeasureSide { side: args.role, scenario: &args.scenario, pki: &pki, spec, peer };
+    let measure = MeasureSide { side: args.role, scenario: &args.settings.scenario, pki: &pki, spec, peer };
     match F::with_stack(&args.stack, measure) {
-        Some(Ok(report)) => Reply::Ok(report),
-        Some(Err(Error::Unsupported(reason))) => Reply::Unsupported { reason },
-        Some(Err(error)) => Reply::Failed { reason: error.to_string() },
+        Some(outcome) => reply(outcome),
         None => Reply::Failed { reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")) },
     }
 }

@@ -9,9 +9,12 @@ use std::time::Instant;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::driver::{failed, Clock, SampleSpec, MAX_HANDSHAKE_STEPS, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
+use crate::driver::{
+    failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, MAX_HANDSHAKE_STEPS, TRANSFER_MIN_BYTES,
+    TRANSFER_WRITE_SIZE,
+};
 use crate::gate::{self, Tally};
-use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::protocol::SampleReport;
 use crate::{Connection, Error, Kind, LibError, Link, Pki, Scenario, Side, Stack};
 
 /// Measures this process's side of one sample; the peer process runs the other side.
@@ -41,19 +44,7 @@ pub fn sample_side<T: Stack>(
     let (iterations, clock, written) = outcome.inspect_err(|e| {
         let _ = relay.send(&Message::Abort(e.to_string()));
     })?;
-    let seconds = clock.0.as_secs_f64();
-    let n = iterations as f64;
-    let values = Metric::of(scenario.kind)
-        .iter()
-        .map(|&metric| {
-            let value = match metric {
-                Metric::HandshakesPerS => n / seconds,
-                Metric::HandshakeBytes => written as f64 / n,
-                Metric::MbPerS => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
-            };
-            MetricValue { side, metric, value, seconds: if metric.measure() == "time" { seconds } else { 0.0 } }
-        })
-        .collect();
+    let values = side_values(side, scenario.kind, iterations, &clock, written);
     let (client_library, server_library) = match side {
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
@@ -131,8 +122,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
         gate::check_handshake(side, self.scenario, &negotiated, false)?;
 
-        let mut payload = vec![0u8; 1 << 20];
-        fastrand::Rng::with_seed(0x7152_be4c).fill(&mut payload);
+        let payload = transfer_payload();
         let (mut offset, mut inbox) = (0, vec![0u8; TRANSFER_WRITE_SIZE]);
         let (mut tally, mut digest) = (0u64, Xxh3::new());
         let (mut clock, mut writes) = (Clock::default(), 0u64);
@@ -295,18 +285,6 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
             Side::Server => server,
         }
     }
-}
-
-/// Reads what the connection can decrypt now into `inbox`.
-fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Result<usize, LibError> {
-    let mut filled = 0;
-    while filled < inbox.len() {
-        match conn.receive(&mut inbox[filled..])? {
-            0 => break,
-            n => filled += n,
-        }
-    }
-    Ok(filled)
 }
 
 fn unexpected(what: &str) -> Error {

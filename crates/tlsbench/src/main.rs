@@ -24,6 +24,7 @@ use clap::Parser;
 use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Pki, Scenario};
 
+use output::first_seen;
 use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs};
 use results::{RunDocument, RunInfo, Status};
 use run::{CellState, Finish, Settings};
@@ -125,7 +126,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let started = SystemTime::now();
     let ids: Vec<String> = match args.stacks.is_empty() {
         true => stacks::all_ids().into_iter().map(String::from).collect(),
-        false => dedup(args.stacks.clone()),
+        false => first_seen(args.stacks.clone()),
     };
     let (pairs, globs) = match (view, &args.client, &args.server) {
         (View::Matrix, Some(_), _) | (View::Matrix, _, Some(_)) => {
@@ -152,7 +153,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         runner_dir: stacks::runner_dir()?,
     };
     prepare_certificates(&settings, &scenarios)?;
-    let ids = dedup(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]).collect());
+    let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = stacks::discover(&settings.runner_dir, &ids)?;
     let states = plan::cells(&pairs, &scenarios, &infos, args.process).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
@@ -204,7 +205,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
 
 /// Generated here, once, rather than by runners racing each other.
 fn prepare_certificates(settings: &Settings, scenarios: &[Scenario]) -> Result<()> {
-    let keys = dedup(scenarios.iter().map(|s| s.key).collect());
+    let keys = first_seen(scenarios.iter().map(|s| s.key));
     Pki::load_or_generate(&settings.data_dir, &keys).map_err(anyhow::Error::msg)?;
     Ok(())
 }
@@ -398,13 +399,3 @@ fn one_line(rendered: &str) -> String {
     paragraph.join(" ")
 }
 
-/// Keeps the first occurrence of each item, in order.
-fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
-    let mut seen = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
-}

@@ -5,6 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::Side;
 
+use crate::output::first_seen;
 use crate::output::table::{format_cell, notes, LEGEND};
 use crate::results::{CellResult, RunDocument};
 
@@ -43,17 +44,6 @@ pub fn render(doc: &RunDocument) -> String {
         out += &format!("note: {note}\n");
     }
     out
-}
-
-/// The distinct values in order of first appearance, so that the matrix follows the plan.
-fn first_seen<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for value in values {
-        if !seen.contains(&value) {
-            seen.push(value);
-        }
-    }
-    seen
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::svg::{escape, Bar, BarChart, Group};
 use super::Report;
+use crate::output::first_seen;
 use crate::output::table::{few_samples_warning, format_cell, notes, LEGEND};
 use crate::report::tables::factor_legend;
 use crate::results::{CellResult, RunDocument, Status};
@@ -156,16 +157,6 @@ fn tables(report: &Report) -> String {
 /// The scenario kind: the name up to its first `_`.
 fn kind(scenario: &str) -> &str {
     scenario.split('_').next().unwrap_or(scenario)
-}
-
-fn first_seen<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
-    let mut seen = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
 }
 
 #[cfg(test)]
