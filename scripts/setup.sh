@@ -9,10 +9,12 @@ need=()
 # pkg-config and libssl-dev: the `openssl` stack links the system's libssl.
 # cmake, a C compiler and perl: aws-lc-sys builds AWS-LC from source (rustls-aws-lc-rs, s2n-tls);
 # s2n-tls-sys compiles s2n-tls's C code with the same compiler.
+# libgnutls28-dev: the `gnutls` stack links the system's GnuTLS.
+# libtls-dev: the `libtls` stack links LibreTLS's libtls (on the system's OpenSSL).
 # libclang-dev: boring-sys generates BoringSSL's Rust bindings with bindgen (the `boringssl` stack);
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
-for pkg in pkg-config libssl-dev cmake gcc g++ make perl libclang-dev chromium; do
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

@@ -242,3 +242,52 @@ fn s2n_tls_interoperates_with_rustls_and_openssl_both_ways() {
     // s2n-tls's AWS-LC has prefixed symbols: OpenSSL in the same process is still the system's.
     assert!(OpenSsl.library().starts_with("OpenSSL 3."), "{}", OpenSsl.library());
 }
+
+#[test]
+fn gnutls_interoperates_with_rustls_and_openssl_both_ways() {
+    use tlsbench_stack_gnutls::GnuTls;
+    let aws = Rustls::aws_lc_rs();
+    // Neither has ML-KEM here; rustls cannot switch EMS off.
+    let with_rustls = (check_all_scenarios(&GnuTls, &aws), check_all_scenarios(&aws, &GnuTls));
+    let with_openssl = (check_all_scenarios(&GnuTls, &OpenSsl), check_all_scenarios(&OpenSsl, &GnuTls));
+    assert_eq!((with_rustls, with_openssl), ((816, 816), (1302, 1302)));
+    assert!(GnuTls.library().starts_with("GnuTLS 3.7"), "{}", GnuTls.library());
+}
+
+#[test]
+fn libtls_interoperates_with_rustls_and_openssl_both_ways() {
+    use tlsbench_stack_libtls::LibTls;
+    let aws = Rustls::aws_lc_rs();
+    // TLS 1.2 full handshakes with EMS on, and transfers: all libtls supports.
+    let with_rustls = (check_all_scenarios(&LibTls, &aws), check_all_scenarios(&aws, &LibTls));
+    let with_openssl = (check_all_scenarios(&LibTls, &OpenSsl), check_all_scenarios(&OpenSsl, &LibTls));
+    assert_eq!((with_rustls, with_openssl), ((165, 165), (165, 165)));
+}
+
+#[test]
+fn the_gates_and_errors_hold_for_gnutls_and_libtls() {
+    use tlsbench_stack_gnutls::GnuTls;
+    use tlsbench_stack_libtls::LibTls;
+    let aes = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let chacha = "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305";
+    let err = mismatched(&GnuTls, &OpenSsl, chacha, aes, aes).unwrap_err();
+    assert!(matches!(err, Error::Library { side: Side::Server, stage: "handshake", .. }), "{err}");
+    assert!(err.to_string().contains("no shared cipher"), "{err}");
+    let err = mismatched(&OpenSsl, &GnuTls, chacha, aes, aes).unwrap_err();
+    assert_eq!(err.to_string(), "server handshake failed: No supported cipher suites have been found.");
+    let err = mismatched(&GnuTls, &GnuTls, chacha, chacha, aes).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+    let asked = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let err = mismatched(&GnuTls, &OpenSsl, asked, aes, asked).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: client did a full handshake where resumption was asked");
+    let err = mismatched(&OpenSsl, &GnuTls, asked, aes, asked).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: client did a full handshake where resumption was asked");
+    // libtls reports no group: the client's own group pin is what keeps the handshake honest.
+    let p256 = "handshake-full_1.2_secp256r1_rsa-2048_aes-256-gcm";
+    let x25519 = "handshake-full_1.2_x25519_rsa-2048_aes-256-gcm";
+    let err = mismatched(&LibTls, &OpenSsl, p256, p256, x25519).unwrap_err();
+    assert_eq!(err.to_string(), "gate failed: server negotiated group secp256r1, the scenario asks for x25519");
+    // In TLS 1.2 OpenSSL words a missing common group as a missing common cipher.
+    let err = mismatched(&LibTls, &OpenSsl, p256, x25519, x25519).unwrap_err();
+    assert!(err.to_string().starts_with("server handshake failed:") && err.to_string().contains("no shared cipher"), "{err}");
+}

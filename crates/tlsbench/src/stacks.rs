@@ -22,6 +22,9 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
     KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
+    KnownStack { id: "gnutls", owns: |library| library.starts_with("GnuTLS 3.") },
+    // LibreTLS reports no version at runtime: the adapter compiles in the one it was built against.
+    KnownStack { id: "libtls", owns: |library| library.starts_with("LibreTLS ") },
     // s2n-tls reports no version at runtime: the adapter compiles in the crate's. The variant
     // with receive buffering says so in its library string.
     KnownStack { id: "s2n-tls", owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)") },
@@ -37,7 +40,7 @@ pub struct Family {
 
 pub const FAMILIES: &[Family] = &[
     // First: the rustls stacks are described and measured with each other by this runner.
-    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "s2n-tls", "s2n-tls-recvbuf"] },
+    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "gnutls", "libtls", "s2n-tls", "s2n-tls-recvbuf"] },
     // BoringSSL's unprefixed symbols would capture the system libssl's: a runner of its own.
     Family { runner: "tlsbench-runner-boringssl", stacks: &["boringssl", "rustls-aws-lc-rs", "rustls-ring"] },
 ];
@@ -125,6 +128,8 @@ mod tests {
             "rustls 0.23.46 (ring 0.17.14)",
             "OpenSSL 3.0.19 27 Jan 2026",
             "BoringSSL (API version 44, boring-sys 5.4.0)",
+            "GnuTLS 3.7.9",
+            "LibreTLS 3.7.0",
             "s2n-tls 0.3.47",
             "s2n-tls 0.3.47 (recv buffering)",
         ];
@@ -151,6 +156,7 @@ mod tests {
     #[test]
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
-        assert_eq!(parse_id("gnutls"), Err("unknown stack `gnutls` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, s2n-tls, s2n-tls-recvbuf)".to_string()));
+        assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
+        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf)".to_string()));
     }
 }

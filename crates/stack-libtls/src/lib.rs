@@ -1,0 +1,517 @@
+//! tlsbench adapter for LibreTLS's libtls API (on the system's OpenSSL) through thin hand-written
+//! bindings: one `tls_config` pinned to the scenario per side, contexts over the in-memory transport.
+
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::io::{self, Read, Write};
+use std::ptr;
+use std::rc::Rc;
+use std::sync::Once;
+
+use tlsbench_harness::pki::SERVER_NAME;
+use tlsbench_harness::{
+    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack,
+    Suite, Version,
+};
+
+/// LibreTLS's libtls, linked dynamically.
+pub struct LibTls;
+
+/// One side's configuration; a server also has its listening context, from which every
+/// connection is accepted. Each connection holds this alive, as libtls keeps pointers into it.
+pub struct Config(Rc<Shared>);
+
+struct Shared {
+    side: Side,
+    config: *mut sys::tls_config,
+    /// Server: the context `tls_accept_cbs` derives each connection's context from.
+    server: *mut sys::tls,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: both were created by libtls in `Shared::new`; every connection context
+        // derived from them is freed (each holds an Rc of this).
+        unsafe {
+            if !self.server.is_null() {
+                sys::tls_free(self.server);
+            }
+            sys::tls_config_free(self.config);
+        }
+    }
+}
+
+impl Stack for LibTls {
+    type ClientConfig = Config;
+    type ServerConfig = Config;
+    type Client = LibTlsConnection;
+    type Server = LibTlsConnection;
+
+    fn id(&self) -> &'static str {
+        "libtls"
+    }
+
+    fn library(&self) -> String {
+        // libtls has no runtime version call; this is the version built against (see build.rs).
+        format!("LibreTLS {}", env!("LIBTLS_VERSION"))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // libtls hides what would pin or check the rest: `tls_config_set_ciphers` takes
+            // OpenSSL cipher strings for TLS 1.2 only (TLS 1.3 keeps OpenSSL's default suites, so
+            // a TLS 1.3 config cannot be pinned to the scenario's suite); sessions are reported
+            // on the client only (`tls_conn_session_resumed`), so a server's resumption could not
+            // be checked, and the server's sessions (`tls_config_set_session_lifetime`) turn on
+            // session IDs and tickets together; EMS cannot be switched off.
+            kinds: vec![Kind::HandshakeFull, Kind::Transfer],
+            versions: vec![Version::Tls12],
+            groups: vec![Group::X25519, Group::Secp256r1, Group::Secp384r1],
+            ems_off: false,
+            ..Capabilities::everything()
+        }
+    }
+
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let shared = Shared::new(Side::Client, scenario)?;
+        // The scenario's root as the only trust anchor; the name is verified against the
+        // server name given to `tls_connect_cbs`.
+        shared.configured(|c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) }, "setting the CA")?;
+        if scenario.client_auth == ClientAuth::Required {
+            shared.keypair(&credentials.client_chain_pem, &credentials.client_key_pem)?;
+        }
+        Ok(Config(Rc::new(shared)))
+    }
+
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let mut shared = Shared::new(Side::Server, scenario)?;
+        shared.keypair(&credentials.chain_pem, &credentials.key_pem)?;
+        if scenario.client_auth != ClientAuth::None {
+            shared.configured(|c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) }, "setting the CA")?;
+            // SAFETY: a live config. libtls fails the handshake on a certificate that does not
+            // verify, in both modes; the optional one lets a client without one through.
+            unsafe {
+                match scenario.client_auth {
+                    ClientAuth::Required => sys::tls_config_verify_client(shared.config),
+                    _ => sys::tls_config_verify_client_optional(shared.config),
+                }
+            }
+        }
+        // SAFETY: creating a context has no preconditions.
+        shared.server = unsafe { sys::tls_server() };
+        if shared.server.is_null() {
+            return Err(LibError::new("tls_server: out of memory"));
+        }
+        // SAFETY: both live; libtls builds the server's SSL_CTX from the config here.
+        if unsafe { sys::tls_configure(shared.server, shared.config) } != 0 {
+            return Err(LibError::new(format!("configuring the server: {}", error(shared.server))));
+        }
+        Ok(Config(Rc::new(shared)))
+    }
+
+    fn new_client(&self, config: &Config, io: Endpoint) -> Result<LibTlsConnection, LibError> {
+        // SAFETY: creating a context has no preconditions.
+        let ctx = unsafe { sys::tls_client() };
+        if ctx.is_null() {
+            return Err(LibError::new("tls_client: out of memory"));
+        }
+        // From here on, dropping the connection frees the context.
+        let mut connection = LibTlsConnection { ctx, io: Box::new(io), config: config.0.clone(), done: false };
+        let name = CString::new(SERVER_NAME).expect("the server name has no NUL byte");
+        let arg: *mut Endpoint = &mut *connection.io;
+        // SAFETY: live context and config; libtls copies the server name; `arg` is the boxed
+        // endpoint, which outlives the context (see Drop).
+        unsafe {
+            if sys::tls_configure(ctx, config.0.config) != 0 {
+                return Err(LibError::new(format!("configuring the client: {}", error(ctx))));
+            }
+            if sys::tls_connect_cbs(ctx, read_cb, write_cb, arg.cast(), name.as_ptr()) != 0 {
+                return Err(LibError::new(format!("tls_connect_cbs: {}", error(ctx))));
+            }
+        }
+        Ok(connection)
+    }
+
+    fn new_server(&self, config: &Config, io: Endpoint) -> Result<LibTlsConnection, LibError> {
+        let mut io = Box::new(io);
+        let arg: *mut Endpoint = &mut *io;
+        let mut ctx = ptr::null_mut();
+        // SAFETY: the server context is live (in `config`); `arg` is the boxed endpoint, moved
+        // into the connection that owns the new context.
+        if unsafe { sys::tls_accept_cbs(config.0.server, &mut ctx, read_cb, write_cb, arg.cast()) } != 0 {
+            return Err(LibError::new(format!("tls_accept_cbs: {}", error(config.0.server))));
+        }
+        Ok(LibTlsConnection { ctx, io, config: config.0.clone(), done: false })
+    }
+}
+
+impl Shared {
+    /// A config with exactly the scenario's version, TLS 1.2 suite and groups, in the side's order.
+    fn new(side: Side, scenario: &Scenario) -> Result<Self, LibError> {
+        static INIT: Once = Once::new();
+        // SAFETY: no preconditions; once per process (libtls documents it as idempotent too).
+        INIT.call_once(|| unsafe {
+            sys::tls_init();
+        });
+        // SAFETY: no preconditions.
+        let config = unsafe { sys::tls_config_new() };
+        if config.is_null() {
+            return Err(LibError::new("tls_config_new: out of memory"));
+        }
+        let shared = Shared { side, config, server: ptr::null_mut() };
+        let protocols = match scenario.version {
+            Version::Tls12 => sys::TLS_PROTOCOL_TLSV1_2,
+            Version::Tls13 => sys::TLS_PROTOCOL_TLSV1_3,
+        };
+        // SAFETY (the closures): a live config, and NUL-terminated strings libtls copies.
+        shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, protocols) }, "setting the protocol version")?;
+        let cipher = CString::new(cipher_name(scenario.key, scenario.suite)).expect("no NUL byte");
+        shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
+        let groups = scenario.groups(side).iter().map(|&g| group_name(g)).collect::<Vec<_>>().join(",");
+        let groups = CString::new(groups).expect("no NUL byte");
+        shared.configured(|c| unsafe { sys::tls_config_set_ecdhecurves(c, groups.as_ptr()) }, "setting the groups")?;
+        Ok(shared)
+    }
+
+    /// The chain (leaf, then intermediates) and the leaf's key; libtls copies both.
+    fn keypair(&self, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
+        // SAFETY: a live config; both buffers are readable for their lengths.
+        self.configured(
+            |c| unsafe { sys::tls_config_set_keypair_mem(c, chain_pem.as_ptr(), chain_pem.len(), key_pem.as_ptr(), key_pem.len()) },
+            "setting the certificate chain and key",
+        )
+    }
+
+    /// Runs one `tls_config_*` setter; on failure, the config's own error.
+    fn configured(&self, set: impl FnOnce(*mut sys::tls_config) -> c_int, what: &str) -> Result<(), LibError> {
+        if set(self.config) == 0 {
+            return Ok(());
+        }
+        // SAFETY: a live config; the message is owned by it and copied at once.
+        let message = unsafe { sys::tls_config_error(self.config) };
+        let message = if message.is_null() { "unknown error".into() } else { unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned() };
+        Err(LibError::new(format!("{what}: {message}")))
+    }
+}
+
+/// OpenSSL's name for the TLS 1.2 suite: ECDHE with the key's signature algorithm (ECDSA suites
+/// cover Ed25519 keys too).
+fn cipher_name(key: KeyType, suite: Suite) -> &'static str {
+    match (key.is_rsa(), suite) {
+        (true, Suite::Aes128Gcm) => "ECDHE-RSA-AES128-GCM-SHA256",
+        (true, Suite::Aes256Gcm) => "ECDHE-RSA-AES256-GCM-SHA384",
+        (true, Suite::Chacha20Poly1305) => "ECDHE-RSA-CHACHA20-POLY1305",
+        (false, Suite::Aes128Gcm) => "ECDHE-ECDSA-AES128-GCM-SHA256",
+        (false, Suite::Aes256Gcm) => "ECDHE-ECDSA-AES256-GCM-SHA384",
+        (false, Suite::Chacha20Poly1305) => "ECDHE-ECDSA-CHACHA20-POLY1305",
+    }
+}
+
+fn group_name(group: Group) -> &'static str {
+    match group {
+        Group::X25519 => "X25519",
+        Group::Secp256r1 => "P-256",
+        Group::Secp384r1 => "P-384",
+        // Not in `capabilities`, so never asked for.
+        Group::X25519Mlkem768 => "X25519MLKEM768",
+    }
+}
+
+/// One side of a connection. libtls's callback argument points at `io`, which is boxed so that
+/// it stays put when the connection moves.
+pub struct LibTlsConnection {
+    ctx: *mut sys::tls,
+    io: Box<Endpoint>,
+    config: Rc<Shared>,
+    done: bool,
+}
+
+impl Drop for LibTlsConnection {
+    fn drop(&mut self) {
+        // SAFETY: the context was created for this connection and is freed once, before `io`.
+        unsafe { sys::tls_free(self.ctx) };
+    }
+}
+
+impl Connection for LibTlsConnection {
+    fn handshake(&mut self) -> Result<bool, LibError> {
+        if self.done {
+            // Read what the peer sent since (an OpenSSL server's TLS 1.3 tickets, which libtls
+            // cannot turn off). No application data is sent before both sides complete.
+            let mut byte = [0u8; 1];
+            // SAFETY: a live context; `byte` is writable for its length.
+            return match unsafe { sys::tls_read(self.ctx, byte.as_mut_ptr().cast(), byte.len()) } {
+                0 | sys::TLS_WANT_POLLIN_ISIZE => Ok(true),
+                n if n > 0 => Err(LibError::new("application data arrived before the handshake completed on both sides")),
+                _ => Err(LibError::new(format!("reading after the handshake: {}", error(self.ctx)))),
+            };
+        }
+        // SAFETY: a live context.
+        match unsafe { sys::tls_handshake(self.ctx) } {
+            0 => {
+                self.done = true;
+                Ok(true)
+            }
+            // The transport said it would block: the peer has to move first.
+            sys::TLS_WANT_POLLIN | sys::TLS_WANT_POLLOUT => Ok(false),
+            _ => Err(LibError::new(error(self.ctx))),
+        }
+    }
+
+    fn send(&mut self, mut data: &[u8]) -> Result<(), LibError> {
+        while !data.is_empty() {
+            // SAFETY: a live context; `data` is readable for its length. The in-memory transport
+            // takes every byte, so libtls never has to wait to write: any error is a failure.
+            let n = unsafe { sys::tls_write(self.ctx, data.as_ptr().cast(), data.len()) };
+            if n <= 0 {
+                return Err(LibError::new(format!("tls_write: {}", error(self.ctx))));
+            }
+            data = &data[n as usize..];
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
+        // SAFETY: a live context; `buf` is writable for its length.
+        match unsafe { sys::tls_read(self.ctx, buf.as_mut_ptr().cast(), buf.len()) } {
+            // No complete record yet, or the peer closed: nothing more to read now either way.
+            0 | sys::TLS_WANT_POLLIN_ISIZE => Ok(0),
+            n if n > 0 => Ok(n as usize),
+            _ => Err(LibError::new(format!("tls_read: {}", error(self.ctx)))),
+        }
+    }
+
+    fn negotiated(&self) -> Result<Negotiated, LibError> {
+        // SAFETY: a live context whose handshake completed; the strings are static or owned by it.
+        let (version, cipher) = unsafe { (text(sys::tls_conn_version(self.ctx)), text(sys::tls_conn_cipher(self.ctx))) };
+        let version = match version.as_deref() {
+            Some("TLSv1.2") => Version::Tls12,
+            Some("TLSv1.3") => Version::Tls13,
+            v => return Err(LibError::new(format!("negotiated an unexpected protocol version: {v:?}"))),
+        };
+        let suite = Suite::ALL
+            .iter()
+            .copied()
+            .find(|&suite| KeyType::ALL.iter().any(|&key| Some(cipher_name(key, suite)) == cipher.as_deref()))
+            .ok_or_else(|| LibError::new(format!("negotiated an unexpected cipher suite: {cipher:?}")))?;
+        // SAFETY: a live context. With `tls_config_verify_client(_optional)`, libtls fails the
+        // handshake on a certificate that does not verify, so one that was provided was verified.
+        let client_cert_verified = (self.config.side == Side::Server).then(|| unsafe { sys::tls_peer_cert_provided(self.ctx) } == 1);
+        // libtls reports neither the group nor EMS; resumption is off (see `capabilities`).
+        Ok(Negotiated { version, suite, group: None, resumed: false, ems: None, client_cert_verified })
+    }
+}
+
+/// The context's last error, as libtls words it.
+fn error(ctx: *mut sys::tls) -> String {
+    // SAFETY: a live context; the message is owned by it and copied at once.
+    unsafe { text(sys::tls_error(ctx)) }.unwrap_or_else(|| "unknown error".into())
+}
+
+/// A C string libtls returned, if any. Safety: NULL or a valid NUL-terminated string.
+unsafe fn text(s: *const std::ffi::c_char) -> Option<String> {
+    // SAFETY: the caller's promise.
+    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+}
+
+/// The transport's read side: the endpoint's bytes, or TLS_WANT_POLLIN when it has none.
+extern "C" fn read_cb(_ctx: *mut sys::tls, buf: *mut c_void, len: usize, arg: *mut c_void) -> isize {
+    // SAFETY: `arg` is the connection's boxed endpoint (see `new_client`/`new_server`), alive
+    // while its context is; `buf` is writable for `len` bytes.
+    let (io, buf) = unsafe { (&mut *arg.cast::<Endpoint>(), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
+    match io.read(buf) {
+        Ok(n) => n as isize,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => sys::TLS_WANT_POLLIN_ISIZE,
+        Err(_) => -1,
+    }
+}
+
+/// The transport's write side; the in-memory endpoint takes every byte.
+extern "C" fn write_cb(_ctx: *mut sys::tls, buf: *const c_void, len: usize, arg: *mut c_void) -> isize {
+    // SAFETY: as in `read_cb`; `buf` is readable for `len` bytes.
+    let (io, buf) = unsafe { (&mut *arg.cast::<Endpoint>(), std::slice::from_raw_parts(buf.cast::<u8>(), len)) };
+    match io.write(buf) {
+        Ok(n) => n as isize,
+        Err(_) => -1,
+    }
+}
+
+/// The few libtls functions this adapter calls, as declared in LibreTLS's `<tls.h>` (3.7).
+#[allow(non_camel_case_types)]
+mod sys {
+    use std::ffi::{c_char, c_int, c_void};
+
+    #[repr(C)]
+    pub struct tls {
+        _opaque: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct tls_config {
+        _opaque: [u8; 0],
+    }
+
+    pub const TLS_PROTOCOL_TLSV1_2: u32 = 1 << 3;
+    pub const TLS_PROTOCOL_TLSV1_3: u32 = 1 << 4;
+    pub const TLS_WANT_POLLIN: c_int = -2;
+    pub const TLS_WANT_POLLOUT: c_int = -3;
+    pub const TLS_WANT_POLLIN_ISIZE: isize = TLS_WANT_POLLIN as isize;
+
+    pub type tls_read_cb = extern "C" fn(*mut tls, *mut c_void, usize, *mut c_void) -> isize;
+    pub type tls_write_cb = extern "C" fn(*mut tls, *const c_void, usize, *mut c_void) -> isize;
+
+    // Linked by build.rs.
+    extern "C" {
+        pub fn tls_init() -> c_int;
+        pub fn tls_error(ctx: *mut tls) -> *const c_char;
+        pub fn tls_config_new() -> *mut tls_config;
+        pub fn tls_config_free(config: *mut tls_config);
+        pub fn tls_config_error(config: *mut tls_config) -> *const c_char;
+        pub fn tls_config_set_protocols(config: *mut tls_config, protocols: u32) -> c_int;
+        pub fn tls_config_set_ciphers(config: *mut tls_config, ciphers: *const c_char) -> c_int;
+        pub fn tls_config_set_ecdhecurves(config: *mut tls_config, curves: *const c_char) -> c_int;
+        pub fn tls_config_set_ca_mem(config: *mut tls_config, ca: *const u8, len: usize) -> c_int;
+        pub fn tls_config_set_keypair_mem(config: *mut tls_config, cert: *const u8, cert_len: usize, key: *const u8, key_len: usize) -> c_int;
+        pub fn tls_config_verify_client(config: *mut tls_config);
+        pub fn tls_config_verify_client_optional(config: *mut tls_config);
+        pub fn tls_client() -> *mut tls;
+        pub fn tls_server() -> *mut tls;
+        pub fn tls_configure(ctx: *mut tls, config: *mut tls_config) -> c_int;
+        pub fn tls_free(ctx: *mut tls);
+        pub fn tls_connect_cbs(ctx: *mut tls, read_cb: tls_read_cb, write_cb: tls_write_cb, arg: *mut c_void, servername: *const c_char) -> c_int;
+        pub fn tls_accept_cbs(ctx: *mut tls, cctx: *mut *mut tls, read_cb: tls_read_cb, write_cb: tls_write_cb, arg: *mut c_void) -> c_int;
+        pub fn tls_handshake(ctx: *mut tls) -> c_int;
+        pub fn tls_read(ctx: *mut tls, buf: *mut c_void, len: usize) -> isize;
+        pub fn tls_write(ctx: *mut tls, buf: *const c_void, len: usize) -> isize;
+        pub fn tls_peer_cert_provided(ctx: *mut tls) -> c_int;
+        pub fn tls_conn_version(ctx: *mut tls) -> *const c_char;
+        pub fn tls_conn_cipher(ctx: *mut tls) -> *const c_char;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+    use std::time::Duration;
+
+    use tlsbench_harness::driver::{sample, SampleSpec};
+    use tlsbench_harness::protocol::Metric;
+    use tlsbench_harness::{Error, Link};
+
+    use super::*;
+
+    /// Certificates generated once for all tests; the PEMs are held in memory, so the directory
+    /// can go as soon as they are loaded.
+    fn pki() -> &'static Pki {
+        static PKI: OnceLock<Pki> = OnceLock::new();
+        PKI.get_or_init(|| {
+            let dir = tempfile::tempdir().expect("creating a temporary directory");
+            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
+        })
+    }
+
+    fn scenario(name: &str) -> Scenario {
+        name.parse().expect("the test's scenario name is valid")
+    }
+
+    /// Steps a client against a server until both complete and nothing is in flight, or one fails.
+    fn connect(client: &Scenario, server: &Scenario) -> Result<(LibTlsConnection, LibTlsConnection), String> {
+        let link = Link::new();
+        let client_config = LibTls.client_config(client, pki()).map_err(|e| e.0)?;
+        let server_config = LibTls.server_config(server, pki()).map_err(|e| e.0)?;
+        let mut client = LibTls.new_client(&client_config, link.client()).map_err(|e| e.0)?;
+        let mut server = LibTls.new_server(&server_config, link.server()).map_err(|e| e.0)?;
+        for _ in 0..16 {
+            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
+            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
+            if client_done && server_done && link.in_flight() == 0 {
+                return Ok((client, server));
+            }
+        }
+        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+    }
+
+    #[test]
+    fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
+        // One measured iteration after the seed handshake: every gate passes at least once.
+        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+        let mut measured = 0;
+        for scenario in Scenario::all() {
+            if LibTls.capabilities().check("libtls", &scenario).is_err() {
+                continue;
+            }
+            let report = sample(&LibTls, &LibTls, &scenario, pki(), &spec).unwrap_or_else(|e| panic!("{scenario}: {e}"));
+            assert!(report.iterations > 0, "{scenario}: no iterations");
+            assert_eq!(report.values.len(), 2 * Metric::of(scenario.kind).len(), "{scenario}");
+            assert!(report.values.iter().all(|v| v.value > 0.0 && v.value.is_finite()), "{scenario}: {report:?}");
+            assert_eq!(report.client_library, format!("LibreTLS {}", env!("LIBTLS_VERSION")));
+            measured += 1;
+        }
+        // TLS 1.2 full handshakes with EMS on (3 groups x 6 keys x 3 suites x 3 client auths), and transfers.
+        assert_eq!(measured, 3 * 6 * 3 * 3 + 3);
+    }
+
+    #[test]
+    fn each_declared_gap_is_unsupported_with_its_reason() {
+        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::ZERO };
+        for (name, reason) in [
+            ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "libtls: TLS 1.3 not supported"),
+            ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: scenario kind handshake-resume-id not supported"),
+            ("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: scenario kind handshake-resume-ticket not supported"),
+            ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems", "libtls: extended master secret cannot be switched off"),
+        ] {
+            let err = sample(&LibTls, &LibTls, &scenario(name), pki(), &spec);
+            assert!(matches!(&err, Err(Error::Unsupported(r)) if r == reason), "{name}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn tls_1_3_suites_cannot_be_pinned_through_libtls() {
+        // Why TLS 1.3 is declared unsupported: `tls_config_set_ciphers` refuses TLS 1.3 names.
+        // SAFETY: a fresh config, freed at the end; NUL-terminated strings.
+        unsafe {
+            let config = sys::tls_config_new();
+            assert_eq!(sys::tls_config_set_ciphers(config, c"TLS_AES_128_GCM_SHA256".as_ptr()), -1);
+            assert_eq!(sys::tls_config_set_ciphers(config, c"ECDHE-ECDSA-AES128-GCM-SHA256".as_ptr()), 0);
+            sys::tls_config_free(config);
+        }
+    }
+
+    #[test]
+    fn a_server_chain_from_another_ca_fails_verification() {
+        // Both keys sign with the ECDHE-ECDSA suites: the only mismatch is the certificate.
+        let client = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
+        let server = Scenario { key: KeyType::Ed25519, ..client };
+        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
+        assert!(error.starts_with("client: "), "{error}");
+        assert!(error.contains("unable to get local issuer certificate"), "{error}");
+    }
+
+    #[test]
+    fn both_sides_report_what_was_negotiated_and_a_verified_client_certificate() {
+        for &key in KeyType::ALL {
+            for client_auth in [ClientAuth::None, ClientAuth::Required, ClientAuth::Requested] {
+                let asked = Scenario { client_auth, ..Scenario::new(Kind::HandshakeFull, Version::Tls12, Group::Secp384r1, key, Suite::Aes256Gcm).expect("valid") };
+                let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let expected = Negotiated { version: Version::Tls12, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None };
+                assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
+                let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
+                assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+            }
+        }
+    }
+
+    #[test]
+    fn data_crosses_in_both_directions() {
+        let asked = scenario("transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305");
+        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = [0u8; 64];
+        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
+        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
+        assert_eq!(&buf[..15], b"from the server");
+        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
+        assert_eq!(&buf[..15], b"from the client");
+    }
+}
