@@ -58,3 +58,31 @@ fn list_stacks_shows_boringssl_with_its_library() {
     let line = text.lines().find(|l| l.contains("boringssl")).unwrap_or_else(|| panic!("no boringssl in:\n{text}"));
     assert!(line.contains("BoringSSL (API version "), "{line}");
 }
+
+#[test]
+fn openssl_and_boringssl_talk_to_each_other_across_their_families() {
+    // No runner holds both, so each pair runs split: each side in its own family's runner.
+    for (client, server, scenario) in [
+        ("openssl", "boringssl", "handshake-resume-ticket_1.2_secp256r1_rsa-2048_chacha20-poly1305"),
+        ("boringssl", "openssl", "handshake-full_1.3_x25519_ed25519_aes-256-gcm_mtls"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let output = tlsbench(dir.path())
+            .args(["run", "--client", client, "--server", server, "--samples", "1", "--min-time-ms", "2", "--warmup-ms", "0"])
+            .args(["--scenario", scenario, "--export-json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), 4, "{client} -> {server}");
+        for r in results {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!((r["client_stack"].as_str(), r["server_stack"].as_str()), (Some(client), Some(server)));
+            assert_own_library(client, r["client_library"].as_str().unwrap());
+            assert_own_library(server, r["server_library"].as_str().unwrap());
+        }
+    }
+}
