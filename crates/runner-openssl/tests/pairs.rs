@@ -291,3 +291,32 @@ fn the_gates_and_errors_hold_for_gnutls_and_libtls() {
     let err = mismatched(&LibTls, &OpenSsl, p256, x25519, x25519).unwrap_err();
     assert!(err.to_string().starts_with("server handshake failed:") && err.to_string().contains("no shared cipher"), "{err}");
 }
+
+#[test]
+fn bertie_s_client_interoperates_and_its_server_is_refused_for_its_missing_intermediate() {
+    use tlsbench_stack_bertie::Bertie;
+    let aws = Rustls::aws_lc_rs();
+    // Bertie's client against RSA servers: TLS 1.3 full handshakes with x25519 and P-256, three
+    // RSA sizes, three suites. Not ECDSA: Bertie takes only DER signatures whose r and s are
+    // both 32 or 33 bytes long, so about one signature in 128 from another signer (a shorter r
+    // or s) fails its handshake with INVALID_SIGNATURE (140): a real run fails such a cell.
+    let mut measured = 0;
+    for scenario in Scenario::all() {
+        if Bertie.capabilities().check("bertie", &scenario).is_err() || !scenario.key.is_rsa() {
+            continue;
+        }
+        for report in [driver::sample(&Bertie, &aws, &scenario, pki(), &ONCE), driver::sample(&Bertie, &OpenSsl, &scenario, pki(), &ONCE)] {
+            let report = report.unwrap_or_else(|e| panic!("bertie -> {scenario}: {e}"));
+            assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}");
+        }
+        measured += 1;
+    }
+    assert_eq!(measured, 18);
+    // Bertie's server sends its leaf without the intermediate: a client that verifies the chain
+    // cannot build it to the root.
+    let asked = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let err = mismatched(&aws, &Bertie, asked, asked, asked).unwrap_err();
+    assert_eq!(err.to_string(), "client handshake failed: invalid peer certificate: UnknownIssuer");
+    let err = mismatched(&OpenSsl, &Bertie, asked, asked, asked).unwrap_err();
+    assert!(err.to_string().contains("unable to get local issuer certificate"), "{err}");
+}

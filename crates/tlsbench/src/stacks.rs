@@ -29,6 +29,8 @@ pub const KNOWN: &[KnownStack] = &[
     // with receive buffering says so in its library string.
     KnownStack { id: "s2n-tls", owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)") },
     KnownStack { id: "s2n-tls-recvbuf", owns: |library| library.starts_with("s2n-tls ") && library.ends_with(" (recv buffering)") },
+    // Bertie reports no version at runtime either; its string also says what it does not verify.
+    KnownStack { id: "bertie", owns: |library| library.starts_with("Bertie ") },
 ];
 
 /// A runner binary and the stacks linked into it. Libraries that cannot share a process live
@@ -40,7 +42,7 @@ pub struct Family {
 
 pub const FAMILIES: &[Family] = &[
     // First: the rustls stacks are described and measured with each other by this runner.
-    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "gnutls", "libtls", "s2n-tls", "s2n-tls-recvbuf"] },
+    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "gnutls", "libtls", "s2n-tls", "s2n-tls-recvbuf", "bertie"] },
     // BoringSSL's unprefixed symbols would capture the system libssl's: a runner of its own.
     Family { runner: "tlsbench-runner-boringssl", stacks: &["boringssl", "rustls-aws-lc-rs", "rustls-ring"] },
 ];
@@ -132,6 +134,7 @@ mod tests {
             "LibreTLS 3.7.0",
             "s2n-tls 0.3.47",
             "s2n-tls 0.3.47 (recv buffering)",
+            "Bertie 0.1.0-pre.2 (no chain or host name verification)",
         ];
         for (stack, own) in KNOWN.iter().zip(libraries) {
             for library in libraries.iter().chain(&["BoringSSL", "OpenSSL 1.1.1w"]) {
@@ -157,6 +160,6 @@ mod tests {
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
-        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf)".to_string()));
+        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)".to_string()));
     }
 }
