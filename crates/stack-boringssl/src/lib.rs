@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use boring::error::ErrorStack;
 use boring::pkey::PKey;
 use boring::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
+    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
     SslSessionCacheMode, SslSignatureAlgorithm, SslStream, SslVerifyMode, SslVersion,
 };
 use boring::x509::store::{X509Store, X509StoreBuilder};
@@ -152,15 +152,16 @@ fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError
     let cipher = cipher(scenario.version, scenario.key, scenario.suite);
     // Each list applies to its own version only; under the version pin the other list's
     // defaults are neither offered nor accepted, so it is left alone.
+    let what = format!("setting the cipher suite {}", cipher.name);
     match scenario.version {
-        Version::Tls12 => ctx.set_strict_cipher_list(cipher.name).map_err(failed(&format!("setting the cipher suite {}", cipher.name)))?,
+        Version::Tls12 => ctx.set_strict_cipher_list(cipher.name).map_err(failed(&what))?,
         // The cipher-string language has no say over TLS 1.3 in BoringSSL; this list, by
-        // IANA id, is what the client offers and the server accepts.
+        // IANA id, is what the client offers and the server accepts (`boring` does not wrap it).
         // SAFETY: the context is live, and the pointer and length describe one valid id; with
         // null flags BoringSSL reads nothing more.
         Version::Tls13 => check(
             unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &cipher.id, std::ptr::null(), 1) },
-            &format!("setting the cipher suite {}", cipher.name),
+            &what,
         )?,
     }
     let groups = scenario.groups(side);
@@ -278,14 +279,6 @@ impl BoringSslConnection {
             0.. => Ok(()),
             _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
         }
-    }
-}
-
-impl Drop for BoringSslConnection {
-    // Connections here end as if closed cleanly, without measuring a close_notify exchange, as
-    // the openssl adapter's do (where a connection freed without a shutdown loses its session).
-    fn drop(&mut self) {
-        self.stream.set_shutdown(ShutdownState::SENT | ShutdownState::RECEIVED);
     }
 }
 
