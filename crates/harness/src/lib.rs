@@ -18,5 +18,5 @@ pub mod transport;
 pub use error::{Error, LibError};
 pub use pki::Pki;
 pub use scenario::{ClientAuth, Group, KeyType, Kind, Scenario, Suite, Version};
-pub use stack::{Capabilities, Connection, Negotiated, Side, Stack};
+pub use stack::{Capabilities, Connection, Exclusion, Negotiated, Side, Stack};
 pub use transport::{Endpoint, Link};

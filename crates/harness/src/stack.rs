@@ -101,6 +101,39 @@ pub struct Capabilities {
     pub client_auth: Vec<ClientAuth>,
     /// Whether TLS 1.2's extended master secret can be switched off.
     pub ems_off: bool,
+    /// Scenarios the stack cannot do although each of their parameters is in the lists above
+    /// (a combination), or for a more precise reason than "X not supported"; checked first.
+    #[serde(default)]
+    pub exclusions: Vec<Exclusion>,
+}
+
+/// Scenarios whose names match `pattern` (`*` stands for any text) are unsupported, because of
+/// `reason`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exclusion {
+    pub pattern: String,
+    pub reason: String,
+}
+
+impl Exclusion {
+    pub fn new(pattern: &str, reason: &str) -> Self {
+        Self { pattern: pattern.into(), reason: reason.into() }
+    }
+
+    pub fn matches(&self, scenario: &Scenario) -> bool {
+        wildcard_match(&self.pattern, &scenario.name())
+    }
+}
+
+/// Whether `text` matches `pattern`, in which `*` stands for any text (also none).
+fn wildcard_match(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(tail) = text.strip_prefix(head) else { return false };
+            (0..=tail.len()).filter(|&i| tail.is_char_boundary(i)).any(|i| wildcard_match(rest, &tail[i..]))
+        }
+    }
 }
 
 impl Capabilities {
@@ -114,11 +147,16 @@ impl Capabilities {
             suites: Suite::ALL.to_vec(),
             client_auth: ClientAuth::ALL.to_vec(),
             ems_off: true,
+            exclusions: Vec::new(),
         }
     }
 
-    /// `Err(reason)` naming the first parameter this stack lacks.
+    /// `Err(reason)`: the first exclusion the scenario matches, else the first parameter this
+    /// stack lacks.
     pub fn check(&self, stack: &str, scenario: &Scenario) -> Result<(), Error> {
+        if let Some(exclusion) = self.exclusions.iter().find(|e| e.matches(scenario)) {
+            return Err(Error::Unsupported(exclusion.reason.clone()));
+        }
         fn lacks<T: PartialEq + fmt::Display>(have: &[T], want: T, stack: &str, what: &str) -> Result<(), Error> {
             match have.contains(&want) {
                 true => Ok(()),
@@ -135,5 +173,35 @@ impl Capabilities {
             (false, false) => Err(Error::Unsupported(format!("{stack}: extended master secret cannot be switched off"))),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exclusion_names_its_reason_before_any_parameter_does() {
+        let caps = Capabilities {
+            suites: vec![Suite::Aes128Gcm],
+            exclusions: vec![
+                Exclusion::new("handshake-resume-*_mtls", "x: no resumption with client auth"),
+                Exclusion::new("*_1.3_*", "x: cannot pin a TLS 1.3 suite"),
+            ],
+            ..Capabilities::everything()
+        };
+        let check = |name: &str| caps.check("x", &name.parse().unwrap()).map_err(|e| e.to_string());
+        assert_eq!(check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls"), Err("x: no resumption with client auth".into()));
+        assert_eq!(check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm"), Ok(()));
+        assert_eq!(check("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cannot pin a TLS 1.3 suite".into()));
+        assert_eq!(check("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cipher suite aes-256-gcm not supported".into()));
+    }
+
+    #[test]
+    fn wildcards_match_any_text_including_none() {
+        assert!(wildcard_match("a*c", "abc") && wildcard_match("a*c", "ac") && wildcard_match("*", ""));
+        assert!(wildcard_match("*_1.2_x25519_ecdsa-*_aes-256-gcm*", "transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"));
+        assert!(!wildcard_match("*_1.2_x25519_ecdsa-*_aes-256-gcm*", "transfer_1.2_x25519_rsa-2048_aes-256-gcm"));
+        assert!(!wildcard_match("abc", "abcd") && !wildcard_match("a*d", "abc"));
     }
 }
