@@ -1,21 +1,5 @@
-//! rustls does not report its version at runtime, so the version this build links is read
-//! from the workspace's Cargo.lock and compiled in.
-
-use std::path::Path;
+//! rustls does not report its version at runtime: the versions this build links are compiled in.
 
 fn main() {
-    let lock = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../Cargo.lock");
-    println!("cargo:rerun-if-changed={}", lock.display());
-    let text = std::fs::read_to_string(&lock).unwrap_or_default();
-    for (krate, var) in [("rustls", "RUSTLS_VERSION"), ("aws-lc-rs", "AWS_LC_RS_VERSION"), ("ring", "RING_VERSION")] {
-        let version = locked_version(&text, krate).unwrap_or_else(|| "unknown".into());
-        println!("cargo:rustc-env={var}={version}");
-    }
-}
-
-/// The version of `[[package]] name = "krate"` in a Cargo.lock.
-fn locked_version(lock: &str, krate: &str) -> Option<String> {
-    let entry = lock.split("[[package]]").find(|p| p.contains(&format!("name = \"{krate}\"\n")))?;
-    let line = entry.lines().find(|l| l.starts_with("version = "))?;
-    Some(line.trim_start_matches("version = ").trim_matches('"').to_string())
+    tlsbench_build_info::export_locked_versions(&[("rustls", "RUSTLS_VERSION"), ("aws-lc-rs", "AWS_LC_RS_VERSION"), ("ring", "RING_VERSION")]);
 }

@@ -13,6 +13,8 @@ pub mod runner;
 pub mod scenario;
 pub mod split;
 pub mod stack;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 
 pub use error::{Error, LibError};

@@ -350,43 +350,18 @@ impl Connection for BertieServer {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::Link;
 
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
-    /// Certificates generated once for all tests, held in memory.
-    fn pki() -> &'static Pki {
-        static PKI: OnceLock<Pki> = OnceLock::new();
-        PKI.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("creating a temporary directory");
-            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
-        })
-    }
-
-    fn scenario(name: &str) -> Scenario {
-        name.parse().expect("the test's scenario name is valid")
-    }
-
-    /// Steps a client built for `client_scenario` against a server built for `server_scenario`.
-    fn connect(client_scenario: &Scenario, server_scenario: &Scenario) -> Result<(BertieClient, BertieServer), String> {
-        let link = Link::new();
-        let client_config = Bertie.client_config(client_scenario, pki()).map_err(|e| e.0)?;
-        let server_config = Bertie.server_config(server_scenario, pki()).map_err(|e| e.0)?;
-        let mut client = Bertie.new_client(&client_config, link.client()).map_err(|e| e.0)?;
-        let mut server = Bertie.new_server(&server_config, link.server()).map_err(|e| e.0)?;
-        for _ in 0..16 {
-            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-            if client_done && server_done && link.in_flight() == 0 {
-                return Ok((client, server));
-            }
-        }
-        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+    /// A handshake between configs built for two scenarios (see `testing::connect`).
+    fn connect(client: &Scenario, server: &Scenario) -> Result<(BertieClient, BertieServer), String> {
+        testing::connect(&Bertie, &Bertie, client, server)
     }
 
     #[test]

@@ -674,28 +674,14 @@ mod sys {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::{Error, KeyType, Link};
 
+    use tlsbench_harness::testing::{pki, scenario};
     use super::*;
-
-    /// Certificates generated once for all tests; the PEMs are held in memory, so the directory
-    /// can go as soon as they are loaded.
-    fn pki() -> &'static Pki {
-        static PKI: OnceLock<Pki> = OnceLock::new();
-        PKI.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("creating a temporary directory");
-            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
-        })
-    }
-
-    fn scenario(name: &str) -> Scenario {
-        name.parse().expect("the test's scenario name is valid")
-    }
 
     /// Steps a client against a server until both complete and nothing is in flight, or one fails.
     fn connect(client_config: &Config, server_config: &Config) -> Result<(GnuTlsConnection, GnuTlsConnection), String> {

@@ -400,44 +400,18 @@ mod sys {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
-    use tlsbench_harness::{Error, Link};
+    use tlsbench_harness::Error;
 
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
-    /// Certificates generated once for all tests; the PEMs are held in memory, so the directory
-    /// can go as soon as they are loaded.
-    fn pki() -> &'static Pki {
-        static PKI: OnceLock<Pki> = OnceLock::new();
-        PKI.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("creating a temporary directory");
-            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
-        })
-    }
-
-    fn scenario(name: &str) -> Scenario {
-        name.parse().expect("the test's scenario name is valid")
-    }
-
-    /// Steps a client against a server until both complete and nothing is in flight, or one fails.
+    /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(LibTlsConnection, LibTlsConnection), String> {
-        let link = Link::new();
-        let client_config = LibTls.client_config(client, pki()).map_err(|e| e.0)?;
-        let server_config = LibTls.server_config(server, pki()).map_err(|e| e.0)?;
-        let mut client = LibTls.new_client(&client_config, link.client()).map_err(|e| e.0)?;
-        let mut server = LibTls.new_server(&server_config, link.server()).map_err(|e| e.0)?;
-        for _ in 0..16 {
-            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-            if client_done && server_done && link.in_flight() == 0 {
-                return Ok((client, server));
-            }
-        }
-        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+        testing::connect(&LibTls, &LibTls, client, server)
     }
 
     #[test]

@@ -327,49 +327,18 @@ fn raw(ssl: &SslRef) -> *mut openssl_sys::SSL {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::Link;
 
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
-    /// Certificates generated once for all tests; the PEMs are held in memory, so the directory
-    /// can go as soon as they are loaded.
-    fn pki() -> &'static Pki {
-        static PKI: OnceLock<Pki> = OnceLock::new();
-        PKI.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("creating a temporary directory");
-            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
-        })
-    }
-
-    fn scenario(name: &str) -> Scenario {
-        name.parse().expect("the test's scenario name is valid")
-    }
-
-    /// Steps a client built for `client_scenario` against a server built for `server_scenario`
-    /// until both complete or one fails.
-    fn connect(
-        client_scenario: &Scenario,
-        server_scenario: &Scenario,
-    ) -> Result<(OpenSslConnection, OpenSslConnection), String> {
-        let link = Link::new();
-        let client_config = OpenSsl.client_config(client_scenario, pki()).map_err(|e| e.0)?;
-        let server_config = OpenSsl.server_config(server_scenario, pki()).map_err(|e| e.0)?;
-        let mut client = OpenSsl.new_client(&client_config, link.client()).map_err(|e| e.0)?;
-        let mut server = OpenSsl.new_server(&server_config, link.server()).map_err(|e| e.0)?;
-        for _ in 0..16 {
-            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-            // Bytes left over would be post-handshake messages, such as a session ticket.
-            if client_done && server_done && link.in_flight() == 0 {
-                return Ok((client, server));
-            }
-        }
-        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+    /// A handshake between configs built for two scenarios (see `testing::connect`).
+    fn connect(client: &Scenario, server: &Scenario) -> Result<(OpenSslConnection, OpenSslConnection), String> {
+        testing::connect(&OpenSsl, &OpenSsl, client, server)
     }
 
     #[test]

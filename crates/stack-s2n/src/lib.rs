@@ -379,27 +379,14 @@ impl Connection for S2nConnection {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::Link;
 
+    use tlsbench_harness::testing::{pki, scenario};
     use super::*;
-
-    /// Certificates generated once for all tests, held in memory.
-    fn pki() -> &'static Pki {
-        static PKI: OnceLock<Pki> = OnceLock::new();
-        PKI.get_or_init(|| {
-            let dir = tempfile::tempdir().expect("creating a temporary directory");
-            Pki::load_or_generate(dir.path(), KeyType::ALL).expect("generating the test certificates")
-        })
-    }
-
-    fn scenario(name: &str) -> Scenario {
-        name.parse().expect("the test's scenario name is valid")
-    }
 
     /// Steps a client against a server until both complete or one fails.
     fn connect(stack: &S2n, client: ClientConfig, server: &Config) -> Result<(S2nConnection, S2nConnection), String> {
