@@ -86,3 +86,34 @@ fn openssl_and_boringssl_talk_to_each_other_across_their_families() {
         }
     }
 }
+
+#[test]
+fn the_interop_matrix_spans_families_with_split_pairs_where_no_runner_holds_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["interop", "--stack", "boringssl", "--stack", "gnutls", "--stack", "rustls-ring"])
+        .args(["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    for client in ["boringssl", "gnutls", "rustls-ring"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("│ {client} "))), "{client} row missing:\n{text}");
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let process = |client: &str, server: &str| {
+        let cell = results.iter().find(|r| r["client_stack"] == client && r["server_stack"] == server);
+        cell.unwrap_or_else(|| panic!("{client} -> {server} missing"))["process"].as_str().unwrap().to_string()
+    };
+    // BoringSSL and GnuTLS share no runner; rustls lives in both families.
+    assert_eq!(process("boringssl", "gnutls"), "split-process");
+    assert_eq!(process("gnutls", "boringssl"), "split-process");
+    assert_eq!(process("rustls-ring", "boringssl"), "in-process");
+    assert_eq!(process("gnutls", "rustls-ring"), "in-process");
+    assert_eq!(results.len(), 9 * 2 * 2, "9 pairs x 2 sides x 2 metrics");
+    assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+}
