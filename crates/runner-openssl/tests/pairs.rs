@@ -1,49 +1,15 @@
 //! Every pair of this family's stacks, in every scenario, through the real driver; and the
 //! gates catching real handshakes that do not match the scenario.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use tlsbench_harness::driver::{self, SampleSpec};
 use tlsbench_harness::split;
+use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
 use tlsbench_harness::protocol::{Metric, SampleReport};
-use tlsbench_harness::{Error, KeyType, Pki, Scenario, Side, Stack};
+use tlsbench_harness::{Error, Scenario, Side, Stack};
 use tlsbench_stack_openssl::OpenSsl;
 use tlsbench_stack_rustls::Rustls;
-
-/// One measured iteration after the seed handshake: every gate passes at least once.
-const ONCE: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
-
-/// Every key type's certificates, generated once for all tests of this file.
-fn pki() -> &'static Pki {
-    static PKI: OnceLock<Pki> = OnceLock::new();
-    PKI.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap()
-    })
-}
-
-fn scenario(name: &str) -> Scenario {
-    name.parse().unwrap()
-}
-
-/// Every scenario both stacks support, once; returns how many.
-fn check_all_scenarios<C: Stack, S: Stack>(client: &C, server: &S) -> usize {
-    let mut measured = 0;
-    for scenario in Scenario::all() {
-        let supported = |id, caps: tlsbench_harness::Capabilities| caps.check(id, &scenario).is_ok();
-        if !supported(client.id(), client.capabilities()) || !supported(server.id(), server.capabilities()) {
-            continue;
-        }
-        let report = driver::sample(client, server, &scenario, pki(), &ONCE)
-            .unwrap_or_else(|e| panic!("{} -> {} {scenario}: {e}", client.id(), server.id()));
-        assert_eq!(report.client_library, client.library());
-        assert_eq!(report.server_library, server.library());
-        assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}");
-        measured += 1;
-    }
-    measured
-}
 
 #[test]
 fn every_interop_pair_passes_every_scenario_both_support() {
