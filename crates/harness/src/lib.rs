@@ -19,6 +19,6 @@ pub mod transport;
 
 pub use error::{Error, LibError};
 pub use pki::Pki;
-pub use scenario::{ClientAuth, Group, KeyType, Kind, Scenario, Suite, Version};
+pub use scenario::{ClientAuth, Group, KeyType, Kind, Measure, Scenario, Suite, Version};
 pub use stack::{Capabilities, Connection, Exclusion, Negotiated, Side, Stack};
 pub use transport::{Endpoint, Link};

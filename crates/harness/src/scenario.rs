@@ -60,8 +60,47 @@ parameter!(
         /// Resumption from a ticket: TLS 1.2 stateless tickets, TLS 1.3 PSK with (EC)DHE.
         HandshakeResumeTicket => "handshake-resume-ticket",
         Transfer => "transfer",
+        /// One full handshake, one byte each way, close_notify each way: the IO calls and
+        /// records of a whole short connection (measure `io`).
+        IoProfile => "io-profile",
+        /// N client/server pairs stepped through the handshake in lockstep and held open: the
+        /// memory each connection costs (measures `heap` and `rss`).
+        Memory100 => "memory-100",
+        Memory1000 => "memory-1000",
+        Memory10000 => "memory-10000",
     }
 );
+
+parameter!(
+    /// What a cell records (DESIGN.md, "Measures").
+    Measure, "measure" {
+        /// Wall time inside each side's library calls.
+        Time => "time",
+        /// Every transport call each side makes, and the records it writes.
+        Io => "io",
+        /// What each side allocates and holds, C libraries included.
+        Heap => "heap",
+        /// The process's peak resident memory (one process per side).
+        Rss => "rss",
+    }
+);
+
+impl Measure {
+    /// The scenario kinds this measure applies to.
+    pub fn kinds(self) -> &'static [Kind] {
+        const HANDSHAKES: [Kind; 3] = [Kind::HandshakeFull, Kind::HandshakeResumeId, Kind::HandshakeResumeTicket];
+        match self {
+            Measure::Time => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
+            Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
+            Measure::Heap => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+        }
+    }
+
+    pub fn applies_to(self, kind: Kind) -> bool {
+        self.kinds().contains(&kind)
+    }
+}
 
 parameter!(
     /// Protocol version.
@@ -135,6 +174,16 @@ impl Kind {
     pub fn is_resumption(self) -> bool {
         matches!(self, Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)
     }
+
+    /// How many connections a memory-N scenario holds open at once.
+    pub fn connections(self) -> Option<usize> {
+        match self {
+            Kind::Memory100 => Some(100),
+            Kind::Memory1000 => Some(1_000),
+            Kind::Memory10000 => Some(10_000),
+            _ => None,
+        }
+    }
 }
 
 /// One workload with all its parameters.
@@ -181,6 +230,18 @@ impl Scenario {
                 all.extend(Scenario::new(Kind::Transfer, version, Group::X25519, KeyType::EcdsaP256, suite));
             }
         }
+        // Whole connections (IO) and connections held open (memory), without client auth.
+        for &kind in &[Kind::IoProfile, Kind::Memory100, Kind::Memory1000, Kind::Memory10000] {
+            for &version in Version::ALL {
+                for &group in Group::ALL {
+                    for &key in KeyType::ALL {
+                        for &suite in Suite::ALL {
+                            all.extend(Scenario::new(kind, version, group, key, suite));
+                        }
+                    }
+                }
+            }
+        }
         all
     }
 
@@ -189,6 +250,30 @@ impl Scenario {
     /// and one representative of each further dimension: resumption, client certificates,
     /// larger keys, other groups, EMS off.
     pub fn defaults() -> Vec<Scenario> {
+        Scenario::defaults_for(Measure::Time)
+    }
+
+    /// What a run of `measure` covers when no `--scenario` is given: for time, see
+    /// [`Scenario::defaults`]; for the others, TLS 1.2 and 1.3 with RSA-2048 and ECDSA P-256.
+    pub fn defaults_for(measure: Measure) -> Vec<Scenario> {
+        let kinds: &[Kind] = match measure {
+            Measure::Time => return Scenario::time_defaults(),
+            Measure::Io => &[Kind::IoProfile, Kind::HandshakeFull],
+            Measure::Heap => &[Kind::HandshakeFull, Kind::Memory1000],
+            Measure::Rss => &[Kind::Memory1000],
+        };
+        let mut defaults = Vec::new();
+        for &kind in kinds {
+            for &version in Version::ALL {
+                for key in [KeyType::Rsa2048, KeyType::EcdsaP256] {
+                    defaults.extend(Scenario::new(kind, version, Group::X25519, key, Suite::Aes128Gcm));
+                }
+            }
+        }
+        defaults
+    }
+
+    fn time_defaults() -> Vec<Scenario> {
         let common = |s: &Scenario| {
             s.kind == Kind::Transfer
                 || (s.kind == Kind::HandshakeFull
@@ -328,8 +413,11 @@ mod tests {
         assert_eq!(defaults.len(), 30 + 14);
         let full_common = defaults.iter().filter(|s| s.kind == Kind::HandshakeFull && s.client_auth == ClientAuth::None && s.ems);
         assert!(full_common.count() >= 24);
-        for kind in Kind::ALL {
+        for kind in Measure::Time.kinds() {
             assert!(defaults.iter().any(|s| s.kind == *kind), "{kind}");
+        }
+        for measure in Measure::ALL {
+            assert!(Scenario::defaults_for(*measure).iter().all(|s| measure.applies_to(s.kind)), "{measure}");
         }
     }
 
