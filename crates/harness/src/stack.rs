@@ -56,6 +56,18 @@ pub trait Connection {
 
     /// What the handshake negotiated, as this side sees it.
     fn negotiated(&self) -> Result<Negotiated, LibError>;
+
+    /// Sends close_notify: writes the alert to the transport. Stacks that cannot leave
+    /// `Kind::IoProfile` out of their capabilities.
+    fn close(&mut self) -> Result<(), LibError> {
+        Err(LibError::new("this adapter does not send close_notify"))
+    }
+
+    /// Reads what has arrived; true once the peer's close_notify has been received. Never
+    /// blocks: false while it has not arrived yet.
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        Err(LibError::new("this adapter does not read close_notify"))
+    }
 }
 
 /// The parameters a completed handshake settled on, in tlsbench's vocabulary.
