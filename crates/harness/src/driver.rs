@@ -8,7 +8,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::gate::{self, Tally};
 use crate::protocol::{Metric, MetricValue, SampleReport};
-use crate::{Connection, Error, Kind, LibError, Link, Pki, Scenario, Side, Stack};
+use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Application data is written in records of this much plaintext (the TLS maximum).
 pub const TRANSFER_WRITE_SIZE: usize = 16 * 1024;
@@ -34,11 +34,24 @@ pub fn sample<C: Stack, S: Stack>(
     pki: &Pki,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
+    check_measure(Measure::Time, scenario)?;
     client.capabilities().check(client.id(), scenario)?;
     server.capabilities().check(server.id(), scenario)?;
     let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
     let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
     sample_with_configs(client, server, client_config, server_config, scenario, spec)
+}
+
+/// `Unsupported` unless `measure` applies to the scenario's kind.
+pub fn check_measure(measure: Measure, scenario: &Scenario) -> Result<(), Error> {
+    match measure.applies_to(scenario.kind) {
+        true => Ok(()),
+        false => Err(Error::Unsupported(format!(
+            "measure {measure} does not apply to {} scenarios (it applies to: {})",
+            scenario.kind,
+            measure.kinds().iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
 }
 
 /// [`sample`] with configs built by the caller: the gates still check against `scenario`, so a
@@ -56,8 +69,8 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         Kind::Transfer => pair.transfer(spec)?,
         _ => pair.handshakes(spec)?,
     };
-    let mut values = side_values(Side::Client, scenario.kind, measured.iterations, &measured.clocks.client, measured.written.0);
-    values.extend(side_values(Side::Server, scenario.kind, measured.iterations, &measured.clocks.server, measured.written.1));
+    let mut values = side_values(Side::Client, scenario.kind, measured.iterations, &measured.clocks.client);
+    values.extend(side_values(Side::Server, scenario.kind, measured.iterations, &measured.clocks.server));
     Ok(SampleReport {
         client_library: client.library(),
         server_library: server.library(),
@@ -66,17 +79,15 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     })
 }
 
-/// One side's numbers of a sample: its rate from its own clock, and the bytes it wrote.
-pub(crate) fn side_values(side: Side, kind: Kind, iterations: u64, clock: &Clock, written: u64) -> Vec<MetricValue> {
+/// One side's rate in a sample, from its own clock.
+pub(crate) fn side_values(side: Side, kind: Kind, iterations: u64, clock: &Clock) -> Vec<MetricValue> {
     let seconds = clock.0.as_secs_f64();
     let n = iterations as f64;
-    let value = |metric| match metric {
-        Metric::HandshakesPerS => n / seconds,
-        Metric::HandshakeBytes => written as f64 / n,
-        Metric::MbPerS => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
+    let (metric, value) = match kind {
+        Kind::Transfer => (Metric::MbPerS, n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds),
+        _ => (Metric::HandshakesPerS, n / seconds),
     };
-    let timed = |metric: Metric| if metric.measure() == "time" { seconds } else { 0.0 };
-    Metric::of(kind).iter().map(|&metric| MetricValue { side, metric, value: value(metric), seconds: timed(metric) }).collect()
+    vec![MetricValue { side, metric, value, seconds }]
 }
 
 /// What the server sends in a transfer: 1 MiB of random-looking bytes, the same in every run.
@@ -102,8 +113,6 @@ pub(crate) fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Resul
 struct Measured {
     iterations: u64,
     clocks: Clocks,
-    /// Bytes the client and the server wrote during the measured handshakes.
-    written: (u64, u64),
 }
 
 /// Wall time spent inside one side's library calls.
@@ -155,13 +164,11 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
         }
         let mut clocks = Clocks::default();
         let mut iterations = 0;
-        let before = self.link.written();
         while !clocks.both_reached(spec.min_time) {
             self.checked_handshake(&mut clocks, resumed)?;
             iterations += 1;
         }
-        let after = self.link.written();
-        Ok(Measured { iterations, clocks, written: (after.0 - before.0, after.1 - before.1) })
+        Ok(Measured { iterations, clocks })
     }
 
     fn checked_handshake(&self, clocks: &mut Clocks, resumed: bool) -> Result<(), Error> {
@@ -233,7 +240,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
             Tally { bytes: stream.sent_bytes, digest: stream.sent.digest128() },
             Tally { bytes: stream.received_bytes, digest: stream.received.digest128() },
         )?;
-        Ok(Measured { iterations: writes, clocks, written: (0, 0) })
+        Ok(Measured { iterations: writes, clocks })
     }
 }
 

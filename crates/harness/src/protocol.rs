@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Capabilities, Kind, Side};
+use crate::{Capabilities, Kind, Measure, Side};
 
 /// `runner list`: one entry per stack the runner's family holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,49 +45,113 @@ pub struct MetricValue {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Metric {
+    // time
     HandshakesPerS,
-    /// Bytes one side writes during one handshake (its flights, records included).
-    HandshakeBytes,
     /// Megabytes (10^6 bytes) of plaintext per second: sent on the sending side, received on
     /// the receiving side.
     MbPerS,
+    // io: per handshake, or per connection in io-profile. A read that found nothing (would
+    // block) is a call too.
+    ReadCalls,
+    WriteCalls,
+    IoCalls,
+    /// TLS records this side wrote, parsed from the record headers.
+    RecordsWritten,
+    /// Bytes this side wrote, record headers included.
+    BytesWritten,
+    // heap, handshake kinds: bytes this side held, counted from its own allocations only.
+    /// Held by this side's config once built (and, when resuming, its session store).
+    HeapConfigBytes,
+    /// The most held at once while one connection was created and completed its handshake,
+    /// above the config.
+    HeapPeakBytes,
+    /// Held by one idle connection after its handshake, above the config.
+    HeapRetainedBytes,
+    /// Held by the connection after it sent and received 16 KiB, above the config.
+    HeapAfterTransferBytes,
+    AllocationsPerHandshake,
+    FreesPerHandshake,
+    // heap, memory-N
+    /// Held per connection with N connections open and idle.
+    HeapPerConnectionBytes,
+    /// The most held at once while the N connections did their handshakes, per connection.
+    HeapPeakPerConnectionBytes,
+    // rss, memory-N: this side's process (split-process)
+    /// The process's peak resident memory.
+    RssPeakBytes,
+    /// The growth of the process's peak resident memory from before the connections were
+    /// opened, per connection.
+    RssPerConnectionBytes,
 }
 
 impl Metric {
-    /// The metrics a scenario kind reports for each side.
-    pub fn of(kind: Kind) -> &'static [Metric] {
-        match kind {
-            Kind::Transfer => &[Metric::MbPerS],
-            _ => &[Metric::HandshakesPerS, Metric::HandshakeBytes],
+    /// The metrics a measure reports for each side of a scenario of `kind`.
+    pub fn of(measure: Measure, kind: Kind) -> &'static [Metric] {
+        use Metric::*;
+        const IO: &[Metric] = &[ReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
+        match (measure, kind) {
+            (Measure::Time, Kind::Transfer) => &[MbPerS],
+            (Measure::Time, _) => &[HandshakesPerS],
+            (Measure::Io, _) => IO,
+            (Measure::Heap, kind) if kind.connections().is_some() => {
+                &[HeapPerConnectionBytes, HeapPeakPerConnectionBytes, AllocationsPerHandshake]
+            }
+            (Measure::Heap, _) => &[
+                HeapConfigBytes,
+                HeapPeakBytes,
+                HeapRetainedBytes,
+                HeapAfterTransferBytes,
+                AllocationsPerHandshake,
+                FreesPerHandshake,
+            ],
+            (Measure::Rss, _) => &[RssPeakBytes, RssPerConnectionBytes],
         }
     }
 
     pub fn name(self) -> &'static str {
+        use Metric::*;
         match self {
-            Metric::HandshakesPerS => "handshakes_per_s",
-            Metric::HandshakeBytes => "handshake_bytes",
-            Metric::MbPerS => "mb_per_s",
+            HandshakesPerS => "handshakes_per_s",
+            MbPerS => "mb_per_s",
+            ReadCalls => "read_calls",
+            WriteCalls => "write_calls",
+            IoCalls => "io_calls",
+            RecordsWritten => "records_written",
+            BytesWritten => "bytes_written",
+            HeapConfigBytes => "heap_config_bytes",
+            HeapPeakBytes => "heap_peak_bytes",
+            HeapRetainedBytes => "heap_retained_bytes",
+            HeapAfterTransferBytes => "heap_after_transfer_bytes",
+            AllocationsPerHandshake => "allocations_per_handshake",
+            FreesPerHandshake => "frees_per_handshake",
+            HeapPerConnectionBytes => "heap_per_connection_bytes",
+            HeapPeakPerConnectionBytes => "heap_peak_per_connection_bytes",
+            RssPeakBytes => "rss_peak_bytes",
+            RssPerConnectionBytes => "rss_per_connection_bytes",
         }
     }
 
     pub fn unit(self) -> &'static str {
+        use Metric::*;
         match self {
-            Metric::HandshakesPerS => "1/s",
-            Metric::HandshakeBytes => "B",
-            Metric::MbPerS => "MB/s",
+            HandshakesPerS => "1/s",
+            MbPerS => "MB/s",
+            ReadCalls | WriteCalls | IoCalls => "calls",
+            RecordsWritten => "records",
+            AllocationsPerHandshake => "allocations",
+            FreesPerHandshake => "frees",
+            BytesWritten | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes
+            | HeapPerConnectionBytes | HeapPeakPerConnectionBytes | RssPeakBytes | RssPerConnectionBytes => "B",
         }
     }
 
     /// The measure (DESIGN.md) a metric belongs to.
-    pub fn measure(self) -> &'static str {
-        match self {
-            Metric::HandshakesPerS | Metric::MbPerS => "time",
-            Metric::HandshakeBytes => "io",
-        }
+    pub fn measure(self) -> Measure {
+        Measure::ALL.iter().copied().find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self))).expect("every metric belongs to a measure")
     }
 
     /// Whether a larger value is better.
     pub fn higher_is_better(self) -> bool {
-        self != Metric::HandshakeBytes
+        self.measure() == Measure::Time
     }
 }

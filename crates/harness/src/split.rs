@@ -15,7 +15,7 @@ use crate::driver::{
 };
 use crate::gate::{self, Tally};
 use crate::protocol::SampleReport;
-use crate::{Connection, Error, Kind, LibError, Link, Pki, Scenario, Side, Stack};
+use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Measures this process's side of one sample; the peer process runs the other side.
 pub fn sample_side<T: Stack>(
@@ -26,6 +26,7 @@ pub fn sample_side<T: Stack>(
     spec: &SampleSpec,
     peer: UnixStream,
 ) -> Result<SampleReport, Error> {
+    crate::driver::check_measure(Measure::Time, scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
     let mut relay = Relay { peer, link: Link::new(), side };
     let outcome = match side {
@@ -41,10 +42,10 @@ pub fn sample_side<T: Stack>(
         }
     };
     // Tell the peer why we stop, so that it reports the cause rather than a broken socket.
-    let (iterations, clock, written) = outcome.inspect_err(|e| {
+    let (iterations, clock) = outcome.inspect_err(|e| {
         let _ = relay.send(&Message::Abort(e.to_string()));
     })?;
-    let values = side_values(side, scenario.kind, iterations, &clock, written);
+    let values = side_values(side, scenario.kind, iterations, &clock);
     let (client_library, server_library) = match side {
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
@@ -69,8 +70,8 @@ struct Local<'a, F> {
 }
 
 impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, F> {
-    /// Returns the measured iterations, this side's clock and the bytes it wrote.
-    fn run(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+    /// Returns the measured iterations and this side's clock.
+    fn run(&mut self, spec: &SampleSpec) -> Result<(u64, Clock), Error> {
         match self.scenario.kind {
             Kind::Transfer => self.transfer(spec),
             _ => self.handshakes(spec),
@@ -79,19 +80,18 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
 
     /// A seed handshake (full, unmeasured), warmup for as long as the client's wall clock
     /// says, then measured handshakes until both sides' clocks reach the minimum.
-    fn handshakes(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+    fn handshakes(&mut self, spec: &SampleSpec) -> Result<(u64, Clock), Error> {
         let side = self.relay.side;
         let warmup_end = Instant::now() + spec.warmup;
-        let (mut clock, mut iterations, mut written) = (Clock::default(), 0, 0);
+        let (mut clock, mut iterations) = (Clock::default(), 0);
         let mut proposed = Next::Seed;
         loop {
             let next = self.follow(proposed)?;
             if next == Next::Stop {
-                return Ok((iterations, clock, written));
+                return Ok((iterations, clock));
             }
             let mut scratch = Clock::default();
             let timed = if next == Next::Measure { &mut clock } else { &mut scratch };
-            let before = self.written_by_me();
             let conn = self.handshake(timed)?;
             let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
             let resumed = self.scenario.kind.is_resumption() && next != Next::Seed;
@@ -101,7 +101,6 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
             proposed = match next {
                 Next::Measure => {
                     iterations += 1;
-                    written += self.written_by_me() - before;
                     match self.both_reached(clock.0 >= spec.min_time)? {
                         true => Next::Stop,
                         false => Next::Measure,
@@ -116,7 +115,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
     /// After an unmeasured handshake, the server writes 16 KiB records and the client reads
     /// each, until at least 64 MiB moved and both clocks reached the minimum; the client checks
     /// length and digest against the server's tally.
-    fn transfer(&mut self, spec: &SampleSpec) -> Result<(u64, Clock, u64), Error> {
+    fn transfer(&mut self, spec: &SampleSpec) -> Result<(u64, Clock), Error> {
         let side = self.relay.side;
         let mut conn = self.handshake(&mut Clock::default())?;
         let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
@@ -169,7 +168,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         match side {
             Side::Server => {
                 self.relay.send(&Message::Tally(Tally { bytes: tally, digest: digest.digest128() }))?;
-                Ok((writes, clock, 0))
+                Ok((writes, clock))
             }
             Side::Client => {
                 // Whatever the library still holds comes out now, outside the clock.
@@ -183,7 +182,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                 }
                 let Message::Tally(sent) = self.relay.recv()? else { return Err(unexpected("the sender's tally")) };
                 gate::check_transfer(sent, Tally { bytes: tally, digest: digest.digest128() })?;
-                Ok((writes, clock, 0))
+                Ok((writes, clock))
             }
         }
     }
@@ -274,15 +273,6 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                 Message::Reached(theirs) => Ok(mine && theirs),
                 _ => Err(unexpected("the server's clock")),
             },
-        }
-    }
-
-    /// Bytes this side has written on its link so far.
-    fn written_by_me(&self) -> u64 {
-        let (client, server) = self.relay.link.written();
-        match self.relay.side {
-            Side::Client => client,
-            Side::Server => server,
         }
     }
 }
