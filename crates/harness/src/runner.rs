@@ -14,7 +14,7 @@ use clap::Parser;
 
 use crate::driver::{self, SampleSpec};
 use crate::protocol::{Reply, StackInfo};
-use crate::{Error, Pki, Scenario, Side, Stack};
+use crate::{Error, Measure, Pki, Scenario, Side, Stack};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
 pub trait Family {
@@ -137,6 +137,8 @@ struct SampleArgs {
 struct SampleSettings {
     #[arg(long)]
     scenario: Scenario,
+    #[arg(long, default_value_t = Measure::Time)]
+    measure: Measure,
     /// Each side's measured time must reach this, in milliseconds.
     #[arg(long, default_value_t = 100)]
     min_time_ms: u64,
@@ -195,7 +197,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
-    let measure = Measure { scenario: &args.settings.scenario, pki: &pki, spec };
+    let measure = MeasurePair { measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
@@ -210,7 +212,8 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
-    let measure = MeasureSide { side: args.role, scenario: &args.settings.scenario, pki: &pki, spec, peer };
+    let measure =
+        MeasureSide { side: args.role, measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec, peer };
     match F::with_stack(&args.stack, measure) {
         Some(outcome) => reply(outcome),
         None => Reply::Failed { reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")) },
@@ -219,6 +222,7 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
 
 struct MeasureSide<'a> {
     side: Side,
+    measure: Measure,
     scenario: &'a Scenario,
     pki: &'a Pki,
     spec: SampleSpec,
@@ -228,7 +232,10 @@ struct MeasureSide<'a> {
 impl StackVisitor for MeasureSide<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
-        crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)
+        match self.measure {
+            Measure::Time => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
+            other => Err(Error::Unsupported(format!("measure {other} is taken in one process, not split-process"))),
+        }
     }
 }
 
@@ -241,15 +248,19 @@ impl StackVisitor for Describe {
     }
 }
 
-struct Measure<'a> {
+struct MeasurePair<'a> {
+    measure: Measure,
     scenario: &'a Scenario,
     pki: &'a Pki,
     spec: SampleSpec,
 }
 
-impl PairVisitor for Measure<'_> {
+impl PairVisitor for MeasurePair<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
-        driver::sample(client, server, self.scenario, self.pki, &self.spec)
+        match self.measure {
+            Measure::Time => driver::sample(client, server, self.scenario, self.pki, &self.spec),
+            other => Err(Error::Unsupported(format!("measure {other} is not built yet"))),
+        }
     }
 }
