@@ -114,7 +114,9 @@ impl Stack for Rustls {
                 Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
             }
             Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
-            Kind::HandshakeFull | Kind::Transfer => Resumption::disabled(),
+            Kind::HandshakeFull | Kind::Transfer | Kind::IoProfile | Kind::Memory100 | Kind::Memory1000 | Kind::Memory10000 => {
+                Resumption::disabled()
+            }
         };
         Ok(Arc::new(config))
     }
@@ -145,7 +147,7 @@ impl Stack for Rustls {
                 config.ticketer = (self.ticketer)().map_err(LibError::new)?;
                 config.send_tls13_tickets = 1;
             }
-            Kind::HandshakeFull | Kind::Transfer => {}
+            Kind::HandshakeFull | Kind::Transfer | Kind::IoProfile | Kind::Memory100 | Kind::Memory1000 | Kind::Memory10000 => {}
         }
         Ok(Arc::new(config))
     }
@@ -249,6 +251,17 @@ impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection f
         }
     }
 
+    fn close(&mut self) -> Result<(), LibError> {
+        self.conn.send_close_notify();
+        self.flush()
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        // Once the close_notify is processed, read_tls reads no more (Ok(0)).
+        self.read_available()?;
+        Ok(self.conn.process_new_packets().map_err(LibError::new)?.peer_has_closed())
+    }
+
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         let version = match self.conn.protocol_version() {
             Some(ProtocolVersion::TLSv1_2) => Version::Tls12,
@@ -312,6 +325,7 @@ mod tests {
 
     use tlsbench_harness::driver::{self, SampleSpec};
     use tlsbench_harness::protocol::Metric;
+    use tlsbench_harness::Measure;
 
     use super::*;
 
@@ -324,7 +338,7 @@ mod tests {
         let pki = Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap();
         for stack in [Rustls::aws_lc_rs(), Rustls::ring()] {
             let mut measured = 0;
-            for scenario in Scenario::all() {
+            for scenario in Scenario::all().into_iter().filter(|s| Measure::Time.applies_to(s.kind)) {
                 if stack.capabilities().check(stack.id(), &scenario).is_err() {
                     continue;
                 }
@@ -339,6 +353,50 @@ mod tests {
             }
             // Everything but EMS off (and, for ring, ML-KEM).
             assert!(measured > 600, "{} measured only {measured} scenarios", stack.id());
+        }
+    }
+
+    /// One byte each way, then close_notify each way; each side sees the peer's only once it
+    /// was sent.
+    #[test]
+    fn close_notify_each_way_with_both_providers_in_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = Pki::load_or_generate(dir.path(), &[KeyType::EcdsaP256]).unwrap();
+        for stack in [Rustls::aws_lc_rs(), Rustls::ring()] {
+            for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+                let scenario: Scenario = name.parse().unwrap();
+                let link = tlsbench_harness::Link::new();
+                let mut client = stack.new_client(&stack.client_config(&scenario, &pki).unwrap(), link.client()).unwrap();
+                let mut server = stack.new_server(&stack.server_config(&scenario, &pki).unwrap(), link.server()).unwrap();
+                let mut done = false;
+                for _ in 0..16 {
+                    done = client.handshake().unwrap() & server.handshake().unwrap();
+                    if done && link.in_flight() == 0 {
+                        break;
+                    }
+                }
+                assert!(done, "{} {name}: the handshake did not complete", stack.id());
+
+                let mut buf = [0u8; 16];
+                client.send(&[0x5a]).unwrap();
+                assert_eq!(server.receive(&mut buf).unwrap(), 1);
+                assert_eq!(buf[0], 0x5a);
+                server.send(&[0xa5]).unwrap();
+                assert_eq!(client.receive(&mut buf).unwrap(), 1);
+                assert_eq!(buf[0], 0xa5);
+
+                assert!(!server.peer_closed().unwrap(), "{name}: the client has not closed yet");
+                assert!(!client.peer_closed().unwrap(), "{name}: the server has not closed yet");
+                client.close().unwrap();
+                assert!(link.in_flight() > 0, "{name}: the client's close_notify is on the wire");
+                assert!(!client.peer_closed().unwrap(), "{name}: the server has not closed yet");
+                assert!((0..3).any(|_| server.peer_closed().unwrap()), "{name}: the server sees the client's close_notify");
+                assert_eq!(link.in_flight(), 0, "{name}: rustls answers no close_notify by itself");
+                assert!(!client.peer_closed().unwrap(), "{name}: the server has not closed yet");
+                server.close().unwrap();
+                assert!((0..3).any(|_| client.peer_closed().unwrap()), "{name}: the client sees the server's close_notify");
+                assert!(server.peer_closed().unwrap() && client.peer_closed().unwrap(), "{name}: closed stays closed");
+            }
         }
     }
 
