@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use tlsbench_harness::Measure;
+
 use crate::plan::ProcessChoice;
 use crate::{stacks, store};
 
@@ -60,9 +62,11 @@ pub struct RunArgs {
     /// Only scenarios whose names match this glob; repeat for several. Default: all.
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
-    /// What to measure; repeat for several.
-    #[arg(long = "measure", value_name = "M", value_parser = parse_measure, default_value = "time")]
-    pub measures: Vec<String>,
+    /// What to measure (time, io, heap, rss); repeat for several. Each measure takes the
+    /// scenarios it applies to: time handshakes and transfer, io handshakes and io-profile,
+    /// heap handshakes and memory-N, rss memory-N.
+    #[arg(long = "measure", value_name = "M", default_value = "time")]
+    pub measures: Vec<Measure>,
     /// Samples per cell [default: 10, or 6 with --quick: the fewest that give a 95% interval].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
@@ -166,16 +170,6 @@ pub struct ReportArgs {
     pub markdown: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
-}
-
-/// The measures that exist so far.
-pub const MEASURES: &[&str] = &["time"];
-
-fn parse_measure(measure: &str) -> Result<String, String> {
-    match MEASURES.contains(&measure) {
-        true => Ok(measure.to_string()),
-        false => Err(format!("unknown measure `{measure}` (valid: {})", MEASURES.join(", "))),
-    }
 }
 
 /// A percentage as a fraction: `2.5` -> 0.025.

@@ -143,7 +143,8 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         (View::Table, Some(client), Some(server)) => (vec![(client.clone(), server.clone())], args.scenarios.clone()),
         (View::Table, _, _) => (ids.iter().map(|id| (id.clone(), id.clone())).collect(), args.scenarios.clone()),
     };
-    let scenarios = plan::select_scenarios(&globs)?;
+    let measures = first_seen(args.measures.clone());
+    let scenarios = plan::select_scenarios(&globs, &measures)?;
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
         min_time_ms: args.min_time_ms.unwrap_or(if args.quick { 20 } else { 100 }),
@@ -155,7 +156,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = stacks::discover(&settings.runner_dir, &ids)?;
-    let states = plan::cells(&pairs, &scenarios, &infos, args.process).into_iter().map(CellState::planned).collect();
+    let states = plan::cells(&pairs, &scenarios, &measures, &infos, args.process).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),

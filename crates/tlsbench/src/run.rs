@@ -121,7 +121,8 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     let (scenario, min_time, warmup) =
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
-    let common = ["--scenario", &scenario, "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
+    let common =
+        ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
     let both = stacks::runner_for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(stacks::runner_of(&cell.client))?, runner(stacks::runner_of(&cell.server))?);
@@ -198,7 +199,8 @@ impl CellState {
             "split-process" => Process::Split,
             other => return Err(format!("stored process model `{other}`")),
         };
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, process, support: Ok(()) };
+        let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         for sample in &stored.samples {
@@ -220,6 +222,7 @@ impl CellState {
             scenario: self.cell.scenario.name(),
             client: self.cell.client.clone(),
             server: self.cell.server.clone(),
+            measure: self.cell.measure.name().into(),
             process: self.cell.process.name().into(),
             status,
             reason,
@@ -269,7 +272,7 @@ impl CellState {
     /// One result per side and metric: the summary of the samples, or the reason there is no
     /// number.
     fn results(&self) -> Vec<CellResult> {
-        let metrics = Metric::of(self.cell.scenario.kind);
+        let metrics = Metric::of(self.cell.measure, self.cell.scenario.kind);
         [Side::Client, Side::Server]
             .into_iter()
             .flat_map(|side| metrics.iter().map(move |&metric| (side, metric)))
@@ -289,7 +292,7 @@ impl CellState {
                     server_stack: self.cell.server.clone(),
                     client_library: self.client_library.clone(),
                     server_library: self.server_library.clone(),
-                    measure: metric.measure().into(),
+                    measure: self.cell.measure.name().into(),
                     process: self.cell.process.name().into(),
                     side,
                     metric: metric.name().into(),
@@ -320,6 +323,7 @@ mod tests {
             client: "rustls-ring".into(),
             server: "openssl".into(),
             scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap(),
+            measure: tlsbench_harness::Measure::Time,
             process: Process::InProcess,
             support: Ok(()),
         }
@@ -343,15 +347,13 @@ mod tests {
         state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
         assert_eq!(state.missing(3), 1);
         let results = state.results();
-        // Per side: handshakes per second (sampled here) and handshake bytes (not sampled).
-        assert_eq!(results.len(), 4);
-        assert_eq!((results[0].side, results[0].metric.as_str()), (Side::Client, "handshakes_per_s"));
+        // Per side: handshakes per second.
+        assert_eq!(results.len(), 2);
+        assert_eq!((results[0].side, results[0].metric.as_str(), results[0].measure.as_str()), (Side::Client, "handshakes_per_s", "time"));
         assert_eq!(results[0].samples, vec![1000.0, 1000.0]);
-        assert_eq!((results[1].metric.as_str(), results[1].measure.as_str()), ("handshake_bytes", "io"));
-        assert!(results[1].samples.is_empty() && results[1].median.is_none());
-        assert_eq!((results[2].side, results[2].median), (Side::Server, Some(2000.0)));
-        assert_eq!(results[2].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
-        assert_eq!(results[2].pair_label(), "rustls-ring -> openssl");
+        assert_eq!((results[1].side, results[1].median), (Side::Server, Some(2000.0)));
+        assert_eq!(results[1].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
+        assert_eq!(results[1].pair_label(), "rustls-ring -> openssl");
     }
 
     #[test]

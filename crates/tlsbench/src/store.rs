@@ -11,7 +11,7 @@ use crate::results::{pair_label, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 2;
+pub const DB_SCHEMA_VERSION: i64 = 3;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -40,7 +40,7 @@ CREATE TABLE run_stacks (
     capabilities TEXT NOT NULL,    -- JSON
     PRIMARY KEY (run_id, position)
 );
--- One (pair, scenario) of the run's plan, in the order planned.
+-- One (pair, scenario, measure) of the run's plan, in the order planned.
 CREATE TABLE cells (
     run_id         TEXT NOT NULL REFERENCES runs (id),
     position       INTEGER NOT NULL,
@@ -48,6 +48,7 @@ CREATE TABLE cells (
     client_stack   TEXT NOT NULL,
     server_stack   TEXT NOT NULL,
     process        TEXT NOT NULL,    -- 'in-process' or 'split-process'
+    measure        TEXT NOT NULL,    -- 'time', 'io', 'heap' or 'rss'
     status         TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')),
     reason         TEXT,
     client_library TEXT,
@@ -82,8 +83,8 @@ pub enum StoreError {
     #[error("no results database at {0} (`tlsbench run` creates it; --db PATH chooses another)")]
     Missing(PathBuf),
     #[error(
-        "results database {path} has schema version {found}, but this tlsbench ({}) reads only version \
-         {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
+        "results database {path} has schema version {found}, but this tlsbench ({}) reads only versions 2 \
+         and {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
         env!("CARGO_PKG_VERSION")
     )]
     SchemaVersion { path: PathBuf, found: i64 },
@@ -123,6 +124,8 @@ pub struct StoredCell {
     pub server: String,
     /// "in-process" or "split-process".
     pub process: String,
+    /// "time", "io", "heap" or "rss".
+    pub measure: String,
     pub status: Status,
     pub reason: Option<String>,
     pub client_library: Option<String>,
@@ -197,6 +200,12 @@ impl Store {
             tx.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
+            // Version 2 measured time only; its cells gain the measure column.
+            (2, _) => {
+                tx.execute_batch("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time'")
+                    .map_err(|e| sqlite(&self.path, e))?;
+                tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
+            }
             (0, 0) if create => {
                 tx.execute_batch(SCHEMA).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
@@ -246,9 +255,9 @@ impl Store {
         }
         for (position, cell) in run.cells.iter().enumerate() {
             tx.execute(
-                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, status, reason,
-                                    client_library, server_library)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
+                                    reason, client_library, server_library)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -256,6 +265,7 @@ impl Store {
                     cell.client,
                     cell.server,
                     cell.process,
+                    cell.measure,
                     status_name(cell.status),
                     cell.reason,
                     cell.client_library,
@@ -427,7 +437,8 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process
+                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
+                        measure
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -439,6 +450,7 @@ impl Store {
                         client: row.get(1)?,
                         server: row.get(2)?,
                         process: row.get(7)?,
+                        measure: row.get(8)?,
                         status: Status::Ok, // set below from the text
                         reason: row.get(4)?,
                         client_library: row.get(5)?,
@@ -571,6 +583,7 @@ mod tests {
             client: client.into(),
             server: client.into(),
             process: "in-process".into(),
+            measure: "time".into(),
             status,
             reason: reason.map(String::from),
             client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
@@ -667,6 +680,21 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_database_gains_the_measure_column_and_its_cells_measured_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
+        let before = Connection::open(&path).unwrap();
+        before.execute_batch("ALTER TABLE cells DROP COLUMN measure; PRAGMA user_version = 2;").unwrap();
+        drop(before);
+        let store = Store::create_or_open(&path).unwrap();
+        let cells = store.load("old").unwrap().cells;
+        assert!(!cells.is_empty() && cells.iter().all(|c| c.measure == "time"));
+        let after = Connection::open(&path).unwrap();
+        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), 3);
+    }
+
+    #[test]
     fn a_database_of_another_schema_version_is_refused_and_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
@@ -674,8 +702,8 @@ mod tests {
         other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only version 2; use the \
-             tlsbench that wrote it, or --db PATH to choose another file",
+            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 and 3; use \
+             the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")
         );
