@@ -280,6 +280,27 @@ impl Connection for OpenSslConnection {
         }
     }
 
+    fn close(&mut self) -> Result<(), LibError> {
+        // The first SSL_shutdown writes close_notify and returns 0 (`Sent`), or 1 (`Received`)
+        // when the peer's has already arrived; it does not wait for the peer's.
+        self.stream.shutdown().map(drop).map_err(failed("SSL_shutdown"))
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        if self.stream.get_shutdown().contains(ShutdownState::RECEIVED) {
+            return Ok(true);
+        }
+        // A peek processes the records that arrived and leaves any application data where it
+        // is; it answers ZERO_RETURN once the close_notify is read (and marks it RECEIVED).
+        match self.stream.ssl_peek(&mut [0u8; 1]) {
+            // Application data first: the close_notify, if any, is behind it.
+            Ok(_) => Ok(false),
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(true),
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
+            Err(e) => Err(LibError::new(format!("SSL_peek: {e}"))),
+        }
+    }
+
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         let ssl = self.stream.ssl();
         let version = match ssl.version2() {
@@ -428,6 +449,38 @@ mod tests {
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(false), None)));
         assert_eq!(server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(false), Some(true))));
+    }
+
+    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
+    /// once the peer has sent it, and not before.
+    #[test]
+    fn close_notify_each_way_after_a_byte_each_way() {
+        for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+            let asked = scenario(name);
+            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut buf = [0u8; 16];
+            client.send(&[0x5a]).unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: server receive");
+            assert_eq!(buf[0], 0x5a, "{name}");
+            server.send(&[0xa5]).unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: client receive");
+            assert_eq!(buf[0], 0xa5, "{name}");
+
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the client has not closed yet");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            client.close().unwrap_or_else(|e| panic!("{name}: client close: {e}"));
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            let server_saw = (0..3).any(|_| server.peer_closed().unwrap_or_else(|e| panic!("{name}: server peer_closed: {e}")));
+            assert!(server_saw, "{name}: the server did not see the client's close_notify");
+            // The server answers no close_notify by itself: only its close sends one.
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            server.close().unwrap_or_else(|e| panic!("{name}: server close: {e}"));
+            let client_saw = (0..3).any(|_| client.peer_closed().unwrap_or_else(|e| panic!("{name}: client peer_closed: {e}")));
+            assert!(client_saw, "{name}: the client did not see the server's close_notify");
+            // Closed stays closed.
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
+        }
     }
 
     #[test]
