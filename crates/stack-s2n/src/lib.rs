@@ -124,7 +124,15 @@ impl Stack for S2n {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // No session-ID cache of its own: s2n-tls needs the application's cache callbacks.
-            kinds: vec![Kind::HandshakeFull, Kind::HandshakeResumeTicket, Kind::Transfer],
+            kinds: vec![
+                Kind::HandshakeFull,
+                Kind::HandshakeResumeTicket,
+                Kind::Transfer,
+                Kind::IoProfile,
+                Kind::Memory100,
+                Kind::Memory1000,
+                Kind::Memory10000,
+            ],
             // No named policy prefers secp384r1 with AES-128-GCM (see `policies`).
             groups: vec![Group::X25519, Group::Secp256r1, Group::X25519Mlkem768],
             // s2n-tls does not take Ed25519 certificates.
@@ -256,6 +264,8 @@ pub struct S2nConnection {
     conn: connection::Connection,
     /// Boxed so that its address, given to s2n-tls as the callbacks' context, never moves.
     _io: Box<Endpoint>,
+    /// Whether `close` sent close_notify: s2n_recv then no longer reads in TLS 1.2.
+    sent_close: bool,
 }
 
 impl S2nConnection {
@@ -275,7 +285,7 @@ impl S2nConnection {
         unsafe { conn.set_send_context(context) }.map_err(failed("setting the send context"))?;
         // SAFETY: as above.
         unsafe { conn.set_receive_context(context) }.map_err(failed("setting the receive context"))?;
-        Ok(Self { conn, _io: io })
+        Ok(Self { conn, _io: io, sent_close: false })
     }
 }
 
@@ -342,6 +352,39 @@ impl Connection for S2nConnection {
         match self.conn.poll_recv(buf) {
             Poll::Ready(Ok(n)) => Ok(n),
             Poll::Pending => Ok(0),
+            Poll::Ready(Err(e)) => Err(LibError::new(format!("s2n_recv: {e}"))),
+        }
+    }
+
+    fn close(&mut self) -> Result<(), LibError> {
+        // s2n_shutdown_send writes close_notify and returns without waiting for the peer's.
+        match self.conn.poll_shutdown_send() {
+            Poll::Ready(Ok(_)) => {
+                self.sent_close = true;
+                Ok(())
+            }
+            Poll::Ready(Err(e)) => Err(LibError::new(format!("s2n_shutdown_send: {e}"))),
+            Poll::Pending => Err(LibError::new("s2n_shutdown_send blocked on a transport that never blocks")),
+        }
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        if self.sent_close {
+            // In TLS 1.2 s2n-tls closes the read side with the write side (TLS 1.3 half-closes),
+            // so s2n_recv would fail "closed". s2n_shutdown, its close_notify already sent,
+            // only reads records until the peer's close_notify: done then, blocked before.
+            return match self.conn.poll_shutdown() {
+                Poll::Ready(Ok(_)) => Ok(true),
+                Poll::Pending => Ok(false),
+                Poll::Ready(Err(e)) => Err(LibError::new(format!("s2n_shutdown: {e}"))),
+            };
+        }
+        // s2n_recv returns 0 once close_notify has arrived, and again on every later call.
+        match self.conn.poll_recv(&mut [0u8; 1]) {
+            Poll::Ready(Ok(0)) => Ok(true),
+            Poll::Pending => Ok(false),
+            // s2n-tls has no peek: the byte would be lost.
+            Poll::Ready(Ok(_)) => Err(LibError::new("application data arrived where close_notify was awaited")),
             Poll::Ready(Err(e)) => Err(LibError::new(format!("s2n_recv: {e}"))),
         }
     }
@@ -545,6 +588,42 @@ mod tests {
     fn resumption_with_client_auth_is_refused_with_the_reason() {
         let asked = scenario("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls");
         assert_eq!(policies(&asked), Err("s2n-tls: no session resumption with client auth (mtls)".to_string()));
+    }
+
+    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
+    /// once the peer has sent it, and not before.
+    #[test]
+    fn close_notify_each_way_after_a_byte_each_way() {
+        for (stack, name) in [S2n::new(), S2n::recv_buffering()].iter().flat_map(|stack| {
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"].map(|name| (stack, name))
+        }) {
+            let asked = scenario(name);
+            let (client, server) = configs(stack, &asked);
+            let (mut client, mut server) = connect(stack, client, &server).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let name = format!("{} {name}", stack.id());
+            let mut buf = [0u8; 16];
+            client.send(&[0x5a]).unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: server receive");
+            assert_eq!(buf[0], 0x5a, "{name}");
+            server.send(&[0xa5]).unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: client receive");
+            assert_eq!(buf[0], 0xa5, "{name}");
+
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the client has not closed yet");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            client.close().unwrap_or_else(|e| panic!("{name}: client close: {e}"));
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            let server_saw = (0..3).any(|_| server.peer_closed().unwrap_or_else(|e| panic!("{name}: server peer_closed: {e}")));
+            assert!(server_saw, "{name}: the server did not see the client's close_notify");
+            // The server answers no close_notify by itself: only its close sends one.
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            server.close().unwrap_or_else(|e| panic!("{name}: server close: {e}"));
+            let client_saw = (0..3).any(|_| client.peer_closed().unwrap_or_else(|e| panic!("{name}: client peer_closed: {e}")));
+            assert!(client_saw, "{name}: the client did not see the server's close_notify");
+            // Closed stays closed.
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
+        }
     }
 
     #[test]
