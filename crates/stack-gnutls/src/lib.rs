@@ -400,6 +400,29 @@ impl Connection for GnuTlsConnection {
         }
     }
 
+    fn close(&mut self) -> Result<(), LibError> {
+        // GNUTLS_SHUT_WR: send close_notify and return, without waiting for the peer's (which
+        // GNUTLS_SHUT_RDWR would read for); the session can still read.
+        // SAFETY: `session` is live.
+        match unsafe { sys::gnutls_bye(self.session(), sys::GNUTLS_SHUT_WR) } {
+            0 => Ok(()),
+            ret => Err(LibError::new(format!("gnutls_bye: {}", strerror(ret)))),
+        }
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        let mut byte = [0u8; 1];
+        // SAFETY: `session` is live and `byte` is writable for its length.
+        match unsafe { sys::gnutls_record_recv(self.session(), byte.as_mut_ptr().cast(), byte.len()) } {
+            // The peer's close_notify: 0 now and on every later call.
+            0 => Ok(true),
+            sys::GNUTLS_E_AGAIN_ISIZE => Ok(false),
+            // GnuTLS has no peek: the byte would be lost.
+            n if n > 0 => Err(LibError::new("application data arrived where close_notify was awaited")),
+            n => Err(LibError::new(format!("gnutls_record_recv: {}", strerror(n as c_int)))),
+        }
+    }
+
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         let session = self.session();
         // SAFETY: `session` is live; these calls only read it.
@@ -588,6 +611,8 @@ mod sys {
     pub const GNUTLS_CERT_REQUEST: c_int = 1;
     pub const GNUTLS_CERT_REQUIRE: c_int = 2;
     pub const GNUTLS_CRT_X509: c_int = 1;
+    // gnutls_close_request_t
+    pub const GNUTLS_SHUT_WR: c_int = 1;
     // gnutls_protocol_t, gnutls_cipher_algorithm_t, gnutls_group_t
     pub const GNUTLS_TLS1_2: c_int = 4;
     pub const GNUTLS_TLS1_3: c_int = 5;
@@ -653,6 +678,7 @@ mod sys {
         pub fn gnutls_handshake(session: gnutls_session_t) -> c_int;
         pub fn gnutls_record_send(session: gnutls_session_t, data: *const c_void, size: usize) -> isize;
         pub fn gnutls_record_recv(session: gnutls_session_t, data: *mut c_void, size: usize) -> isize;
+        pub fn gnutls_bye(session: gnutls_session_t, how: c_int) -> c_int;
         pub fn gnutls_alert_get(session: gnutls_session_t) -> c_int;
         pub fn gnutls_alert_get_name(alert: c_int) -> *const c_char;
         pub fn gnutls_protocol_get_version(session: gnutls_session_t) -> c_int;
@@ -827,5 +853,38 @@ mod tests {
         client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
         assert_eq!(&buf[..15], b"from the client");
+    }
+
+    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
+    /// once the peer has sent it, and not before.
+    #[test]
+    fn close_notify_each_way_after_a_byte_each_way() {
+        for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+            let asked = scenario(name);
+            let (client, server) = configs(&asked, &asked);
+            let (mut client, mut server) = connect(&client, &server).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut buf = [0u8; 16];
+            client.send(&[0x5a]).unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: server receive");
+            assert_eq!(buf[0], 0x5a, "{name}");
+            server.send(&[0xa5]).unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: client receive");
+            assert_eq!(buf[0], 0xa5, "{name}");
+
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the client has not closed yet");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            client.close().unwrap_or_else(|e| panic!("{name}: client close: {e}"));
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            let server_saw = (0..3).any(|_| server.peer_closed().unwrap_or_else(|e| panic!("{name}: server peer_closed: {e}")));
+            assert!(server_saw, "{name}: the server did not see the client's close_notify");
+            // The server answers no close_notify by itself: only its close sends one.
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            server.close().unwrap_or_else(|e| panic!("{name}: server close: {e}"));
+            let client_saw = (0..3).any(|_| client.peer_closed().unwrap_or_else(|e| panic!("{name}: client peer_closed: {e}")));
+            assert!(client_saw, "{name}: the client did not see the server's close_notify");
+            // Closed stays closed.
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
+        }
     }
 }
