@@ -63,7 +63,7 @@ impl Stack for LibTls {
             // on the client only (`tls_conn_session_resumed`), so a server's resumption could not
             // be checked, and the server's sessions (`tls_config_set_session_lifetime`) turn on
             // session IDs and tickets together; EMS cannot be switched off.
-            kinds: vec![Kind::HandshakeFull, Kind::Transfer],
+            kinds: vec![Kind::HandshakeFull, Kind::Transfer, Kind::IoProfile, Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             versions: vec![Version::Tls12],
             groups: vec![Group::X25519, Group::Secp256r1, Group::Secp384r1],
             ems_off: false,
@@ -291,6 +291,31 @@ impl Connection for LibTlsConnection {
         }
     }
 
+    fn close(&mut self) -> Result<(), LibError> {
+        // tls_close calls SSL_shutdown once: it sends close_notify and does not wait for the
+        // peer's (it would return TLS_WANT_POLLOUT only if the write blocked, which the
+        // in-memory transport never does). A context without a socket closes nothing else.
+        // SAFETY: a live context.
+        match unsafe { sys::tls_close(self.ctx) } {
+            0 => Ok(()),
+            _ => Err(LibError::new(format!("tls_close: {}", error(self.ctx)))),
+        }
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        let mut byte = [0u8; 1];
+        // SAFETY: a live context; `byte` is writable for its length.
+        match unsafe { sys::tls_read(self.ctx, byte.as_mut_ptr().cast(), byte.len()) } {
+            // SSL_read's ZERO_RETURN: the peer's close_notify, now and on every later call.
+            // (libtls also reads 0 for a transport EOF without one, which this transport never gives.)
+            0 => Ok(true),
+            sys::TLS_WANT_POLLIN_ISIZE => Ok(false),
+            // libtls has no peek: the byte would be lost.
+            n if n > 0 => Err(LibError::new("application data arrived where close_notify was awaited")),
+            _ => Err(LibError::new(format!("tls_read: {}", error(self.ctx)))),
+        }
+    }
+
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         // SAFETY: a live context whose handshake completed; the strings are static or owned by it.
         let (version, cipher) = unsafe { (text(sys::tls_conn_version(self.ctx)), text(sys::tls_conn_cipher(self.ctx))) };
@@ -392,6 +417,7 @@ mod sys {
         pub fn tls_handshake(ctx: *mut tls) -> c_int;
         pub fn tls_read(ctx: *mut tls, buf: *mut c_void, len: usize) -> isize;
         pub fn tls_write(ctx: *mut tls, buf: *const c_void, len: usize) -> isize;
+        pub fn tls_close(ctx: *mut tls) -> c_int;
         pub fn tls_peer_cert_provided(ctx: *mut tls) -> c_int;
         pub fn tls_conn_version(ctx: *mut tls) -> *const c_char;
         pub fn tls_conn_cipher(ctx: *mut tls) -> *const c_char;
@@ -496,5 +522,38 @@ mod tests {
         client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
         assert_eq!(&buf[..15], b"from the client");
+    }
+
+    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
+    /// once the peer has sent it, and not before.
+    #[test]
+    fn close_notify_each_way_after_a_byte_each_way() {
+        // libtls does TLS 1.2 only (see `capabilities`).
+        for name in ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+            let asked = scenario(name);
+            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut buf = [0u8; 16];
+            client.send(&[0x5a]).unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: server receive");
+            assert_eq!(buf[0], 0x5a, "{name}");
+            server.send(&[0xa5]).unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: client receive");
+            assert_eq!(buf[0], 0xa5, "{name}");
+
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the client has not closed yet");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            client.close().unwrap_or_else(|e| panic!("{name}: client close: {e}"));
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            let server_saw = (0..3).any(|_| server.peer_closed().unwrap_or_else(|e| panic!("{name}: server peer_closed: {e}")));
+            assert!(server_saw, "{name}: the server did not see the client's close_notify");
+            // The server answers no close_notify by itself: only its close sends one.
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+            server.close().unwrap_or_else(|e| panic!("{name}: server close: {e}"));
+            let client_saw = (0..3).any(|_| client.peer_closed().unwrap_or_else(|e| panic!("{name}: client peer_closed: {e}")));
+            assert!(client_saw, "{name}: the client did not see the server's close_notify");
+            // Closed stays closed.
+            assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
+            assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
+        }
     }
 }
