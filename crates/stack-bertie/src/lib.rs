@@ -56,8 +56,11 @@ impl Stack for Bertie {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // Bertie issues no session tickets and keeps no sessions: it resumes only from a
-            // PSK handed to both sides out of band, which no scenario measures.
-            kinds: vec![Kind::HandshakeFull, Kind::Transfer],
+            // PSK handed to both sides out of band, which no scenario measures. No io-profile:
+            // its states encrypt only application data and read only application data or
+            // handshake messages, so it can neither send nor read a close_notify (the adapter
+            // keeps the default `close` and `peer_closed`, which fail).
+            kinds: vec![Kind::HandshakeFull, Kind::Transfer, Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             versions: vec![Version::Tls13],
             groups: vec![Group::X25519, Group::Secp256r1],
             // Its signature schemes: ECDSA P-256 with SHA-256, and RSA-PSS (RSAE) with SHA-256.
@@ -74,6 +77,7 @@ impl Stack for Bertie {
             exclusions: vec![
                 Exclusion::new("*_1.2_*", "bertie: TLS 1.2 not implemented"),
                 Exclusion::new("handshake-resume-*", "bertie: issues no session tickets and keeps no sessions"),
+                Exclusion::new("io-profile_*", "bertie: close_notify not implemented"),
                 Exclusion::new("*_mtls*", "bertie: no client certificates"),
                 Exclusion::new("*_cert-requested*", "bertie: no client certificates"),
             ],
@@ -387,6 +391,7 @@ mod tests {
         for (name, reason) in [
             ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "bertie: TLS 1.2 not implemented"),
             ("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "bertie: issues no session tickets and keeps no sessions"),
+            ("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "bertie: close_notify not implemented"),
             ("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm", "bertie: group x25519mlkem768 not supported"),
             ("handshake-full_1.3_secp384r1_ecdsa-p256_aes-128-gcm", "bertie: group secp384r1 not supported"),
             ("handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm", "bertie: key type ecdsa-p384 not supported"),
@@ -397,6 +402,29 @@ mod tests {
             let error = Bertie.capabilities().check("bertie", &scenario(name)).expect_err(name);
             assert_eq!(error.to_string(), reason);
         }
+    }
+
+    /// Why io-profile is excluded: after a completed handshake and a byte each way, neither
+    /// side can send or read a close_notify, and they say so instead of pretending.
+    #[test]
+    fn close_notify_is_refused_on_both_sides_after_a_byte_each_way() {
+        let asked = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = [0u8; 16];
+        client.send(&[0x5a]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1));
+        assert_eq!(buf[0], 0x5a);
+        server.send(&[0xa5]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1));
+        assert_eq!(buf[0], 0xa5);
+        assert_eq!(client.close().map_err(|e| e.0), Err("this adapter does not send close_notify".into()));
+        assert_eq!(server.close().map_err(|e| e.0), Err("this adapter does not send close_notify".into()));
+        assert_eq!(server.peer_closed().map_err(|e| e.0), Err("this adapter does not read close_notify".into()));
+        assert_eq!(client.peer_closed().map_err(|e| e.0), Err("this adapter does not read close_notify".into()));
+        let io_profile = scenario("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        assert!(Bertie.capabilities().check("bertie", &io_profile).is_err());
+        let memory = scenario("memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        Bertie.capabilities().check("bertie", &memory).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Bertie's own gap, shown rather than hidden: its client checks the CertificateVerify
