@@ -7,6 +7,8 @@
 pub mod driver;
 mod error;
 pub mod gate;
+pub mod heap;
+pub mod memory;
 pub mod pki;
 pub mod protocol;
 pub mod runner;

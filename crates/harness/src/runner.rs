@@ -234,6 +234,7 @@ impl StackVisitor for MeasureSide<'_> {
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
         match self.measure {
             Measure::Time => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
+            Measure::Rss => crate::split::memory_side(stack, self.side, self.scenario, self.pki, self.peer),
             other => Err(Error::Unsupported(format!("measure {other} is taken in one process, not split-process"))),
         }
     }
@@ -260,6 +261,8 @@ impl PairVisitor for MeasurePair<'_> {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         match self.measure {
             Measure::Time => driver::sample(client, server, self.scenario, self.pki, &self.spec),
+            Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
+            Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),
             other => Err(Error::Unsupported(format!("measure {other} is not built yet"))),
         }
     }

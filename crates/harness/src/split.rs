@@ -53,6 +53,160 @@ pub fn sample_side<T: Stack>(
     Ok(SampleReport { client_library, server_library, iterations, values })
 }
 
+/// The `rss` measure of memory-N, one side per process: the process's peak resident memory,
+/// and its growth per connection while N connections do their handshakes in lockstep with the
+/// peer process's N and stay open. One process per side, since a process has one peak.
+pub fn memory_side<T: Stack>(
+    stack: &T,
+    side: Side,
+    scenario: &Scenario,
+    pki: &Pki,
+    peer: UnixStream,
+) -> Result<SampleReport, Error> {
+    crate::driver::check_measure(Measure::Rss, scenario)?;
+    stack.capabilities().check(stack.id(), scenario)?;
+    let n = scenario.kind.connections().expect("rss applies to memory-N kinds only");
+    let mut relay = Relay { peer, link: Link::new(), side };
+    let outcome = match side {
+        Side::Client => {
+            let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
+            held_open(&mut relay, scenario, n, |io| stack.new_client(&config, io))
+        }
+        Side::Server => {
+            let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
+            held_open(&mut relay, scenario, n, |io| stack.new_server(&config, io))
+        }
+    };
+    let values = outcome.inspect_err(|e| {
+        let _ = relay.send(&Message::Abort(e.to_string()));
+    })?;
+    let (client_library, server_library) = match side {
+        Side::Client => (stack.library(), String::new()),
+        Side::Server => (String::new(), stack.library()),
+    };
+    Ok(SampleReport { client_library, server_library, iterations: n as u64, values })
+}
+
+/// One connection first (lazy initialisation), then the peak is reset and N are opened.
+fn held_open<C: Connection>(
+    relay: &mut Relay,
+    scenario: &Scenario,
+    n: usize,
+    mut open: impl FnMut(crate::Endpoint) -> Result<C, LibError>,
+) -> Result<Vec<crate::protocol::MetricValue>, Error> {
+    use crate::protocol::{Metric, MetricValue};
+    let side = relay.side;
+    lockstep_with_peer(relay, scenario, 1, &mut open)?;
+    let before = rss::reset_peak().map_err(Error::Other)?;
+    let connections = lockstep_with_peer(relay, scenario, n, &mut open)?;
+    let peak = rss::peak().map_err(Error::Other)?;
+    drop(connections);
+    let value = |metric, value| MetricValue { side, metric, value, seconds: 0.0 };
+    Ok(vec![value(Metric::RssPeakBytes, peak as f64), value(Metric::RssPerConnectionBytes, (peak as f64 - before as f64) / n as f64)])
+}
+
+/// N connections of this side, stepped in rounds with the peer's N: the client steps all of
+/// its connections and sends one flight per connection, the server delivers them, steps all
+/// of its own and answers in kind, until both sides are done and every byte has been read.
+fn lockstep_with_peer<C: Connection>(
+    relay: &mut Relay,
+    scenario: &Scenario,
+    n: usize,
+    open: &mut impl FnMut(crate::Endpoint) -> Result<C, LibError>,
+) -> Result<Vec<(C, Link)>, Error> {
+    let side = relay.side;
+    let mut connections = Vec::with_capacity(n);
+    for _ in 0..n {
+        let link = Link::new();
+        let end = match side {
+            Side::Client => link.client(),
+            Side::Server => link.server(),
+        };
+        connections.push((open(end).map_err(failed(side, "setup"))?, link));
+    }
+    let step = |connections: &mut Vec<(C, Link)>| -> Result<Message, Error> {
+        let (mut flights, mut done, mut unread) = (Vec::with_capacity(n), true, 0);
+        for (conn, link) in connections.iter_mut() {
+            done &= conn.handshake().map_err(failed(side, "handshake"))?;
+            flights.push(link.take_written_by(side));
+            unread += link.unread_by(side) as u32;
+        }
+        Ok(Message::Flights { flights, done, unread })
+    };
+    let deliver = |connections: &mut Vec<(C, Link)>, message: &Message| -> Result<(), Error> {
+        match message {
+            Message::Flights { flights, .. } if flights.len() == connections.len() => {
+                for ((_, link), flight) in connections.iter().zip(flights) {
+                    link.deliver_to(side, flight);
+                }
+                Ok(())
+            }
+            _ => Err(unexpected("one flight per connection")),
+        }
+    };
+    let mut rounds_since_done = 0;
+    for _ in 0..MAX_HANDSHAKE_STEPS {
+        let (client, server) = match side {
+            Side::Client => {
+                let mine = step(&mut connections)?;
+                relay.send(&mine)?;
+                let theirs = relay.recv()?;
+                deliver(&mut connections, &theirs)?;
+                (mine, theirs)
+            }
+            Side::Server => {
+                let theirs = relay.recv()?;
+                deliver(&mut connections, &theirs)?;
+                let mine = step(&mut connections)?;
+                relay.send(&mine)?;
+                (theirs, mine)
+            }
+        };
+        let left = |m: &Message| match m {
+            Message::Flights { flights, done, unread } => (*done, flights.iter().map(Vec::len).sum::<usize>() + *unread as usize),
+            _ => (false, usize::MAX),
+        };
+        let ((client_done, client_left), (server_done, server_left)) = (left(&client), left(&server));
+        if client_done && server_done {
+            match client_left.saturating_add(server_left) {
+                0 => {
+                    for (conn, _) in &connections {
+                        let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
+                        gate::check_handshake(side, scenario, &negotiated, false)?;
+                    }
+                    return Ok(connections);
+                }
+                left if rounds_since_done == 2 => {
+                    return Err(Error::Gate(format!("every side completed its handshake, and {left} bytes stay unread")));
+                }
+                _ => rounds_since_done += 1,
+            }
+        }
+    }
+    Err(Error::Other(format!("the handshakes did not complete in {MAX_HANDSHAKE_STEPS} steps per side")))
+}
+
+/// The process's resident memory, from /proc.
+mod rss {
+    /// Resets the peak to the current resident size (Linux: `5` into clear_refs) and returns it.
+    pub fn reset_peak() -> Result<u64, String> {
+        std::fs::write("/proc/self/clear_refs", "5").map_err(|e| format!("resetting the peak RSS: {e}"))?;
+        field("VmRSS")
+    }
+
+    pub fn peak() -> Result<u64, String> {
+        field("VmHWM")
+    }
+
+    /// A `/proc/self/status` field in bytes.
+    fn field(name: &str) -> Result<u64, String> {
+        let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("reading /proc/self/status: {e}"))?;
+        let line = status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
+        let kib = line.and_then(|l| l.trim().strip_suffix("kB")?.trim().parse::<u64>().ok());
+        kib.map(|k| k * 1024).ok_or_else(|| format!("/proc/self/status has no {name}"))
+    }
+}
+
 /// What the client tells the server to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Next {
@@ -299,6 +453,9 @@ enum Message {
     Tally(Tally),
     /// The peer stopped with this error.
     Abort(String),
+    /// Memory-N: one flight per connection, whether all of the side's handshakes have
+    /// completed, and how many received bytes it has not read, over all connections.
+    Flights { flights: Vec<Vec<u8>>, done: bool, unread: u32 },
 }
 
 impl Relay {
@@ -321,6 +478,15 @@ impl Relay {
             Message::Abort(reason) => {
                 frame.push(4);
                 frame.extend_from_slice(reason.as_bytes());
+            }
+            Message::Flights { flights, done, unread } => {
+                frame.push(5);
+                frame.push(*done as u8);
+                frame.extend_from_slice(&unread.to_le_bytes());
+                for flight in flights {
+                    frame.extend_from_slice(&(flight.len() as u32).to_le_bytes());
+                    frame.extend_from_slice(flight);
+                }
             }
         }
         let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
@@ -348,6 +514,19 @@ impl Relay {
                 digest: u128::from_le_bytes(rest[8..].try_into().expect("16 bytes")),
             })),
             (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
+            (5, [done, u0, u1, u2, u3, body @ ..]) => {
+                let (mut flights, mut rest) = (Vec::new(), body);
+                while let [l0, l1, l2, l3, tail @ ..] = rest {
+                    let len = u32::from_le_bytes([*l0, *l1, *l2, *l3]) as usize;
+                    let flight = tail.get(..len).ok_or_else(garbled)?;
+                    flights.push(flight.to_vec());
+                    rest = &tail[len..];
+                }
+                if !rest.is_empty() {
+                    return Err(garbled());
+                }
+                Ok(Message::Flights { flights, done: *done != 0, unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]) })
+            }
             _ => Err(garbled()),
         }
     }
@@ -368,6 +547,8 @@ mod tests {
             Message::Next(Next::Measure),
             Message::Reached(true),
             Message::Tally(Tally { bytes: 1 << 40, digest: u128::MAX - 5 }),
+            Message::Flights { flights: vec![b"\x16\x03\x01".to_vec(), Vec::new(), b"abc".to_vec()], done: true, unread: 3 },
+            Message::Flights { flights: Vec::new(), done: false, unread: 0 },
         ];
         for message in &messages {
             near.send(message).unwrap();

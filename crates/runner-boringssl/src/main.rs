@@ -10,6 +10,9 @@ tlsbench_harness::family!(BoringSslFamily {
     "rustls-ring" => Rustls::ring(),
 });
 
+// Every allocation, the C libraries' included, goes through tlsbench's accounting (measure heap).
+tlsbench_harness::interpose_malloc!();
+
 fn main() -> std::process::ExitCode {
     tlsbench_harness::runner::main::<BoringSslFamily>()
 }

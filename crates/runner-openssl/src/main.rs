@@ -21,6 +21,9 @@ tlsbench_harness::family!(SystemOpenSsl {
     "bertie" => Bertie,
 });
 
+// Every allocation, the C libraries' included, goes through tlsbench's accounting (measure heap).
+tlsbench_harness::interpose_malloc!();
+
 fn main() -> std::process::ExitCode {
     tlsbench_harness::runner::main::<SystemOpenSsl>()
 }

@@ -1,0 +1,370 @@
+//! Heap accounting for the `heap` measure: every allocation in the process, the C libraries'
+//! included, tagged with the side whose library call made it.
+//!
+//! A runner binary routes malloc, calloc, realloc, free and the aligned allocators through
+//! [`interpose_malloc!`](crate::interpose_malloc), which forwards each call to glibc's own
+//! (`__libc_malloc`, ...) and reports it here. Shared libraries (libssl, libgnutls, AWS-LC inside
+//! s2n-tls and rustls) bind `malloc` to the executable's definition, so their allocations are
+//! seen as well as Rust's. Until [`enable`] is called nothing is recorded and each call costs one
+//! untaken branch, so the time measure pays nothing for it.
+//!
+//! While enabled, each live block is kept in a table (pointer -> size and side), which lives in
+//! its own anonymous mapping: it is never itself counted as heap. Runners are single-threaded;
+//! a lock still guards the table against any thread a library starts.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Acquire, Ordering::Release};
+
+use crate::Side;
+
+/// Set by the interposed allocator on its first call: this binary's allocations can be seen.
+static INTERPOSED: AtomicBool = AtomicBool::new(false);
+static ENABLED: AtomicBool = AtomicBool::new(false);
+/// The side whose library is running: 0 for neither (the harness itself), 1 client, 2 server.
+static TAG: AtomicU8 = AtomicU8::new(0);
+/// Blocks the table had no room for (the counts are then wrong, and the sample fails).
+static LOST: AtomicU64 = AtomicU64::new(0);
+
+/// What one side has allocated and holds, since accounting was enabled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Bytes requested by blocks still live.
+    pub held: u64,
+    /// The most `held` was since the last [`reset_peak`].
+    pub peak: u64,
+    pub allocations: u64,
+    pub frees: u64,
+}
+
+struct Counters {
+    held: AtomicU64,
+    peak: AtomicU64,
+    allocations: AtomicU64,
+    frees: AtomicU64,
+}
+
+const ZERO: Counters = Counters { held: AtomicU64::new(0), peak: AtomicU64::new(0), allocations: AtomicU64::new(0), frees: AtomicU64::new(0) };
+static COUNTERS: [Counters; 3] = [ZERO, ZERO, ZERO];
+
+fn tag_of(side: Option<Side>) -> u8 {
+    match side {
+        None => 0,
+        Some(Side::Client) => 1,
+        Some(Side::Server) => 2,
+    }
+}
+
+/// Starts recording. Fails in a binary whose allocator is not interposed: its numbers would be
+/// zero rather than wrong, but a zero is not a measurement.
+pub fn enable() -> Result<(), String> {
+    if !INTERPOSED.load(Relaxed) {
+        return Err("this binary does not interpose malloc (tlsbench_harness::interpose_malloc!), so it cannot see the heap".into());
+    }
+    TABLE.map()?;
+    ENABLED.store(true, Relaxed);
+    Ok(())
+}
+
+/// The allocations `side` makes inside `call` are its own; frees are charged to whoever
+/// allocated the block.
+#[inline]
+pub fn tagged<T>(side: Side, call: impl FnOnce() -> T) -> T {
+    let previous = TAG.swap(tag_of(Some(side)), Relaxed);
+    let out = call();
+    TAG.store(previous, Relaxed);
+    out
+}
+
+/// `call`'s allocations belong to neither side: the harness's own buffers (the transport's
+/// pipes grow inside a library's write call).
+#[inline(always)]
+pub fn untagged<T>(call: impl FnOnce() -> T) -> T {
+    if !ENABLED.load(Relaxed) {
+        return call();
+    }
+    let previous = TAG.swap(0, Relaxed);
+    let out = call();
+    TAG.store(previous, Relaxed);
+    out
+}
+
+pub fn usage(side: Side) -> Usage {
+    let c = &COUNTERS[tag_of(Some(side)) as usize];
+    Usage { held: c.held.load(Relaxed), peak: c.peak.load(Relaxed), allocations: c.allocations.load(Relaxed), frees: c.frees.load(Relaxed) }
+}
+
+/// Starts a new peak from what `side` holds now.
+pub fn reset_peak(side: Side) {
+    let c = &COUNTERS[tag_of(Some(side)) as usize];
+    c.peak.store(c.held.load(Relaxed), Relaxed);
+}
+
+/// Blocks that could not be recorded; nonzero means the counts are incomplete.
+pub fn lost() -> u64 {
+    LOST.load(Relaxed)
+}
+
+// The hooks the interposed allocator calls. They must not allocate, and must not panic.
+
+#[doc(hidden)]
+#[inline(always)]
+pub fn allocated(ptr: *mut u8, size: usize) {
+    if !INTERPOSED.load(Relaxed) {
+        INTERPOSED.store(true, Relaxed);
+    }
+    if ENABLED.load(Relaxed) && !ptr.is_null() {
+        record_allocation(ptr as usize, size as u64);
+    }
+}
+
+#[doc(hidden)]
+#[inline(always)]
+pub fn freed(ptr: *mut u8) {
+    if ENABLED.load(Relaxed) && !ptr.is_null() {
+        record_free(ptr as usize);
+    }
+}
+
+#[cold]
+fn record_allocation(ptr: usize, size: u64) {
+    let tag = TAG.load(Relaxed);
+    if !TABLE.insert(ptr, size, tag) {
+        LOST.fetch_add(1, Relaxed);
+        return;
+    }
+    let c = &COUNTERS[(tag as usize).min(2)];
+    let held = c.held.load(Relaxed) + size;
+    c.held.store(held, Relaxed);
+    if held > c.peak.load(Relaxed) {
+        c.peak.store(held, Relaxed);
+    }
+    c.allocations.fetch_add(1, Relaxed);
+}
+
+#[cold]
+fn record_free(ptr: usize) {
+    // A block from before accounting began is not in the table, and not counted.
+    if let Some((size, tag)) = TABLE.remove(ptr) {
+        let c = &COUNTERS[(tag as usize).min(2)];
+        c.held.store(c.held.load(Relaxed).saturating_sub(size), Relaxed);
+        c.frees.fetch_add(1, Relaxed);
+    }
+}
+
+/// Live blocks: open addressing with linear probing over a power-of-two number of slots, in an
+/// anonymous mapping whose pages the kernel provides as they are first touched.
+struct Table {
+    slots: UnsafeCell<*mut Slot>,
+    lock: AtomicBool,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    /// 0: empty.
+    ptr: usize,
+    /// Size << 2 | tag.
+    meta: u64,
+}
+
+/// 2^24 slots (256 MiB of address space): 10,000 connections of a heavy stack hold well under
+/// a tenth of that, so probes stay short.
+const SLOT_BITS: u32 = 24;
+const SLOTS: usize = 1 << SLOT_BITS;
+
+// SAFETY: every access to the slots happens under `lock`.
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table { slots: UnsafeCell::new(std::ptr::null_mut()), lock: AtomicBool::new(false) };
+
+impl Table {
+    fn map(&self) -> Result<(), String> {
+        self.locked(|slots| {
+            if !slots.is_null() {
+                return Ok(());
+            }
+            let bytes = SLOTS * std::mem::size_of::<Slot>();
+            // SAFETY: a fresh private anonymous mapping; zeroed pages are empty slots.
+            let mapped = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if mapped == libc::MAP_FAILED {
+                return Err(format!("mapping the heap table: {}", std::io::Error::last_os_error()));
+            }
+            *slots = mapped.cast();
+            Ok(())
+        })
+    }
+
+    fn locked<T>(&self, f: impl FnOnce(&mut *mut Slot) -> T) -> T {
+        while self.lock.compare_exchange_weak(false, true, Acquire, Relaxed).is_err() {
+            std::hint::spin_loop();
+        }
+        // SAFETY: the lock is held.
+        let out = f(unsafe { &mut *self.slots.get() });
+        self.lock.store(false, Release);
+        out
+    }
+
+    fn home(ptr: usize) -> usize {
+        ((ptr as u64 >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SLOT_BITS)) as usize
+    }
+
+    /// False when the table is full.
+    fn insert(&self, ptr: usize, size: u64, tag: u8) -> bool {
+        self.locked(|slots| {
+            let slots = *slots;
+            let mut i = Self::home(ptr);
+            for _ in 0..SLOTS {
+                // SAFETY: i < SLOTS, inside the mapping.
+                let slot = unsafe { &mut *slots.add(i) };
+                if slot.ptr == 0 || slot.ptr == ptr {
+                    *slot = Slot { ptr, meta: size << 2 | tag as u64 };
+                    return true;
+                }
+                i = (i + 1) & (SLOTS - 1);
+            }
+            false
+        })
+    }
+
+    /// The block's size and tag, if it was recorded. Removal shifts later entries of the probe
+    /// run back, so lookups never need tombstones.
+    fn remove(&self, ptr: usize) -> Option<(u64, u8)> {
+        self.locked(|slots| {
+            let slots = *slots;
+            let at = |i: usize| unsafe { &mut *slots.add(i & (SLOTS - 1)) };
+            let mut i = Self::home(ptr);
+            loop {
+                let slot = at(i);
+                if slot.ptr == 0 {
+                    return None;
+                }
+                if slot.ptr == ptr {
+                    break;
+                }
+                i = (i + 1) & (SLOTS - 1);
+            }
+            let found = *at(i);
+            // Backward-shift deletion: move up any entry whose home is not in (hole, j].
+            let mut hole = i;
+            let mut j = i;
+            loop {
+                j = (j + 1) & (SLOTS - 1);
+                let next = *at(j);
+                if next.ptr == 0 {
+                    break;
+                }
+                let home = Self::home(next.ptr);
+                let between = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
+                if !between {
+                    *at(hole) = next;
+                    hole = j;
+                }
+            }
+            *at(hole) = Slot { ptr: 0, meta: 0 };
+            Some((found.meta >> 2, (found.meta & 3) as u8))
+        })
+    }
+}
+
+/// Defines malloc, calloc, realloc, free and the aligned allocators in the binary that invokes
+/// it, forwarding to glibc's implementations and reporting each block to [`crate::heap`]. Invoke
+/// it once, at the top level of a runner's (or a test's) crate.
+#[macro_export]
+macro_rules! interpose_malloc {
+    () => {
+        #[allow(clippy::missing_safety_doc)]
+        mod tlsbench_interposed_malloc {
+            use std::ffi::{c_int, c_void};
+
+            use $crate::heap::{allocated, freed};
+
+            extern "C" {
+                fn __libc_malloc(size: usize) -> *mut c_void;
+                fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
+                fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+                fn __libc_free(ptr: *mut c_void);
+                fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
+                fn __libc_valloc(size: usize) -> *mut c_void;
+                fn __libc_pvalloc(size: usize) -> *mut c_void;
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_malloc(size) };
+                allocated(ptr.cast(), size);
+                ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_calloc(count, size) };
+                allocated(ptr.cast(), count.wrapping_mul(size));
+                ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn realloc(old: *mut c_void, size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_realloc(old, size) };
+                // On failure the old block stays; realloc(p, 0) frees it and returns null.
+                if !ptr.is_null() || (size == 0 && !old.is_null()) {
+                    freed(old.cast());
+                    allocated(ptr.cast(), size);
+                }
+                ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn free(ptr: *mut c_void) {
+                freed(ptr.cast());
+                unsafe { __libc_free(ptr) }
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_memalign(align, size) };
+                allocated(ptr.cast(), size);
+                ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+                unsafe { memalign(align, size) }
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> c_int {
+                if !align.is_power_of_two() || align % std::mem::size_of::<*mut c_void>() != 0 {
+                    return 22; // EINVAL
+                }
+                let ptr = unsafe { memalign(align, size) };
+                if ptr.is_null() {
+                    return 12; // ENOMEM
+                }
+                unsafe { *out = ptr };
+                0
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_valloc(size) };
+                allocated(ptr.cast(), size);
+                ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn pvalloc(size: usize) -> *mut c_void {
+                let ptr = unsafe { __libc_pvalloc(size) };
+                allocated(ptr.cast(), size);
+                ptr
+            }
+        }
+    };
+}
