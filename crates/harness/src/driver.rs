@@ -130,7 +130,7 @@ impl Clock {
 }
 
 #[derive(Default)]
-struct Clocks {
+pub(crate) struct Clocks {
     client: Clock,
     server: Clock,
 }
@@ -141,13 +141,15 @@ impl Clocks {
     }
 }
 
-struct Pair<'a, C: Stack, S: Stack> {
-    client: &'a C,
-    server: &'a S,
-    client_config: C::ClientConfig,
-    server_config: S::ServerConfig,
-    scenario: &'a Scenario,
-    link: Link,
+/// A client stack and a server stack with their configs for one scenario, on one link (the io
+/// measure's link logs every call).
+pub(crate) struct Pair<'a, C: Stack, S: Stack> {
+    pub(crate) client: &'a C,
+    pub(crate) server: &'a S,
+    pub(crate) client_config: C::ClientConfig,
+    pub(crate) server_config: S::ServerConfig,
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) link: Link,
 }
 
 impl<C: Stack, S: Stack> Pair<'_, C, S> {
@@ -181,7 +183,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
     /// New connections on an empty link, stepped in turn until both sides have completed and
     /// each has read everything the other sent (session tickets arrive after the handshake).
-    fn handshake(&self, clocks: &mut Clocks) -> Result<(C::Client, S::Server), Error> {
+    pub(crate) fn handshake(&self, clocks: &mut Clocks) -> Result<(C::Client, S::Server), Error> {
         self.link.clear();
         let mut client =
             clocks.client.time(|| self.client.new_client(&self.client_config, self.link.client())).map_err(failed(Side::Client, "setup"))?;
@@ -209,7 +211,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
         )))
     }
 
-    fn check(&self, client: &C::Client, server: &S::Server, resumed: bool) -> Result<(), Error> {
+    pub(crate) fn check(&self, client: &C::Client, server: &S::Server, resumed: bool) -> Result<(), Error> {
         let negotiated = client.negotiated().map_err(failed(Side::Client, "negotiated parameters"))?;
         gate::check_handshake(Side::Client, self.scenario, &negotiated, resumed)?;
         let negotiated = server.negotiated().map_err(failed(Side::Server, "negotiated parameters"))?;

@@ -7,6 +7,7 @@
 pub mod driver;
 mod error;
 pub mod gate;
+pub mod io;
 pub mod heap;
 pub mod memory;
 pub mod pki;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::driver::{self, SampleSpec};
+use crate::io::{IoTrace, TraceReply};
 use crate::protocol::{Reply, StackInfo};
 use crate::{Error, Measure, Pki, Scenario, Side, Stack};
 
@@ -99,6 +100,22 @@ enum Command {
     /// Measures one side of a split-process pair; the peer runner, reached through the socket
     /// at `--peer-fd`, runs the other side.
     Side(SideArgs),
+    /// Records every transport call of both sides in one connection of a scenario the io
+    /// measure applies to, and prints the trace.
+    Trace(TraceArgs),
+}
+
+#[derive(clap::Args)]
+struct TraceArgs {
+    #[arg(long)]
+    client: String,
+    #[arg(long)]
+    server: String,
+    #[arg(long)]
+    scenario: Scenario,
+    /// Where the certificates are cached.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -177,6 +194,7 @@ pub fn main<F: Family>() -> ExitCode {
         }
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
+        Command::Trace(args) => serde_json::to_string(&trace::<F>(&args)),
     };
     let mut stdout = std::io::stdout().lock();
     match reply.map(|json| writeln!(stdout, "{json}")) {
@@ -201,6 +219,32 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
+    }
+}
+
+fn trace<F: Family>(args: &TraceArgs) -> TraceReply {
+    let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
+    let pki = match Pki::load_or_generate(&data_dir, &[args.scenario.key]) {
+        Ok(pki) => pki,
+        Err(reason) => return TraceReply::Failed { reason },
+    };
+    match with_pair::<F, _>(&args.client, &args.server, TracePair { scenario: &args.scenario, pki: &pki }) {
+        Ok(Ok(trace)) => TraceReply::Ok(trace),
+        Ok(Err(Error::Unsupported(reason))) => TraceReply::Unsupported { reason },
+        Ok(Err(error)) => TraceReply::Failed { reason: error.to_string() },
+        Err(reason) => TraceReply::Failed { reason },
+    }
+}
+
+struct TracePair<'a> {
+    scenario: &'a Scenario,
+    pki: &'a Pki,
+}
+
+impl PairVisitor for TracePair<'_> {
+    type Output = Result<IoTrace, Error>;
+    fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
+        crate::io::trace(client, server, self.scenario, self.pki)
     }
 }
 
@@ -261,9 +305,9 @@ impl PairVisitor for MeasurePair<'_> {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         match self.measure {
             Measure::Time => driver::sample(client, server, self.scenario, self.pki, &self.spec),
+            Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
             Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
             Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),
-            other => Err(Error::Unsupported(format!("measure {other} is not built yet"))),
         }
     }
 }
