@@ -14,7 +14,8 @@ need=()
 # libclang-dev: boring-sys generates BoringSSL's Rust bindings with bindgen (the `boringssl` stack);
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium; do
+# valgrind: the tests hold the heap measure against DHAT's count of the same process.
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

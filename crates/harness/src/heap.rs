@@ -368,3 +368,26 @@ macro_rules! interpose_malloc {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_finds_every_live_block_after_removals_inside_probe_runs() {
+        TABLE.map().unwrap();
+        // Pointers far above any real heap, many sharing home slots (the hash ignores the low 4
+        // bits), so that removals shift entries back across runs.
+        let ptrs: Vec<usize> = (0..5000).map(|i| 0x7f00_0000_0000 + (i / 3) * 16 + (i % 3)).collect();
+        for (i, &p) in ptrs.iter().enumerate() {
+            assert!(TABLE.insert(p, i as u64 * 8, (i % 3) as u8));
+        }
+        for (i, &p) in ptrs.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+            assert_eq!(TABLE.remove(p), Some((i as u64 * 8, (i % 3) as u8)));
+        }
+        for (i, &p) in ptrs.iter().enumerate() {
+            let expected = (i % 2 == 1).then_some((i as u64 * 8, (i % 3) as u8));
+            assert_eq!(TABLE.remove(p), expected, "block {i}");
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The heap accounting itself, on known cases: blocks that OpenSSL allocates and frees, each
+//! allocator entry point, the side each block is charged to; then the heap measure of a real
+//! run against valgrind's DHAT, which sees the same process's allocations by its own means.
+//!
+//! No test harness (`harness = false`): the accounting is process-wide, and the harness's own
+//! threads would allocate while a side's tag is set.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::{c_char, c_int, c_void};
+use std::hint::black_box;
+use std::process::Command;
+
+use tlsbench_harness::heap::{self, Usage};
+use tlsbench_harness::Side;
+
+tlsbench_harness::interpose_malloc!();
+
+extern "C" {
+    fn CRYPTO_realloc(ptr: *mut c_void, num: usize, file: *const c_char, line: c_int) -> *mut c_void;
+}
+
+fn main() {
+    allocations_inside_openssl_are_charged_to_the_side_that_made_them();
+    every_allocator_entry_point_is_counted();
+    the_heap_measure_agrees_with_valgrind_dhat();
+    println!("heap: all checks passed");
+}
+
+fn usage() -> (Usage, Usage) {
+    (heap::usage(Side::Client), heap::usage(Side::Server))
+}
+
+fn allocations_inside_openssl_are_charged_to_the_side_that_made_them() {
+    let early = unsafe { openssl_sys::CRYPTO_malloc(64, c"test".as_ptr(), 0) };
+    heap::enable().unwrap();
+    let (client0, server0) = usage();
+
+    let block = heap::tagged(Side::Client, || unsafe { openssl_sys::CRYPTO_malloc(1000, c"test".as_ptr(), 0) });
+    let (client, server) = usage();
+    assert_eq!((client.held - client0.held, client.allocations - client0.allocations), (1000, 1));
+    assert_eq!(server, server0);
+
+    // Grown by the server: the client's block is freed, the server holds the new one.
+    let block = heap::tagged(Side::Server, || unsafe { CRYPTO_realloc(block, 5000, c"test".as_ptr(), 0) });
+    let (client, server) = usage();
+    assert_eq!((client.held, client.frees - client0.frees), (client0.held, 1));
+    assert_eq!((server.held - server0.held, server.allocations - server0.allocations), (5000, 1));
+    assert_eq!(server.peak - server0.held, 5000);
+
+    // Freed by the client, charged to the server, which allocated it.
+    heap::tagged(Side::Client, || unsafe { openssl_sys::CRYPTO_free(block, c"test".as_ptr(), 0) });
+    let (client, server) = usage();
+    assert_eq!((client.held, client.frees - client0.frees), (client0.held, 1));
+    assert_eq!((server.held, server.frees - server0.frees, server.peak - server0.held), (server0.held, 1, 5000));
+
+    // A block from before the accounting began is not counted when it is freed.
+    heap::tagged(Side::Client, || unsafe { openssl_sys::CRYPTO_free(early, c"test".as_ptr(), 0) });
+    assert_eq!(heap::usage(Side::Client).frees, client.frees);
+}
+
+fn every_allocator_entry_point_is_counted() {
+    let (client0, server0) = usage();
+    heap::tagged(Side::Client, || unsafe {
+        // black_box: a block that does not escape, the compiler may leave unallocated.
+        let zeroed = black_box(System.alloc_zeroed(Layout::from_size_align(300, 8).unwrap())); // calloc
+        let aligned = black_box(System.alloc(Layout::from_size_align(700, 4096).unwrap())); // posix_memalign
+        let plain = black_box(System.alloc(Layout::from_size_align(11, 1).unwrap())); // malloc
+        assert!(!zeroed.is_null() && !aligned.is_null() && !plain.is_null());
+        assert_eq!(aligned as usize % 4096, 0);
+        let client = heap::usage(Side::Client);
+        assert_eq!((client.held - client0.held, client.allocations - client0.allocations), (1011, 3));
+        System.dealloc(zeroed, Layout::from_size_align(300, 8).unwrap());
+        System.dealloc(aligned, Layout::from_size_align(700, 4096).unwrap());
+        System.dealloc(plain, Layout::from_size_align(11, 1).unwrap());
+    });
+    let client = heap::usage(Side::Client);
+    assert_eq!((client.held, client.frees - client0.frees), (client0.held, 3));
+    // The harness's own allocations are no side's.
+    heap::tagged(Side::Server, || heap::untagged(|| drop(black_box(vec![0u8; 4096]))));
+    assert_eq!(heap::usage(Side::Server).allocations, server0.allocations);
+    assert_eq!(heap::lost(), 0);
+}
+
+/// Runs the runner under DHAT for memory-100 and memory-1000: the growth of DHAT's peak and
+/// of its block count per extra connection pair must match the heap measure's per-connection
+/// figures (the two sides' peaks and allocations added) within 2%. Both come from the same
+/// processes: the runner's own accounting still runs under valgrind.
+fn the_heap_measure_agrees_with_valgrind_dhat() {
+    let runs: Vec<_> = [100, 1000]
+        .map(|n| {
+            let scenario = format!("memory-{n}_1.3_x25519_ecdsa-p256_aes-128-gcm");
+            Command::new("valgrind")
+                .args(["--tool=dhat", "--dhat-out-file=/dev/null", "--soname-synonyms=somalloc=nouserintercepts"])
+                .arg(env!("CARGO_BIN_EXE_tlsbench-runner-openssl"))
+                .args(["sample", "--client", "openssl", "--server", "openssl", "--measure", "heap", "--scenario", &scenario])
+                .spawn_output()
+        })
+        .into_iter()
+        .map(|child| child.wait_with_output().expect("valgrind ran"))
+        .map(|output| {
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(output.status.success(), "valgrind failed: {stderr}");
+            let reply: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(reply["status"], "ok", "{reply}");
+            (dhat_line(&stderr, "At t-gmax:"), dhat_line(&stderr, "Total:"), reply)
+        })
+        .collect();
+    let ((gmax_100, _), (_, blocks_100), _) = &runs[0];
+    let ((gmax_1000, _), (_, blocks_1000), reply) = &runs[1];
+    let dhat_peak = (gmax_1000 - gmax_100) as f64 / 900.0;
+    let dhat_allocations = (blocks_1000 - blocks_100) as f64 / 900.0;
+    let ours = |metric: &str| -> f64 {
+        let values = reply["values"].as_array().unwrap();
+        values.iter().filter(|v| v["metric"] == metric).map(|v| v["value"].as_f64().unwrap()).sum()
+    };
+    let (peak, allocations) = (ours("heap_peak_per_connection_bytes"), ours("allocations_per_handshake"));
+    println!("per connection pair: peak {peak:.0} B (DHAT {dhat_peak:.0}), allocations {allocations:.1} (DHAT {dhat_allocations:.1})");
+    assert!((peak / dhat_peak - 1.0).abs() < 0.02, "peak {peak} vs DHAT {dhat_peak}");
+    assert!((allocations / dhat_allocations - 1.0).abs() < 0.02, "allocations {allocations} vs DHAT {dhat_allocations}");
+}
+
+/// `(bytes, blocks)` of a DHAT summary line such as `==1== At t-gmax: 628,055 bytes in 8,446 blocks`.
+fn dhat_line(stderr: &str, label: &str) -> (u64, u64) {
+    let line = stderr.lines().find_map(|l| l.split_once(label).map(|(_, rest)| rest.to_string()));
+    let line = line.unwrap_or_else(|| panic!("DHAT printed no `{label}` line: {stderr}"));
+    let numbers: Vec<u64> = line.split_whitespace().filter_map(|w| w.replace(',', "").parse().ok()).collect();
+    match numbers[..] {
+        [bytes, blocks] => (bytes, blocks),
+        _ => panic!("unexpected DHAT line `{line}`"),
+    }
+}
+
+trait SpawnOutput {
+    fn spawn_output(&mut self) -> std::process::Child;
+}
+
+impl SpawnOutput for Command {
+    /// Started with stdout and stderr captured, so that both runs go at once.
+    fn spawn_output(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("valgrind is installed (scripts/setup.sh)")
+    }
+}
