@@ -461,7 +461,7 @@ mod tests {
         client.write_all(b"hello ").unwrap();
         client.write_all(b"server").unwrap();
         assert_eq!(link.in_flight(), 12);
-        server.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap();
+        assert_eq!(server.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap(), 5);
         assert_eq!(link.written(), (12, 5));
         let mut greeting = [0u8; 5];
         client.read_exact(&mut greeting).unwrap();
@@ -536,7 +536,7 @@ mod tests {
         let (mut client, mut server) = (link.client(), link.server());
         let mut buf = [0u8; 16];
         assert_eq!(server.read(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
-        client.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap();
+        assert_eq!(client.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap(), 5);
         client.write_all(b"f").unwrap();
         assert_eq!(server.read(&mut buf).unwrap(), 6);
         assert_eq!(link.calls(Side::Client), Calls { reads: 0, writes: 2, bytes_written: 6 });
@@ -550,7 +550,7 @@ mod tests {
     fn a_vectored_write_of_two_records_is_one_call_with_two_records() {
         let link = Link::with_io_log();
         let (hello, ccs) = (record(22, &message(2, 40)), record(20, &[1]));
-        link.server().write_vectored(&[io::IoSlice::new(&hello), io::IoSlice::new(&ccs)]).unwrap();
+        assert_eq!(link.server().write_vectored(&[io::IoSlice::new(&hello), io::IoSlice::new(&ccs)]).unwrap(), 55);
         assert_eq!(link.calls(Side::Server), Calls { reads: 0, writes: 1, bytes_written: 55 });
         let events = link.take_io_log();
         let server_hello = Record { content_type: 22, length: 44, messages: Some(vec![2]), continued: false };
