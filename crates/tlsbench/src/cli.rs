@@ -32,6 +32,12 @@ pub enum Command {
     Compare(CompareArgs),
     /// A run's tables across stacks with factors against a baseline; Markdown, or HTML with charts.
     Report(ReportArgs),
+    /// The IO of one connection, call by call on both sides: each read (asked, got, or would
+    /// block) and write with the TLS records in it, by flight, and the totals.
+    Trace(crate::io::TraceArgs),
+    /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
+    /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
+    Io(crate::io::IoArgs),
     /// List the stacks (with their library versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]

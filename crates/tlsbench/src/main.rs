@@ -5,6 +5,7 @@ mod compare;
 mod environment;
 mod executor;
 mod export;
+mod io;
 mod output;
 mod plan;
 mod report;
@@ -49,6 +50,8 @@ fn main() -> ExitCode {
         Command::Show(args) => show(args),
         Command::Compare(args) => compare(args),
         Command::Report(args) => report(args),
+        Command::Trace(args) => io::trace(args),
+        Command::Io(args) => io::io(args),
         Command::List { what, stack } => list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     outcome.unwrap_or_else(|e| {

@@ -1,0 +1,134 @@
+//! `tlsbench trace` (one connection's IO, call by call) and `tlsbench io` (the behaviour table):
+//! both ask a runner holding the pair for the trace of one connection (`runner trace`), which
+//! is taken in one process, and show it; the behaviours are derived from the trace by the
+//! harness, never declared.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use tlsbench_harness::io::{IoTrace, TraceReply};
+use tlsbench_harness::{pki, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
+
+use crate::output::io_table::{IoRow, Outcome};
+use crate::{executor, output, stacks};
+
+/// A trace is one connection: a runner taking longer is stuck.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// The scenario: a handshake kind (the trace of one handshake after a seed one) or
+    /// io-profile (a whole short connection), e.g. io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Scenario,
+    /// The stack on both sides.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, conflicts_with_all = ["client", "server"], required_unless_present = "client")]
+    pub stack: Option<String>,
+    /// The client stack of an interop pair (with --server).
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "server")]
+    pub client: Option<String>,
+    /// The server stack of an interop pair (with --client).
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "client")]
+    pub server: Option<String>,
+    /// Print the trace as the runner's JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct IoArgs {
+    /// A stack to profile against itself; repeat for several. Default: all stacks.
+    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
+    pub stacks: Vec<String>,
+}
+
+/// `tlsbench trace`: prints the trace of one connection of the pair.
+pub fn trace(args: TraceArgs) -> Result<ExitCode> {
+    let (client, server) = match (args.stack, args.client, args.server) {
+        (Some(stack), _, _) => (stack.clone(), stack),
+        (None, Some(client), Some(server)) => (client, server),
+        _ => bail!("choose the stacks with --stack ID, or --client ID --server ID"),
+    };
+    let dir = stacks::runner_dir()?;
+    match call_trace(&dir, &client, &server, &args.scenario)? {
+        TraceReply::Ok(trace) if args.json => println!("{}", serde_json::to_string_pretty(&trace)?),
+        TraceReply::Ok(trace) => print!("{}", output::trace::render(&trace)),
+        TraceReply::Unsupported { reason } => bail!("{} is unsupported: {reason}", args.scenario),
+        TraceReply::Failed { reason } => bail!("{} failed: {reason}", args.scenario),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `tlsbench io` profiles: io-profile in TLS 1.3 and 1.2 with x25519, ECDSA P-256 and
+/// AES-128-GCM.
+pub fn io_scenarios() -> Vec<Scenario> {
+    [Version::Tls13, Version::Tls12]
+        .into_iter()
+        .map(|v| Scenario::new(Kind::IoProfile, v, Group::X25519, KeyType::EcdsaP256, Suite::Aes128Gcm).expect("a valid scenario"))
+        .collect()
+}
+
+/// `tlsbench io`: one table per scenario of [`io_scenarios`], one row per stack.
+pub fn io(args: IoArgs) -> Result<ExitCode> {
+    let ids: Vec<String> = match args.stacks.is_empty() {
+        true => stacks::all_ids().into_iter().map(String::from).collect(),
+        false => output::first_seen(args.stacks),
+    };
+    let dir = stacks::runner_dir()?;
+    let mut failed = 0;
+    for (i, scenario) in io_scenarios().iter().enumerate() {
+        let mut rows = Vec::new();
+        for id in &ids {
+            eprintln!("tracing {scenario} {id}");
+            let outcome = match call_trace(&dir, id, id, scenario) {
+                Ok(TraceReply::Ok(trace)) => Outcome::Measured(trace),
+                Ok(TraceReply::Unsupported { reason }) => Outcome::Unsupported(reason),
+                Ok(TraceReply::Failed { reason }) => Outcome::Failed(reason),
+                Err(e) => Outcome::Failed(format!("{e:#}")),
+            };
+            failed += usize::from(matches!(outcome, Outcome::Failed(_)));
+            rows.push(IoRow { stack: id.clone(), outcome });
+        }
+        if i > 0 {
+            println!();
+        }
+        print!("{}", output::io_table::render(scenario, &rows));
+    }
+    if failed > 0 {
+        eprintln!("{failed} trace(s) failed; the reasons are listed under the tables");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks the runner holding both stacks for the trace of `scenario`; refuses a trace whose
+/// libraries are not the stacks' own.
+fn call_trace(dir: &Path, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
+    let Some(runner) = stacks::runner_for_pair(client, server) else {
+        bail!("no runner holds both {client} and {server}, and IO is traced with both sides in one process");
+    };
+    let data_dir = pki::default_data_dir();
+    Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(anyhow::Error::msg)?;
+    let path = stacks::runner_path(dir, runner)?;
+    let (name, data) = (scenario.name(), data_dir.to_string_lossy().into_owned());
+    let args = ["trace", "--client", client, "--server", server, "--scenario", &name, "--data-dir", &data];
+    let output = executor::call(&path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
+    let reply: TraceReply = serde_json::from_str(&output).with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
+    if let TraceReply::Ok(trace) = &reply {
+        check_libraries(trace)?;
+    }
+    Ok(reply)
+}
+
+fn check_libraries(trace: &IoTrace) -> Result<()> {
+    for (id, library) in [(&trace.client_stack, &trace.client_library), (&trace.server_stack, &trace.server_library)] {
+        let stack = stacks::known(id).with_context(|| format!("the runner traced an unknown stack `{id}`"))?;
+        if !(stack.owns)(library) {
+            bail!("stack `{id}` reports library `{library}`, which is not its own; refusing its trace");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! `tlsbench io`: per stack, the IO behaviours its io-profile trace shows and its IO totals,
+//! each cell `client/server`.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use tlsbench_harness::io::{Behaviour, IoTotals, IoTrace};
+use tlsbench_harness::{Scenario, Side};
+
+/// Explains the table; printed under it.
+pub const LEGEND: &str = "\
+each cell: client/server. read buffering: a read asks for more than is left of the record it
+starts in. write buffering: one write call carries bytes of more than one record. record
+coalescing: several handshake messages share one record (TLS 1.3: the encrypted handshake
+flight in fewer records than the messages it holds). -: this connection gives no occasion to
+tell. Read calls include those that found nothing (would block); bytes include record headers.";
+
+pub struct IoRow {
+    pub stack: String,
+    pub outcome: Outcome,
+}
+
+pub enum Outcome {
+    Measured(IoTrace),
+    Unsupported(String),
+    Failed(String),
+}
+
+pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header([
+        "stack",
+        "read buffering",
+        "write buffering",
+        "record coalescing",
+        "read calls",
+        "write calls",
+        "io calls",
+        "records",
+        "bytes written",
+    ]);
+    let mut notes = Vec::new();
+    for row in rows {
+        let cells: Vec<String> = match &row.outcome {
+            Outcome::Measured(trace) => {
+                let (c, s) = (trace.behaviour(Side::Client), trace.behaviour(Side::Server));
+                let (tc, ts) = (trace.totals(Side::Client), trace.totals(Side::Server));
+                let flag = |f: fn(&Behaviour) -> Option<bool>| format!("{}/{}", yes_no(f(&c)), yes_no(f(&s)));
+                let count = |f: fn(&IoTotals) -> u64| format!("{}/{}", f(&tc), f(&ts));
+                vec![
+                    flag(|b| b.read_buffering),
+                    flag(|b| b.write_buffering),
+                    flag(|b| b.record_coalescing),
+                    count(|t| t.read_calls),
+                    count(|t| t.write_calls),
+                    count(IoTotals::io_calls),
+                    count(|t| t.records_written),
+                    count(|t| t.bytes_written),
+                ]
+            }
+            Outcome::Unsupported(reason) => {
+                notes.push(format!("{}: n/a: {}", row.stack, without_prefix(reason, &row.stack)));
+                vec!["n/a".into(); 8]
+            }
+            Outcome::Failed(reason) => {
+                notes.push(format!("{}: failed: {}", row.stack, without_prefix(reason, &row.stack)));
+                vec!["failed".into(); 8]
+            }
+        };
+        table.add_row(std::iter::once(row.stack.clone()).chain(cells));
+    }
+    for i in 4..9 {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = format!("{scenario}: one connection (handshake, one byte each way, close_notify each way)\n{table}\n{LEGEND}\n");
+    for note in notes {
+        out += &format!("note: {note}\n");
+    }
+    out
+}
+
+fn yes_no(decided: Option<bool>) -> &'static str {
+    match decided {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    }
+}
+
+/// Adapters' reasons often begin with their stack id; the note names it once.
+fn without_prefix<'a>(reason: &'a str, stack: &str) -> &'a str {
+    reason.strip_prefix(stack).and_then(|r| r.strip_prefix(": ")).unwrap_or(reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsbench_harness::transport::{IoEvent, Record};
+
+    #[test]
+    fn a_measured_row_shows_client_slash_server_and_an_unsupported_one_its_reason() {
+        let scenario: Scenario = "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
+        let record = |content_type, length, messages: Option<Vec<u8>>| Record { content_type, length, messages, continued: false };
+        let trace = IoTrace {
+            scenario: scenario.name(),
+            client_stack: "x".into(),
+            server_stack: "x".into(),
+            client_library: "X".into(),
+            server_library: "X".into(),
+            events: vec![
+                IoEvent::Write { side: Side::Client, len: 105, flight: 1, records: vec![record(22, 100, Some(vec![1]))] },
+                IoEvent::Read { side: Side::Server, want: 16384, got: Some(105) },
+                IoEvent::Read { side: Side::Server, want: 16384, got: None },
+                IoEvent::Write { side: Side::Server, len: 1005, flight: 2, records: vec![record(22, 1000, Some(vec![2, 11, 12, 14]))] },
+                IoEvent::Read { side: Side::Client, want: 5, got: Some(5) },
+                IoEvent::Read { side: Side::Client, want: 1000, got: Some(1000) },
+            ],
+        };
+        let rows = [
+            IoRow { stack: "x".into(), outcome: Outcome::Measured(trace) },
+            IoRow { stack: "y".into(), outcome: Outcome::Unsupported("y: TLS 1.2 not implemented".into()) },
+        ];
+        let text = render(&scenario, &rows);
+        let cells = |stack: &str| -> Vec<String> {
+            let line = text.lines().find(|l| l.starts_with(&format!("│ {stack} "))).unwrap_or_else(|| panic!("{stack}:\n{text}"));
+            line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+        };
+        assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "1/1", "3/3", "1/1", "105/1005"]);
+        assert_eq!(cells("y")[1..], ["n/a"; 8]);
+        assert!(text.contains("note: y: n/a: TLS 1.2 not implemented"), "{text}");
+        assert!(text.starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: one connection"), "{text}");
+    }
+}

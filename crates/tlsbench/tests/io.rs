@@ -1,0 +1,106 @@
+//! End-to-end: `tlsbench trace` and `tlsbench io` with the real runners (built by
+//! `cargo test --workspace`, or `cargo build --release` before `cargo test -p tlsbench`).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn tlsbench(data: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
+    cmd.env("TLSBENCH_DATA_DIR", data.join("data")).current_dir(data);
+    cmd
+}
+
+/// Runs tlsbench with `args`; returns (success, stdout, stderr).
+fn run(args: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(args).output().unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (output.status.success(), text(output.stdout), text(output.stderr))
+}
+
+#[test]
+fn trace_prints_both_sides_calls_by_flight_with_records_and_totals() {
+    let (ok, out, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "rustls-ring"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm");
+    assert!(lines[1].starts_with("client: rustls-ring (rustls 0.23."), "{out}");
+    // rustls reads before it writes its hello; its hello is one record in one write.
+    let start = lines.iter().position(|l| *l == "== handshake").unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(lines[start + 1], "client  read  want 4096   would block");
+    assert_eq!(lines[start + 2], "-- flight 1: client");
+    assert!(lines[start + 3].starts_with("client  write ") && lines[start + 3].contains(": client_hello]"), "{out}");
+    assert!(lines[start + 4].starts_with("server  read  want 4096   got "), "{out}");
+    for phase in ["== application data", "== close_notify"] {
+        assert!(lines.contains(&phase), "{phase}:\n{out}");
+    }
+    // The counts of rustls's io-profile (crates/runner-openssl/tests/io.rs reasons them out).
+    assert!(out.contains("\nclient  10 IO calls: 6 reads (3 would block), 4 writes; 5 records, "), "{out}");
+    assert!(out.contains("\nserver  10 IO calls: 7 reads (3 would block), 3 writes; 5 records, "), "{out}");
+    assert!(out.ends_with("\ntotal   20 IO calls\n"), "{out}");
+}
+
+#[test]
+fn trace_takes_an_interop_pair_a_handshake_kind_and_json() {
+    let (ok, out, err) = run(&["trace", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "--client", "openssl", "--server", "rustls-ring"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\nserver: rustls-ring (") && out.contains("\nclient: openssl (OpenSSL 3."), "{out}");
+    // OpenSSL reads a record header, then its body; rustls's server flight is one record.
+    assert!(out.contains("\nclient  read  want 5      got 5\n"), "{out}");
+    assert!(out.contains("[handshake ") && out.contains(": server_hello, certificate, server_key_exchange, server_hello_done]"), "{out}");
+    assert!(!out.contains("== application data"), "a handshake kind traces the handshake only:\n{out}");
+
+    let (ok, out, err) = run(&["trace", "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl", "--json"]);
+    assert!(ok, "{err}");
+    let trace: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(trace["client_stack"], "openssl");
+    assert!(trace["events"].as_array().unwrap().len() > 20, "{out}");
+}
+
+#[test]
+fn trace_refuses_what_it_cannot_trace_and_names_the_valid_stacks() {
+    let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "wolfssl"]);
+    assert!(!ok);
+    assert!(err.contains("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl,"), "{err}");
+    let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "bertie"]);
+    assert!(!ok);
+    assert!(err.contains("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm is unsupported: bertie: close_notify not implemented"), "{err}");
+    let (ok, _, err) = run(&["trace", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl"]);
+    assert!(!ok);
+    assert!(err.contains("measure io does not apply to transfer scenarios"), "{err}");
+    let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--client", "openssl", "--server", "boringssl"]);
+    assert!(!ok);
+    assert!(err.contains("no runner holds both openssl and boringssl"), "{err}");
+    let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm"]);
+    assert!(!ok && err.contains("--stack"), "{err}");
+}
+
+#[test]
+fn io_prints_the_behaviours_and_totals_per_stack_and_n_a_with_the_reason() {
+    let (ok, out, err) = run(&["io", "--stack", "s2n-tls", "--stack", "s2n-tls-recvbuf", "--stack", "bertie"]);
+    assert!(ok, "{err}");
+    let tables: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(tables.len(), 2, "{out}");
+    assert!(tables[0].starts_with("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm: "), "{out}");
+    assert!(tables[1].starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: "), "{out}");
+    for table in tables {
+        let cells = |stack: &str| -> Vec<String> {
+            let line = table.lines().find(|l| l.starts_with(&format!("│ {stack} "))).unwrap_or_else(|| panic!("{stack}:\n{table}"));
+            line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+        };
+        let header = table.lines().find(|l| l.contains("│ stack ")).unwrap();
+        assert!(header.contains("read buffering") && header.contains("record coalescing") && header.contains("io calls"), "{table}");
+        // Receive buffering is the one difference between the two s2n-tls stacks, and the
+        // table shows it, with fewer reads and the same writes.
+        let (plain, buffered) = (cells("s2n-tls"), cells("s2n-tls-recvbuf"));
+        assert_eq!((plain[1].as_str(), buffered[1].as_str()), ("no/no", "yes/yes"), "{table}");
+        assert_eq!(plain[2], buffered[2], "{table}");
+        assert_eq!((&plain[5], &plain[7]), (&buffered[5], &buffered[7]), "writes and records:\n{table}");
+        let reads = |cells: &[String]| -> Vec<u64> { cells[4].split('/').map(|n| n.parse().unwrap()).collect() };
+        assert!(reads(&buffered).iter().zip(reads(&plain)).all(|(b, p)| *b < p), "{table}");
+        assert_eq!(cells("bertie")[1..], ["n/a"; 8], "{table}");
+    }
+    assert!(out.contains("note: bertie: n/a: close_notify not implemented"), "{out}");
+    assert!(out.contains("note: bertie: n/a: TLS 1.2 not implemented"), "{out}");
+}
