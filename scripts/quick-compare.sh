@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --workspace --locked
-exec target/release/tlsbench run --quick "$@"
+exec target/release/tlsbench run --quick --measure time --measure io "$@"

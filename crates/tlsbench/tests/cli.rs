@@ -75,6 +75,7 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
     let output = tlsbench(dir.path())
         .args(["run", "--stack", "rustls-aws-lc-rs", "--stack", "openssl", "--samples", "6", "--min-time-ms", "5", "--warmup-ms", "1"])
         .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.2_*_aes-256-gcm"])
+        .args(["--measure", "time", "--measure", "io"])
         .arg("--export-json").arg(&json).arg("--export-csv").arg(&csv).arg("--export-markdown").arg(&md)
         .output()
         .unwrap();
@@ -91,15 +92,16 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         assert!(doc["run"]["environment"][key].is_string(), "environment.{key}");
     }
     assert_eq!(doc["run"]["environment"]["cores"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
-    // 2 stacks x 2 sides x (handshake: rate and bytes; transfer: rate).
+    // 2 stacks x 2 sides x (time: handshake rate, transfer rate; io: 5 counts of the handshake;
+    // transfer has no io).
     let results = results(&doc);
-    assert_eq!(results.len(), 12);
+    assert_eq!(results.len(), 28);
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["client_stack"], r["server_stack"]);
         let (measure, better) = match r["metric"].as_str().unwrap() {
-            "handshake_bytes" => ("io", "lower"),
-            _ => ("time", "higher"),
+            "handshakes_per_s" | "mb_per_s" => ("time", "higher"),
+            _ => ("io", "lower"),
         };
         assert_eq!((r["measure"].as_str().unwrap(), r["better"].as_str().unwrap()), (measure, better), "{r}");
         let library = r["client_library"].as_str().unwrap();
@@ -115,15 +117,22 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         assert!(min > 0.0 && min <= low && low <= median && median <= high && high <= max, "{r}");
         let units: &[(&str, &str)] = match r["scenario"].as_str().unwrap().starts_with("transfer") {
             true => &[("mb_per_s", "MB/s")],
-            false => &[("handshakes_per_s", "1/s"), ("handshake_bytes", "B")],
+            false => &[
+                ("handshakes_per_s", "1/s"),
+                ("read_calls", "calls"),
+                ("write_calls", "calls"),
+                ("io_calls", "calls"),
+                ("records_written", "records"),
+                ("bytes_written", "B"),
+            ],
         };
         assert!(units.contains(&(r["metric"].as_str().unwrap(), r["unit"].as_str().unwrap())), "{r}");
     }
     let sides: Vec<&str> = results.iter().map(|r| r["side"].as_str().unwrap()).collect();
-    assert_eq!(sides.iter().filter(|s| **s == "client").count(), 6);
+    assert_eq!(sides.iter().filter(|s| **s == "client").count(), 14);
 
     let csv = std::fs::read_to_string(csv).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 12);
+    assert_eq!(csv.lines().count(), 1 + 28);
     assert!(csv.starts_with("scenario,client_stack,server_stack,client_library,server_library,measure,side,metric,unit,better,status,median"));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm") && md.contains("| scenario"), "{md}");
@@ -153,12 +162,13 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
 #[test]
 fn bad_input_gets_one_line_naming_the_valid_choices() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], i32, &str); 5] = [
+    let cases: [(&[&str], i32, &str); 6] = [
         (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)"),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
-        (&["run", "--measure", "heap"], 2, "unknown measure `heap` (valid: time)"),
+        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, io, heap, rss)"),
         (&["run", "--samples", "0"], 2, "--samples"),
+        (&["run", "--measure", "rss", "--scenario", "transfer_*"], 1, "`transfer_*` selects transfer scenarios, which no measure of this run applies to"),
     ];
     for (args, code, needle) in cases {
         let output = tlsbench(dir.path()).args(args).output().unwrap();

@@ -42,6 +42,7 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let run = tlsbench(dir.path())
         .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
         .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .args(["--measure", "time", "--measure", "io"])
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
@@ -59,13 +60,13 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let loads: Vec<&str> = log.lines().filter(|l| l.contains("FileURLLoader::Start")).collect();
     assert_eq!(loads.len(), 1, "the page must load nothing but itself: {loads:#?}");
     assert!(loads[0].ends_with(&format!("file://{}", page.display())), "{loads:?}");
-    // Charts per group and side: handshake-full has handshakes_per_s and handshake_bytes for
+    // Charts per group and side: handshake-full has handshakes_per_s and five io counts for
     // each side, transfer has mb_per_s for each; one bar per stack in each.
     assert!(html.contains("<h1>tlsbench run <code>"), "{html}");
     assert_eq!(html.matches("<section class=\"group\"").count(), 2);
-    assert_eq!(html.matches("<svg").count(), 6);
-    assert_eq!(html.matches("<rect class=\"bar\"").count(), 12);
-    assert_eq!(html.matches("<path class=\"ci\"").count(), 12);
+    assert_eq!(html.matches("<svg").count(), 14);
+    assert_eq!(html.matches("<rect class=\"bar\"").count(), 28);
+    assert_eq!(html.matches("<path class=\"ci\"").count(), 28);
     assert!(html.contains("<th>rustls-ring/openssl</th>"));
 
     // What a person sees: a screenshot, with each stack's bars drawn in its colour.

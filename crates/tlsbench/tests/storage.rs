@@ -180,7 +180,9 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let db = dir.path().join("runs.db");
     let a_json = dir.path().join("a.json");
     // 4 samples per cell: the fewest with which a difference can be significant.
-    let table = ok(tlsbench(dir.path()).args(run_args(&db, 4, 2)).arg("--export-json").arg(&a_json).output().unwrap());
+    // With io: metrics where lower is better, for the smaller-is-better export.
+    let run = tlsbench(dir.path()).args(run_args(&db, 4, 2)).args(["--measure", "time", "--measure", "io"]).arg("--export-json").arg(&a_json).output();
+    let table = ok(run.unwrap());
     let id = run_id(&db);
 
     // `show` without a run shows the latest, as `run` printed it; every export works on it.
@@ -195,7 +197,8 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
         .unwrap();
     ok(exported);
     assert_eq!(std::fs::read(file("b.json")).unwrap(), std::fs::read(&a_json).unwrap());
-    assert_eq!(std::fs::read_to_string(file("b.csv")).unwrap().lines().count(), 1 + 8);
+    // Per stack and side: handshakes_per_s, and five io metrics.
+    assert_eq!(std::fs::read_to_string(file("b.csv")).unwrap().lines().count(), 1 + 24);
     assert!(std::fs::read_to_string(file("b.md")).unwrap().contains("## handshakes_per_s (1/s, higher is better)"));
     let bencher = read_json(&file("bencher.json"));
     let server = &bencher[format!("{FULL}/openssl/server")];
@@ -205,11 +208,14 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let names: Vec<&str> = bigger.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 4, "{names:?}");
     assert!(names.contains(&format!("{FULL}/rustls-ring/client/handshakes_per_s").as_str()), "{names:?}");
-    assert!(read_json(&file("smaller.json")).as_array().unwrap().iter().all(|e| e["name"].as_str().unwrap().ends_with("/handshake_bytes")));
+    let smaller = read_json(&file("smaller.json"));
+    let io_metrics = ["/read_calls", "/write_calls", "/io_calls", "/records_written", "/bytes_written"];
+    assert_eq!(smaller.as_array().unwrap().len(), 20, "{smaller}");
+    assert!(smaller.as_array().unwrap().iter().all(|e| io_metrics.iter().any(|m| e["name"].as_str().unwrap().ends_with(m))), "{smaller}");
 
     // A run against itself: nothing differs.
     let same = ok(tlsbench(dir.path()).args(["compare", &id, &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
-    assert!(same.contains("summary: 0 better, 0 worse, 8 ~"), "{same}");
+    assert!(same.contains("summary: 0 better, 0 worse, 24 ~"), "{same}");
 
     // B: the same run with rustls-ring's handshakes a thousand times slower (a file, not a stored
     // run): far beyond the spread of 2 ms samples, so that A's and B's samples cannot overlap.
@@ -230,10 +236,10 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let worse: Vec<&str> = report.lines().filter(|l| l.ends_with("worse │")).collect();
     assert_eq!(worse.len(), 2, "{report}");
     assert!(worse.iter().all(|l| l.contains("rustls-ring") && l.contains("0.001x") && l.contains("0.029")), "{report}");
-    assert!(report.contains("summary: 0 better, 2 worse, 6 ~"), "{report}");
+    assert!(report.contains("summary: 0 better, 2 worse, 22 ~"), "{report}");
     // The other way round it is an improvement, and not a failure.
     let improved = ok(tlsbench(dir.path()).args(["compare", "slower.json", &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
-    assert!(improved.contains("summary: 2 better, 0 worse, 6 ~"), "{improved}");
+    assert!(improved.contains("summary: 2 better, 0 worse, 22 ~"), "{improved}");
 }
 
 #[test]
