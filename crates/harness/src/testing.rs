@@ -69,3 +69,29 @@ pub fn check_every_supported_scenario<C: Stack, S: Stack>(client: &C, server: &S
     }
     measured
 }
+
+/// On connected `client` and `server`: one byte each way, then close_notify each way; each side
+/// sees the peer's close_notify once the peer has sent it, and not before (no library answers
+/// one by itself), and closed stays closed. `name` labels the failures.
+pub fn check_close_notify(name: &str, client: &mut impl Connection, server: &mut impl Connection) {
+    let mut buf = [0u8; 16];
+    client.send(&[0x5a]).unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+    assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: server receive");
+    assert_eq!(buf[0], 0x5a, "{name}");
+    server.send(&[0xa5]).unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+    assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(1), "{name}: client receive");
+    assert_eq!(buf[0], 0xa5, "{name}");
+
+    assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the client has not closed yet");
+    assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+    client.close().unwrap_or_else(|e| panic!("{name}: client close: {e}"));
+    assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+    let server_saw = (0..3).any(|_| server.peer_closed().unwrap_or_else(|e| panic!("{name}: server peer_closed: {e}")));
+    assert!(server_saw, "{name}: the server did not see the client's close_notify");
+    assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(false), "{name}: the server has not closed yet");
+    server.close().unwrap_or_else(|e| panic!("{name}: server close: {e}"));
+    let client_saw = (0..3).any(|_| client.peer_closed().unwrap_or_else(|e| panic!("{name}: client peer_closed: {e}")));
+    assert!(client_saw, "{name}: the client did not see the server's close_notify");
+    assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
+    assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
+}
