@@ -275,11 +275,11 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
     assert!(table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "), "{table}");
     let doc = exported(&json);
     let results = results(&doc);
-    // 2 process models x (handshake: 2 sides x 2 metrics + transfer: 2 sides).
-    assert_eq!(results.len(), 12);
+    // 2 process models x (handshake: 2 sides + transfer: 2 sides).
+    assert_eq!(results.len(), 8);
     for process in ["in-process", "split-process"] {
         let of: Vec<&Value> = results.iter().filter(|r| r["process"] == process).collect();
-        assert_eq!(of.len(), 6, "{process}");
+        assert_eq!(of.len(), 4, "{process}");
         for r in of {
             assert_eq!(r["status"], "ok", "{r}");
             assert!(r["client_library"].as_str().unwrap().contains("aws-lc-rs") && r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");
