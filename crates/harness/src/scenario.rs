@@ -230,13 +230,17 @@ impl Scenario {
                 all.extend(Scenario::new(Kind::Transfer, version, Group::X25519, KeyType::EcdsaP256, suite));
             }
         }
-        // Whole connections (IO) and connections held open (memory), without client auth.
+        // Whole connections (IO), with each kind of client auth; connections held open (memory).
         for &kind in &[Kind::IoProfile, Kind::Memory100, Kind::Memory1000, Kind::Memory10000] {
+            let client_auths = if kind == Kind::IoProfile { ClientAuth::ALL } else { &[ClientAuth::None] };
             for &version in Version::ALL {
                 for &group in Group::ALL {
                     for &key in KeyType::ALL {
                         for &suite in Suite::ALL {
-                            all.extend(Scenario::new(kind, version, group, key, suite));
+                            for &client_auth in client_auths {
+                                let scenario = Scenario { kind, version, group, key, suite, client_auth, ems: true };
+                                all.extend(scenario.validated());
+                            }
                         }
                     }
                 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tlsbench_harness::io::{IoTrace, TraceReply};
-use tlsbench_harness::{pki, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
+use tlsbench_harness::{pki, ClientAuth, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
 
 use crate::output::io_table::{IoRow, Outcome};
 use crate::{executor, output, stacks};
@@ -90,7 +90,14 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
                 Err(e) => Outcome::Failed(format!("{e:#}")),
             };
             failed += usize::from(matches!(outcome, Outcome::Failed(_)));
-            rows.push(IoRow { stack: id.clone(), outcome });
+            // The client's flights hold one handshake message each unless it has a certificate
+            // to send: the same connection with one tells whether the client coalesces.
+            let with_certificate = Scenario { client_auth: ClientAuth::Required, ..*scenario };
+            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&dir, id, id, &with_certificate)) {
+                Some(Ok(TraceReply::Ok(trace))) => Some(trace),
+                _ => None,
+            };
+            rows.push(IoRow { stack: id.clone(), outcome, mtls });
         }
         if i > 0 {
             println!();

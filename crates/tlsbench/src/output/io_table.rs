@@ -11,12 +11,16 @@ pub const LEGEND: &str = "\
 each cell: client/server. read buffering: a read asks for more than is left of the record it
 starts in. write buffering: one write call carries bytes of more than one record. record
 coalescing: several handshake messages share one record (TLS 1.3: the encrypted handshake
-flight in fewer records than the messages it holds). -: this connection gives no occasion to
-tell. Read calls include those that found nothing (would block); bytes include record headers.";
+flight in fewer records than the messages it holds); the client's is read from the same
+connection with a client certificate (_mtls), since without one its flights hold one message
+each. -: no occasion to tell. Read calls include those that found nothing (would block); bytes
+include record headers.";
 
 pub struct IoRow {
     pub stack: String,
     pub outcome: Outcome,
+    /// The same connection with a client certificate, if the stack could trace it.
+    pub mtls: Option<IoTrace>,
 }
 
 pub enum Outcome {
@@ -43,7 +47,10 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
     for row in rows {
         let cells: Vec<String> = match &row.outcome {
             Outcome::Measured(trace) => {
-                let (c, s) = (trace.behaviour(Side::Client), trace.behaviour(Side::Server));
+                let (mut c, s) = (trace.behaviour(Side::Client), trace.behaviour(Side::Server));
+                if let (None, Some(mtls)) = (c.record_coalescing, &row.mtls) {
+                    c.record_coalescing = mtls.behaviour(Side::Client).record_coalescing;
+                }
                 let (tc, ts) = (trace.totals(Side::Client), trace.totals(Side::Server));
                 let flag = |f: fn(&Behaviour) -> Option<bool>| format!("{}/{}", yes_no(f(&c)), yes_no(f(&s)));
                 let count = |f: fn(&IoTotals) -> u64| format!("{}/{}", f(&tc), f(&ts));
@@ -118,9 +125,14 @@ mod tests {
                 IoEvent::Read { side: Side::Client, want: 1000, got: Some(1000) },
             ],
         };
+        // With a client certificate the client's flight holds Certificate, ClientKeyExchange
+        // and CertificateVerify: in one record, it coalesces.
+        let mut mtls = trace.clone();
+        mtls.events.push(IoEvent::Write { side: Side::Client, len: 805, flight: 3, records: vec![record(22, 800, Some(vec![11, 16, 15]))] });
         let rows = [
-            IoRow { stack: "x".into(), outcome: Outcome::Measured(trace) },
-            IoRow { stack: "y".into(), outcome: Outcome::Unsupported("y: TLS 1.2 not implemented".into()) },
+            IoRow { stack: "x".into(), outcome: Outcome::Measured(trace.clone()), mtls: None },
+            IoRow { stack: "z".into(), outcome: Outcome::Measured(trace), mtls: Some(mtls) },
+            IoRow { stack: "y".into(), outcome: Outcome::Unsupported("y: TLS 1.2 not implemented".into()), mtls: None },
         ];
         let text = render(&scenario, &rows);
         let cells = |stack: &str| -> Vec<String> {
@@ -128,6 +140,7 @@ mod tests {
             line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
         };
         assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "1/1", "3/3", "1/1", "105/1005"]);
+        assert_eq!(cells("z")[1..4], ["no/yes", "-/-", "yes/yes"]);
         assert_eq!(cells("y")[1..], ["n/a"; 8]);
         assert!(text.contains("note: y: n/a: TLS 1.2 not implemented"), "{text}");
         assert!(text.starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: one connection"), "{text}");
