@@ -1,14 +1,17 @@
 //! The HTML report: one self-contained page (inline CSS and SVG, no scripts, nothing fetched)
-//! with the run's environment, a bar chart per scenario group and side, and the tables.
+//! with the run's environment, a bar chart per scenario group and side, the memory measures
+//! against the number of connections, the io measure's counts, and the tables.
 
 use std::fmt::Write;
 
-use super::svg::{escape, Bar, BarChart, Group};
+use tlsbench_harness::{Kind, Side};
+
+use super::svg::{colour, escape, Bar, BarChart, Group, Line, LineChart, Point, Series};
 use super::Report;
 use crate::output::first_seen;
-use crate::output::table::{few_samples_warning, format_cell, notes, LEGEND};
+use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
 use crate::report::tables::factor_legend;
-use crate::results::{CellResult, RunDocument, Status};
+use crate::results::{pair_label, CellResult, RunDocument, Status};
 
 const STYLE: &str = "
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, 'Segoe UI', sans-serif; color: #1b1f24; background: #fff; }
@@ -19,6 +22,7 @@ table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; }
+.row { display: flex; flex-wrap: wrap; gap: 0 24px; } .row figure { margin: 8px 0 12px; }
 svg text { font: 12px system-ui, sans-serif; fill: #1b1f24; } svg .title { font-size: 14px; font-weight: 600; }
 svg .grid { stroke: #e4e8ec; } svg .axis-line { stroke: #57606a; } svg .ci { stroke: #24292f; stroke-width: 1.5; fill: none; }
 svg .tick, svg .value { fill: #57606a; } svg .missing { font-style: italic; }
@@ -36,10 +40,12 @@ pub fn page(report: &Report) -> String {
          <h1>tlsbench run <code>{id}</code></h1>\n",
         id = escape(&doc.run.id)
     );
+    // Each pair's colour, the same in every chart: by its place among all the run's pairs.
+    let pairs = first_seen(doc.results.iter().map(CellResult::pair_label));
     html += &environment(doc);
-    html += &charts(doc);
-    // The heap measure's memory-against-connections chart and the io measure's behaviour table
-    // go here, as their own sections, once those measures exist.
+    html += &charts(doc, &pairs);
+    html += &memory(doc, &pairs);
+    html += &io(doc);
     html += &tables(report);
     html += "</main>\n</body>\n</html>\n";
     html
@@ -72,27 +78,32 @@ fn environment(doc: &RunDocument) -> String {
 }
 
 /// Per scenario group (the kind: handshake-full, transfer, ...), one chart per metric and side.
-fn charts(doc: &RunDocument) -> String {
-    let pairs = first_seen(doc.results.iter().map(CellResult::pair_label));
-    let kinds = first_seen(doc.results.iter().map(|c| kind(&c.scenario).to_string()));
+/// The memory-N kinds are left to the memory section, which draws them against N.
+fn charts(doc: &RunDocument, pairs: &[String]) -> String {
+    let kinds = first_seen(doc.results.iter().map(|c| kind(&c.scenario)).filter(|k| connections(k).is_none()));
+    if kinds.is_empty() {
+        return String::new();
+    }
     let mut html = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
-    for kind_name in &kinds {
+    for kind_name in kinds {
         let cells: Vec<&CellResult> = doc.results.iter().filter(|c| kind(&c.scenario) == kind_name).collect();
         let _ = writeln!(html, "<section class=\"group\" id=\"group-{0}\">\n<h3>{0}</h3>", escape(kind_name));
         for (metric, side) in first_seen(cells.iter().map(|c| (c.metric.clone(), c.side))) {
             let series: Vec<&&CellResult> = cells.iter().filter(|c| c.metric == metric && c.side == side).collect();
             let (unit, better) = (&series[0].unit, &series[0].better);
+            // The legend lists the pairs this chart has, each in its page-wide colour.
+            let chart_pairs = first_seen(series.iter().map(|c| c.pair_label()));
             let groups = first_seen(series.iter().map(|c| c.scenario.clone()))
                 .into_iter()
                 .map(|scenario| Group {
                     label: scenario.strip_prefix(&format!("{kind_name}_")).unwrap_or(&scenario).replace('_', " "),
-                    bars: series.iter().filter(|c| c.scenario == scenario).map(|c| bar(c, &pairs)).collect(),
+                    bars: series.iter().filter(|c| c.scenario == scenario).map(|c| bar(c, &chart_pairs)).collect(),
                 })
                 .collect();
             let chart = BarChart {
                 title: format!("{kind_name}, {side} side: {metric}"),
                 axis: format!("{metric} ({unit}, {better} is better)"),
-                series: &pairs,
+                series: chart_pairs.iter().map(|p| series_of(p, pairs)).collect(),
                 groups,
             };
             let _ = writeln!(html, "<figure>{}</figure>", chart.render());
@@ -103,20 +114,191 @@ fn charts(doc: &RunDocument) -> String {
     html
 }
 
+/// The chart series of the pair labelled `pair`, in its page-wide colour.
+fn series_of(pair: &str, pairs: &[String]) -> Series {
+    let at = pairs.iter().position(|p| p == pair).expect("pairs hold every cell's pair");
+    Series { name: pair.to_string(), colour: colour(at) }
+}
+
 fn bar(cell: &CellResult, pairs: &[String]) -> Bar {
     let pair = cell.pair_label();
     let series = pairs.iter().position(|p| *p == pair).expect("pairs hold every cell's pair");
-    let value = match (cell.status, cell.median, cell.ci95) {
+    Bar { series, value: number(cell), tooltip: format!("{pair}: {}", detail(cell)) }
+}
+
+/// The cell's median and 95% interval, or the text shown instead of a number.
+fn number(cell: &CellResult) -> Result<(f64, [f64; 2]), String> {
+    match (cell.status, cell.median, cell.ci95) {
         (Status::Ok, Some(median), Some(ci)) => Ok((median, ci)),
         (Status::Ok, _, _) => Err("no samples".into()),
         (Status::Failed, _, _) => Err("failed".into()),
         (Status::Unsupported, _, _) => Err("n/a".into()),
-    };
-    let detail = match &cell.reason {
+    }
+}
+
+/// A cell for a tooltip: its number and unit, or why it has none.
+fn detail(cell: &CellResult) -> String {
+    match &cell.reason {
         Some(reason) => format!("{}: {reason}", format_cell(cell)),
         None => format!("{} {}", format_cell(cell), cell.unit),
+    }
+}
+
+/// The memory-N metrics the memory section draws against N.
+const PER_CONNECTION: [&str; 2] = ["heap_per_connection_bytes", "rss_per_connection_bytes"];
+
+/// The memory-N kinds: per scenario (the name after the kind) and side, the bytes per connection
+/// against the number of connections, heap and rss side by side; then the same numbers as a
+/// table. Their other metrics are in the tables at the end.
+fn memory(doc: &RunDocument, pairs: &[String]) -> String {
+    let cells: Vec<(usize, &CellResult)> = doc
+        .results
+        .iter()
+        .filter(|c| PER_CONNECTION.contains(&c.metric.as_str()))
+        .filter_map(|c| Some((connections(kind(&c.scenario))?, c)))
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<section id=\"memory\">\n<h2>Memory</h2>\n");
+    html += "<p class=\"legend\">Bytes per connection with N connections open, each pair of sides through its \
+             handshake. heap: what each side's library allocated, both sides in one process. rss: the growth \
+             of each side's process, one process per side ([split]), allocator overhead and buffers included.</p>\n";
+    for rest in first_seen(cells.iter().map(|(_, c)| after_kind(&c.scenario))) {
+        let cells: Vec<(usize, &CellResult)> = cells.iter().copied().filter(|(_, c)| after_kind(&c.scenario) == rest).collect();
+        let _ = writeln!(html, "<section class=\"memory-group\">\n<h3>memory-N_{}</h3>", escape(rest));
+        for side in [Side::Client, Side::Server] {
+            let figures: Vec<String> = PER_CONNECTION
+                .iter()
+                .map(|metric| cells.iter().copied().filter(|(_, c)| c.side == side && c.metric == *metric).collect::<Vec<_>>())
+                .filter(|cells| !cells.is_empty())
+                .map(|cells| format!("<figure>{}</figure>", memory_chart(side, &cells, pairs)))
+                .collect();
+            if !figures.is_empty() {
+                let _ = writeln!(html, "<div class=\"row\">{}</div>", figures.concat());
+            }
+        }
+        html += &memory_table(&cells);
+        html += "</section>\n";
+    }
+    html += "</section>\n";
+    html
+}
+
+/// One side's metric against N (`cells` are of one metric and side): a line per pair.
+fn memory_chart(side: Side, cells: &[(usize, &CellResult)], pairs: &[String]) -> String {
+    let (metric, unit, better) = (&cells[0].1.metric, &cells[0].1.unit, &cells[0].1.better);
+    let lines = first_seen(cells.iter().map(|(_, c)| c.pair_label()))
+        .into_iter()
+        .map(|pair| {
+            let mut points: Vec<Point> = cells
+                .iter()
+                .filter(|(_, c)| c.pair_label() == pair)
+                .map(|(n, c)| Point {
+                    x: *n as f64,
+                    value: number(c).ok(),
+                    tooltip: format!("{pair}, {} connections: {}", connections_label(*n), detail(c)),
+                })
+                .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Line { series: series_of(&pair, pairs), points }
+        })
+        .collect();
+    let chart = LineChart {
+        title: format!("{side} side: {metric} ({better} is better)"),
+        x_axis: "connections (log scale)".into(),
+        y_axis: format!("{unit} per connection"),
+        lines,
     };
-    Bar { series, value, tooltip: format!("{pair}: {detail}") }
+    chart.render()
+}
+
+/// Per pair and side, the bytes per connection at each N, heap and rss in one row: the rss
+/// cells' pair ran split-process but is the same pair of stacks.
+fn memory_table(cells: &[(usize, &CellResult)]) -> String {
+    let mut ns: Vec<usize> = cells.iter().map(|(n, _)| *n).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let metrics: Vec<&str> = PER_CONNECTION.into_iter().filter(|m| cells.iter().any(|(_, c)| c.metric == *m)).collect();
+    let mut html = String::from("<table class=\"memory\">\n<tr><th rowspan=\"2\">stack</th><th rowspan=\"2\">side</th>");
+    for metric in &metrics {
+        let _ = write!(html, "<th colspan=\"{}\">{metric} (B) at N connections</th>", ns.len());
+    }
+    html += "</tr>\n<tr>";
+    for _ in &metrics {
+        for n in &ns {
+            let _ = write!(html, "<th class=\"num\">{}</th>", connections_label(*n));
+        }
+    }
+    html += "</tr>\n";
+    for (client, server) in first_seen(cells.iter().map(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str()))) {
+        for side in [Side::Client, Side::Server] {
+            let row: Vec<&(usize, &CellResult)> = cells.iter().filter(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str(), c.side) == (client, server, side)).collect();
+            if row.is_empty() {
+                continue;
+            }
+            let _ = write!(html, "<tr><td>{}</td><td>{side}</td>", escape(&pair_label(client, server)));
+            for metric in &metrics {
+                for n in &ns {
+                    let cell = row.iter().find(|(at, c)| at == n && c.metric == *metric);
+                    let _ = write!(html, "<td class=\"num\">{}</td>", escape(&cell.map_or_else(|| "-".into(), |(_, c)| format_cell(c))));
+                }
+            }
+            html += "</tr>\n";
+        }
+    }
+    html += "</table>\n";
+    html
+}
+
+/// The io measure's metrics in the order of the io tables' columns, with their headings.
+const IO_COLUMNS: [(&str, &str); 5] =
+    [("read_calls", "read calls"), ("write_calls", "write calls"), ("io_calls", "IO calls"), ("records_written", "records"), ("bytes_written", "bytes")];
+
+/// The io measure: per scenario, a table of each pair's calls, records and bytes, both sides.
+fn io(doc: &RunDocument) -> String {
+    let cells: Vec<&CellResult> = doc.results.iter().filter(|c| c.measure == "io").collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<section id=\"io\">\n<h2>IO</h2>\n");
+    html += "<p class=\"legend\">Medians per side: per handshake, or per whole connection in io-profile. Calls are \
+             the library's reads and writes on its transport, reads that found nothing included; records and bytes \
+             are what the side wrote, record headers included. <code>tlsbench trace SCENARIO --stack ID</code> \
+             shows one connection's calls in order.</p>\n";
+    let headings: String = IO_COLUMNS.iter().map(|(_, heading)| format!("<th class=\"num\">{heading}</th>")).collect();
+    for scenario in first_seen(cells.iter().map(|c| c.scenario.as_str())) {
+        let _ = writeln!(html, "<h3><code>{}</code></h3>", escape(scenario));
+        let _ = writeln!(
+            html,
+            "<table class=\"io\">\n<tr><th rowspan=\"2\">stack</th><th colspan=\"5\">client</th><th colspan=\"5\">server</th></tr>\n<tr>{headings}{headings}</tr>"
+        );
+        let cells: Vec<&CellResult> = cells.iter().copied().filter(|c| c.scenario == scenario).collect();
+        for pair in first_seen(cells.iter().map(|c| c.pair_label())) {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&pair));
+            for side in [Side::Client, Side::Server] {
+                for (metric, _) in IO_COLUMNS {
+                    let cell = cells.iter().find(|c| c.pair_label() == pair && c.side == side && c.metric == metric);
+                    let _ = write!(html, "<td class=\"num\">{}</td>", cell.map_or_else(|| "-".into(), |c| count(c)));
+                }
+            }
+            html += "</tr>\n";
+        }
+        html += "</table>\n";
+    }
+    html += "</section>\n";
+    html
+}
+
+/// An io cell's median as a count: `3`, `1,157`; `3.500` when two samples differ.
+fn count(cell: &CellResult) -> String {
+    match (cell.status, cell.median) {
+        (Status::Failed, _) => "failed".into(),
+        (Status::Unsupported, _) => "n/a".into(),
+        (Status::Ok, None) => "-".into(),
+        (Status::Ok, Some(median)) if median.fract() == 0.0 && median.abs() < 1000.0 => format!("{median:.0}"),
+        (Status::Ok, Some(median)) => format_number(median),
+    }
 }
 
 fn tables(report: &Report) -> String {
@@ -159,6 +341,24 @@ fn kind(scenario: &str) -> &str {
     scenario.split('_').next().unwrap_or(scenario)
 }
 
+/// The rest of the scenario name: `1.3_x25519_ecdsa-p256_aes-128-gcm`.
+fn after_kind(scenario: &str) -> &str {
+    scenario.split_once('_').map_or("", |(_, rest)| rest)
+}
+
+/// `100`, `1,000`: a number of connections as the page writes it.
+fn connections_label(n: usize) -> String {
+    match n {
+        0..1000 => n.to_string(), // format_number would write 100.0
+        _ => format_number(n as f64),
+    }
+}
+
+/// N of a memory-N kind.
+fn connections(kind: &str) -> Option<usize> {
+    kind.parse::<Kind>().ok()?.connections()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +392,74 @@ mod tests {
         assert!(html.contains("<tr><th>scenario</th><th>side</th><th>rustls-aws-lc-rs</th><th>openssl</th><th>openssl/rustls-aws-lc-rs</th></tr>"));
         assert!(html.contains("<td class=\"num\">12,345 ±1.2%</td><td class=\"num\">failed</td><td class=\"num\">-</td></tr>"));
         assert!(html.contains("<li>openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3</li>"));
+    }
+
+    /// A cell of `measure`'s `metric` with one number (`None`: failed), from the fixture's first.
+    fn measured(scenario: &str, stack: &str, process: &str, side: Side, measure: &str, metric: &str, value: Option<f64>) -> CellResult {
+        let template = fixture::document().results.remove(0);
+        CellResult {
+            scenario: scenario.into(),
+            client_stack: stack.into(),
+            server_stack: stack.into(),
+            measure: measure.into(),
+            process: process.into(),
+            side,
+            metric: metric.into(),
+            unit: if measure == "io" { "1".into() } else { "B".into() },
+            better: "lower".into(),
+            samples: value.into_iter().collect(),
+            median: value,
+            ci95: value.map(|v| [v, v]),
+            min: value,
+            max: value,
+            outliers: vec![],
+            status: if value.is_some() { Status::Ok } else { Status::Failed },
+            reason: value.is_none().then(|| "runner exited with signal 9".into()),
+            ..template
+        }
+    }
+
+    #[test]
+    fn memory_against_connections_and_the_io_counts_have_their_own_sections() {
+        let mut doc = fixture::document();
+        doc.results.clear();
+        let (heap, rss) = ("heap_per_connection_bytes", "rss_per_connection_bytes");
+        for (n, rustls, openssl) in [(100, 7_800.0, 55_100.0), (1000, 7_761.0, 54_685.0)] {
+            let scenario = format!("memory-{n}_1.3_x25519_ecdsa-p256_aes-128-gcm");
+            for side in [Side::Client, Side::Server] {
+                doc.results.push(measured(&scenario, "rustls-aws-lc-rs", "in-process", side, "heap", heap, Some(rustls)));
+                doc.results.push(measured(&scenario, "openssl", "in-process", side, "heap", heap, Some(openssl)));
+                // openssl's rss runner died at 1,000: the table says so, the line stops at 100.
+                doc.results.push(measured(&scenario, "openssl", "split-process", side, "rss", rss, (n == 100).then_some(56_000.0)));
+            }
+        }
+        let io_profile = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm";
+        for (metric, client, server) in [("read_calls", 6.0, 7.0), ("write_calls", 4.0, 3.0), ("io_calls", 10.0, 10.0), ("records_written", 5.0, 5.0), ("bytes_written", 338.0, 1207.0)] {
+            doc.results.push(measured(io_profile, "rustls-aws-lc-rs", "in-process", Side::Client, "io", metric, Some(client)));
+            doc.results.push(measured(io_profile, "rustls-aws-lc-rs", "in-process", Side::Server, "io", metric, Some(server)));
+        }
+        let html = Report::new(&doc, None).unwrap().html();
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} missing"));
+        // No bar charts of memory-N (they are drawn against N); the io-profile kind gets its bars.
+        assert!(!html.contains("<section class=\"group\" id=\"group-memory-"));
+        assert!(at("<section id=\"charts\">") < at("<section id=\"memory\">") && at("<section id=\"memory\">") < at("<section id=\"io\">"));
+        assert!(at("<section id=\"io\">") < at("<section id=\"tables\">"));
+        // One memory group, per side a heap chart and an rss chart: 4 line charts.
+        assert_eq!(html.matches("<section class=\"memory-group\">").count(), 1);
+        assert!(html.contains("<h3>memory-N_1.3_x25519_ecdsa-p256_aes-128-gcm</h3>"));
+        assert_eq!(html.matches("class=\"chart line-chart\"").count(), 4);
+        assert!(html.contains(">client side: heap_per_connection_bytes (lower is better)</text>"), "{html}");
+        // heap: two pairs with a line each per side; rss: openssl's one point per side, no line.
+        assert_eq!(html.matches("<path class=\"line\"").count(), 4);
+        assert!(html.contains("<title>openssl, 1,000 connections: 54,685 ±0.0% B</title>"), "{html}");
+        assert!(html.contains("<title>openssl [split], 100 connections: 56,000 ±0.0% B</title>"), "{html}");
+        // The table: N as columns under each metric; the failed cell says so.
+        assert!(html.contains("<th colspan=\"2\">heap_per_connection_bytes (B) at N connections</th><th colspan=\"2\">rss_per_connection_bytes (B) at N connections</th>"), "{html}");
+        assert!(html.contains("<tr><td>openssl</td><td>client</td><td class=\"num\">55,100 ±0.0%</td><td class=\"num\">54,685 ±0.0%</td><td class=\"num\">56,000 ±0.0%</td><td class=\"num\">failed</td></tr>"), "{html}");
+        assert!(html.contains("<tr><td>rustls-aws-lc-rs</td><td>server</td><td class=\"num\">7,800 ±0.0%</td><td class=\"num\">7,761 ±0.0%</td><td class=\"num\">-</td><td class=\"num\">-</td></tr>"), "{html}");
+        // The io table: both sides' counts in the columns' order.
+        assert!(html.contains(&format!("<h3><code>{io_profile}</code></h3>")));
+        let row = ["6", "4", "10", "5", "338", "7", "3", "10", "5", "1,207"].map(|n| format!("<td class=\"num\">{n}</td>")).concat();
+        assert!(html.contains(&format!("<tr><td>rustls-aws-lc-rs</td>{row}</tr>")), "{html}");
     }
 }

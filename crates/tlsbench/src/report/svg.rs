@@ -1,5 +1,8 @@
-//! Horizontal grouped bar charts as inline SVG: one group per scenario, one bar per stack, a
-//! whisker for the 95% confidence interval. Hand-written: no fonts to load, nothing to fetch.
+//! Charts as inline SVG. Hand-written: no fonts to load, nothing to fetch.
+//! - [`BarChart`]: horizontal grouped bars, one group per scenario, one bar per stack, a whisker
+//!   for the 95% confidence interval.
+//! - [`LineChart`]: a value against a count on a log scale (bytes per connection against the
+//!   number of connections), one line per stack.
 
 use std::fmt::Write;
 
@@ -8,12 +11,20 @@ use crate::output::table::format_number;
 /// Colour-blind-safe (Okabe & Ito), in the order stacks appear; repeats after eight stacks.
 pub const PALETTE: [&str; 8] = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#999999", "#000000"];
 
-pub struct BarChart<'a> {
+/// A stack as a chart draws it: its legend entry and its colour, which the page keeps the same
+/// in every chart.
+#[derive(Clone)]
+pub struct Series {
+    pub name: String,
+    pub colour: &'static str,
+}
+
+pub struct BarChart {
     pub title: String,
     /// The axis label: metric and unit.
     pub axis: String,
-    /// The legend: one entry per series (stack), coloured by index in [`PALETTE`].
-    pub series: &'a [String],
+    /// The legend: one entry per series (stack) that has a bar.
+    pub series: Vec<Series>,
     pub groups: Vec<Group>,
 }
 
@@ -45,12 +56,12 @@ const VALUE_ROOM: f64 = 80.0;
 /// lowercase letters), so that the longest scenario label fits left of the bars.
 const CHAR_WIDTH: f64 = 7.2;
 
-impl BarChart<'_> {
+impl BarChart {
     pub fn render(&self) -> String {
         let longest = self.groups.iter().map(|g| g.label.chars().count()).max().unwrap_or(0);
         let left = (longest as f64 * CHAR_WIDTH + 16.0).max(100.0);
         // Wide enough for the legend too, which is one line from the plot's left edge.
-        let legend: f64 = self.series.iter().map(|name| legend_entry_width(name)).sum();
+        let legend: f64 = self.series.iter().map(|s| legend_entry_width(&s.name)).sum();
         let (plot, width) = (PLOT, (left + PLOT + VALUE_ROOM).max(left + legend));
         let top_value = self.groups.iter().flat_map(|g| &g.bars).filter_map(|b| b.value.as_ref().ok()).map(|(m, [_, hi])| m.max(*hi)).fold(0.0, f64::max);
         let (step, axis_max) = ticks(top_value);
@@ -66,15 +77,9 @@ impl BarChart<'_> {
         );
         let _ = write!(svg, r#"<text class="title" x="0" y="18">{}</text>"#, escape(&self.title));
         let mut legend_x = left;
-        for (i, name) in self.series.iter().enumerate() {
-            let _ = write!(
-                svg,
-                r#"<rect class="swatch" x="{legend_x}" y="30" width="12" height="12" fill="{}"/><text x="{}" y="40">{}</text>"#,
-                colour(i),
-                legend_x + 16.0,
-                escape(name)
-            );
-            legend_x += legend_entry_width(name);
+        for series in &self.series {
+            svg += &legend_entry(series, legend_x, 30.0);
+            legend_x += legend_entry_width(&series.name);
         }
         // Grid lines and tick labels.
         let bottom = TOP + plot_height;
@@ -109,7 +114,7 @@ impl BarChart<'_> {
                             svg,
                             r#"<rect class="bar" x="{left:.1}" y="{y:.1}" width="{:.1}" height="{BAR}" fill="{}"><title>{}</title></rect>"#,
                             x(*median) - left,
-                            colour(bar.series),
+                            self.series[bar.series].colour,
                             escape(&bar.tooltip)
                         );
                         let (lx, hx) = (x(*low), x(*high));
@@ -126,7 +131,7 @@ impl BarChart<'_> {
                             r#"<text class="missing" x="{:.1}" y="{:.1}" fill="{}">{}<title>{}</title></text>"#,
                             left + 6.0,
                             middle + 4.0,
-                            colour(bar.series),
+                            self.series[bar.series].colour,
                             escape(text),
                             escape(&bar.tooltip)
                         );
@@ -140,6 +145,161 @@ impl BarChart<'_> {
         svg += "</svg>";
         svg
     }
+}
+
+/// One line per series through its points; the x axis is logarithmic, the y axis starts at 0.
+pub struct LineChart {
+    pub title: String,
+    /// The axis labels: what is counted along x, and the metric and unit along y.
+    pub x_axis: String,
+    pub y_axis: String,
+    pub lines: Vec<Line>,
+}
+
+pub struct Line {
+    pub series: Series,
+    /// In ascending x.
+    pub points: Vec<Point>,
+}
+
+pub struct Point {
+    pub x: f64,
+    /// `Some((median, ci95))`; `None` where the cell has no number, which breaks the line there
+    /// rather than bridging the gap as if the values between were known.
+    pub value: Option<(f64, [f64; 2])>,
+    /// Shown on hover.
+    pub tooltip: String,
+}
+
+/// The line chart's size: small enough for two side by side on the page.
+const LINE_WIDTH: f64 = 520.0;
+const LINE_PLOT_HEIGHT: f64 = 220.0;
+/// Room inside the plot left and right of the outermost points.
+const LINE_PAD: f64 = 28.0;
+const POINT_RADIUS: f64 = 4.0;
+
+impl LineChart {
+    pub fn render(&self) -> String {
+        let values: Vec<(f64, [f64; 2])> = self.lines.iter().flat_map(|l| &l.points).filter_map(|p| p.value).collect();
+        let (step, axis_max) = ticks(values.iter().map(|(m, [_, hi])| m.max(*hi)).fold(0.0, f64::max));
+        let y_ticks: Vec<f64> = (0..=(axis_max / step).round() as usize).map(|i| i as f64 * step).collect();
+        // Left of the plot: the rotated y-axis label and the widest tick label.
+        let widest = y_ticks.iter().map(|t| format_tick(*t, step).chars().count()).max().unwrap_or(1);
+        let left = 24.0 + widest as f64 * CHAR_WIDTH + 8.0;
+        let plot_width = LINE_WIDTH - left - 12.0;
+
+        // The legend, wrapped into rows as wide as the chart.
+        let mut legend = String::new();
+        let (mut legend_x, mut legend_y) = (left, 30.0);
+        for line in &self.lines {
+            let entry = legend_entry_width(&line.series.name);
+            if legend_x > left && legend_x + entry > LINE_WIDTH {
+                (legend_x, legend_y) = (left, legend_y + 18.0);
+            }
+            legend += &legend_entry(&line.series, legend_x, legend_y);
+            legend_x += entry;
+        }
+        let top = legend_y + 26.0;
+        let bottom = top + LINE_PLOT_HEIGHT;
+        let height = bottom + AXIS;
+
+        let mut xs: Vec<f64> = self.lines.iter().flat_map(|l| &l.points).map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let (low, high) = (xs.first().map_or(1.0, |x| x.log10()), xs.last().map_or(1.0, |x| x.log10()));
+        let x = |value: f64| match high > low {
+            true => left + LINE_PAD + (value.log10() - low) / (high - low) * (plot_width - 2.0 * LINE_PAD),
+            false => left + plot_width / 2.0,
+        };
+        let y = |value: f64| bottom - value / axis_max * LINE_PLOT_HEIGHT;
+
+        let mut svg = String::new();
+        let _ = write!(
+            svg,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" viewBox="0 0 {LINE_WIDTH} {height}" width="{LINE_WIDTH}" height="{height}" role="img" aria-label="{}">"#,
+            escape(&self.title)
+        );
+        let _ = write!(svg, r#"<text class="title" x="0" y="18">{}</text>"#, escape(&self.title));
+        svg += &legend;
+        let right = left + plot_width;
+        for tick in &y_ticks {
+            let ty = y(*tick);
+            let _ = write!(
+                svg,
+                r#"<line class="grid" x1="{left:.1}" y1="{ty:.1}" x2="{right:.1}" y2="{ty:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                left - 6.0,
+                ty + 4.0,
+                format_tick(*tick, step)
+            );
+        }
+        for tick in &xs {
+            let tx = x(*tick);
+            let _ = write!(
+                svg,
+                r#"<line class="grid" x1="{tx:.1}" y1="{top:.1}" x2="{tx:.1}" y2="{bottom:.1}"/><text class="tick" x="{tx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                bottom + 14.0,
+                format_tick(*tick, *tick)
+            );
+        }
+        let _ = write!(svg, r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, left + plot_width / 2.0, bottom + 32.0, escape(&self.x_axis));
+        let middle = (top + bottom) / 2.0;
+        let _ = write!(
+            svg,
+            r#"<text class="axis" x="14" y="{middle:.1}" text-anchor="middle" transform="rotate(-90 14 {middle:.1})">{}</text>"#,
+            escape(&self.y_axis)
+        );
+        let _ = write!(svg, r#"<path class="axis-line" d="M{left:.1} {top:.1}V{bottom:.1}H{right:.1}" fill="none"/>"#);
+
+        for line in &self.lines {
+            let colour = line.series.colour;
+            // The line first, so that the points are drawn over it.
+            let mut path = String::new();
+            let mut joined = false;
+            for point in &line.points {
+                match point.value {
+                    Some((median, _)) => {
+                        let _ = write!(path, "{}{:.1} {:.1}", if joined { "L" } else { "M" }, x(point.x), y(median));
+                        joined = true;
+                    }
+                    None => joined = false,
+                }
+            }
+            if path.contains('L') {
+                let _ = write!(svg, r#"<path class="line" d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>"#);
+            }
+            for point in &line.points {
+                let Some((median, [ci_low, ci_high])) = point.value else { continue };
+                let (px, py) = (x(point.x), y(median));
+                // A whisker only where the interval reaches beyond the point's marker.
+                let (wy_low, wy_high) = (y(ci_low), y(ci_high));
+                if wy_low - wy_high > 2.0 * POINT_RADIUS {
+                    let (cap_left, cap_right) = (px - POINT_RADIUS, px + POINT_RADIUS);
+                    let _ = write!(
+                        svg,
+                        r#"<path class="whisker" d="M{px:.1} {wy_low:.1}V{wy_high:.1}M{cap_left:.1} {wy_low:.1}H{cap_right:.1}M{cap_left:.1} {wy_high:.1}H{cap_right:.1}" fill="none" stroke="{colour}" stroke-width="1.5"/>"#
+                    );
+                }
+                let _ = write!(
+                    svg,
+                    r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="{POINT_RADIUS}" fill="{colour}"><title>{}</title></circle>"#,
+                    escape(&point.tooltip)
+                );
+            }
+        }
+        svg += "</svg>";
+        svg
+    }
+}
+
+/// A swatch and the name, from (`x`, `y`) at the swatch's top left.
+fn legend_entry(series: &Series, x: f64, y: f64) -> String {
+    format!(
+        r#"<rect class="swatch" x="{x}" y="{y}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+        series.colour,
+        x + 16.0,
+        y + 10.0,
+        escape(&series.name)
+    )
 }
 
 /// A swatch, the name, and a gap before the next entry.
@@ -195,7 +355,11 @@ pub fn escape(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn chart(series: &[String]) -> BarChart<'_> {
+    fn series(names: &[&str]) -> Vec<Series> {
+        names.iter().enumerate().map(|(i, name)| Series { name: name.to_string(), colour: colour(i) }).collect()
+    }
+
+    fn chart(series: Vec<Series>) -> BarChart {
         let bar = |series, value: Result<(f64, [f64; 2]), String>| Bar { series, value, tooltip: format!("bar {series}") };
         BarChart {
             title: "handshake-full: server".into(),
@@ -210,8 +374,7 @@ mod tests {
 
     #[test]
     fn bars_whiskers_and_missing_cells() {
-        let series = ["rustls".to_string(), "openssl".to_string()];
-        let svg = chart(&series).render();
+        let svg = chart(series(&["rustls", "openssl"])).render();
         assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 900 194""#), "{svg}");
         assert!(svg.ends_with("</svg>"));
         assert_eq!(svg.matches(r#"<rect class="bar""#).count(), 3);
@@ -225,6 +388,47 @@ mod tests {
         // Labels are escaped, and ticks run from 0 to the axis end.
         assert!(svg.contains(">1.2 &lt;rsa&gt;</text>"));
         assert!(svg.contains(r#"text-anchor="middle">0</text>"#) && svg.contains(r#"text-anchor="middle">1,200</text>"#));
+    }
+
+    #[test]
+    fn lines_on_a_log_axis_break_where_a_point_has_no_number() {
+        let point = |x: f64, value: Option<(f64, [f64; 2])>| Point { x, value, tooltip: format!("at {x}") };
+        let [a, b] = <[Series; 2]>::try_from(series(&["rustls", "openssl"])).ok().unwrap();
+        let chart = LineChart {
+            title: "client side: heap_per_connection_bytes".into(),
+            x_axis: "connections (log scale)".into(),
+            y_axis: "B per connection".into(),
+            lines: vec![
+                Line { series: a, points: vec![point(100.0, Some((200.0, [200.0, 200.0]))), point(1000.0, Some((400.0, [100.0, 700.0]))), point(10000.0, Some((600.0, [600.0, 600.0])))] },
+                Line { series: b, points: vec![point(100.0, Some((500.0, [500.0, 500.0]))), point(1000.0, None), point(10000.0, Some((800.0, [800.0, 800.0])))] },
+            ],
+        };
+        let svg = chart.render();
+        assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" viewBox="0 0 520 316""#), "{svg}");
+        assert!(svg.ends_with("</svg>"));
+        // Left of the plot: the y label and "800"; 454.4 px of plot, the outer points 28 px in, so
+        // on a log axis 1,000 is halfway. The y axis runs 0 to 800 over 220 px up from y = 276.
+        assert!(svg.contains(r##"<path class="line" d="M81.6 221.0L280.8 166.0L480.0 111.0" fill="none" stroke="#0072b2" stroke-width="2"/>"##), "{svg}");
+        // openssl has no number at 1,000: two points and no line between them.
+        assert_eq!(svg.matches(r#"<path class="line""#).count(), 1);
+        assert_eq!(svg.matches(r#"<circle class="point""#).count(), 5);
+        assert!(svg.contains(r##"<circle class="point" cx="480.0" cy="56.0" r="4" fill="#e69f00"><title>at 10000</title></circle>"##), "{svg}");
+        // A whisker only where the interval is wider than the marker.
+        assert_eq!(svg.matches(r#"<path class="whisker""#).count(), 1);
+        assert!(svg.contains(r#"d="M280.8 248.5V83.5M276.8 248.5H284.8M276.8 83.5H284.8""#), "{svg}");
+        // Ticks at the counts present, grouped; the legend names each line.
+        assert!(svg.contains(r#"text-anchor="middle">100</text>"#) && svg.contains(r#"text-anchor="middle">10,000</text>"#), "{svg}");
+        assert!(svg.contains(r#"text-anchor="end">800</text>"#) && svg.contains(">openssl</text>"), "{svg}");
+    }
+
+    #[test]
+    fn a_line_chart_of_one_count_puts_it_in_the_middle() {
+        let line = Line { series: series(&["rustls"]).remove(0), points: vec![Point { x: 1000.0, value: Some((10.0, [10.0, 10.0])), tooltip: String::new() }] };
+        let svg = LineChart { title: "t".into(), x_axis: "x".into(), y_axis: "y".into(), lines: vec![line] }.render();
+        assert_eq!(svg.matches(r#"<circle class="point""#).count(), 1);
+        assert_eq!(svg.matches(r#"<path class="line""#).count(), 0);
+        // Ticks 0 to 10 in steps of 2 ("10" is two characters wide): left 46.4, plot 461.6 px.
+        assert!(svg.contains(r#"<circle class="point" cx="277.2""#), "{svg}");
     }
 
     #[test]
