@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use tlsbench_harness::{Kind, Side};
 
-use super::svg::{colour, escape, Bar, BarChart, Group, Line, LineChart, Point, Series};
+use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineChart, Point, Series};
 use super::Report;
 use crate::output::first_seen;
 use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
@@ -296,7 +296,7 @@ fn count(cell: &CellResult) -> String {
         (Status::Failed, _) => "failed".into(),
         (Status::Unsupported, _) => "n/a".into(),
         (Status::Ok, None) => "-".into(),
-        (Status::Ok, Some(median)) if median.fract() == 0.0 && median.abs() < 1000.0 => format!("{median:.0}"),
+        (Status::Ok, Some(median)) if median.fract() == 0.0 => format_tick(median, 1.0),
         (Status::Ok, Some(median)) => format_number(median),
     }
 }
@@ -346,12 +346,9 @@ fn after_kind(scenario: &str) -> &str {
     scenario.split_once('_').map_or("", |(_, rest)| rest)
 }
 
-/// `100`, `1,000`: a number of connections as the page writes it.
+/// `100`, `1,000`: a number of connections as the page writes it, as the charts' x ticks do.
 fn connections_label(n: usize) -> String {
-    match n {
-        0..1000 => n.to_string(), // format_number would write 100.0
-        _ => format_number(n as f64),
-    }
+    format_tick(n as f64, 1.0)
 }
 
 /// N of a memory-N kind.

@@ -327,7 +327,7 @@ fn ticks(max: f64) -> (f64, f64) {
 
 /// A tick label with as many decimals as the step has, and `,` grouping from 1,000 up:
 /// `0.4`, `50`, `12,000`.
-fn format_tick(tick: f64, step: f64) -> String {
+pub fn format_tick(tick: f64, step: f64) -> String {
     let decimals = (-step.log10().floor()).max(0.0) as usize;
     match decimals {
         0 if tick >= 1000.0 => format_number(tick.round()),
