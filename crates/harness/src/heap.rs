@@ -89,13 +89,29 @@ pub fn untagged<T>(call: impl FnOnce() -> T) -> T {
 }
 
 pub fn usage(side: Side) -> Usage {
-    let c = &COUNTERS[tag_of(Some(side)) as usize];
+    counters_usage(&COUNTERS[tag_of(Some(side)) as usize])
+}
+
+fn counters_usage(c: &Counters) -> Usage {
     Usage { held: c.held.load(Relaxed), peak: c.peak.load(Relaxed), allocations: c.allocations.load(Relaxed), frees: c.frees.load(Relaxed) }
 }
 
 /// Starts a new peak from what `side` holds now.
 pub fn reset_peak(side: Side) {
     let c = &COUNTERS[tag_of(Some(side)) as usize];
+    c.peak.store(c.held.load(Relaxed), Relaxed);
+}
+
+/// What the harness itself (no side: the transport's pipes, the drivers' vectors) has
+/// allocated and holds since accounting was enabled. Not a figure tlsbench reports: a
+/// whole-process count such as valgrind's DHAT sees these blocks too, and a test subtracts them.
+pub fn harness_usage() -> Usage {
+    counters_usage(&COUNTERS[tag_of(None) as usize])
+}
+
+/// Starts a new peak of the harness's own blocks from what it holds now.
+pub fn reset_harness_peak() {
+    let c = &COUNTERS[tag_of(None) as usize];
     c.peak.store(c.held.load(Relaxed), Relaxed);
 }
 

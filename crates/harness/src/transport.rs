@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Side;
+use crate::{heap, Side};
 
 /// Bytes in flight in one direction. The buffer's capacity is kept between handshakes, so a
 /// warmed-up pipe allocates nothing.
@@ -24,9 +24,10 @@ struct Pipe {
     /// Every byte ever written into this pipe.
     written: u64,
     /// Write calls into this pipe (by its writer) and read calls on it (by its reader),
-    /// reads that would block included.
+    /// reads that would block included, and of those the reads that found nothing.
     write_calls: u64,
     read_calls: u64,
+    empty_reads: u64,
 }
 
 impl Pipe {
@@ -48,6 +49,8 @@ impl Pipe {
 pub struct Calls {
     /// Read calls, those that found nothing (would block) included.
     pub reads: u64,
+    /// Read calls that found nothing (on a socket: EAGAIN).
+    pub empty_reads: u64,
     pub writes: u64,
     /// Bytes written, record headers included.
     pub bytes_written: u64,
@@ -92,7 +95,7 @@ impl Link {
     /// The calls `side` has made on its endpoints of this link so far.
     pub fn calls(&self, side: Side) -> Calls {
         let (tx, rx) = (self.pipe_from(side).borrow(), self.pipe_to(side).borrow());
-        Calls { reads: rx.read_calls, writes: tx.write_calls, bytes_written: tx.written }
+        Calls { reads: rx.read_calls, empty_reads: rx.empty_reads, writes: tx.write_calls, bytes_written: tx.written }
     }
 
     /// Takes what `side` has written and nobody has read yet (to relay it to another process).
@@ -180,20 +183,23 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Appends `bufs` to the peer's pipe as one write call.
+    /// Appends `bufs` to the peer's pipe as one write call. The pipe grows inside the
+    /// library's call, but its memory is the harness's: charged to neither side.
     fn write_all_of<'b>(&mut self, bufs: impl Iterator<Item = &'b [u8]> + Clone) -> usize {
-        let mut tx = self.tx.borrow_mut();
-        let mut n = 0;
-        for buf in bufs.clone() {
-            tx.bytes.extend_from_slice(buf);
-            n += buf.len();
-        }
-        tx.written += n as u64;
-        tx.write_calls += 1;
-        if let Some(log) = &self.log {
-            log.borrow_mut().write(self.side, n, bufs);
-        }
-        n
+        heap::untagged(|| {
+            let mut tx = self.tx.borrow_mut();
+            let mut n = 0;
+            for buf in bufs.clone() {
+                tx.bytes.extend_from_slice(buf);
+                n += buf.len();
+            }
+            tx.written += n as u64;
+            tx.write_calls += 1;
+            if let Some(log) = &self.log {
+                log.borrow_mut().write(self.side, n, bufs);
+            }
+            n
+        })
     }
 }
 
@@ -203,7 +209,10 @@ impl Read for Endpoint {
         rx.read_calls += 1;
         let pending = rx.pending();
         let got = match pending.is_empty() {
-            true => None,
+            true => {
+                rx.empty_reads += 1;
+                None
+            }
             false => {
                 let n = pending.len().min(buf.len());
                 buf[..n].copy_from_slice(&pending[..n]);
@@ -212,7 +221,7 @@ impl Read for Endpoint {
             }
         };
         if let Some(log) = &self.log {
-            log.borrow_mut().events.push(IoEvent::Read { side: self.side, want: buf.len(), got });
+            heap::untagged(|| log.borrow_mut().events.push(IoEvent::Read { side: self.side, want: buf.len(), got }));
         }
         got.ok_or_else(|| io::ErrorKind::WouldBlock.into())
     }
@@ -539,8 +548,8 @@ mod tests {
         assert_eq!(client.write_vectored(&[io::IoSlice::new(b"ab"), io::IoSlice::new(b"cde")]).unwrap(), 5);
         client.write_all(b"f").unwrap();
         assert_eq!(server.read(&mut buf).unwrap(), 6);
-        assert_eq!(link.calls(Side::Client), Calls { reads: 0, writes: 2, bytes_written: 6 });
-        assert_eq!(link.calls(Side::Server), Calls { reads: 2, writes: 0, bytes_written: 0 });
+        assert_eq!(link.calls(Side::Client), Calls { reads: 0, empty_reads: 0, writes: 2, bytes_written: 6 });
+        assert_eq!(link.calls(Side::Server), Calls { reads: 2, empty_reads: 1, writes: 0, bytes_written: 0 });
         // Without a log, nothing is recorded.
         link.phase("application data");
         assert!(link.take_io_log().is_empty());
@@ -551,7 +560,7 @@ mod tests {
         let link = Link::with_io_log();
         let (hello, ccs) = (record(22, &message(2, 40)), record(20, &[1]));
         assert_eq!(link.server().write_vectored(&[io::IoSlice::new(&hello), io::IoSlice::new(&ccs)]).unwrap(), 55);
-        assert_eq!(link.calls(Side::Server), Calls { reads: 0, writes: 1, bytes_written: 55 });
+        assert_eq!(link.calls(Side::Server), Calls { reads: 0, empty_reads: 0, writes: 1, bytes_written: 55 });
         let events = link.take_io_log();
         let server_hello = Record { content_type: 22, length: 44, messages: Some(vec![2]), continued: false };
         assert_eq!(writes(&events), vec![(Side::Server, 55, 1, vec![server_hello, opaque(20, 1)])]);
