@@ -8,14 +8,13 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::gate::{self, Tally};
 use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::step::{self, Meter};
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Application data is written in records of this much plaintext (the TLS maximum).
 pub const TRANSFER_WRITE_SIZE: usize = 16 * 1024;
 /// A transfer sample moves at least this much plaintext.
 pub const TRANSFER_MIN_BYTES: u64 = 64 << 20;
-/// A handshake that needs more steps per side than this is stuck, not slow.
-pub(crate) const MAX_HANDSHAKE_STEPS: usize = 64;
 
 /// How long a sample lasts.
 #[derive(Clone, Copy, Debug)]
@@ -129,10 +128,28 @@ impl Clock {
     }
 }
 
+/// One side's clock, in a process that runs only that side (split-process).
+impl Meter for Clock {
+    #[inline(always)]
+    fn call<T>(&mut self, _side: Side, call: impl FnOnce() -> T) -> T {
+        self.time(call)
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Clocks {
     client: Clock,
     server: Clock,
+}
+
+impl Meter for Clocks {
+    #[inline(always)]
+    fn call<T>(&mut self, side: Side, call: impl FnOnce() -> T) -> T {
+        match side {
+            Side::Client => self.client.time(call),
+            Side::Server => self.server.time(call),
+        }
+    }
 }
 
 impl Clocks {
@@ -181,34 +198,15 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
         Ok(())
     }
 
-    /// New connections on an empty link, stepped in turn until both sides have completed and
-    /// each has read everything the other sent (session tickets arrive after the handshake).
+    /// New connections on an empty link, through their handshakes (see [`crate::step`]).
     pub(crate) fn handshake(&self, clocks: &mut Clocks) -> Result<(C::Client, S::Server), Error> {
         self.link.clear();
         let mut client =
             clocks.client.time(|| self.client.new_client(&self.client_config, self.link.client())).map_err(failed(Side::Client, "setup"))?;
         let mut server =
             clocks.server.time(|| self.server.new_server(&self.server_config, self.link.server())).map_err(failed(Side::Server, "setup"))?;
-        let mut steps_since_done = 0;
-        for _ in 0..MAX_HANDSHAKE_STEPS {
-            let client_done = clocks.client.time(|| client.handshake()).map_err(failed(Side::Client, "handshake"))?;
-            let server_done = clocks.server.time(|| server.handshake()).map_err(failed(Side::Server, "handshake"))?;
-            if client_done && server_done {
-                match self.link.in_flight() {
-                    0 => return Ok((client, server)),
-                    // Bytes nobody reads would be work left out of the measurement (e.g.
-                    // session tickets a stack sends although resumption is off).
-                    n if steps_since_done == 2 => {
-                        return Err(Error::Gate(format!("both sides completed the handshake, and {n} bytes stay unread")));
-                    }
-                    _ => steps_since_done += 1,
-                }
-            }
-        }
-        Err(Error::Other(format!(
-            "handshake did not complete in {MAX_HANDSHAKE_STEPS} steps per side ({} bytes in flight)",
-            self.link.in_flight()
-        )))
+        step::handshake_pair(&mut client, &mut server, &self.link, clocks)?;
+        Ok((client, server))
     }
 
     pub(crate) fn check(&self, client: &C::Client, server: &S::Server, resumed: bool) -> Result<(), Error> {

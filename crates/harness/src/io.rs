@@ -10,9 +10,13 @@
 //!   the client reads that; the client sends close_notify, the server reads it and sends its
 //!   own, and the client reads the server's.
 //!
-//! The driver steps the sides as the time driver does (client, server, client, ...), so a side
-//! asked to go on before its peer's bytes are there makes the read that finds nothing that it
-//! would make on a non-blocking socket; such reads count as calls.
+//! The driver steps the sides as the time driver does ([`crate::step`]): a side gets a turn
+//! only when its peer's bytes are there to read (or, for the client, to begin), as an
+//! application on a non-blocking socket calls its library when the socket is readable. Every
+//! counted call is the library's own (or, for Bertie, which does no IO, the adapter's record
+//! reader, the code its users write): a read that finds nothing is the library asking again
+//! after it consumed what was there, which on a socket is a real syscall (EAGAIN). Such reads
+//! count as calls, and are also counted on their own (`empty_read_calls`).
 //!
 //! From a trace, [`IoTrace::totals`] gives the metrics and [`IoTrace::behaviour`] the
 //! buffering and coalescing behaviours, derived from the calls and records, never declared.
@@ -57,6 +61,8 @@ pub enum TraceReply {
 pub struct IoTotals {
     /// Read calls, those that found nothing (would block) included.
     pub read_calls: u64,
+    /// Read calls that found nothing.
+    pub empty_reads: u64,
     pub write_calls: u64,
     /// Records whose header this side wrote.
     pub records_written: u64,
@@ -100,7 +106,10 @@ impl IoTrace {
         let mut totals = IoTotals::default();
         for event in &self.events {
             match event {
-                IoEvent::Read { side: s, .. } if *s == side => totals.read_calls += 1,
+                IoEvent::Read { side: s, got, .. } if *s == side => {
+                    totals.read_calls += 1;
+                    totals.empty_reads += u64::from(got.is_none());
+                }
                 IoEvent::Write { side: s, len, records, .. } if *s == side => {
                     totals.write_calls += 1;
                     totals.bytes_written += *len as u64;
@@ -119,6 +128,7 @@ impl IoTrace {
             let t = self.totals(side);
             let counts = [
                 (Metric::ReadCalls, t.read_calls),
+                (Metric::EmptyReadCalls, t.empty_reads),
                 (Metric::WriteCalls, t.write_calls),
                 (Metric::IoCalls, t.io_calls()),
                 (Metric::RecordsWritten, t.records_written),
@@ -296,25 +306,28 @@ fn profile<C: Stack, S: Stack>(pair: &Pair<'_, C, S>) -> Result<Vec<IoEvent>, Er
 
     pair.link.phase("application data");
     client.send(&[CLIENT_BYTE]).map_err(failed(Side::Client, "write"))?;
-    expect_byte(&mut server, Side::Server, CLIENT_BYTE)?;
+    expect_byte(&mut server, Side::Server, CLIENT_BYTE, &pair.link)?;
     server.send(&[SERVER_BYTE]).map_err(failed(Side::Server, "write"))?;
-    expect_byte(&mut client, Side::Client, SERVER_BYTE)?;
+    expect_byte(&mut client, Side::Client, SERVER_BYTE, &pair.link)?;
 
     pair.link.phase("close_notify");
     client.close().map_err(failed(Side::Client, "close"))?;
-    expect_close(&mut server, Side::Server)?;
+    expect_close(&mut server, Side::Server, &pair.link)?;
     server.close().map_err(failed(Side::Server, "close"))?;
-    expect_close(&mut client, Side::Client)?;
+    expect_close(&mut client, Side::Client, &pair.link)?;
     match pair.link.in_flight() {
         0 => Ok(pair.link.take_io_log()),
         n => Err(Error::Gate(format!("both sides read the other's close_notify, and {n} bytes stay unread"))),
     }
 }
 
-/// Reads until the peer's one byte arrives, and checks it.
-fn expect_byte(conn: &mut impl Connection, side: Side, want: u8) -> Result<(), Error> {
+/// Reads, while the peer's bytes wait to be read, until its one byte arrives, and checks it.
+fn expect_byte(conn: &mut impl Connection, side: Side, want: u8, link: &Link) -> Result<(), Error> {
     let mut buf = [0u8; 16];
     for _ in 0..MAX_READ_ATTEMPTS {
+        if link.unread_by(side) == 0 {
+            break;
+        }
         match conn.receive(&mut buf).map_err(failed(side, "read"))? {
             0 => continue,
             1 if buf[0] == want => return Ok(()),
@@ -325,9 +338,12 @@ fn expect_byte(conn: &mut impl Connection, side: Side, want: u8) -> Result<(), E
     Err(Error::Gate(format!("{side} did not receive the peer's byte in {MAX_READ_ATTEMPTS} reads")))
 }
 
-/// Reads until the peer's close_notify has arrived.
-fn expect_close(conn: &mut impl Connection, side: Side) -> Result<(), Error> {
+/// Reads, while the peer's bytes wait to be read, until its close_notify has arrived.
+fn expect_close(conn: &mut impl Connection, side: Side, link: &Link) -> Result<(), Error> {
     for _ in 0..MAX_READ_ATTEMPTS {
+        if link.unread_by(side) == 0 {
+            break;
+        }
         if conn.peer_closed().map_err(failed(side, "read close_notify"))? {
             return Ok(());
         }
@@ -381,8 +397,8 @@ mod tests {
                 IoEvent::Phase { name: "application data".into() },
             ],
         );
-        assert_eq!(t.totals(Client), IoTotals { read_calls: 1, write_calls: 1, records_written: 1, bytes_written: 105 });
-        assert_eq!(t.totals(Server), IoTotals { read_calls: 2, write_calls: 1, records_written: 2, bytes_written: 101 });
+        assert_eq!(t.totals(Client), IoTotals { read_calls: 1, empty_reads: 1, write_calls: 1, records_written: 1, bytes_written: 105 });
+        assert_eq!(t.totals(Server), IoTotals { read_calls: 2, empty_reads: 0, write_calls: 1, records_written: 2, bytes_written: 101 });
         let value = |side, metric| t.metrics().iter().find(|v| v.side == side && v.metric == metric).unwrap().value;
         assert_eq!((value(Client, Metric::IoCalls), value(Server, Metric::IoCalls)), (2.0, 3.0));
         assert_eq!(t.metrics().len(), 2 * Metric::of(Measure::Io, Kind::IoProfile).len());

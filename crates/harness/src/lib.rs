@@ -16,6 +16,7 @@ pub mod runner;
 pub mod scenario;
 pub mod split;
 pub mod stack;
+pub mod step;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transport;

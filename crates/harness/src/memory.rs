@@ -2,7 +2,8 @@
 //! holds, from [`crate::heap`]'s accounting, which tags every allocation with the side whose
 //! call made it. Connections are stepped as in the time driver, but no clock runs.
 
-use crate::driver::{check_measure, failed, receive_all, MAX_HANDSHAKE_STEPS};
+use crate::driver::{check_measure, failed, receive_all};
+use crate::step::{complete_handshakes, HeapTags, InProcess, Progress, MAX_HANDSHAKE_STEPS};
 use crate::heap::{self, Usage};
 use crate::protocol::{Metric, MetricValue, SampleReport};
 use crate::{gate, Connection, Error, Link, Measure, Pki, Scenario, Side, Stack};
@@ -126,6 +127,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
         // The harness's own vectors and links, made before the accounting starts to count.
         let links: Vec<Link> = (0..n).map(|_| Link::new()).collect();
+        let mut progress = vec![Progress::default(); n];
         let mut clients = Vec::with_capacity(n);
         let mut servers = Vec::with_capacity(n);
         let base = Both::now();
@@ -136,7 +138,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
             let s = heap::tagged(Side::Server, || self.server.new_server(&self.server_config, link.server()));
             servers.push(s.map_err(failed(Side::Server, "setup"))?);
         }
-        lockstep(&mut clients, &mut servers, &links)?;
+        lockstep(&mut clients, &mut servers, &links, &mut progress)?;
         let held = Both::now();
         for (client, server) in clients.iter().zip(&servers) {
             self.check(client, server, false)?;
@@ -165,7 +167,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
         let server = heap::tagged(Side::Server, || self.server.new_server(&self.server_config, link.server()));
         let (mut clients, mut servers) =
             ([client.map_err(failed(Side::Client, "setup"))?], [server.map_err(failed(Side::Server, "setup"))?]);
-        lockstep(&mut clients, &mut servers, std::slice::from_ref(&link))?;
+        lockstep(&mut clients, &mut servers, std::slice::from_ref(&link), &mut [Progress::default()])?;
         let [client] = clients;
         let [server] = servers;
         self.check(&client, &server, resumed)?;
@@ -186,29 +188,15 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
     }
 }
 
-/// Steps every client, then every server, round after round, until all have completed and
+/// Turns every client, then every server, round after round, until all have completed and
 /// every byte has been read (post-handshake messages such as tickets included).
-fn lockstep<A: Connection, B: Connection>(clients: &mut [A], servers: &mut [B], links: &[Link]) -> Result<(), Error> {
-    let mut rounds_since_done = 0;
-    for _ in 0..MAX_HANDSHAKE_STEPS {
-        let mut all_done = true;
-        for client in clients.iter_mut() {
-            all_done &= heap::tagged(Side::Client, || client.handshake()).map_err(failed(Side::Client, "handshake"))?;
-        }
-        for server in servers.iter_mut() {
-            all_done &= heap::tagged(Side::Server, || server.handshake()).map_err(failed(Side::Server, "handshake"))?;
-        }
-        if all_done {
-            match links.iter().map(Link::in_flight).sum::<usize>() {
-                0 => return Ok(()),
-                n if rounds_since_done == 2 => {
-                    return Err(Error::Gate(format!("every side completed its handshake, and {n} bytes stay unread")));
-                }
-                _ => rounds_since_done += 1,
-            }
-        }
-    }
-    Err(Error::Other(format!("the handshakes did not complete in {MAX_HANDSHAKE_STEPS} steps per side")))
+fn lockstep<A: Connection, B: Connection>(
+    clients: &mut [A],
+    servers: &mut [B],
+    links: &[Link],
+    progress: &mut [Progress],
+) -> Result<(), Error> {
+    complete_handshakes(&mut InProcess { clients, servers, links, progress, meter: &mut HeapTags })
 }
 
 /// `from` sends 16 KiB, and `to` receives it whole and unchanged.

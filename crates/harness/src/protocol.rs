@@ -53,6 +53,8 @@ pub enum Metric {
     // io: per handshake, or per connection in io-profile. A read that found nothing (would
     // block) is a call too.
     ReadCalls,
+    /// Read calls that found nothing (would block; on a socket, EAGAIN), also in `ReadCalls`.
+    EmptyReadCalls,
     WriteCalls,
     IoCalls,
     /// TLS records this side wrote, parsed from the record headers.
@@ -88,7 +90,7 @@ impl Metric {
     /// The metrics a measure reports for each side of a scenario of `kind`.
     pub fn of(measure: Measure, kind: Kind) -> &'static [Metric] {
         use Metric::*;
-        const IO: &[Metric] = &[ReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
+        const IO: &[Metric] = &[ReadCalls, EmptyReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
         match (measure, kind) {
             (Measure::Time, Kind::Transfer) => &[MbPerS],
             (Measure::Time, _) => &[HandshakesPerS],
@@ -114,6 +116,7 @@ impl Metric {
             HandshakesPerS => "handshakes_per_s",
             MbPerS => "mb_per_s",
             ReadCalls => "read_calls",
+            EmptyReadCalls => "empty_read_calls",
             WriteCalls => "write_calls",
             IoCalls => "io_calls",
             RecordsWritten => "records_written",
@@ -136,7 +139,7 @@ impl Metric {
         match self {
             HandshakesPerS => "1/s",
             MbPerS => "MB/s",
-            ReadCalls | WriteCalls | IoCalls => "calls",
+            ReadCalls | EmptyReadCalls | WriteCalls | IoCalls => "calls",
             RecordsWritten => "records",
             AllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",

@@ -9,10 +9,8 @@ use std::time::Instant;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::driver::{
-    failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, MAX_HANDSHAKE_STEPS, TRANSFER_MIN_BYTES,
-    TRANSFER_WRITE_SIZE,
-};
+use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
+use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
 use crate::gate::{self, Tally};
 use crate::protocol::SampleReport;
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
@@ -28,16 +26,17 @@ pub fn sample_side<T: Stack>(
 ) -> Result<SampleReport, Error> {
     crate::driver::check_measure(Measure::Time, scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
-    let mut relay = Relay { peer, link: Link::new(), side };
+    let mut relay = Relay { peer, side };
+    let link = Link::new();
     let outcome = match side {
         Side::Client => {
             let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, scenario, open: |io| stack.new_client(&config, io) };
+            let mut local = Local { relay: &mut relay, link, scenario, open: |io| stack.new_client(&config, io) };
             local.run(spec)
         }
         Side::Server => {
             let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, scenario, open: |io| stack.new_server(&config, io) };
+            let mut local = Local { relay: &mut relay, link, scenario, open: |io| stack.new_server(&config, io) };
             local.run(spec)
         }
     };
@@ -66,7 +65,7 @@ pub fn memory_side<T: Stack>(
     crate::driver::check_measure(Measure::Rss, scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
     let n = scenario.kind.connections().expect("rss applies to memory-N kinds only");
-    let mut relay = Relay { peer, link: Link::new(), side };
+    let mut relay = Relay { peer, side };
     let outcome = match side {
         Side::Client => {
             let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
@@ -105,9 +104,8 @@ fn held_open<C: Connection>(
     Ok(vec![value(Metric::RssPeakBytes, peak as f64), value(Metric::RssPerConnectionBytes, (peak as f64 - before as f64) / n as f64)])
 }
 
-/// N connections of this side, stepped in rounds with the peer's N: the client steps all of
-/// its connections and sends one flight per connection, the server delivers them, steps all
-/// of its own and answers in kind, until both sides are done and every byte has been read.
+/// N connections of this side, through their handshakes in lockstep with the peer's N
+/// (see [`Split`]), their gates passed.
 fn lockstep_with_peer<C: Connection>(
     relay: &mut Relay,
     scenario: &Scenario,
@@ -115,75 +113,76 @@ fn lockstep_with_peer<C: Connection>(
     open: &mut impl FnMut(crate::Endpoint) -> Result<C, LibError>,
 ) -> Result<Vec<(C, Link)>, Error> {
     let side = relay.side;
+    let links: Vec<Link> = (0..n).map(|_| Link::new()).collect();
     let mut connections = Vec::with_capacity(n);
-    for _ in 0..n {
-        let link = Link::new();
+    for link in &links {
         let end = match side {
             Side::Client => link.client(),
             Side::Server => link.server(),
         };
-        connections.push((open(end).map_err(failed(side, "setup"))?, link));
+        connections.push(open(end).map_err(failed(side, "setup"))?);
     }
-    let step = |connections: &mut Vec<(C, Link)>| -> Result<Message, Error> {
-        let (mut flights, mut done, mut unread) = (Vec::with_capacity(n), true, 0);
-        for (conn, link) in connections.iter_mut() {
-            done &= conn.handshake().map_err(failed(side, "handshake"))?;
-            flights.push(link.take_written_by(side));
-            unread += link.unread_by(side) as u32;
+    let mut progress = vec![Progress::default(); n];
+    complete_handshakes(&mut Split::new(relay, &mut connections, &links, &mut progress, &mut Unmetered))?;
+    for conn in &connections {
+        let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
+        gate::check_handshake(side, scenario, &negotiated, false)?;
+    }
+    Ok(connections.into_iter().zip(links).collect())
+}
+
+/// This process's side of N connection pairs, the other side being the peer process's. A turn
+/// of this side steps its connections and sends the peer one flight per connection (with
+/// whether all have completed and how many received bytes they left unread); the peer's turn
+/// is its answer in kind, delivered to the same connections. Both processes see the same
+/// messages, so both take the same decisions.
+struct Split<'a, C, M> {
+    relay: &'a mut Relay,
+    connections: &'a mut [C],
+    links: &'a [Link],
+    progress: &'a mut [Progress],
+    meter: &'a mut M,
+    /// Bytes this side sent in its last turn, which the peer has not read yet.
+    sent: usize,
+    /// The bytes the peer left unread after its last turn.
+    peer_unread: usize,
+}
+
+impl<'a, C: Connection, M: Meter> Split<'a, C, M> {
+    fn new(relay: &'a mut Relay, connections: &'a mut [C], links: &'a [Link], progress: &'a mut [Progress], meter: &'a mut M) -> Self {
+        Self { relay, connections, links, progress, meter, sent: 0, peer_unread: 0 }
+    }
+}
+
+impl<C: Connection, M: Meter> Turns for Split<'_, C, M> {
+    fn turn(&mut self, side: Side) -> Result<bool, Error> {
+        if side == self.relay.side {
+            let (mut flights, mut done) = (Vec::with_capacity(self.links.len()), true);
+            for ((conn, link), progress) in self.connections.iter_mut().zip(self.links).zip(self.progress.iter_mut()) {
+                done &= turn_one(conn, side, link, progress, self.meter)?;
+                flights.push(link.take_written_by(side));
+            }
+            self.sent = flights.iter().map(Vec::len).sum();
+            let unread = self.links.iter().map(|link| link.unread_by(side)).sum::<usize>() as u32;
+            self.relay.send(&Message::Flights { flights, done, unread })?;
+            return Ok(done);
         }
-        Ok(Message::Flights { flights, done, unread })
-    };
-    let deliver = |connections: &mut Vec<(C, Link)>, message: &Message| -> Result<(), Error> {
-        match message {
-            Message::Flights { flights, .. } if flights.len() == connections.len() => {
-                for ((_, link), flight) in connections.iter().zip(flights) {
-                    link.deliver_to(side, flight);
+        match self.relay.recv()? {
+            Message::Flights { flights, done, unread } if flights.len() == self.links.len() => {
+                for (link, flight) in self.links.iter().zip(&flights) {
+                    link.deliver_to(self.relay.side, flight);
                 }
-                Ok(())
+                (self.sent, self.peer_unread) = (0, unread as usize);
+                Ok(done)
             }
             _ => Err(unexpected("one flight per connection")),
         }
-    };
-    let mut rounds_since_done = 0;
-    for _ in 0..MAX_HANDSHAKE_STEPS {
-        let (client, server) = match side {
-            Side::Client => {
-                let mine = step(&mut connections)?;
-                relay.send(&mine)?;
-                let theirs = relay.recv()?;
-                deliver(&mut connections, &theirs)?;
-                (mine, theirs)
-            }
-            Side::Server => {
-                let theirs = relay.recv()?;
-                deliver(&mut connections, &theirs)?;
-                let mine = step(&mut connections)?;
-                relay.send(&mine)?;
-                (theirs, mine)
-            }
-        };
-        let left = |m: &Message| match m {
-            Message::Flights { flights, done, unread } => (*done, flights.iter().map(Vec::len).sum::<usize>() + *unread as usize),
-            _ => (false, usize::MAX),
-        };
-        let ((client_done, client_left), (server_done, server_left)) = (left(&client), left(&server));
-        if client_done && server_done {
-            match client_left.saturating_add(server_left) {
-                0 => {
-                    for (conn, _) in &connections {
-                        let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
-                        gate::check_handshake(side, scenario, &negotiated, false)?;
-                    }
-                    return Ok(connections);
-                }
-                left if rounds_since_done == 2 => {
-                    return Err(Error::Gate(format!("every side completed its handshake, and {left} bytes stay unread")));
-                }
-                _ => rounds_since_done += 1,
-            }
-        }
     }
-    Err(Error::Other(format!("the handshakes did not complete in {MAX_HANDSHAKE_STEPS} steps per side")))
+
+    fn unread(&self) -> usize {
+        let mine: usize = self.links.iter().map(|link| link.unread_by(self.relay.side)).sum();
+        mine + self.sent + self.peer_unread
+    }
 }
 
 /// The process's resident memory, from /proc.
@@ -216,9 +215,10 @@ enum Next {
     Stop,
 }
 
-/// One side's connection factory and its relay to the peer.
+/// One side's connection factory, its transport, and its relay to the peer.
 struct Local<'a, F> {
     relay: &'a mut Relay,
+    link: Link,
     scenario: &'a Scenario,
     open: F,
 }
@@ -301,7 +301,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                     tally += data.len() as u64;
                     c.time(|| conn.send(data)).map_err(failed(side, "write"))?;
                     let reached = clock.0 >= spec.min_time;
-                    let bytes = self.relay.link.take_written_by(side);
+                    let bytes = self.link.take_written_by(side);
                     self.relay.send(&Message::Flight { bytes, done: reached, unread: 0 })?;
                 }
                 Side::Client => {
@@ -309,7 +309,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                         return Err(unexpected("a flight of records"));
                     };
                     peer_reached = done;
-                    self.relay.link.deliver_to(side, &bytes);
+                    self.link.deliver_to(side, &bytes);
                     let n = c.time(|| receive_all(&mut conn, &mut inbox)).map_err(failed(side, "read"))?;
                     digest.update(&inbox[..n]);
                     tally += n as u64;
@@ -341,63 +341,18 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         }
     }
 
-    /// One connection on an empty link, stepped in rounds (client step, flight to the server,
-    /// server step, flight back) until both sides are done and every byte has been read.
+    /// One connection on an empty link, through its handshake in turns with the peer's.
     fn handshake(&mut self, clock: &mut Clock) -> Result<C, Error> {
         let side = self.relay.side;
-        self.relay.link.clear();
+        self.link.clear();
         let link_end = match side {
-            Side::Client => self.relay.link.client(),
-            Side::Server => self.relay.link.server(),
+            Side::Client => self.link.client(),
+            Side::Server => self.link.server(),
         };
         let mut conn = clock.time(|| (self.open)(link_end)).map_err(failed(side, "setup"))?;
-        let mut rounds_since_done = 0;
-        for _ in 0..MAX_HANDSHAKE_STEPS {
-            let (client, server) = match side {
-                Side::Client => {
-                    let mine = self.step(&mut conn, clock)?;
-                    self.relay.send(&mine)?;
-                    (mine, self.receive_flight()?)
-                }
-                Side::Server => {
-                    let theirs = self.receive_flight()?;
-                    let mine = self.step(&mut conn, clock)?;
-                    self.relay.send(&mine)?;
-                    (theirs, mine)
-                }
-            };
-            let (Message::Flight { done: client_done, unread: client_unread, .. }, Message::Flight { bytes, done: server_done, unread: server_unread }) =
-                (&client, &server)
-            else {
-                unreachable!("step and receive_flight return flights");
-            };
-            if *client_done && *server_done {
-                let left = client_unread + server_unread + bytes.len() as u32;
-                match left {
-                    0 => return Ok(conn),
-                    n if rounds_since_done == 2 => {
-                        return Err(Error::Gate(format!("both sides completed the handshake, and {n} bytes stay unread")));
-                    }
-                    _ => rounds_since_done += 1,
-                }
-            }
-        }
-        Err(Error::Other(format!("handshake did not complete in {MAX_HANDSHAKE_STEPS} steps per side")))
-    }
-
-    /// A handshake step, and the flight it produced.
-    fn step(&mut self, conn: &mut C, clock: &mut Clock) -> Result<Message, Error> {
-        let side = self.relay.side;
-        let done = clock.time(|| conn.handshake()).map_err(failed(side, "handshake"))?;
-        let bytes = self.relay.link.take_written_by(side);
-        Ok(Message::Flight { bytes, done, unread: self.relay.link.unread_by(side) as u32 })
-    }
-
-    fn receive_flight(&mut self) -> Result<Message, Error> {
-        let flight = self.relay.recv()?;
-        let Message::Flight { bytes, .. } = &flight else { return Err(unexpected("a flight of records")) };
-        self.relay.link.deliver_to(self.relay.side, bytes);
-        Ok(flight)
+        let links = std::slice::from_ref(&self.link);
+        complete_handshakes(&mut Split::new(self.relay, std::slice::from_mut(&mut conn), links, &mut [Progress::default()], clock))?;
+        Ok(conn)
     }
 
     /// The client's proposal becomes what both do next: the client sends it, the server
@@ -435,10 +390,9 @@ fn unexpected(what: &str) -> Error {
     Error::Other(format!("the peer runner sent something else than {what}"))
 }
 
-/// This process's transport and the socket to the peer process.
+/// The socket to the peer process, and which side this process is.
 struct Relay {
     peer: UnixStream,
-    link: Link,
     side: Side,
 }
 
@@ -539,8 +493,8 @@ mod tests {
     #[test]
     fn messages_cross_the_socket_intact() {
         let (a, b) = UnixStream::pair().unwrap();
-        let mut near = Relay { peer: a, link: Link::new(), side: Side::Client };
-        let mut far = Relay { peer: b, link: Link::new(), side: Side::Server };
+        let mut near = Relay { peer: a, side: Side::Client };
+        let mut far = Relay { peer: b, side: Side::Server };
         let messages = [
             Message::Flight { bytes: b"\x16\x03\x01 hello".to_vec(), done: true, unread: 7 },
             Message::Flight { bytes: Vec::new(), done: false, unread: 0 },

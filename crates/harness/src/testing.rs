@@ -39,15 +39,8 @@ pub fn connect<C: Stack, S: Stack>(
     let server_config = server.server_config(server_scenario, pki()).map_err(|e| format!("server config: {e}"))?;
     let mut client = client.new_client(&client_config, link.client()).map_err(|e| format!("client: {e}"))?;
     let mut server = server.new_server(&server_config, link.server()).map_err(|e| format!("server: {e}"))?;
-    for _ in 0..16 {
-        let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-        let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-        // Bytes left over would be post-handshake messages, such as a session ticket.
-        if client_done && server_done && link.in_flight() == 0 {
-            return Ok((client, server));
-        }
-    }
-    Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+    crate::step::handshake_pair(&mut client, &mut server, &link, &mut crate::step::Unmetered).map_err(|e| e.to_string())?;
+    Ok((client, server))
 }
 
 /// Runs every scenario both stacks support once through the real driver, checking that it

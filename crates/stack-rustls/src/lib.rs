@@ -232,7 +232,12 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Tls<C> {
 
 impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection for Tls<C> {
     fn handshake(&mut self) -> Result<bool, LibError> {
-        self.pump()?;
+        // A client's first turn has its hello to write and nothing to read yet: an application
+        // on a socket writes it and waits until the socket is readable.
+        match self.conn.wants_write() {
+            true => self.flush()?,
+            false => self.pump()?,
+        }
         Ok(!self.conn.is_handshaking())
     }
 

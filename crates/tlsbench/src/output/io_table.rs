@@ -13,8 +13,9 @@ starts in. write buffering: one write call carries bytes of more than one record
 coalescing: several handshake messages share one record (TLS 1.3: the encrypted handshake
 flight in fewer records than the messages it holds); the client's is read from the same
 connection with a client certificate (_mtls), since without one its flights hold one message
-each. -: no occasion to tell. Read calls include those that found nothing (would block); bytes
-include record headers.";
+each. -: no occasion to tell. Read calls include the empty reads: those that found nothing
+(would block; on a socket, EAGAIN). A side is called only when its peer's bytes wait to be read,
+so every call is the library's own. Bytes include record headers.";
 
 pub struct IoRow {
     pub stack: String,
@@ -38,6 +39,7 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
         "write buffering",
         "record coalescing",
         "read calls",
+        "empty reads",
         "write calls",
         "io calls",
         "records",
@@ -59,6 +61,7 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
                     flag(|b| b.write_buffering),
                     flag(|b| b.record_coalescing),
                     count(|t| t.read_calls),
+                    count(|t| t.empty_reads),
                     count(|t| t.write_calls),
                     count(IoTotals::io_calls),
                     count(|t| t.records_written),
@@ -67,16 +70,16 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
             }
             Outcome::Unsupported(reason) => {
                 notes.push(format!("{}: n/a: {}", row.stack, without_prefix(reason, &row.stack)));
-                vec!["n/a".into(); 8]
+                vec!["n/a".into(); 9]
             }
             Outcome::Failed(reason) => {
                 notes.push(format!("{}: failed: {}", row.stack, without_prefix(reason, &row.stack)));
-                vec!["failed".into(); 8]
+                vec!["failed".into(); 9]
             }
         };
         table.add_row(std::iter::once(row.stack.clone()).chain(cells));
     }
-    for i in 4..9 {
+    for i in 4..10 {
         if let Some(column) = table.column_mut(i) {
             column.set_cell_alignment(CellAlignment::Right);
         }

@@ -39,13 +39,13 @@ pub fn render(trace: &IoTrace) -> String {
     let mut total = 0;
     for side in [Side::Client, Side::Server] {
         let t = trace.totals(side);
-        let blocked = trace.events.iter().filter(|e| matches!(e, IoEvent::Read { side: s, got: None, .. } if *s == side)).count();
         total += t.io_calls();
         let _ = writeln!(
             out,
-            "{side:<6}  {} IO calls: {} reads ({blocked} would block), {} writes; {} records, {} bytes written",
+            "{side:<6}  {} IO calls: {} reads ({} would block), {} writes; {} records, {} bytes written",
             t.io_calls(),
             t.read_calls,
+            t.empty_reads,
             t.write_calls,
             t.records_written,
             t.bytes_written
