@@ -95,16 +95,16 @@ impl Stack for Bertie {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
         let (algorithms, negotiated) = algorithms(scenario)?;
         // Bertie sends one certificate, the leaf: its peers get no intermediate.
-        let leaf = X509::from_pem(credentials.chain_pem.as_bytes()).map_err(failed("parsing the leaf certificate"))?;
-        let der = leaf.to_der().map_err(failed("encoding the leaf certificate"))?;
-        let key = PKey::private_key_from_pem(credentials.key_pem.as_bytes()).map_err(failed("parsing the private key"))?;
+        let leaf = X509::from_pem(credentials.chain_pem.as_bytes()).map_err(LibError::context("parsing the leaf certificate"))?;
+        let der = leaf.to_der().map_err(LibError::context("encoding the leaf certificate"))?;
+        let key = PKey::private_key_from_pem(credentials.key_pem.as_bytes()).map_err(LibError::context("parsing the private key"))?;
         // Bertie's signing key is the bare secret: the P-256 scalar, or RSA's private exponent
         // as long as the modulus.
         let secret = match scenario.key {
             KeyType::EcdsaP256 => key.ec_key().and_then(|k| k.private_key().to_vec_padded(32)),
             _ => key.rsa().and_then(|k| k.d().to_vec_padded(k.size() as i32)),
         }
-        .map_err(failed("reading the private key's secret"))?;
+        .map_err(LibError::context("reading the private key's secret"))?;
         let db = ServerDB::new(SERVER_NAME.as_bytes().into(), der.into(), secret.into(), None);
         Ok(ServerConfig { db, algorithms, negotiated: Negotiated { client_cert_verified: Some(false), ..negotiated } })
     }
@@ -157,10 +157,6 @@ fn algorithms(scenario: &Scenario) -> Result<(Algorithms, Negotiated), LibError>
     Ok((algorithms, negotiated))
 }
 
-/// Turns an error into a `LibError` that says which step failed.
-fn failed<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> LibError + '_ {
-    move |error| LibError::new(format!("{what}: {error}"))
-}
 
 /// A Bertie error code (`TLSError` is a `u8`), with the step it came from.
 fn bertie_failed(what: &'static str) -> impl FnOnce(u8) -> LibError {
@@ -209,7 +205,7 @@ impl Records {
     }
 
     fn write(&mut self, bytes: &Bytes) -> Result<(), LibError> {
-        self.io.write_all(&bytes.declassify()).map_err(failed("writing the transport"))
+        self.io.write_all(&bytes.declassify()).map_err(LibError::context("writing the transport"))
     }
 
     /// Hands out decrypted data kept from earlier records first.
