@@ -39,6 +39,24 @@ pub struct ServerConfig {
     negotiated: Negotiated,
 }
 
+/// The parts of the configs that Bertie's own calls take, for a bare loop of Bertie's API built
+/// on the same configs (the `bertie_overhead` bench of tlsbench-runner-openssl).
+impl ClientConfig {
+    pub fn algorithms(&self) -> Algorithms {
+        self.algorithms
+    }
+}
+
+impl ServerConfig {
+    pub fn algorithms(&self) -> Algorithms {
+        self.algorithms
+    }
+
+    pub fn db(&self) -> &ServerDB {
+        &self.db
+    }
+}
+
 impl Stack for Bertie {
     type ClientConfig = ClientConfig;
     type ServerConfig = ServerConfig;
@@ -163,44 +181,92 @@ fn bertie_failed(what: &'static str) -> impl FnOnce(u8) -> LibError {
     move |code| LibError::new(format!("bertie: {what} failed with error {code}"))
 }
 
-/// The transport cut into whole TLS records, which is what Bertie's calls take.
+/// What Bertie's client and server do alike once connected; each call consumes the state and
+/// returns the next one.
+trait Connected: Sized {
+    /// One record of application data.
+    fn encrypt(self, data: AppData) -> Result<(Bytes, Self), u8>;
+    /// The application data of one record; None for a record without any (a session ticket).
+    fn decrypt(self, record: &Bytes) -> Result<(Option<AppData>, Self), u8>;
+}
+
+impl Connected for bertie::Client {
+    fn encrypt(self, data: AppData) -> Result<(Bytes, Self), u8> {
+        self.write(data)
+    }
+
+    fn decrypt(self, record: &Bytes) -> Result<(Option<AppData>, Self), u8> {
+        self.read(record)
+    }
+}
+
+impl Connected for bertie::Server {
+    fn encrypt(self, data: AppData) -> Result<(Bytes, Self), u8> {
+        self.write(data)
+    }
+
+    fn decrypt(self, record: &Bytes) -> Result<(Option<AppData>, Self), u8> {
+        self.read(record)
+    }
+}
+
+/// The transport cut into whole TLS records, which is what Bertie's calls take, and the
+/// application data of the last record until the caller has taken it. Like Bertie's own stream
+/// API, it reads the transport only when no whole record has arrived yet.
 struct Records {
     io: Endpoint,
-    buffer: Vec<u8>,
-    /// Decrypted application data not yet handed to the caller.
+    /// What has been read; `received[start..]` is not yet handed out as records.
+    received: Vec<u8>,
+    start: usize,
+    /// The last record's application data, as Bertie hands it out; `plaintext[taken..]` is not
+    /// yet handed to the caller.
     plaintext: Vec<u8>,
+    taken: usize,
 }
 
 impl Records {
     fn new(io: Endpoint) -> Self {
-        Self { io, buffer: Vec::new(), plaintext: Vec::new() }
+        Self { io, received: Vec::new(), start: 0, plaintext: Vec::new(), taken: 0 }
     }
 
     /// The next whole record that has arrived, header included. Change cipher spec records are
     /// dropped, as TLS 1.3 says (peers send them for middleboxes); an alert ends the connection.
-    fn next(&mut self) -> Result<Option<Vec<u8>>, LibError> {
+    fn next(&mut self) -> Result<Option<Bytes>, LibError> {
         loop {
-            let mut chunk = [0u8; 16 * 1024];
-            match self.io.read(&mut chunk) {
-                Ok(n) => self.buffer.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) => return Err(LibError::new(format!("reading the transport: {e}"))),
-            }
-        }
-        loop {
-            if self.buffer.len() < 5 {
+            let pending = &self.received[self.start..];
+            let length = match pending {
+                [_, _, _, high, low, ..] => 5 + usize::from(u16::from_be_bytes([*high, *low])),
+                _ => 0,
+            };
+            if length == 0 || pending.len() < length {
+                if self.read()? {
+                    continue;
+                }
                 return Ok(None);
             }
-            let length = 5 + usize::from(u16::from_be_bytes([self.buffer[3], self.buffer[4]]));
-            if self.buffer.len() < length {
-                return Ok(None);
-            }
-            let record: Vec<u8> = self.buffer.drain(..length).collect();
+            let record = &pending[..length];
+            self.start += length;
             match record[0] {
                 CHANGE_CIPHER_SPEC => continue,
                 ALERT => return Err(LibError::new(format!("the peer sent an alert: {:?}", &record[5..]))),
-                _ => return Ok(Some(record)),
+                _ => return Ok(Some(record.into())),
             }
+        }
+    }
+
+    /// Reads what the transport has after what was already read; false when it has nothing.
+    fn read(&mut self) -> Result<bool, LibError> {
+        // Only a part of a record is kept: what was handed out goes first.
+        self.received.drain(..self.start);
+        self.start = 0;
+        let mut chunk = [0u8; 16 * 1024];
+        match self.io.read(&mut chunk) {
+            Ok(n) => {
+                self.received.extend_from_slice(&chunk[..n]);
+                Ok(n > 0)
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(LibError::new(format!("reading the transport: {e}"))),
         }
     }
 
@@ -208,12 +274,34 @@ impl Records {
         self.io.write_all(&bytes.declassify()).map_err(LibError::context("writing the transport"))
     }
 
-    /// Hands out decrypted data kept from earlier records first.
-    fn take_plaintext(&mut self, buf: &mut [u8]) -> usize {
-        let n = self.plaintext.len().min(buf.len());
-        buf[..n].copy_from_slice(&self.plaintext[..n]);
-        self.plaintext.drain(..n);
-        n
+    /// Encrypts `data` a record at a time and writes the records.
+    fn send<S: Connected>(&mut self, state: &mut Option<S>, data: &[u8]) -> Result<(), LibError> {
+        for fragment in data.chunks(MAX_FRAGMENT) {
+            let connected = state.take().ok_or_else(|| LibError::new("sending before the handshake"))?;
+            let (record, next) = connected.encrypt(AppData::new(fragment.into())).map_err(bertie_failed("encrypting"))?;
+            *state = Some(next);
+            self.write(&record)?;
+        }
+        Ok(())
+    }
+
+    /// Hands out what is left of the last record's data, or else decrypts the next record.
+    fn receive<S: Connected>(&mut self, state: &mut Option<S>, buf: &mut [u8]) -> Result<usize, LibError> {
+        while self.taken == self.plaintext.len() {
+            let Some(record) = self.next()? else { return Ok(0) };
+            let connected = state.take().ok_or_else(|| LibError::new("receiving before the handshake"))?;
+            let (data, next) = connected.decrypt(&record).map_err(bertie_failed("decrypting"))?;
+            *state = Some(next);
+            if let Some(data) = data {
+                self.plaintext = data.into_raw().declassify();
+                self.taken = 0;
+            }
+        }
+        let left = &self.plaintext[self.taken..];
+        let n = left.len().min(buf.len());
+        buf[..n].copy_from_slice(&left[..n]);
+        self.taken += n;
+        Ok(n)
     }
 }
 
@@ -240,7 +328,7 @@ impl Connection for BertieClient {
         };
         while !matches!(state, bertie::Client::Client1(..)) {
             let Some(record) = self.records.next()? else { break };
-            let (finished, next) = state.read_handshake(&record.into()).map_err(bertie_failed("reading the server's flight"))?;
+            let (finished, next) = state.read_handshake(&record).map_err(bertie_failed("reading the server's flight"))?;
             state = next;
             if let Some(finished) = finished {
                 self.records.write(&finished)?;
@@ -252,24 +340,11 @@ impl Connection for BertieClient {
     }
 
     fn send(&mut self, data: &[u8]) -> Result<(), LibError> {
-        for fragment in data.chunks(MAX_FRAGMENT) {
-            let state = self.state.take().ok_or_else(|| LibError::new("sending before the handshake"))?;
-            let (record, state) = state.write(AppData::new(fragment.into())).map_err(bertie_failed("encrypting"))?;
-            self.state = Some(state);
-            self.records.write(&record)?;
-        }
-        Ok(())
+        self.records.send(&mut self.state, data)
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
-        while self.records.plaintext.is_empty() {
-            let Some(record) = self.records.next()? else { break };
-            let state = self.state.take().ok_or_else(|| LibError::new("receiving before the handshake"))?;
-            let (data, state) = state.read(&record.into()).map_err(bertie_failed("decrypting"))?;
-            self.state = Some(state);
-            self.records.plaintext.extend(data.map(|d| d.into_raw().declassify()).unwrap_or_default());
-        }
-        Ok(self.records.take_plaintext(buf))
+        self.records.receive(&mut self.state, buf)
     }
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
@@ -301,7 +376,7 @@ impl Connection for BertieServer {
                 None => {
                     let Some(hello) = self.records.next()? else { return Ok(false) };
                     let (server_hello, flight, state) =
-                        bertie::Server::accept(self.algorithms, self.db.clone(), &hello.into(), &mut rand::thread_rng())
+                        bertie::Server::accept(self.algorithms, self.db.clone(), &hello, &mut rand::thread_rng())
                             .map_err(bertie_failed("answering the ClientHello"))?;
                     self.records.write(&server_hello)?;
                     self.records.write(&flight)?;
@@ -312,7 +387,7 @@ impl Connection for BertieServer {
                         self.state = Some(state);
                         return Ok(false);
                     };
-                    let state = state.read_handshake(&finished.into()).map_err(bertie_failed("reading the client's Finished"))?;
+                    let state = state.read_handshake(&finished).map_err(bertie_failed("reading the client's Finished"))?;
                     self.state = Some(state);
                 }
             }
@@ -320,24 +395,11 @@ impl Connection for BertieServer {
     }
 
     fn send(&mut self, data: &[u8]) -> Result<(), LibError> {
-        for fragment in data.chunks(MAX_FRAGMENT) {
-            let state = self.state.take().ok_or_else(|| LibError::new("sending before the handshake"))?;
-            let (record, state) = state.write(AppData::new(fragment.into())).map_err(bertie_failed("encrypting"))?;
-            self.state = Some(state);
-            self.records.write(&record)?;
-        }
-        Ok(())
+        self.records.send(&mut self.state, data)
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
-        while self.records.plaintext.is_empty() {
-            let Some(record) = self.records.next()? else { break };
-            let state = self.state.take().ok_or_else(|| LibError::new("receiving before the handshake"))?;
-            let (data, state) = state.read(&record.into()).map_err(bertie_failed("decrypting"))?;
-            self.state = Some(state);
-            self.records.plaintext.extend(data.map(|d| d.into_raw().declassify()).unwrap_or_default());
-        }
-        Ok(self.records.take_plaintext(buf))
+        self.records.receive(&mut self.state, buf)
     }
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
