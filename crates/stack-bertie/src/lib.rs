@@ -68,7 +68,11 @@ impl Stack for Bertie {
     }
 
     fn library(&self) -> String {
-        format!("Bertie {} ({VERIFICATION})", env!("BERTIE_VERSION"))
+        // Bertie as published, with its default features: `secret_integers` cannot be switched
+        // off (the crate does not compile without it), and no feature or build setting of
+        // Bertie's own benchmarks makes it faster. libcrux chooses its AES-NI and AVX2 paths
+        // from the CPU it runs on.
+        format!("Bertie {} (libcrux {}, default features; {VERIFICATION})", env!("BERTIE_VERSION"), env!("LIBCRUX_VERSION"))
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -493,7 +497,8 @@ mod tests {
         let asked = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
         let other_ca = Scenario { key: KeyType::Rsa3072, ..asked };
         assert!(connect(&asked, &other_ca).is_ok(), "Bertie now verifies chains: update VERIFICATION and this test");
-        assert_eq!(Bertie.library(), format!("Bertie {} (no chain or host name verification)", env!("BERTIE_VERSION")));
+        assert_eq!(Bertie.library(), format!("Bertie {} (libcrux {}, default features; no chain or host name verification)", env!("BERTIE_VERSION"), env!("LIBCRUX_VERSION")));
+        assert!(Bertie.library().starts_with("Bertie 0.1.0-pre.2 (libcrux 0.0.2-pre.2,"), "{}", Bertie.library());
     }
 
     #[test]
