@@ -416,7 +416,6 @@ mod tests {
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
-    use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::{Error, KeyType, Link};
 
     use tlsbench_harness::testing::{self, pki, scenario};
@@ -429,23 +428,12 @@ mod tests {
 
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
-        // One measured iteration after the seed handshake: every gate passes at least once.
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
-        let mut measured = 0;
-        for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
-            if LibTls.capabilities().check("libtls", &scenario).is_err() {
-                continue;
-            }
-            let report = sample(&LibTls, &LibTls, &scenario, pki(), &spec).unwrap_or_else(|e| panic!("{scenario}: {e}"));
-            assert!(report.iterations > 0, "{scenario}: no iterations");
-            assert_eq!(report.values.len(), 2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(), "{scenario}");
-            assert!(report.values.iter().all(|v| v.value > 0.0 && v.value.is_finite()), "{scenario}: {report:?}");
-            assert_eq!(report.client_library, format!("LibreTLS {}", env!("LIBTLS_VERSION")));
-            measured += 1;
-        }
+        // Through the real driver, once each: every gate passes at least once.
+        let measured = testing::check_every_supported_scenario(&LibTls, &LibTls);
         // TLS 1.2 full handshakes with EMS on (3 groups x 6 keys x 3 suites x 3 client auths) and
         // transfers; TLS 1.3 full handshakes and the transfer with AES-256-GCM.
         assert_eq!(measured, (3 * 6 * 3 * 3 + 3) + (3 * 6 * 3 + 1));
+        assert_eq!(LibTls.library(), format!("LibreTLS {}", env!("LIBTLS_VERSION")));
     }
 
     #[test]
