@@ -833,14 +833,7 @@ mod tests {
         let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
         let (client, server) = configs(&asked, &asked);
         let (mut client, mut server) = connect(&client, &server).unwrap_or_else(|e| panic!("{e}"));
-        let mut buf = [0u8; 64];
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the server");
-        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the client");
+        testing::check_data_crosses(&asked.name(), &mut client, &mut server);
     }
 
     /// One byte each way, then close_notify each way: each side sees the peer's close_notify

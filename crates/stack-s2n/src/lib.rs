@@ -419,7 +419,7 @@ mod tests {
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::Link;
 
-    use tlsbench_harness::testing::{pki, scenario};
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
     /// Steps a client against a server until both complete or one fails.
@@ -602,14 +602,7 @@ mod tests {
             let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
             let (client, server) = configs(&stack, &asked);
             let (mut client, mut server) = connect(&stack, client, &server).unwrap_or_else(|e| panic!("{e}"));
-            let mut buf = [0u8; 64];
-            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-            server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-            assert_eq!(&buf[..15], b"from the server");
-            client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-            assert_eq!(&buf[..15], b"from the client");
+            testing::check_data_crosses(&asked.name(), &mut client, &mut server);
         }
         assert_eq!(S2n::new().library(), format!("s2n-tls {}", env!("S2N_TLS_VERSION")));
         assert_eq!(S2n::recv_buffering().library(), format!("s2n-tls {} (recv buffering)", env!("S2N_TLS_VERSION")));
