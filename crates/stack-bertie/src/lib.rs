@@ -238,16 +238,17 @@ impl Records {
     fn next(&mut self) -> Result<Option<Bytes>, LibError> {
         loop {
             let pending = &self.received[self.start..];
+            // The record's length, header included, once its header has arrived.
             let length = match pending {
-                [_, _, _, high, low, ..] => 5 + usize::from(u16::from_be_bytes([*high, *low])),
-                _ => 0,
+                [_, _, _, high, low, ..] => Some(5 + usize::from(u16::from_be_bytes([*high, *low]))),
+                _ => None,
             };
-            if length == 0 || pending.len() < length {
+            let Some(length) = length.filter(|&length| pending.len() >= length) else {
                 if self.read()? {
                     continue;
                 }
                 return Ok(None);
-            }
+            };
             let record = &pending[..length];
             self.start += length;
             match record[0] {
