@@ -31,6 +31,12 @@ impl LibError {
     pub fn new(error: impl fmt::Display) -> Self {
         Self(error.to_string())
     }
+
+    /// For `map_err`: the library's error, after the step that failed, e.g. `.map_err(
+    /// LibError::context("parsing the private key"))` gives "parsing the private key: <error>".
+    pub fn context<E: fmt::Display>(what: &str) -> impl FnOnce(E) -> LibError + '_ {
+        move |error| LibError(format!("{what}: {error}"))
+    }
 }
 
 impl fmt::Display for LibError {
@@ -40,3 +46,15 @@ impl fmt::Display for LibError {
 }
 
 impl std::error::Error for LibError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_names_the_step_before_the_library_error() {
+        let error: Result<(), &str> = Err("bad PEM");
+        let error = error.map_err(LibError::context("parsing the private key")).unwrap_err();
+        assert_eq!(error.to_string(), "parsing the private key: bad PEM");
+    }
+}

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Side;
+use crate::{LibError, Side};
 
 /// Declares a parameter enum whose variants have one canonical name each.
 macro_rules! parameter {
@@ -166,6 +166,48 @@ impl KeyType {
             KeyType::EcdsaP256 => Some(Group::Secp256r1),
             KeyType::EcdsaP384 => Some(Group::Secp384r1),
             _ => None,
+        }
+    }
+}
+
+impl Suite {
+    /// OpenSSL's name for the suite, which BoringSSL, LibreTLS's libtls and s2n-tls report too:
+    /// RFC 8446's name in TLS 1.3; in TLS 1.2, ECDHE with the key's signature algorithm (RSA, or
+    /// ECDSA for ECDSA and Ed25519 keys), so the name depends on the key type.
+    pub fn openssl_name(self, version: Version, key: KeyType) -> &'static str {
+        match (version, key.is_rsa(), self) {
+            (Version::Tls13, _, Suite::Aes128Gcm) => "TLS_AES_128_GCM_SHA256",
+            (Version::Tls13, _, Suite::Aes256Gcm) => "TLS_AES_256_GCM_SHA384",
+            (Version::Tls13, _, Suite::Chacha20Poly1305) => "TLS_CHACHA20_POLY1305_SHA256",
+            (Version::Tls12, true, Suite::Aes128Gcm) => "ECDHE-RSA-AES128-GCM-SHA256",
+            (Version::Tls12, true, Suite::Aes256Gcm) => "ECDHE-RSA-AES256-GCM-SHA384",
+            (Version::Tls12, true, Suite::Chacha20Poly1305) => "ECDHE-RSA-CHACHA20-POLY1305",
+            (Version::Tls12, false, Suite::Aes128Gcm) => "ECDHE-ECDSA-AES128-GCM-SHA256",
+            (Version::Tls12, false, Suite::Aes256Gcm) => "ECDHE-ECDSA-AES256-GCM-SHA384",
+            (Version::Tls12, false, Suite::Chacha20Poly1305) => "ECDHE-ECDSA-CHACHA20-POLY1305",
+        }
+    }
+
+    /// The suite a library reports as `negotiated`, in its own terms: the one that `name_of`
+    /// gives as `negotiated` for some key type (a TLS 1.2 suite's name depends on the key's
+    /// signature algorithm, so every key type is tried).
+    pub fn negotiated<N: PartialEq + fmt::Debug>(negotiated: N, name_of: impl Fn(KeyType, Suite) -> N) -> Result<Suite, LibError> {
+        Suite::ALL
+            .iter()
+            .copied()
+            .find(|&suite| KeyType::ALL.iter().any(|&key| name_of(key, suite) == negotiated))
+            .ok_or_else(|| LibError(format!("negotiated an unexpected cipher suite: {negotiated:?}")))
+    }
+}
+
+impl Group {
+    /// OpenSSL's name for the group in a groups list, which BoringSSL and libtls take too.
+    pub fn openssl_name(self) -> &'static str {
+        match self {
+            Group::X25519 => "X25519",
+            Group::Secp256r1 => "P-256",
+            Group::Secp384r1 => "P-384",
+            Group::X25519Mlkem768 => "X25519MLKEM768",
         }
     }
 }
@@ -436,6 +478,17 @@ mod tests {
         assert_eq!(groups("handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm_mtls", client), vec![Group::X25519]);
         assert_eq!(groups("handshake-full_1.2_secp256r1_ecdsa-p256_aes-128-gcm", client), vec![Group::Secp256r1]);
         assert_eq!(groups("handshake-full_1.2_x25519_ed25519_aes-128-gcm", client), vec![Group::X25519]);
+    }
+
+    #[test]
+    fn a_negotiated_suite_is_found_back_from_a_library_name_of_any_key_type() {
+        let by_name = |name: &str, version| Suite::negotiated(name, |key, suite| suite.openssl_name(version, key)).map_err(|e| e.0);
+        assert_eq!(by_name("TLS_AES_256_GCM_SHA384", Version::Tls13), Ok(Suite::Aes256Gcm));
+        assert_eq!(by_name("ECDHE-RSA-CHACHA20-POLY1305", Version::Tls12), Ok(Suite::Chacha20Poly1305));
+        assert_eq!(by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls12), Ok(Suite::Aes128Gcm));
+        // A TLS 1.2 name is not a TLS 1.3 suite, and a suite tlsbench does not know is an error.
+        assert_eq!(by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls13), Err("negotiated an unexpected cipher suite: \"ECDHE-ECDSA-AES128-GCM-SHA256\"".into()));
+        assert_eq!(by_name("AES128-SHA", Version::Tls12), Err("negotiated an unexpected cipher suite: \"AES128-SHA\"".into()));
     }
 
     #[test]

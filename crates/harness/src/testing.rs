@@ -88,3 +88,16 @@ pub fn check_close_notify(name: &str, client: &mut impl Connection, server: &mut
     assert_eq!(server.peer_closed().map_err(|e| e.0), Ok(true), "{name}: server");
     assert_eq!(client.peer_closed().map_err(|e| e.0), Ok(true), "{name}: client");
 }
+
+/// On connected `client` and `server`: nothing to receive before anything is sent, then a
+/// message each way arrives whole. `name` labels the failures.
+pub fn check_data_crosses(name: &str, client: &mut impl Connection, server: &mut impl Connection) {
+    let mut buf = [0u8; 64];
+    assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "{name}: nothing sent yet");
+    server.send(b"from the server").unwrap_or_else(|e| panic!("{name}: server send: {e}"));
+    assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15), "{name}: client receive");
+    assert_eq!(&buf[..15], b"from the server", "{name}");
+    client.send(b"from the client").unwrap_or_else(|e| panic!("{name}: client send: {e}"));
+    assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15), "{name}: server receive");
+    assert_eq!(&buf[..15], b"from the client", "{name}");
+}

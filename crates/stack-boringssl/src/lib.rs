@@ -2,7 +2,6 @@
 //! through the `boring` crate: one `SslContext` pinned to the scenario per side.
 
 use std::ffi::c_int;
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use boring::error::ErrorStack;
@@ -16,7 +15,7 @@ use boring::x509::X509;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
 };
 
@@ -91,7 +90,7 @@ impl Stack for BoringSsl {
             }
         }
         // Required for resuming a session that carries a verified client certificate.
-        ctx.set_session_id_context(b"tlsbench").map_err(failed("setting the session ID context"))?;
+        ctx.set_session_id_context(b"tlsbench").map_err(LibError::context("setting the session ID context"))?;
         // Session IDs need the server's cache; tickets are stateless (see `pinned`).
         if scenario.kind == Kind::HandshakeResumeId {
             ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
@@ -100,76 +99,76 @@ impl Stack for BoringSsl {
     }
 
     fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<BoringSslConnection, LibError> {
-        let mut ssl = Ssl::new(&config.ctx).map_err(failed("creating the client connection"))?;
-        ssl.set_hostname(SERVER_NAME).map_err(failed("setting the SNI host name"))?;
+        let mut ssl = Ssl::new(&config.ctx).map_err(LibError::context("creating the client connection"))?;
+        ssl.set_hostname(SERVER_NAME).map_err(LibError::context("setting the SNI host name"))?;
         // Chain verification alone would accept any name the CA signed.
-        ssl.param_mut().set_host(SERVER_NAME).map_err(failed("setting the host name to verify"))?;
+        ssl.param_mut().set_host(SERVER_NAME).map_err(LibError::context("setting the host name to verify"))?;
         if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // SAFETY: the session comes from a connection of this same context.
-            unsafe { ssl.set_session(session) }.map_err(failed("setting the session to resume"))?;
+            unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
         }
         BoringSslConnection::new(ssl, Side::Client, io)
     }
 
     fn new_server(&self, config: &SslContext, io: Endpoint) -> Result<BoringSslConnection, LibError> {
-        let ssl = Ssl::new(config).map_err(failed("creating the server connection"))?;
+        let ssl = Ssl::new(config).map_err(LibError::context("creating the server connection"))?;
         BoringSslConnection::new(ssl, Side::Server, io)
     }
 }
 
 /// A fresh store, not the system's default paths: the scenario's root is the only trust anchor.
 fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
-    let mut roots = X509StoreBuilder::new().map_err(failed("creating the trust store"))?;
-    let ca = X509::from_pem(credentials.ca_pem.as_bytes()).map_err(failed("parsing the CA certificate"))?;
-    roots.add_cert(ca).map_err(failed("adding the CA certificate to the trust store"))?;
+    let mut roots = X509StoreBuilder::new().map_err(LibError::context("creating the trust store"))?;
+    let ca = X509::from_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("parsing the CA certificate"))?;
+    roots.add_cert(ca).map_err(LibError::context("adding the CA certificate to the trust store"))?;
     Ok(roots.build())
 }
 
 /// The leaf, the intermediates after it, and the leaf's key.
 fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
-    let chain = X509::stack_from_pem(chain_pem.as_bytes()).map_err(failed("parsing the certificate chain"))?;
+    let chain = X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
     let mut chain = chain.into_iter();
     let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
-    ctx.set_certificate(&leaf).map_err(failed("setting the certificate"))?;
+    ctx.set_certificate(&leaf).map_err(LibError::context("setting the certificate"))?;
     for intermediate in chain {
-        ctx.add_extra_chain_cert(intermediate).map_err(failed("adding an intermediate certificate"))?;
+        ctx.add_extra_chain_cert(intermediate).map_err(LibError::context("adding an intermediate certificate"))?;
     }
-    let key = PKey::private_key_from_pem(key_pem.as_bytes()).map_err(failed("parsing the private key"))?;
-    ctx.set_private_key(&key).map_err(failed("setting the private key"))?;
-    ctx.check_private_key().map_err(failed("checking the private key against its certificate"))
+    let key = PKey::private_key_from_pem(key_pem.as_bytes()).map_err(LibError::context("parsing the private key"))?;
+    ctx.set_private_key(&key).map_err(LibError::context("setting the private key"))?;
+    ctx.check_private_key().map_err(LibError::context("checking the private key against its certificate"))
 }
 
 /// A context builder for one side that allows exactly the scenario's version, cipher suite and
 /// group, with session resumption off.
 fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
-    let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(failed("creating the context"))?;
+    let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(LibError::context("creating the context"))?;
     let version = match scenario.version {
         Version::Tls12 => SslVersion::TLS1_2,
         Version::Tls13 => SslVersion::TLS1_3,
     };
-    ctx.set_min_proto_version(Some(version)).map_err(failed("setting the minimum TLS version"))?;
-    ctx.set_max_proto_version(Some(version)).map_err(failed("setting the maximum TLS version"))?;
-    let cipher = cipher(scenario.version, scenario.key, scenario.suite);
+    ctx.set_min_proto_version(Some(version)).map_err(LibError::context("setting the minimum TLS version"))?;
+    ctx.set_max_proto_version(Some(version)).map_err(LibError::context("setting the maximum TLS version"))?;
+    let cipher = scenario.suite.openssl_name(scenario.version, scenario.key);
     // Each list applies to its own version only; under the version pin the other list's
     // defaults are neither offered nor accepted, so it is left alone.
-    let what = format!("setting the cipher suite {}", cipher.name);
+    let what = format!("setting the cipher suite {cipher}");
     match scenario.version {
-        Version::Tls12 => ctx.set_strict_cipher_list(cipher.name).map_err(failed(&what))?,
+        Version::Tls12 => ctx.set_strict_cipher_list(cipher).map_err(LibError::context(&what))?,
         // The cipher-string language has no say over TLS 1.3 in BoringSSL; this list, by
         // IANA id, is what the client offers and the server accepts (`boring` does not wrap it).
         // SAFETY: the context is live, and the pointer and length describe one valid id; with
         // null flags BoringSSL reads nothing more.
         Version::Tls13 => check(
-            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &cipher.id, std::ptr::null(), 1) },
+            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(scenario.suite), std::ptr::null(), 1) },
             &what,
         )?,
     }
     let groups = scenario.groups(side);
-    let groups = groups.iter().map(|g| group_name(*g)).collect::<Vec<_>>().join(":");
-    ctx.set_curves_list(&groups).map_err(failed(&format!("setting the groups {groups}")))?;
+    let groups = groups.iter().map(|g| g.openssl_name()).collect::<Vec<_>>().join(":");
+    ctx.set_curves_list(&groups).map_err(LibError::context(&format!("setting the groups {groups}")))?;
     // BoringSSL's default list leaves Ed25519 out, so a peer with an Ed25519 key would find no
     // common signature algorithm; this is that default (without SHA-1) plus Ed25519.
-    ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS).map_err(failed("setting the signature algorithms to verify"))?;
+    ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS).map_err(LibError::context("setting the signature algorithms to verify"))?;
     // No resumption but the kind the scenario asks for: no session cache (the configs turn on
     // the side's own), and tickets (on both sides: a client with NO_TICKET does not ask for a
     // TLS 1.2 ticket) only to resume from them, one TLS 1.3 ticket per handshake (BoringSSL
@@ -208,42 +207,13 @@ fn check(ret: c_int, what: &str) -> Result<(), LibError> {
     }
 }
 
-fn group_name(group: Group) -> &'static str {
-    match group {
-        Group::X25519 => "X25519",
-        Group::Secp256r1 => "P-256",
-        Group::Secp384r1 => "P-384",
-        Group::X25519Mlkem768 => "X25519MLKEM768",
+/// A TLS 1.3 cipher suite's IANA id, which is how BoringSSL takes the TLS 1.3 list.
+fn tls13_cipher_id(suite: Suite) -> u16 {
+    match suite {
+        Suite::Aes128Gcm => 0x1301,
+        Suite::Aes256Gcm => 0x1302,
+        Suite::Chacha20Poly1305 => 0x1303,
     }
-}
-
-/// A cipher suite by its IANA id and BoringSSL's name for it.
-struct Cipher {
-    id: u16,
-    name: &'static str,
-}
-
-/// The scenario's cipher suite. TLS 1.2 suites name the signature algorithm, so they depend on
-/// the key type; TLS 1.3 suites do not.
-fn cipher(version: Version, key: KeyType, suite: Suite) -> Cipher {
-    let (id, name) = match (version, key.is_rsa(), suite) {
-        (Version::Tls13, _, Suite::Aes128Gcm) => (0x1301, "TLS_AES_128_GCM_SHA256"),
-        (Version::Tls13, _, Suite::Aes256Gcm) => (0x1302, "TLS_AES_256_GCM_SHA384"),
-        (Version::Tls13, _, Suite::Chacha20Poly1305) => (0x1303, "TLS_CHACHA20_POLY1305_SHA256"),
-        (Version::Tls12, true, Suite::Aes128Gcm) => (0xc02f, "ECDHE-RSA-AES128-GCM-SHA256"),
-        (Version::Tls12, true, Suite::Aes256Gcm) => (0xc030, "ECDHE-RSA-AES256-GCM-SHA384"),
-        (Version::Tls12, true, Suite::Chacha20Poly1305) => (0xcca8, "ECDHE-RSA-CHACHA20-POLY1305"),
-        // ECDSA and Ed25519 keys both sign with the ECDHE-ECDSA suites.
-        (Version::Tls12, false, Suite::Aes128Gcm) => (0xc02b, "ECDHE-ECDSA-AES128-GCM-SHA256"),
-        (Version::Tls12, false, Suite::Aes256Gcm) => (0xc02c, "ECDHE-ECDSA-AES256-GCM-SHA384"),
-        (Version::Tls12, false, Suite::Chacha20Poly1305) => (0xcca9, "ECDHE-ECDSA-CHACHA20-POLY1305"),
-    };
-    Cipher { id, name }
-}
-
-/// Turns a BoringSSL error into a `LibError` that says which step failed.
-fn failed<E: fmt::Display>(what: &str) -> impl FnOnce(E) -> LibError + '_ {
-    move |error| LibError::new(format!("{what}: {error}"))
 }
 
 /// One side of a connection; client and server differ only in the state set on the `Ssl`.
@@ -260,7 +230,7 @@ impl BoringSslConnection {
             // SAFETY: as above.
             Side::Server => unsafe { boring_sys::SSL_set_accept_state(raw(&ssl)) },
         }
-        let stream = SslStream::new(ssl, io).map_err(failed("attaching the transport"))?;
+        let stream = SslStream::new(ssl, io).map_err(LibError::context("attaching the transport"))?;
         Ok(Self { stream })
     }
 }
@@ -322,7 +292,7 @@ impl Connection for BoringSslConnection {
         while !data.is_empty() {
             // The in-memory transport accepts every byte, so BoringSSL never has to wait to
             // write: any error here, WANT_WRITE included, is a failure.
-            let n = self.stream.ssl_write(data).map_err(failed("SSL_write"))?;
+            let n = self.stream.ssl_write(data).map_err(LibError::context("SSL_write"))?;
             data = &data[n..];
         }
         Ok(())
@@ -340,7 +310,7 @@ impl Connection for BoringSslConnection {
     fn close(&mut self) -> Result<(), LibError> {
         // The first SSL_shutdown writes close_notify and returns 0 (`Sent`), or 1 (`Received`)
         // when the peer's has already arrived; it does not wait for the peer's.
-        self.stream.shutdown().map(drop).map_err(failed("SSL_shutdown"))
+        self.stream.shutdown().map(drop).map_err(LibError::context("SSL_shutdown"))
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
@@ -374,11 +344,8 @@ impl Connection for BoringSslConnection {
             _ => return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str()))),
         };
         let cipher_suite = ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?;
-        let suite = Suite::ALL
-            .iter()
-            .copied()
-            .find(|&suite| KeyType::ALL.iter().any(|&key| cipher(version, key, suite).id == cipher_suite.protocol_id()))
-            .ok_or_else(|| LibError::new(format!("negotiated an unexpected cipher suite: {}", cipher_suite.name())))?;
+        // BoringSSL names suites as OpenSSL does.
+        let suite = Suite::negotiated(cipher_suite.name(), |key, suite| suite.openssl_name(version, key))?;
         // `SSL_get_curve_id`: the group of the key exchange, for TLS 1.2's ECDHE and TLS 1.3.
         let group = match ssl.curve().map(i32::from) {
             Some(boring_sys::SSL_GROUP_X25519) => Group::X25519,
@@ -406,11 +373,7 @@ fn raw(ssl: &SslRef) -> *mut boring_sys::SSL {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use tlsbench_harness::driver::{sample, SampleSpec};
-    use tlsbench_harness::protocol::Metric;
-    use tlsbench_harness::Link;
+    use tlsbench_harness::{KeyType, Link};
 
     use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
@@ -422,27 +385,13 @@ mod tests {
 
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
-        // One measured iteration after the seed handshake: every gate passes at least once.
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
-        let mut measured = 0;
-        for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
-            if BoringSsl.capabilities().check("boringssl", &scenario).is_err() {
-                continue;
-            }
-            let report = sample(&BoringSsl, &BoringSsl, &scenario, pki(), &spec);
-            let report = report.unwrap_or_else(|e| panic!("{scenario}: {e}"));
-            assert!(report.iterations > 0, "{scenario}: no iterations");
-            assert_eq!(report.values.len(), 2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(), "{scenario}");
-            for value in &report.values {
-                assert!(value.value > 0.0 && value.value.is_finite(), "{scenario}: {value:?}");
-            }
-            assert!(report.client_library.starts_with("BoringSSL (API version "), "{}", report.client_library);
-            measured += 1;
-        }
+        // Through the real driver, once each: every gate passes at least once.
+        let measured = testing::check_every_supported_scenario(&BoringSsl, &BoringSsl);
         // Everything time measures but TLS 1.2 without EMS.
         let timed: Vec<_> = Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
         let no_ems = timed.iter().filter(|s| !s.ems).count();
         assert_eq!(measured, timed.len() - no_ems);
+        assert!(BoringSsl.library().starts_with("BoringSSL (API version "), "{}", BoringSsl.library());
     }
 
     /// One byte each way, then close_notify each way: each side sees the peer's close_notify
@@ -550,13 +499,6 @@ mod tests {
     fn data_crosses_in_both_directions() {
         let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
         let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        let mut buf = [0u8; 64];
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the server");
-        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the client");
+        testing::check_data_crosses(&asked.name(), &mut client, &mut server);
     }
 }

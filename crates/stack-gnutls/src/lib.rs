@@ -703,10 +703,9 @@ mod tests {
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
-    use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::{Error, KeyType, Link};
 
-    use tlsbench_harness::testing::{pki, scenario};
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
     /// Steps a client against a server until both complete and nothing is in flight, or one fails.
@@ -732,22 +731,11 @@ mod tests {
 
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
-        // One measured iteration after the seed handshake: every gate passes at least once.
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
-        let mut measured = 0;
-        for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
-            if GnuTls.capabilities().check("gnutls", &scenario).is_err() {
-                continue;
-            }
-            let report = sample(&GnuTls, &GnuTls, &scenario, pki(), &spec).unwrap_or_else(|e| panic!("{scenario}: {e}"));
-            assert!(report.iterations > 0, "{scenario}: no iterations");
-            assert_eq!(report.values.len(), 2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(), "{scenario}");
-            assert!(report.values.iter().all(|v| v.value > 0.0 && v.value.is_finite()), "{scenario}: {report:?}");
-            assert!(report.client_library.starts_with("GnuTLS 3."), "{}", report.client_library);
-            measured += 1;
-        }
+        // Through the real driver, once each: every gate passes at least once.
+        let measured = testing::check_every_supported_scenario(&GnuTls, &GnuTls);
         // Everything but ML-KEM.
         assert!(measured > 1000, "only {measured} scenarios");
+        assert!(GnuTls.library().starts_with("GnuTLS 3."), "{}", GnuTls.library());
     }
 
     #[test]
@@ -845,14 +833,7 @@ mod tests {
         let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
         let (client, server) = configs(&asked, &asked);
         let (mut client, mut server) = connect(&client, &server).unwrap_or_else(|e| panic!("{e}"));
-        let mut buf = [0u8; 64];
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the server");
-        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the client");
+        testing::check_data_crosses(&asked.name(), &mut client, &mut server);
     }
 
     /// One byte each way, then close_notify each way: each side sees the peer's close_notify

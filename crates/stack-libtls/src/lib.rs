@@ -8,10 +8,13 @@ use std::rc::Rc;
 use std::sync::Once;
 
 use tlsbench_harness::pki::SERVER_NAME;
-use tlsbench_harness::{Exclusion, 
-    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack,
-    Suite, Version,
+use tlsbench_harness::{
+    Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack, Suite,
+    Version,
 };
+
+/// Why a TLS 1.3 scenario with another suite than AES-256-GCM is unsupported.
+const TLS13_SUITE: &str = "libtls: TLS 1.3 keeps OpenSSL's default suites, AES-256-GCM first, so no other TLS 1.3 suite can be pinned";
 
 /// LibreTLS's libtls, linked dynamically.
 pub struct LibTls;
@@ -58,18 +61,23 @@ impl Stack for LibTls {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // libtls hides what would pin or check the rest: `tls_config_set_ciphers` takes
-            // OpenSSL cipher strings for TLS 1.2 only (TLS 1.3 keeps OpenSSL's default suites, so
-            // a TLS 1.3 config cannot be pinned to the scenario's suite); sessions are reported
-            // on the client only (`tls_conn_session_resumed`), so a server's resumption could not
-            // be checked, and the server's sessions (`tls_config_set_session_lifetime`) turn on
-            // session IDs and tickets together; EMS cannot be switched off.
+            // OpenSSL cipher strings for TLS 1.2 only. TLS 1.3 keeps OpenSSL's default suites
+            // (AES-256-GCM, ChaCha20-Poly1305, AES-128-GCM), and the server prefers its own order
+            // (libtls's default), so libtls with itself negotiates AES-256-GCM, as any server
+            // built on libtls does; the gates check it. (With a peer that pins another suite,
+            // libtls offers or accepts that one too, but a stack's capabilities cannot say so.)
+            // Groups are pinned in both versions (`tls_config_set_ecdhecurves`); libtls 3.7 on
+            // OpenSSL 3.0 has no ML-KEM. Sessions are reported on the client only
+            // (`tls_conn_session_resumed`), so a server's resumption could not be checked, and
+            // the server's sessions (`tls_config_set_session_lifetime`) turn on session IDs and
+            // tickets together; EMS cannot be switched off.
             kinds: vec![Kind::HandshakeFull, Kind::Transfer, Kind::IoProfile, Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
-            versions: vec![Version::Tls12],
             groups: vec![Group::X25519, Group::Secp256r1, Group::Secp384r1],
             ems_off: false,
             // The reasons, named where a cell says why it is unsupported.
             exclusions: vec![
-                Exclusion::new("*_1.3_*", "libtls: TLS 1.3 keeps OpenSSL's default suites, so the scenario's suite cannot be pinned"),
+                Exclusion::new("*_1.3_*_aes-128-gcm*", TLS13_SUITE),
+                Exclusion::new("*_1.3_*_chacha20-poly1305*", TLS13_SUITE),
                 Exclusion::new(
                     "handshake-resume-*",
                     "libtls: resumption is reported on the client only, so the server's could not be checked",
@@ -169,15 +177,19 @@ impl Shared {
             return Err(LibError::new("tls_config_new: out of memory"));
         }
         let shared = Shared { side, config, server: ptr::null_mut() };
-        let protocols = match scenario.version {
-            Version::Tls12 => sys::TLS_PROTOCOL_TLSV1_2,
-            Version::Tls13 => sys::TLS_PROTOCOL_TLSV1_3,
-        };
         // SAFETY (the closures): a live config, and NUL-terminated strings libtls copies.
-        shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, protocols) }, "setting the protocol version")?;
-        let cipher = CString::new(cipher_name(scenario.key, scenario.suite)).expect("no NUL byte");
-        shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
-        let groups = scenario.groups(side).iter().map(|&g| group_name(g)).collect::<Vec<_>>().join(",");
+        match scenario.version {
+            Version::Tls12 => {
+                shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, sys::TLS_PROTOCOL_TLSV1_2) }, "setting the protocol version")?;
+                let cipher = CString::new(scenario.suite.openssl_name(Version::Tls12, scenario.key)).expect("no NUL byte");
+                shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
+            }
+            // The suites are OpenSSL's defaults: `tls_config_set_ciphers` has no say over TLS 1.3.
+            Version::Tls13 => {
+                shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, sys::TLS_PROTOCOL_TLSV1_3) }, "setting the protocol version")?;
+            }
+        }
+        let groups = scenario.groups(side).iter().map(|&g| g.openssl_name()).collect::<Vec<_>>().join(",");
         let groups = CString::new(groups).expect("no NUL byte");
         shared.configured(|c| unsafe { sys::tls_config_set_ecdhecurves(c, groups.as_ptr()) }, "setting the groups")?;
         Ok(shared)
@@ -201,29 +213,6 @@ impl Shared {
         let message = unsafe { sys::tls_config_error(self.config) };
         let message = if message.is_null() { "unknown error".into() } else { unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned() };
         Err(LibError::new(format!("{what}: {message}")))
-    }
-}
-
-/// OpenSSL's name for the TLS 1.2 suite: ECDHE with the key's signature algorithm (ECDSA suites
-/// cover Ed25519 keys too).
-fn cipher_name(key: KeyType, suite: Suite) -> &'static str {
-    match (key.is_rsa(), suite) {
-        (true, Suite::Aes128Gcm) => "ECDHE-RSA-AES128-GCM-SHA256",
-        (true, Suite::Aes256Gcm) => "ECDHE-RSA-AES256-GCM-SHA384",
-        (true, Suite::Chacha20Poly1305) => "ECDHE-RSA-CHACHA20-POLY1305",
-        (false, Suite::Aes128Gcm) => "ECDHE-ECDSA-AES128-GCM-SHA256",
-        (false, Suite::Aes256Gcm) => "ECDHE-ECDSA-AES256-GCM-SHA384",
-        (false, Suite::Chacha20Poly1305) => "ECDHE-ECDSA-CHACHA20-POLY1305",
-    }
-}
-
-fn group_name(group: Group) -> &'static str {
-    match group {
-        Group::X25519 => "X25519",
-        Group::Secp256r1 => "P-256",
-        Group::Secp384r1 => "P-384",
-        // Not in `capabilities`, so never asked for.
-        Group::X25519Mlkem768 => "X25519MLKEM768",
     }
 }
 
@@ -324,11 +313,9 @@ impl Connection for LibTlsConnection {
             Some("TLSv1.3") => Version::Tls13,
             v => return Err(LibError::new(format!("negotiated an unexpected protocol version: {v:?}"))),
         };
-        let suite = Suite::ALL
-            .iter()
-            .copied()
-            .find(|&suite| KeyType::ALL.iter().any(|&key| Some(cipher_name(key, suite)) == cipher.as_deref()))
-            .ok_or_else(|| LibError::new(format!("negotiated an unexpected cipher suite: {cipher:?}")))?;
+        let cipher = cipher.ok_or_else(|| LibError::new("no cipher suite after the handshake"))?;
+        // libtls reports OpenSSL's names.
+        let suite = Suite::negotiated(cipher.as_str(), |key, suite| suite.openssl_name(version, key))?;
         // SAFETY: a live context. With `tls_config_verify_client(_optional)`, libtls fails the
         // handshake on a certificate that does not verify, so one that was provided was verified.
         let client_cert_verified = (self.config.side == Side::Server).then(|| unsafe { sys::tls_peer_cert_provided(self.ctx) } == 1);
@@ -429,8 +416,7 @@ mod tests {
     use std::time::Duration;
 
     use tlsbench_harness::driver::{sample, SampleSpec};
-    use tlsbench_harness::protocol::Metric;
-    use tlsbench_harness::Error;
+    use tlsbench_harness::{Error, KeyType, Link};
 
     use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
@@ -442,29 +428,21 @@ mod tests {
 
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
-        // One measured iteration after the seed handshake: every gate passes at least once.
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
-        let mut measured = 0;
-        for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
-            if LibTls.capabilities().check("libtls", &scenario).is_err() {
-                continue;
-            }
-            let report = sample(&LibTls, &LibTls, &scenario, pki(), &spec).unwrap_or_else(|e| panic!("{scenario}: {e}"));
-            assert!(report.iterations > 0, "{scenario}: no iterations");
-            assert_eq!(report.values.len(), 2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(), "{scenario}");
-            assert!(report.values.iter().all(|v| v.value > 0.0 && v.value.is_finite()), "{scenario}: {report:?}");
-            assert_eq!(report.client_library, format!("LibreTLS {}", env!("LIBTLS_VERSION")));
-            measured += 1;
-        }
-        // TLS 1.2 full handshakes with EMS on (3 groups x 6 keys x 3 suites x 3 client auths), and transfers.
-        assert_eq!(measured, 3 * 6 * 3 * 3 + 3);
+        // Through the real driver, once each: every gate passes at least once.
+        let measured = testing::check_every_supported_scenario(&LibTls, &LibTls);
+        // TLS 1.2 full handshakes with EMS on (3 groups x 6 keys x 3 suites x 3 client auths) and
+        // transfers; TLS 1.3 full handshakes and the transfer with AES-256-GCM.
+        assert_eq!(measured, (3 * 6 * 3 * 3 + 3) + (3 * 6 * 3 + 1));
+        assert_eq!(LibTls.library(), format!("LibreTLS {}", env!("LIBTLS_VERSION")));
     }
 
     #[test]
     fn each_declared_gap_is_unsupported_with_its_reason() {
         let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::ZERO };
         for (name, reason) in [
-            ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "libtls: TLS 1.3 keeps OpenSSL's default suites, so the scenario's suite cannot be pinned"),
+            ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", TLS13_SUITE),
+            ("transfer_1.3_x25519_ecdsa-p256_chacha20-poly1305", TLS13_SUITE),
+            ("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-256-gcm", "libtls: group x25519mlkem768 not supported"),
             ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: resumption is reported on the client only, so the server's could not be checked"),
             ("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: resumption is reported on the client only, so the server's could not be checked"),
             ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems", "libtls: extended master secret cannot be switched off"),
@@ -476,7 +454,7 @@ mod tests {
 
     #[test]
     fn tls_1_3_suites_cannot_be_pinned_through_libtls() {
-        // Why TLS 1.3 is declared unsupported: `tls_config_set_ciphers` refuses TLS 1.3 names.
+        // Why TLS 1.3 is AES-256-GCM only: `tls_config_set_ciphers` refuses TLS 1.3 names.
         // SAFETY: a fresh config, freed at the end; NUL-terminated strings.
         unsafe {
             let config = sys::tls_config_new();
@@ -510,28 +488,88 @@ mod tests {
         }
     }
 
+    /// The group and the cipher suite of the ServerHello that `flight` starts with (RFC 8446,
+    /// 4.1.3): the suite as its IANA id, the group from the key share (4.2.8), which says which
+    /// group the TLS 1.3 key exchange used; libtls does not report it.
+    fn server_hello_suite_and_group(flight: &[u8]) -> (u16, u16) {
+        let u16_at = |at: usize| u16::from_be_bytes([flight[at], flight[at + 1]]);
+        // Record header (5), handshake header (4), legacy_version (2), random (32).
+        assert_eq!((flight[0], flight[5]), (22, 2), "not a ServerHello: {:02x?}", &flight[..6]);
+        let session_id = 5 + 4 + 2 + 32;
+        let suite_at = session_id + 1 + usize::from(flight[session_id]);
+        // Cipher suite (2), compression (1), extensions' length (2).
+        let (mut at, end) = (suite_at + 5, suite_at + 5 + usize::from(u16_at(suite_at + 3)));
+        while at < end {
+            let (kind, len) = (u16_at(at), usize::from(u16_at(at + 2)));
+            if kind == 0x0033 {
+                return (u16_at(suite_at), u16_at(at + 4));
+            }
+            at += 4 + len;
+        }
+        panic!("the ServerHello has no key share");
+    }
+
+    /// libtls with itself in TLS 1.3: both sides negotiate AES-256-GCM (OpenSSL's first default
+    /// suite) and the scenario's group, with each kind of client auth; the suite and the group
+    /// are read off the wire too.
+    #[test]
+    fn tls_1_3_negotiates_aes_256_gcm_and_the_pinned_group() {
+        for (group, group_id) in [(Group::X25519, 0x001d), (Group::Secp256r1, 0x0017), (Group::Secp384r1, 0x0018)] {
+            for &client_auth in ClientAuth::ALL {
+                let asked = Scenario::new(Kind::HandshakeFull, Version::Tls13, group, KeyType::EcdsaP384, Suite::Aes256Gcm).expect("valid");
+                let asked = Scenario { client_auth, ..asked };
+                let link = Link::new();
+                let client_config = LibTls.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let server_config = LibTls.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let mut client = LibTls.new_client(&client_config, link.client()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let mut server = LibTls.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                assert_eq!(client.handshake().map_err(|e| e.0), Ok(false), "{asked}: the ClientHello");
+                assert_eq!(server.handshake().map_err(|e| e.0), Ok(false), "{asked}: the server's flight");
+                let flight = link.take_written_by(Side::Server);
+                assert_eq!(server_hello_suite_and_group(&flight), (0x1302, group_id), "{asked}: TLS_AES_256_GCM_SHA384");
+                link.deliver_to(Side::Client, &flight);
+                let mut done = false;
+                for _ in 0..8 {
+                    let both = [client.handshake(), server.handshake()].map(|step| step.unwrap_or_else(|e| panic!("{asked}: {e}")));
+                    done = both == [true, true] && link.in_flight() == 0;
+                    if done {
+                        break;
+                    }
+                }
+                assert!(done, "{asked}: the handshake did not complete");
+                let expected = Negotiated { version: Version::Tls13, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None };
+                assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
+                let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
+                assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+            }
+        }
+    }
+
+    #[test]
+    fn a_tls_1_3_group_the_server_does_not_take_fails_the_handshake() {
+        let client = scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-256-gcm");
+        let server = Scenario { group: Group::X25519, ..client };
+        let Err(error) = connect(&client, &server) else { panic!("the server took a group it was not given") };
+        assert!(error.starts_with("server: "), "{error}");
+        assert!(error.contains("no suitable key share"), "{error}");
+    }
+
     #[test]
     fn data_crosses_in_both_directions() {
-        let asked = scenario("transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305");
-        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        let mut buf = [0u8; 64];
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-        server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the server");
-        client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-        assert_eq!(&buf[..15], b"from the client");
+        for name in ["transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305", "transfer_1.3_x25519_ecdsa-p256_aes-256-gcm"] {
+            let (mut client, mut server) = connect(&scenario(name), &scenario(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            testing::check_data_crosses(name, &mut client, &mut server);
+        }
     }
 
     /// One byte each way, then close_notify each way: each side sees the peer's close_notify
     /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        // libtls does TLS 1.2 only (see `capabilities`).
-        let name = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm";
-        let asked = scenario(name);
-        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
-        tlsbench_harness::testing::check_close_notify(&name, &mut client, &mut server);
+        for name in ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm"] {
+            let asked = scenario(name);
+            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
+            tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
+        }
     }
 }

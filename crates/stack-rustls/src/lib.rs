@@ -274,11 +274,7 @@ impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection f
             other => return Err(LibError(format!("unexpected protocol version {other:?}"))),
         };
         let negotiated = self.conn.negotiated_cipher_suite().ok_or(LibError("no cipher suite negotiated".into()))?.suite();
-        let suite = Suite::ALL
-            .iter()
-            .copied()
-            .find(|&s| KeyType::ALL.iter().any(|&k| cipher_suite(version, k, s) == negotiated))
-            .ok_or_else(|| LibError(format!("unexpected cipher suite {negotiated:?}")))?;
+        let suite = Suite::negotiated(negotiated, |key, suite| cipher_suite(version, key, suite))?;
         let group = match self.conn.negotiated_key_exchange_group().map(|g| g.name()) {
             None => None,
             Some(name) => Some(

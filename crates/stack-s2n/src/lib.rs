@@ -163,19 +163,19 @@ impl Stack for S2n {
         let (policy, _) = policies(scenario).map_err(LibError)?;
         let mut builder = builder(policy)?;
         // Only the scenario's CA: not the system's.
-        builder.with_system_certs(false).map_err(failed("leaving out the system's CAs"))?;
-        builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(failed("trusting the CA"))?;
-        builder.set_verify_host_callback(HostName(SERVER_NAME)).map_err(failed("setting the host name check"))?;
+        builder.with_system_certs(false).map_err(LibError::context("leaving out the system's CAs"))?;
+        builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
+        builder.set_verify_host_callback(HostName(SERVER_NAME)).map_err(LibError::context("setting the host name check"))?;
         if scenario.client_auth == ClientAuth::Required {
             let (chain, key) = (credentials.client_chain_pem.as_bytes(), credentials.client_key_pem.as_bytes());
-            builder.load_pem(chain, key).map_err(failed("loading the client chain and key"))?;
+            builder.load_pem(chain, key).map_err(LibError::context("loading the client chain and key"))?;
         }
         let ticket = Arc::new(Mutex::new(None));
         if scenario.kind == Kind::HandshakeResumeTicket {
-            builder.enable_session_tickets(true).map_err(failed("enabling session tickets"))?;
-            builder.set_session_ticket_callback(KeepTicket(ticket.clone())).map_err(failed("setting the ticket callback"))?;
+            builder.enable_session_tickets(true).map_err(LibError::context("enabling session tickets"))?;
+            builder.set_session_ticket_callback(KeepTicket(ticket.clone())).map_err(LibError::context("setting the ticket callback"))?;
         }
-        let config = builder.build().map_err(failed("building the client config"))?;
+        let config = builder.build().map_err(LibError::context("building the client config"))?;
         Ok(ClientConfig { config, ticket })
     }
 
@@ -185,35 +185,35 @@ impl Stack for S2n {
         let mut builder = builder(policy)?;
         builder
             .load_pem(credentials.chain_pem.as_bytes(), credentials.key_pem.as_bytes())
-            .map_err(failed("loading the server chain and key"))?;
+            .map_err(LibError::context("loading the server chain and key"))?;
         let auth = match scenario.client_auth {
             ClientAuth::None => ClientAuthType::None,
             ClientAuth::Required => ClientAuthType::Required,
             ClientAuth::Requested => ClientAuthType::Optional,
         };
-        builder.set_client_auth_type(auth).map_err(failed("setting the client auth type"))?;
-        builder.with_system_certs(false).map_err(failed("leaving out the system's CAs"))?;
+        builder.set_client_auth_type(auth).map_err(LibError::context("setting the client auth type"))?;
+        builder.with_system_certs(false).map_err(LibError::context("leaving out the system's CAs"))?;
         if scenario.client_auth != ClientAuth::None {
-            builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(failed("trusting the CA"))?;
+            builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
             // s2n-tls checks a client certificate's names too; the harness issues them to CLIENT_NAME.
-            builder.set_verify_host_callback(HostName(CLIENT_NAME)).map_err(failed("setting the host name check"))?;
+            builder.set_verify_host_callback(HostName(CLIENT_NAME)).map_err(LibError::context("setting the host name check"))?;
         }
         // Tickets only when the scenario resumes from them; s2n-tls has no session cache of its own.
         if scenario.kind == Kind::HandshakeResumeTicket {
-            builder.enable_session_tickets(true).map_err(failed("enabling session tickets"))?;
+            builder.enable_session_tickets(true).map_err(LibError::context("enabling session tickets"))?;
             // The key's value does not matter to a benchmark; its name and length are s2n-tls's rules.
             builder
                 .add_session_ticket_key(b"tlsbench", &[7u8; 32], SystemTime::now())
-                .map_err(failed("adding the session ticket key"))?;
+                .map_err(LibError::context("adding the session ticket key"))?;
         }
-        builder.build().map_err(failed("building the server config"))
+        builder.build().map_err(LibError::context("building the server config"))
     }
 
     fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<S2nConnection, LibError> {
         let mut connection = S2nConnection::new(Mode::Client, config.config.clone(), io, self.recv_buffering)?;
-        connection.conn.set_server_name(SERVER_NAME).map_err(failed("setting the SNI host name"))?;
+        connection.conn.set_server_name(SERVER_NAME).map_err(LibError::context("setting the SNI host name"))?;
         if let Some(ticket) = config.ticket.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            connection.conn.set_session_ticket(ticket).map_err(failed("setting the ticket to resume"))?;
+            connection.conn.set_session_ticket(ticket).map_err(LibError::context("setting the ticket to resume"))?;
         }
         Ok(connection)
     }
@@ -225,9 +225,9 @@ impl Stack for S2n {
 
 /// A config builder with the named policy.
 fn builder(policy: &str) -> Result<config::Builder, LibError> {
-    let policy = Policy::from_version(policy).map_err(failed(&format!("finding the security policy {policy}")))?;
+    let policy = Policy::from_version(policy).map_err(LibError::context(&format!("finding the security policy {policy}")))?;
     let mut builder = Config::builder();
-    builder.set_security_policy(&policy).map_err(failed("setting the security policy"))?;
+    builder.set_security_policy(&policy).map_err(LibError::context("setting the security policy"))?;
     Ok(builder)
 }
 
@@ -253,10 +253,6 @@ impl SessionTicketCallback for KeepTicket {
     }
 }
 
-/// Turns an s2n-tls error into a `LibError` that says which step failed.
-fn failed<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> LibError + '_ {
-    move |error| LibError::new(format!("{what}: {error}"))
-}
 
 /// One side of a connection, over the harness's transport.
 pub struct S2nConnection {
@@ -272,19 +268,19 @@ impl S2nConnection {
     fn new(mode: Mode, config: Config, io: Endpoint, recv_buffering: bool) -> Result<Self, LibError> {
         let mut conn = connection::Connection::new(mode);
         // s2n-tls's own blinding sleeps 10-30 s after a failure; a failed cell should fail at once.
-        conn.set_blinding(Blinding::SelfService).map_err(failed("setting self-service blinding"))?;
-        conn.set_config(config).map_err(failed("setting the config"))?;
+        conn.set_blinding(Blinding::SelfService).map_err(LibError::context("setting self-service blinding"))?;
+        conn.set_config(config).map_err(LibError::context("setting the config"))?;
         if recv_buffering {
-            conn.set_receive_buffering(true).map_err(failed("switching receive buffering on"))?;
+            conn.set_receive_buffering(true).map_err(LibError::context("switching receive buffering on"))?;
         }
         let mut io = Box::new(io);
         let context = (&mut *io as *mut Endpoint).cast::<c_void>();
-        conn.set_send_callback(Some(send)).map_err(failed("setting the send callback"))?;
-        conn.set_receive_callback(Some(receive)).map_err(failed("setting the receive callback"))?;
+        conn.set_send_callback(Some(send)).map_err(LibError::context("setting the send callback"))?;
+        conn.set_receive_callback(Some(receive)).map_err(LibError::context("setting the receive callback"))?;
         // SAFETY: `context` points into the box that `Self` owns beside `conn` and drops after it.
-        unsafe { conn.set_send_context(context) }.map_err(failed("setting the send context"))?;
+        unsafe { conn.set_send_context(context) }.map_err(LibError::context("setting the send context"))?;
         // SAFETY: as above.
-        unsafe { conn.set_receive_context(context) }.map_err(failed("setting the receive context"))?;
+        unsafe { conn.set_receive_context(context) }.map_err(LibError::context("setting the receive context"))?;
         Ok(Self { conn, _io: io, sent_close: false })
     }
 }
@@ -391,19 +387,14 @@ impl Connection for S2nConnection {
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         let conn = &self.conn;
-        let version = match conn.actual_protocol_version().map_err(failed("reading the protocol version"))? {
+        let version = match conn.actual_protocol_version().map_err(LibError::context("reading the protocol version"))? {
             s2n_tls::enums::Version::TLS12 => Version::Tls12,
             s2n_tls::enums::Version::TLS13 => Version::Tls13,
             other => return Err(LibError::new(format!("negotiated an unexpected protocol version: {other:?}"))),
         };
-        let cipher = conn.cipher_suite().map_err(failed("reading the cipher suite"))?;
+        let cipher = conn.cipher_suite().map_err(LibError::context("reading the cipher suite"))?;
         // s2n-tls names TLS 1.3 suites as the RFC does and TLS 1.2 suites as OpenSSL does.
-        let suite = match cipher.replace('_', "-") {
-            c if c.contains("AES-128-GCM") || c.contains("AES128-GCM") => Suite::Aes128Gcm,
-            c if c.contains("AES-256-GCM") || c.contains("AES256-GCM") => Suite::Aes256Gcm,
-            c if c.contains("CHACHA20-POLY1305") => Suite::Chacha20Poly1305,
-            _ => return Err(LibError::new(format!("negotiated an unexpected cipher suite: {cipher}"))),
-        };
+        let suite = Suite::negotiated(cipher, |key, suite| suite.openssl_name(version, key))?;
         let group = match conn.selected_key_exchange_group().map(str::to_ascii_lowercase).as_deref() {
             Some("x25519") => Some(Group::X25519),
             Some("secp256r1") => Some(Group::Secp256r1),
@@ -428,7 +419,7 @@ mod tests {
     use tlsbench_harness::protocol::Metric;
     use tlsbench_harness::Link;
 
-    use tlsbench_harness::testing::{pki, scenario};
+    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
     /// Steps a client against a server until both complete or one fails.
@@ -611,14 +602,7 @@ mod tests {
             let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
             let (client, server) = configs(&stack, &asked);
             let (mut client, mut server) = connect(&stack, client, &server).unwrap_or_else(|e| panic!("{e}"));
-            let mut buf = [0u8; 64];
-            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(0), "nothing sent yet");
-            server.send(b"from the server").unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(client.receive(&mut buf).map_err(|e| e.0), Ok(15));
-            assert_eq!(&buf[..15], b"from the server");
-            client.send(b"from the client").unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(server.receive(&mut buf).map_err(|e| e.0), Ok(15));
-            assert_eq!(&buf[..15], b"from the client");
+            testing::check_data_crosses(&asked.name(), &mut client, &mut server);
         }
         assert_eq!(S2n::new().library(), format!("s2n-tls {}", env!("S2N_TLS_VERSION")));
         assert_eq!(S2n::recv_buffering().library(), format!("s2n-tls {} (recv buffering)", env!("S2N_TLS_VERSION")));
