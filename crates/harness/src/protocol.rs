@@ -1,4 +1,6 @@
-//! What a runner prints on stdout for the orchestrator: one JSON document per invocation.
+//! What a runner prints on stdout for the orchestrator: one JSON document per invocation, and
+//! nothing else on stdout (what its libraries print goes to stderr: see [`crate::runner`], "The
+//! reply channel").
 
 use serde::{Deserialize, Serialize};
 

@@ -1,10 +1,27 @@
 //! The runner: a small binary per link family that measures one sample in a fresh process and
 //! prints a [`Reply`](crate::protocol::Reply) as JSON. The stack ids are resolved here, once;
 //! from there on everything is generic over the chosen pair.
+//!
+//! # The reply channel
+//!
+//! A runner's standard output carries its reply and nothing else: one JSON document, then a
+//! newline. Libraries print, though (Bertie `println!`s in its certificate code, and a C library
+//! may `printf` or `write(1, ...)`), and one stray line would make the reply unreadable. So the
+//! first thing a runner does, before any library runs, is to keep the descriptor it was given
+//! as stdout for the reply alone and to point descriptor 1 at stderr: whatever a library then
+//! prints to "stdout" lands on stderr. Here that is [`take_reply_channel`]: `fcntl(1,
+//! F_DUPFD_CLOEXEC)` for the reply, then `dup2(2, 1)`. A runner in another language does the
+//! same in its own terms (a JVM keeps `System.out`'s descriptor for the reply and sets
+//! `System.setOut(System.err)`; a Go runner dups `os.Stdout` and redirects descriptor 1), so the
+//! orchestrator keeps reading the reply from the runner's stdout.
+//!
+//! Stderr is the runner's diagnostics and whatever its libraries print. The orchestrator keeps
+//! its last lines with the reason of a cell that fails, and otherwise ignores it.
 
+use std::fs::File;
 use std::io::Write;
 use std::marker::PhantomData;
-use std::os::fd::FromRawFd;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -124,6 +141,10 @@ struct SideArgs {
     role: Side,
     #[arg(long)]
     stack: String,
+    /// The stack on the other side, in the peer runner: checked against this stack's limits on
+    /// its peers ([`crate::PeerLimit`]).
+    #[arg(long)]
+    peer_stack: String,
     /// An open socket to the peer runner, inherited from the orchestrator.
     #[arg(long)]
     peer_fd: i32,
@@ -187,6 +208,14 @@ fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
 
 /// The whole of a runner binary's `main`.
 pub fn main<F: Family>() -> ExitCode {
+    // First of all: nothing a library prints may reach the reply channel.
+    let mut replies = match take_reply_channel() {
+        Ok(channel) => channel,
+        Err(e) => {
+            eprintln!("tlsbench runner: setting up the reply channel: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let reply = match Command::parse() {
         Command::List => {
             let infos: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
@@ -196,8 +225,7 @@ pub fn main<F: Family>() -> ExitCode {
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
         Command::Trace(args) => serde_json::to_string(&trace::<F>(&args)),
     };
-    let mut stdout = std::io::stdout().lock();
-    match reply.map(|json| writeln!(stdout, "{json}")) {
+    match reply.map(|json| writeln!(replies, "{json}").and_then(|()| replies.flush())) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
             eprintln!("tlsbench runner: writing the reply: {e}");
@@ -208,6 +236,27 @@ pub fn main<F: Family>() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The reply channel (see the module docs): the descriptor this process was given as stdout,
+/// kept for the reply alone, while descriptor 1 becomes a copy of stderr. Called before
+/// anything else runs, so nothing has been written to stdout yet.
+pub fn take_reply_channel() -> std::io::Result<File> {
+    // SAFETY: plain descriptor calls. F_DUPFD_CLOEXEC returns a new descriptor (3 or above, so
+    // never 0, 1 or 2) that nothing else in this process knows; we take sole ownership of it.
+    let reply = unsafe {
+        let fd = libc::fcntl(libc::STDOUT_FILENO, libc::F_DUPFD_CLOEXEC, 3);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        OwnedFd::from_raw_fd(fd)
+    };
+    // SAFETY: dup2 on the standard descriptors, which stay open for the life of the process;
+    // Rust's stdout (nothing buffered yet) and C's stdio keep writing to descriptor 1, now stderr.
+    if unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(File::from(reply))
 }
 
 fn sample<F: Family>(args: &SampleArgs) -> Reply {
@@ -244,6 +293,7 @@ struct TracePair<'a> {
 impl PairVisitor for TracePair<'_> {
     type Output = Result<IoTrace, Error>;
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
+        check_pair(client, server, self.scenario)?;
         crate::io::trace(client, server, self.scenario, self.pki)
     }
 }
@@ -256,8 +306,15 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
-    let measure =
-        MeasureSide { side: args.role, measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec, peer };
+    let measure = MeasureSide {
+        side: args.role,
+        peer_stack: &args.peer_stack,
+        measure: args.settings.measure,
+        scenario: &args.settings.scenario,
+        pki: &pki,
+        spec,
+        peer,
+    };
     match F::with_stack(&args.stack, measure) {
         Some(outcome) => reply(outcome),
         None => Reply::Failed { reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")) },
@@ -266,6 +323,7 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
 
 struct MeasureSide<'a> {
     side: Side,
+    peer_stack: &'a str,
     measure: Measure,
     scenario: &'a Scenario,
     pki: &'a Pki,
@@ -276,12 +334,23 @@ struct MeasureSide<'a> {
 impl StackVisitor for MeasureSide<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
+        // As `check_pair` does for its half: the stack's own capabilities first, then its limits
+        // on its peers. The peer's runner checks the peer's.
+        let capabilities = stack.capabilities();
+        capabilities.check(stack.id(), self.scenario)?;
+        capabilities.check_peer(self.side, self.peer_stack)?;
         match self.measure {
             Measure::Time => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
             Measure::Rss => crate::split::memory_side(stack, self.side, self.scenario, self.pki, self.peer),
             other => Err(Error::Unsupported(format!("measure {other} is taken in one process, not split-process"))),
         }
     }
+}
+
+/// Whether the pair can do the scenario, with the limits each stack declares on its peers; the
+/// drivers check each stack's own capabilities again.
+fn check_pair<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario) -> Result<(), Error> {
+    crate::check_pair((client.id(), &client.capabilities()), (server.id(), &server.capabilities()), scenario)
 }
 
 struct Describe;
@@ -303,6 +372,7 @@ struct MeasurePair<'a> {
 impl PairVisitor for MeasurePair<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
+        check_pair(client, server, self.scenario)?;
         match self.measure {
             Measure::Time => driver::sample(client, server, self.scenario, self.pki, &self.spec),
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),

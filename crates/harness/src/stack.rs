@@ -117,6 +117,20 @@ pub struct Capabilities {
     /// (a combination), or for a more precise reason than "X not supported"; checked first.
     #[serde(default)]
     pub exclusions: Vec<Exclusion>,
+    /// Peers this stack cannot complete a handshake with, by a known limit of its own: a pair
+    /// it names is unsupported with the reason, whatever the scenario.
+    #[serde(default)]
+    pub peer_limits: Vec<PeerLimit>,
+}
+
+/// On `side`, this stack completes handshakes only with the peer stacks in `only` (e.g. as a
+/// server, only its own client can, because it sends an incomplete chain that every client
+/// verifying the chain rejects), because of `reason`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerLimit {
+    pub side: Side,
+    pub only: Vec<String>,
+    pub reason: String,
 }
 
 /// Scenarios whose names match `pattern` (`*` stands for any text) are unsupported, because of
@@ -160,6 +174,15 @@ impl Capabilities {
             client_auth: ClientAuth::ALL.to_vec(),
             ems_off: true,
             exclusions: Vec::new(),
+            peer_limits: Vec::new(),
+        }
+    }
+
+    /// `Err(reason)` when this stack, on `side`, cannot complete a handshake with `peer`.
+    pub fn check_peer(&self, side: Side, peer: &str) -> Result<(), Error> {
+        match self.peer_limits.iter().find(|limit| limit.side == side && !limit.only.iter().any(|id| id == peer)) {
+            Some(limit) => Err(Error::Unsupported(limit.reason.clone())),
+            None => Ok(()),
         }
     }
 
@@ -188,6 +211,16 @@ impl Capabilities {
     }
 }
 
+/// Whether a client stack and a server stack, each with its id and capabilities, can do
+/// `scenario` together: each stack's own [`Capabilities::check`] first, then the limits each
+/// declares on its peers.
+pub fn check_pair(client: (&str, &Capabilities), server: (&str, &Capabilities), scenario: &Scenario) -> Result<(), Error> {
+    client.1.check(client.0, scenario)?;
+    server.1.check(server.0, scenario)?;
+    client.1.check_peer(Side::Client, server.0)?;
+    server.1.check_peer(Side::Server, client.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +240,31 @@ mod tests {
         assert_eq!(check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm"), Ok(()));
         assert_eq!(check("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cannot pin a TLS 1.3 suite".into()));
         assert_eq!(check("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cipher suite aes-256-gcm not supported".into()));
+    }
+
+    #[test]
+    fn a_peer_limit_makes_the_pairs_it_excludes_unsupported_on_its_side_only() {
+        let reason = "x: its server sends no intermediate; only its own client, which does not verify the chain, accepts that";
+        let limited = Capabilities {
+            peer_limits: vec![PeerLimit { side: Side::Server, only: vec!["x".into()], reason: reason.into() }],
+            ..Capabilities::everything()
+        };
+        let everything = Capabilities::everything();
+        let scenario: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
+        let check = |client, server| check_pair(client, server, &scenario).map_err(|e| e.to_string());
+        assert_eq!(check(("y", &everything), ("x", &limited)), Err(reason.to_string()));
+        assert_eq!(check(("x", &limited), ("x", &limited)), Ok(()));
+        assert_eq!(check(("x", &limited), ("y", &everything)), Ok(()), "as a client it has no limit");
+        // A scenario a stack cannot do at all names that reason first.
+        let tls12 = Capabilities { versions: vec![Version::Tls13], ..limited.clone() };
+        let tls12_scenario: Scenario = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
+        assert_eq!(
+            check_pair(("y", &everything), ("x", &tls12), &tls12_scenario).map_err(|e| e.to_string()),
+            Err("x: TLS 1.2 not supported".into())
+        );
+        // Declared by the runner's `list`, read by the orchestrator.
+        let json = serde_json::to_string(&limited).unwrap();
+        assert_eq!(serde_json::from_str::<Capabilities>(&json).unwrap(), limited);
     }
 
     #[test]

@@ -103,6 +103,16 @@ impl Stack for Bertie {
                 Exclusion::new("*_mtls*", "bertie: no client certificates"),
                 Exclusion::new("*_cert-requested*", "bertie: no client certificates"),
             ],
+            // Its server sends one certificate, the leaf, without the intermediate: a client
+            // that verifies the chain (every other stack's) cannot, and rejects it. Only
+            // Bertie's own client, which does not verify the chain, completes the handshake.
+            peer_limits: vec![tlsbench_harness::PeerLimit {
+                side: tlsbench_harness::Side::Server,
+                only: vec!["bertie".into()],
+                reason: "bertie: its server sends the leaf certificate without the intermediate, so a client that \
+                         verifies the chain rejects it (only Bertie's own client, which does not, accepts it)"
+                    .into(),
+            }],
         }
     }
 

@@ -85,7 +85,9 @@ pub struct RunArgs {
     /// Unmeasured work before each sample, in ms [default: 50, or 10 with --quick].
     #[arg(long, value_name = "MS")]
     pub warmup_ms: Option<u64>,
-    /// A runner still going after this many seconds is killed and its cell fails.
+    /// Seconds a runner is given for one sample beyond the time its planned work is budgeted
+    /// (memory-N's connections by key type, --min-time-ms and --warmup-ms); a runner still
+    /// going after that is killed and its cell fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, value_parser = parse_timeout)]
     pub timeout: f64,
     /// Where a pair's two sides run: in one runner where one holds both stacks, else one runner

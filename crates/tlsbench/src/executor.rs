@@ -1,5 +1,9 @@
 //! Runs a runner process with a time limit and returns what it printed. A crash, a signal, a
 //! hang or garbage on stdout becomes an error naming what happened, never a number.
+//!
+//! A runner's stdout is its reply channel; its stderr holds whatever its libraries printed
+//! (see the harness's `runner` module, "The reply channel"). The last lines of stderr come back
+//! with the reply, so that a cell that fails keeps what the libraries said.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -13,14 +17,27 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 use wait_timeout::ChildExt;
 
-/// Runs `program args...`, waits at most `limit`, and returns its stdout if it exited with 0.
-pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<String> {
+/// How many of stderr's last non-empty lines are kept, and at most how many characters of them.
+const STDERR_LINES: usize = 3;
+const STDERR_CHARS: usize = 400;
+
+/// What a runner that exited with 0 printed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Output {
+    /// The reply.
+    pub stdout: String,
+    /// The last lines of stderr, short (see [`last_lines`]); None when it printed nothing.
+    pub stderr: Option<String>,
+}
+
+/// Runs `program args...`, waits at most `limit`, and returns its output if it exited with 0.
+pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<Output> {
     start(program, args, Stdio::null())?.finish(Instant::now() + limit, limit)
 }
 
 /// Runs two programs whose stdin is one socket between them (the two sides of a split-process
-/// pair), with one deadline for both; returns each one's stdout as `call` does.
-pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (Result<String>, Result<String>) {
+/// pair), with one deadline for both; returns each one's output as `call` does.
+pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (Result<Output>, Result<Output>) {
     let deadline = Instant::now() + limit;
     let (socket_a, socket_b) = match UnixStream::pair() {
         Ok(pair) => pair,
@@ -46,6 +63,7 @@ pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (
 struct Running {
     child: std::process::Child,
     stdout: thread::JoinHandle<String>,
+    /// Only the end of stderr: a library that prints on every handshake can print a lot.
     stderr: thread::JoinHandle<String>,
 }
 
@@ -81,15 +99,15 @@ fn start_pinned(program: &Path, args: &[&str], stdin: Stdio, cpu: Option<usize>)
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
     // Read both pipes on their own threads so that a chatty runner cannot block on a full pipe.
-    let stdout = drain(child.stdout.take().expect("stdout is piped"));
-    let stderr = drain(child.stderr.take().expect("stderr is piped"));
+    let stdout = drain(child.stdout.take().expect("stdout is piped"), usize::MAX);
+    let stderr = drain(child.stderr.take().expect("stderr is piped"), STDERR_KEPT_BYTES);
     Ok(Running { child, stdout, stderr })
 }
 
 impl Running {
-    /// Waits until `deadline` (`limit` after the start), then kills; returns stdout if the
+    /// Waits until `deadline` (`limit` after the start), then kills; returns the output if the
     /// runner exited with 0.
-    fn finish(mut self, deadline: Instant, limit: Duration) -> Result<String> {
+    fn finish(mut self, deadline: Instant, limit: Duration) -> Result<Output> {
         let child = &mut self.child;
         let left = deadline.saturating_duration_since(Instant::now());
         let status = match child.wait_timeout(left).context("waiting for the runner")? {
@@ -101,20 +119,33 @@ impl Running {
             }
         };
         let stdout = self.stdout.join().unwrap_or_default();
-        let stderr = self.stderr.join().unwrap_or_default();
+        let stderr = last_lines(&self.stderr.join().unwrap_or_default());
         if status.success() {
-            return Ok(stdout);
+            return Ok(Output { stdout, stderr });
         }
-        let last_words = stderr.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("").trim().to_string();
         let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
             (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
             (Some(code), _) => format!("runner exited with status {code}"),
             _ => format!("runner ended with {status}"),
         };
-        Err(match last_words.is_empty() {
-            true => anyhow!(cause),
-            false => anyhow!("{cause}: {last_words}"),
+        Err(match stderr {
+            None => anyhow!(cause),
+            Some(last_words) => anyhow!("{cause}: {last_words}"),
         })
+    }
+}
+
+/// The last few non-empty lines of `text`, joined with " | ", cut to their last
+/// `STDERR_CHARS` characters; None when there are none.
+pub fn last_lines(text: &str) -> Option<String> {
+    let mut lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).rev().take(STDERR_LINES).collect();
+    lines.reverse();
+    let joined = lines.join(" | ");
+    let chars = joined.chars().count();
+    match chars {
+        0 => None,
+        n if n <= STDERR_CHARS => Some(joined),
+        n => Some(format!("...{}", joined.chars().skip(n - STDERR_CHARS).collect::<String>())),
     }
 }
 
@@ -128,11 +159,26 @@ fn first_allowed_cpu() -> Option<usize> {
     (0..libc::CPU_SETSIZE as usize).find(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
 }
 
-fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+/// How much of the end of a runner's stderr is held while it runs.
+const STDERR_KEPT_BYTES: usize = 64 * 1024;
+
+/// Reads `pipe` to its end on a thread, keeping its last `keep` bytes (at least).
+fn drain(mut pipe: impl Read + Send + 'static, keep: usize) -> thread::JoinHandle<String> {
     thread::spawn(move || {
-        let mut text = String::new();
-        let _ = pipe.read_to_string(&mut text);
-        text
+        let (mut kept, mut chunk) = (Vec::new(), vec![0; 16 * 1024]);
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => kept.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+            // Trimmed only when twice over, so that the copy costs little per byte read.
+            if kept.len() > keep.saturating_mul(2) {
+                kept.drain(..kept.len() - keep);
+            }
+        }
+        String::from_utf8_lossy(&kept).into_owned()
     })
 }
 
@@ -155,7 +201,7 @@ mod tests {
     fn reports_exit_status_signal_and_time_limit() {
         let sh = Path::new("/bin/sh");
         let ok = call(sh, &["-c", "echo hello"], Duration::from_secs(10)).unwrap();
-        assert_eq!(ok, "hello\n");
+        assert_eq!(ok, Output { stdout: "hello\n".into(), stderr: None });
         let exit = call(sh, &["-c", "echo oops >&2; exit 3"], Duration::from_secs(10)).unwrap_err();
         assert_eq!(exit.to_string(), "runner exited with status 3: oops");
         let killed = call(sh, &["-c", "kill -9 $$"], Duration::from_secs(10)).unwrap_err();
@@ -171,10 +217,26 @@ mod tests {
         let writer: &[&str] = &["-c", "echo over the socket >&0"];
         let reader: &[&str] = &["-c", "read line; echo \"got: $line\""];
         let (a, b) = call_pair((sh, writer), (sh, reader), Duration::from_secs(10));
-        assert_eq!((a.unwrap(), b.unwrap()), (String::new(), "got: over the socket\n".to_string()));
+        assert_eq!((a.unwrap().stdout, b.unwrap().stdout), (String::new(), "got: over the socket\n".to_string()));
         // A side that dies leaves its peer with the end of the stream, not a hang.
         let (a, b) = call_pair((sh, &["-c", "exit 4"]), (sh, &["-c", "cat >/dev/null; echo peer gone"]), Duration::from_secs(10));
         assert_eq!(a.unwrap_err().to_string(), "runner exited with status 4");
-        assert_eq!(b.unwrap(), "peer gone\n");
+        assert_eq!(b.unwrap().stdout, "peer gone\n");
+    }
+
+    #[test]
+    fn stderr_comes_back_as_its_last_few_lines_kept_short() {
+        let sh = Path::new("/bin/sh");
+        let chatty = "for i in 1 2 3 4 5; do echo \"line $i\" >&2; echo >&2; done; echo reply";
+        let output = call(sh, &["-c", chatty], Duration::from_secs(10)).unwrap();
+        assert_eq!(output, Output { stdout: "reply\n".into(), stderr: Some("line 3 | line 4 | line 5".into()) });
+        // A library printing on every handshake: only the end is held, and only its last lines
+        // come back, cut to STDERR_CHARS.
+        let flood = "i=0; while [ $i -lt 20000 ]; do echo \"handshake $i\" >&2; i=$((i+1)); done; printf '%0500d\\n' 7 >&2; exit 5";
+        let error = call(sh, &["-c", flood], Duration::from_secs(30)).unwrap_err().to_string();
+        let tail = error.strip_prefix("runner exited with status 5: ...").unwrap_or_else(|| panic!("{error}"));
+        assert_eq!(tail.chars().count(), STDERR_CHARS);
+        assert!(tail.ends_with("0007"), "{tail}");
+        assert_eq!(last_lines(" \n\n"), None);
     }
 }

@@ -3,7 +3,6 @@
 //! is taken in one process, and show it; the behaviours are derived from the trace by the
 //! harness, never declared.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -52,8 +51,8 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
         (None, Some(client), Some(server)) => (client, server),
         _ => bail!("choose the stacks with --stack ID, or --client ID --server ID"),
     };
-    let dir = stacks::runner_dir()?;
-    match call_trace(&dir, &client, &server, &args.scenario)? {
+    let runners = stacks::Runners::find()?;
+    match call_trace(&runners, &client, &server, &args.scenario)? {
         TraceReply::Ok(trace) if args.json => println!("{}", serde_json::to_string_pretty(&trace)?),
         TraceReply::Ok(trace) => print!("{}", output::trace::render(&trace)),
         TraceReply::Unsupported { reason } => bail!("{} is unsupported: {reason}", args.scenario),
@@ -77,13 +76,13 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
         true => stacks::all_ids().into_iter().map(String::from).collect(),
         false => output::first_seen(args.stacks),
     };
-    let dir = stacks::runner_dir()?;
+    let runners = stacks::Runners::find()?;
     let mut failed = 0;
     for (i, scenario) in io_scenarios().iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
             eprintln!("tracing {scenario} {id}");
-            let outcome = match call_trace(&dir, id, id, scenario) {
+            let outcome = match call_trace(&runners, id, id, scenario) {
                 Ok(TraceReply::Ok(trace)) => Outcome::Measured(trace),
                 Ok(TraceReply::Unsupported { reason }) => Outcome::Unsupported(reason),
                 Ok(TraceReply::Failed { reason }) => Outcome::Failed(reason),
@@ -93,7 +92,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
             // The client's flights hold one handshake message each unless it has a certificate
             // to send: the same connection with one tells whether the client coalesces.
             let with_certificate = Scenario { client_auth: ClientAuth::Required, ..*scenario };
-            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&dir, id, id, &with_certificate)) {
+            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&runners, id, id, &with_certificate)) {
                 Some(Ok(TraceReply::Ok(trace))) => Some(trace),
                 _ => None,
             };
@@ -113,17 +112,16 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
 
 /// Asks the runner holding both stacks for the trace of `scenario`; refuses a trace whose
 /// libraries are not the stacks' own.
-fn call_trace(dir: &Path, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
-    let Some(runner) = stacks::runner_for_pair(client, server) else {
+fn call_trace(runners: &stacks::Runners, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
+    let Some(path) = runners.for_pair(client, server) else {
         bail!("no runner holds both {client} and {server}, and IO is traced with both sides in one process");
     };
     let data_dir = pki::default_data_dir();
     Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(anyhow::Error::msg)?;
-    let path = stacks::runner_path(dir, runner)?;
     let (name, data) = (scenario.name(), data_dir.to_string_lossy().into_owned());
     let args = ["trace", "--client", client, "--server", server, "--scenario", &name, "--data-dir", &data];
-    let output = executor::call(&path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
-    let reply: TraceReply = serde_json::from_str(&output).with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
+    let output = executor::call(path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
+    let reply: TraceReply = serde_json::from_str(&output.stdout).with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
     if let TraceReply::Ok(trace) = &reply {
         check_libraries(trace)?;
     }

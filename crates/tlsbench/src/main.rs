@@ -154,12 +154,12 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { 50 }),
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
-        runner_dir: stacks::runner_dir()?,
+        runners: stacks::Runners::find()?,
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
-    let infos = stacks::discover(&settings.runner_dir, &ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &infos, args.process).into_iter().map(CellState::planned).collect();
+    let infos = settings.runners.infos(&ids)?;
+    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -185,7 +185,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         warmup_ms: info.warmup_ms,
         timeout: stored.timeout,
         data_dir: pki::default_data_dir(),
-        runner_dir: stacks::runner_dir()?,
+        runners: stacks::Runners::find()?,
     };
     if run::planned_samples(&states, &settings) == 0 {
         eprintln!("run {id} is complete: nothing to measure");
@@ -195,7 +195,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     prepare_certificates(&settings, &scenarios)?;
     // Samples of one cell must come from one library version: refuse if a stack changed since.
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
-    for (now, then) in stacks::discover(&settings.runner_dir, &ids)?.iter().zip(&info.stacks) {
+    for (now, then) in settings.runners.infos(&ids)?.iter().zip(&info.stacks) {
         if now.library != then.library {
             bail!("stack `{}` now reports {}, but run {id} measured {}; a resumed run must not mix the two", now.id, now.library, then.library);
         }
@@ -369,7 +369,7 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
             }
         }
         (ListWhat::Scenarios, Some(id)) => {
-            let info = stacks::discover(&stacks::runner_dir()?, &[id.to_string()])?.remove(0);
+            let info = stacks::Runners::find()?.infos(&[id.to_string()])?.remove(0);
             let defaults = Scenario::defaults();
             for scenario in Scenario::all() {
                 let support = match info.capabilities.check(id, &scenario) {
@@ -383,7 +383,7 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
         (ListWhat::Stacks, None) => {
             let ids: Vec<String> = stacks::all_ids().into_iter().map(String::from).collect();
-            let infos = stacks::discover(&stacks::runner_dir()?, &ids).context("listing the stacks")?;
+            let infos = stacks::Runners::find()?.infos(&ids).context("listing the stacks")?;
             print!("{}", output::stack_list::render(&infos));
         }
     }

@@ -1,8 +1,11 @@
 //! Planning: which pairs and scenarios a run measures, and which cells a stack cannot do.
 
+use std::time::Duration;
+
 use anyhow::{bail, Result};
-use tlsbench_harness::protocol::StackInfo;
-use tlsbench_harness::{Kind, Measure, Scenario};
+use tlsbench_harness::{KeyType, Kind, Measure, Scenario};
+
+use crate::stacks::Runners;
 
 /// How a run places the two sides of its pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -33,8 +36,8 @@ impl Process {
     }
 
     /// In one process if some runner holds both stacks.
-    pub fn auto(client: &str, server: &str) -> Process {
-        match crate::stacks::runner_for_pair(client, server) {
+    pub fn auto(runners: &Runners, client: &str, server: &str) -> Process {
+        match runners.for_pair(client, server) {
             Some(_) => Process::InProcess,
             None => Process::Split,
         }
@@ -51,6 +54,46 @@ pub struct Cell {
     pub process: Process,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
+}
+
+impl Cell {
+    /// How long a runner may take for one sample of this cell before it is killed: `timeout`
+    /// (the user's `--timeout`, for what every sample does: start, load certificates, set up)
+    /// plus a budget for the work this cell plans, so that a user who asks for 10,000 RSA-4096
+    /// connections gets them. The budget is proportional to the work:
+    /// - memory-N (heap and rss): N handshakes, each budgeted by its key type's cost;
+    /// - time: each side's measured time (`min_time`) after its warmup, in turns, with room for
+    ///   what happens outside the clocks and for the faster side needing more iterations;
+    /// - io and heap of one connection: nothing beyond `timeout`.
+    pub fn time_limit(&self, timeout: Duration, min_time: Duration, warmup: Duration) -> Duration {
+        let budget = match (self.measure, self.scenario.kind.connections()) {
+            (_, Some(connections)) => connection_budget(self.scenario.key) * connections as u32,
+            (Measure::Time, None) => (min_time + warmup) * 2 * TIME_SAMPLE_SLACK,
+            (_, None) => Duration::ZERO,
+        };
+        timeout + budget
+    }
+}
+
+/// How many times its measured time a time sample may take: both sides' clocks run in turn and
+/// each must reach the minimum, so the side with the cheaper calls does more iterations, and
+/// the harness's own work (digests, checks, relays) runs outside the clocks.
+const TIME_SAMPLE_SLACK: u32 = 10;
+
+/// What one connection of memory-N may cost, both sides and the heap accounting included: about
+/// twice the slowest stack's cost with `key`, led by the server's signature. Measured here
+/// (memory-1000, heap, 2 shared cores): Bertie is the slowest with RSA, at 10, 29 and 66 ms per
+/// connection for RSA-2048, -3072 and -4096 (the others take 5 to 10 ms with RSA-4096); with
+/// ECDSA P-256 every stack takes 1 to 2.5 ms.
+fn connection_budget(key: KeyType) -> Duration {
+    let ms = match key {
+        KeyType::EcdsaP256 | KeyType::Ed25519 => 5,
+        KeyType::EcdsaP384 => 10,
+        KeyType::Rsa2048 => 20,
+        KeyType::Rsa3072 => 60,
+        KeyType::Rsa4096 => 130,
+    };
+    Duration::from_millis(ms)
 }
 
 /// Scenarios whose names match any of the globs (each measure's focused defaults when there
@@ -86,23 +129,23 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
 
 /// The cells of every measure, scenario it applies to, pair and process model. The process
 /// choice is for time; io and heap are taken in one process, where one runner tags each side's
-/// calls, and rss in one process per side, since a process has one peak.
+/// calls, and rss in one process per side, since a process has one peak. Support is what the
+/// runners' `list` said of each stack, and of the peers each can work with.
 pub fn cells(
     pairs: &[(String, String)],
     scenarios: &[Scenario],
     measures: &[Measure],
-    infos: &[StackInfo],
+    runners: &Runners,
     choice: ProcessChoice,
 ) -> Vec<Cell> {
+    let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
     let mut cells = Vec::new();
     for &measure in measures {
         for &scenario in scenarios.iter().filter(|s| measure.applies_to(s.kind)) {
             for (client, server) in pairs {
-                let support = [client, server].into_iter().try_for_each(|id| {
-                    let info = infos.iter().find(|i| &i.id == id).expect("every planned stack was discovered");
-                    info.capabilities.check(id, &scenario).map_err(|e| e.to_string())
-                });
-                let auto = Process::auto(client, server);
+                let (c, s) = ((client.as_str(), capabilities(client)), (server.as_str(), capabilities(server)));
+                let support = tlsbench_harness::check_pair(c, s, &scenario).map_err(|e| e.to_string());
+                let auto = Process::auto(runners, client, server);
                 let processes: &[Process] = match (measure, choice, auto) {
                     (Measure::Rss, _, _) => &[Process::Split],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
@@ -128,9 +171,22 @@ pub fn cells(
 
 #[cfg(test)]
 mod tests {
-    use tlsbench_harness::{Capabilities, Version};
+    use std::path::Path;
+
+    use tlsbench_harness::protocol::StackInfo;
+    use tlsbench_harness::{Capabilities, PeerLimit, Side, Version};
 
     use super::*;
+    use crate::stacks::Runner;
+
+    /// Runners as their `list` replies would describe them: each with its stacks.
+    fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {
+        let runner = |(name, stacks): &(&str, &[(&str, &Capabilities)])| Runner {
+            path: Path::new("/runners").join(name),
+            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone() }).collect(),
+        };
+        Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
+    }
 
     #[test]
     fn globs_select_and_a_glob_matching_nothing_is_an_error() {
@@ -151,10 +207,7 @@ mod tests {
     #[test]
     fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
         let tls13_only = Capabilities { versions: vec![Version::Tls13], ..Capabilities::everything() };
-        let infos = [
-            StackInfo { id: "openssl".into(), library: "OpenSSL 3".into(), capabilities: Capabilities::everything() },
-            StackInfo { id: "rustls-ring".into(), library: "rustls".into(), capabilities: tls13_only },
-        ];
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &Capabilities::everything()), ("rustls-ring", &tls13_only)])]);
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         assert_eq!(scenarios.len(), 2);
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
@@ -166,9 +219,8 @@ mod tests {
 
     #[test]
     fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
-        let infos: Vec<StackInfo> = ["openssl", "rustls-ring"]
-            .map(|id| StackInfo { id: id.into(), library: "x".into(), capabilities: Capabilities::everything() })
-            .into();
+        let all = Capabilities::everything();
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("rustls-ring", &all)])]);
         let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
         let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice).iter().map(|c| c.process).collect::<Vec<_>>();
@@ -179,9 +231,8 @@ mod tests {
 
     #[test]
     fn each_measure_gets_the_scenarios_it_applies_to_in_its_own_process_model() {
-        let infos: Vec<StackInfo> = ["openssl", "boringssl"]
-            .map(|id| StackInfo { id: id.into(), library: "x".into(), capabilities: Capabilities::everything() })
-            .into();
+        let all = Capabilities::everything();
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
         let measures = [Measure::Time, Measure::Io, Measure::Heap, Measure::Rss];
         let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
         let scenarios = select_scenarios(&globs, &measures).unwrap();
@@ -200,5 +251,69 @@ mod tests {
         assert!(!heap_across_families.is_empty());
         assert!(heap_across_families.iter().all(|s| s
             == &Err("measure heap is taken with both sides in one process, and no runner holds both openssl and boringssl".into())));
+    }
+
+    #[test]
+    fn a_cell_is_given_time_in_proportion_to_its_planned_work_on_top_of_the_timeout() {
+        let timeout = Duration::from_secs(120);
+        let (min_time, warmup) = (Duration::from_millis(100), Duration::from_millis(50));
+        let cell = |measure: Measure, scenario: &str| Cell {
+            client: "openssl".into(),
+            server: "openssl".into(),
+            scenario: scenario.parse().unwrap(),
+            measure,
+            process: Process::InProcess,
+            support: Ok(()),
+        };
+        let memory = |n: usize, key: &str| cell(Measure::Heap, &format!("memory-{n}_1.3_x25519_{key}_aes-128-gcm"));
+        let budget = |c: &Cell| c.time_limit(timeout, min_time, warmup) - timeout;
+
+        // 10,000 RSA-4096 connections get more time than 100 ECDSA ones, and the same time on
+        // top of any --timeout: the user's limit still applies.
+        let (big, small) = (memory(10_000, "rsa-4096"), memory(100, "ecdsa-p256"));
+        assert!(big.time_limit(timeout, min_time, warmup) > small.time_limit(timeout, min_time, warmup));
+        for user in [Duration::from_secs(1), Duration::from_secs(600)] {
+            assert_eq!(big.time_limit(user, min_time, warmup) - user, budget(&big));
+        }
+        // In proportion to the connections, and growing with the key's cost.
+        for key in ["ecdsa-p256", "ed25519", "ecdsa-p384", "rsa-2048", "rsa-3072", "rsa-4096"] {
+            assert_eq!(budget(&memory(10_000, key)), budget(&memory(1_000, key)) * 10, "{key}");
+            assert_eq!(budget(&memory(1_000, key)), budget(&memory(100, key)) * 10, "{key}");
+            let rss = Cell { measure: Measure::Rss, process: Process::Split, ..memory(1_000, key) };
+            assert_eq!(budget(&rss), budget(&memory(1_000, key)), "the same connections, one process per side");
+        }
+        let costs: Vec<Duration> = ["ecdsa-p256", "rsa-2048", "rsa-3072", "rsa-4096"].map(|k| budget(&memory(100, k))).into();
+        assert!(costs.windows(2).all(|w| w[0] < w[1]), "{costs:?}");
+
+        // A time sample is given more than both sides' measured time and warmup, and more when
+        // they are longer; a one-connection io sample, the --timeout alone.
+        let handshakes = cell(Measure::Time, "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        let long = Duration::from_secs(5);
+        assert!(handshakes.time_limit(timeout, long, warmup) > timeout + (long + warmup) * 2);
+        assert!(handshakes.time_limit(timeout, long, warmup) > handshakes.time_limit(timeout, min_time, warmup));
+        let io = cell(Measure::Io, "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        assert_eq!(io.time_limit(timeout, long, warmup), timeout);
+    }
+
+    #[test]
+    fn a_server_that_only_its_own_client_can_complete_makes_its_other_pairs_unsupported_with_the_reason() {
+        let reason = "bertie: its server sends the leaf certificate without the intermediate";
+        let limit = PeerLimit { side: Side::Server, only: vec!["bertie".into()], reason: reason.into() };
+        let bertie = Capabilities { versions: vec![Version::Tls13], peer_limits: vec![limit], ..Capabilities::everything() };
+        let all = Capabilities::everything();
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("bertie", &bertie)])]);
+        let scenarios = select_scenarios(&["handshake-full_1.?_x25519_ecdsa-p256_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let ids = ["openssl", "bertie"];
+        let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
+        let support = |client: &str, server: &str, version: &str| {
+            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto);
+            let cell = cells.into_iter().find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
+            cell.expect("planned").support
+        };
+        assert_eq!(support("openssl", "bertie", "1.3"), Err(reason.into()));
+        assert_eq!(support("bertie", "bertie", "1.3"), Ok(()));
+        assert_eq!(support("bertie", "openssl", "1.3"), Ok(()), "a limit of bertie's server, not its client");
+        // A scenario the stack cannot do at all names that reason, not the peer's.
+        assert_eq!(support("openssl", "bertie", "1.2"), Err("bertie: TLS 1.2 not supported".into()));
     }
 }

@@ -21,10 +21,11 @@ pub struct Settings {
     pub samples: usize,
     pub min_time_ms: u64,
     pub warmup_ms: u64,
-    /// A runner still going after this is killed and its cell fails.
+    /// The user's `--timeout`: what a sample is given beyond its planned work (see
+    /// [`Cell::time_limit`]); a runner still going after that is killed and its cell fails.
     pub timeout: Duration,
     pub data_dir: PathBuf,
-    pub runner_dir: PathBuf,
+    pub runners: stacks::Runners,
 }
 
 /// Where one cell stands: how it ended, if it did, and the values of every sample taken.
@@ -117,24 +118,26 @@ pub fn restore(stored: &StoredRun) -> anyhow::Result<Vec<CellState>> {
 /// side.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
-    let runner = |name| stacks::runner_path(&settings.runner_dir, name).map_err(|e| failed(e.to_string()));
+    let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
     let (scenario, min_time, warmup) =
         (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
     let common =
         ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
-    let both = stacks::runner_for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
+    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(settings.warmup_ms));
+    let both = settings.runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
-        let (client_runner, server_runner) = (runner(stacks::runner_of(&cell.client))?, runner(stacks::runner_of(&cell.server))?);
+        let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
         // The socket to the peer is each runner's stdin.
-        let side = |role: &'static str, stack: &'static str| [&["side", "--role", role, "--stack", stack, "--peer-fd", "0"][..], &common].concat();
-        let (client_args, server_args) = (side("client", static_id(&cell.client)), side("server", static_id(&cell.server)));
+        let (client, server) = (cell.client.as_str(), cell.server.as_str());
+        let side = |role, stack, peer| [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
+        let (client_args, server_args) = (side("client", client, server), side("server", server, client));
         let (client, server) =
-            executor::call_pair((&client_runner, &client_args), (&server_runner, &server_args), settings.timeout);
+            executor::call_pair((client_runner, &client_args), (server_runner, &server_args), limit);
         return merge_sides(reply(client), reply(server));
     };
     let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
-    match reply(executor::call(&runner(both)?, &args, settings.timeout)) {
+    match reply(executor::call(both, &args, limit)) {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
         Ok(Reply::Failed { reason }) => Err(failed(reason)),
@@ -142,10 +145,19 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     }
 }
 
-fn reply(output: anyhow::Result<String>) -> Result<Reply, String> {
-    output
-        .and_then(|out| serde_json::from_str::<Reply>(&out).context("runner printed an unreadable reply"))
-        .map_err(|e| format!("{e:#}"))
+/// The runner's reply. A failed one, and one that cannot be read, carry the last lines the
+/// runner's libraries printed (its stderr), which often say why.
+fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, String> {
+    let output = output.map_err(|e| format!("{e:#}"))?;
+    let with_stderr = |reason: String| match &output.stderr {
+        Some(printed) => format!("{reason} (stderr: {printed})"),
+        None => reason,
+    };
+    match serde_json::from_str::<Reply>(&output.stdout) {
+        Ok(Reply::Failed { reason }) => Ok(Reply::Failed { reason: with_stderr(reason) }),
+        Ok(reply) => Ok(reply),
+        Err(e) => Err(with_stderr(format!("runner printed an unreadable reply: {e}"))),
+    }
 }
 
 /// One report from the two sides of a split-process sample. When a side fails, its own reason
@@ -177,11 +189,6 @@ fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> 
             })
         }
     }
-}
-
-/// The `KNOWN` table's own copy of a stack id, which lives for the whole program.
-fn static_id(id: &str) -> &'static str {
-    stacks::known(id).expect("planned stacks are known").id
 }
 
 impl CellState {
@@ -375,6 +382,25 @@ mod tests {
         assert_eq!((status, reason.as_str()), (Status::Failed, "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"));
         let (_, reason) = merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
         assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
+    }
+
+    #[test]
+    fn a_failed_or_unreadable_reply_keeps_what_the_runner_printed_on_stderr() {
+        let output = |stdout: &str, stderr: Option<&str>| Ok(executor::Output { stdout: stdout.into(), stderr: stderr.map(String::from) });
+        let printed = Some("Got pk [4, 1, 2] | verif key extraction error 3");
+        let failed = r#"{"status":"failed","reason":"client handshake failed: InvalidSignature"}"#;
+        assert_eq!(
+            reply(output(failed, printed)),
+            Ok(Reply::Failed {
+                reason: "client handshake failed: InvalidSignature (stderr: Got pk [4, 1, 2] | verif key extraction error 3)".into()
+            })
+        );
+        assert_eq!(reply(output(failed, None)), Ok(Reply::Failed { reason: "client handshake failed: InvalidSignature".into() }));
+        let unsupported = r#"{"status":"unsupported","reason":"x: TLS 1.2 not supported"}"#;
+        assert_eq!(reply(output(unsupported, printed)), Ok(Reply::Unsupported { reason: "x: TLS 1.2 not supported".into() }));
+        let garbled = reply(output("Got pk [4, 1, 2]\n{}", printed)).unwrap_err();
+        assert!(garbled.starts_with("runner printed an unreadable reply: "), "{garbled}");
+        assert!(garbled.ends_with(" (stderr: Got pk [4, 1, 2] | verif key extraction error 3)"), "{garbled}");
     }
 
     #[test]

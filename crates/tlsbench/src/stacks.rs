@@ -1,5 +1,6 @@
-//! The stacks tlsbench knows: which runner binary links each, and how to recognise its library
-//! in what the runner reports. The runners themselves say which version they run.
+//! The stacks tlsbench knows and how to recognise each one's library in what a runner reports;
+//! and the runners, which say themselves (`list`) which stacks they hold and which versions
+//! they run.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -33,30 +34,6 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "bertie", owns: |library| library.starts_with("Bertie ") },
 ];
 
-/// A runner binary and the stacks linked into it. Libraries that cannot share a process live
-/// in different families; a stack may be in several (rustls, with no C symbols to clash).
-pub struct Family {
-    pub runner: &'static str,
-    pub stacks: &'static [&'static str],
-}
-
-pub const FAMILIES: &[Family] = &[
-    // First: the rustls stacks are described and measured with each other by this runner.
-    Family { runner: "tlsbench-runner-openssl", stacks: &["rustls-aws-lc-rs", "rustls-ring", "openssl", "gnutls", "libtls", "s2n-tls", "s2n-tls-recvbuf", "bertie"] },
-    // BoringSSL's unprefixed symbols would capture the system libssl's: a runner of its own.
-    Family { runner: "tlsbench-runner-boringssl", stacks: &["boringssl", "rustls-aws-lc-rs", "rustls-ring"] },
-];
-
-/// The runner that can measure `client` against `server` in one process, if any.
-pub fn runner_for_pair(client: &str, server: &str) -> Option<&'static str> {
-    FAMILIES.iter().find(|f| f.stacks.contains(&client) && f.stacks.contains(&server)).map(|f| f.runner)
-}
-
-/// The first runner holding `id`: the one asked for the stack's description.
-pub fn runner_of(id: &str) -> &'static str {
-    runner_for_pair(id, id).expect("every known stack is in a family")
-}
-
 /// Parses a stack id, naming the valid ones if it is unknown.
 pub fn parse_id(id: &str) -> Result<String, String> {
     match known(id) {
@@ -82,41 +59,125 @@ pub fn runner_dir() -> Result<PathBuf> {
     Ok(exe.parent().context("the tlsbench binary has no parent directory")?.to_path_buf())
 }
 
-pub fn runner_path(dir: &Path, runner: &str) -> Result<PathBuf> {
-    let path = dir.join(runner);
-    if !path.is_file() {
-        bail!("runner `{runner}` is not in {} (build all binaries: cargo build --release --workspace)", dir.display());
-    }
-    Ok(path)
+/// What the runner binaries are called: `tlsbench-runner-FAMILY`.
+const RUNNER_PREFIX: &str = "tlsbench-runner-";
+
+/// A runner binary and the stacks its `list` reply names.
+#[derive(Clone, Debug)]
+pub struct Runner {
+    pub path: PathBuf,
+    pub stacks: Vec<StackInfo>,
 }
 
-/// Asks the runners of `ids` what they hold; checks each reports its own library.
-pub fn discover(dir: &Path, ids: &[String]) -> Result<Vec<StackInfo>> {
-    let mut infos = Vec::new();
-    let mut asked: Vec<&str> = Vec::new();
-    for id in ids {
-        known(id).with_context(|| parse_id(id).unwrap_err())?;
-        let runner = runner_of(id);
-        if !asked.contains(&runner) {
-            asked.push(runner);
-            let path = runner_path(dir, runner)?;
-            let output = executor::call(&path, &["list"], Duration::from_secs(60))
+impl Runner {
+    fn holds(&self, id: &str) -> bool {
+        self.stacks.iter().any(|s| s.id == id)
+    }
+}
+
+/// The runners and the stacks each holds, as their `list` replies say: the one place that
+/// says which runner holds which stack, so that a stack added to a runner's `family!` is
+/// measured by it. Libraries that cannot share a process are in different runners; a stack may
+/// be in several (rustls, with no C symbols to clash).
+#[derive(Clone, Debug)]
+pub struct Runners {
+    /// Broadest first: a pair that several runners hold is measured by the one with the most
+    /// stacks, and a stack is described by it (the same runner every time).
+    runners: Vec<Runner>,
+    /// Where they were looked for, for messages.
+    dir: PathBuf,
+}
+
+impl Runners {
+    /// The runners in [`runner_dir`], asked for their stacks.
+    pub fn find() -> Result<Runners> {
+        Runners::discover(&runner_dir()?)
+    }
+
+    /// Every runner binary (`tlsbench-runner-*`) in `dir`, asked for its stacks.
+    pub fn discover(dir: &Path) -> Result<Runners> {
+        let entries = std::fs::read_dir(dir).with_context(|| format!("looking for runners in {}", dir.display()))?;
+        let mut runners = Vec::new();
+        for path in entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)) {
+            let output = executor::call(&path, &["list"], LIST_TIME_LIMIT)
                 .with_context(|| format!("asking runner {} for its stacks", path.display()))?;
-            let listed: Vec<StackInfo> = serde_json::from_str(&output)
+            let stacks: Vec<StackInfo> = serde_json::from_str(&output.stdout)
                 .with_context(|| format!("runner {} printed an unreadable stack list", path.display()))?;
-            infos.extend(listed);
+            if let Some(stack) = stacks.iter().find(|s| known(&s.id).is_none()) {
+                bail!(
+                    "runner {} holds stack `{}`, which tlsbench does not know: add it to KNOWN in crates/tlsbench/src/stacks.rs \
+                     with the library it reports",
+                    path.display(),
+                    stack.id
+                );
+            }
+            runners.push(Runner { path, stacks });
+        }
+        Ok(Runners::new(runners, dir))
+    }
+
+    /// Runners as their `list` replies described them.
+    pub fn new(mut runners: Vec<Runner>, dir: &Path) -> Runners {
+        runners.sort_by(|a, b| b.stacks.len().cmp(&a.stacks.len()).then_with(|| a.path.cmp(&b.path)));
+        Runners { runners, dir: dir.to_path_buf() }
+    }
+
+    /// The runner that can measure `client` against `server` in one process, if any.
+    pub fn for_pair(&self, client: &str, server: &str) -> Option<&Path> {
+        self.runners.iter().find(|r| r.holds(client) && r.holds(server)).map(|r| r.path.as_path())
+    }
+
+    /// The runner that describes `id` and measures its side of a split pair.
+    pub fn of(&self, id: &str) -> Result<&Path> {
+        match self.for_pair(id, id) {
+            Some(path) => Ok(path),
+            None => bail!(
+                "no runner in {} holds stack `{id}` (runners found: {}; build all binaries: cargo build --release --workspace)",
+                self.dir.display(),
+                self.names()
+            ),
         }
     }
-    let mut wanted = Vec::new();
-    for id in ids {
-        let info = infos.iter().find(|i| &i.id == id).with_context(|| format!("the runner of stack `{id}` does not list it"))?;
-        let stack = known(id).expect("ids were parsed against KNOWN");
-        if !(stack.owns)(&info.library) {
-            bail!("stack `{id}` reports library `{}`, which is not its own; refusing to measure it", info.library);
-        }
-        wanted.push(info.clone());
+
+    /// The description of `id` from the runner that describes it (see [`Runners::of`]).
+    pub fn info(&self, id: &str) -> Option<&StackInfo> {
+        self.runners.iter().flat_map(|r| &r.stacks).find(|s| s.id == id)
     }
-    Ok(wanted)
+
+    /// The descriptions of `ids` (their runners' `list` entries), each checked to report its
+    /// own library.
+    pub fn infos(&self, ids: &[String]) -> Result<Vec<StackInfo>> {
+        let mut wanted = Vec::new();
+        for id in ids {
+            let stack = known(id).with_context(|| parse_id(id).unwrap_err())?;
+            self.of(id)?;
+            let info = self.info(id).expect("`of` found a runner that holds the stack");
+            if !(stack.owns)(&info.library) {
+                bail!("stack `{id}` reports library `{}`, which is not its own; refusing to measure it", info.library);
+            }
+            wanted.push(info.clone());
+        }
+        Ok(wanted)
+    }
+
+    fn names(&self) -> String {
+        match self.runners.is_empty() {
+            true => "none".to_string(),
+            false => self.runners.iter().map(|r| r.path.file_name().unwrap_or_default().to_string_lossy()).collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
+/// How long a runner may take to list its stacks.
+const LIST_TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// A runner binary: an executable file named `tlsbench-runner-NAME`, not the build's `.d`
+/// and other files beside it.
+fn is_runner(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let executable = path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    name.starts_with(RUNNER_PREFIX) && !name.contains('.') && executable
 }
 
 #[cfg(test)]
@@ -143,17 +204,50 @@ mod tests {
         }
     }
 
+    fn runner(path: &str, ids: &[&str]) -> Runner {
+        let info = |id: &&str| StackInfo { id: id.to_string(), library: String::new(), capabilities: tlsbench_harness::Capabilities::everything() };
+        Runner { path: path.into(), stacks: ids.iter().map(info).collect() }
+    }
+
     #[test]
-    fn every_stack_is_in_a_family_and_every_family_stack_is_known() {
-        for stack in KNOWN {
-            assert!(FAMILIES.iter().any(|f| f.stacks.contains(&stack.id)), "{} has no runner", stack.id);
+    fn the_runners_lists_say_which_runner_measures_a_pair() {
+        let runners = Runners::new(
+            vec![
+                runner("/r/tlsbench-runner-boringssl", &["boringssl", "rustls-ring"]),
+                runner("/r/tlsbench-runner-openssl", &["rustls-ring", "openssl", "gnutls"]),
+            ],
+            Path::new("/r"),
+        );
+        assert_eq!(runners.for_pair("rustls-ring", "openssl"), Some(Path::new("/r/tlsbench-runner-openssl")));
+        assert_eq!(runners.for_pair("boringssl", "rustls-ring"), Some(Path::new("/r/tlsbench-runner-boringssl")));
+        assert_eq!(runners.for_pair("openssl", "boringssl"), None);
+        // Held by both: the broadest runner, whatever the order the directory listed them in.
+        assert_eq!(runners.of("rustls-ring").unwrap(), Path::new("/r/tlsbench-runner-openssl"));
+        let missing = runners.of("bertie").unwrap_err().to_string();
+        assert_eq!(
+            missing,
+            "no runner in /r holds stack `bertie` (runners found: tlsbench-runner-openssl, tlsbench-runner-boringssl; \
+             build all binaries: cargo build --release --workspace)"
+        );
+    }
+
+    #[test]
+    fn only_executable_runner_files_are_runners() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for (name, mode) in [("tlsbench-runner-x", 0o755), ("tlsbench-runner-x.d", 0o644), ("tlsbench-runner-y", 0o644), ("tlsbench", 0o755)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         }
-        for family in FAMILIES {
-            assert!(family.stacks.iter().all(|id| known(id).is_some()), "{}", family.runner);
-        }
-        assert_eq!(runner_for_pair("rustls-ring", "openssl"), Some("tlsbench-runner-openssl"));
-        assert_eq!(runner_for_pair("boringssl", "rustls-aws-lc-rs"), Some("tlsbench-runner-boringssl"));
-        assert_eq!(runner_for_pair("openssl", "boringssl"), None);
+        let mut found: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| is_runner(p))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        assert_eq!(found, ["tlsbench-runner-x"]);
     }
 
     #[test]
