@@ -195,10 +195,11 @@ fn beyond_quick(args: &RunArgs) -> Result<String> {
     };
     let command: Vec<String> = std::env::args().filter(|a| a != "--quick").map(shell_word).collect();
     let command = command.join(" ");
+    let all = output::table::format_number(all as f64);
     Ok(format!(
-        "This was the quick comparison: the headline scenarios, short samples. Each measure's focused default set \
-         ({defaults} scenarios) with full-length samples: `{command}`; the whole matrix ({all} scenarios): \
-         `{command} --scenario '*'`"
+        "This was the quick comparison: the headline scenarios, short samples.\n\
+         Each measure's focused default set ({defaults} scenarios), full-length samples:\n  {command}\n\
+         The whole matrix ({all} scenarios):\n  {command} --scenario '*'"
     ))
 }
 

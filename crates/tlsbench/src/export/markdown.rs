@@ -73,7 +73,7 @@ mod tests {
 | --- | --- | ---: |
 | handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 |
 
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count whose interval is one value has no ±); *: some samples are outliers (MAD test), kept in the statistics
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the statistics
 
 ## Notes
 

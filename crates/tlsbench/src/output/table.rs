@@ -3,6 +3,7 @@
 
 use tlsbench_harness::Side;
 
+use crate::compare::default_threshold;
 use crate::output::columns::{self, Column};
 use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
@@ -10,7 +11,8 @@ use crate::stats::MIN_SAMPLES_FOR_CI95;
 
 /// Explains the cell notation; printed under every table.
 pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, \
-                          relative to the median (a count whose interval is one value has no ±); \
+                          relative to the median (a count has one only when it is wider than the noise threshold of \
+                          `tlsbench compare`); \
                           *: some samples are outliers (MAD test), kept in the statistics";
 
 /// The terminal's width that the table keeps to.
@@ -33,7 +35,7 @@ pub fn render(doc: &RunDocument) -> String {
         out += &metric_block(&format!("{metric} ({unit}, {better} is better)"), &cells, &reasons);
         out.push('\n');
     }
-    out += &columns::wrap(&format!("{LEGEND}; [n]: the reason below"), WIDTH, 2);
+    out += &columns::wrap(&format!("{LEGEND}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
@@ -122,11 +124,11 @@ impl<'a> Reasons<'a> {
         Reasons(first_seen(results.iter().filter(|c| c.status != Status::Ok).map(|c| (c.status, reason_of(c)))))
     }
 
-    /// `12,345 ±1.2%`, or `n/a [2]` pointing at the reason.
+    /// `12,345 ±1.2%`, or `n/a[2]` pointing at the reason (no space: as wide as `client`).
     fn cell_text(&self, cell: &CellResult) -> String {
         let text = format_cell(cell);
         match self.0.iter().position(|&(status, reason)| (status, reason) == (cell.status, reason_of(cell))) {
-            Some(i) => format!("{text} [{}]", i + 1),
+            Some(i) => format!("{text}[{}]", i + 1),
             None => text,
         }
     }
@@ -191,8 +193,10 @@ impl<'a> Grid<'a> {
 }
 
 /// A cell as shown: a rate as `12,345 ±1.2%`, a count as `8` or `156.5`, with ` *` when it has
-/// outliers; `failed` or `n/a`. A count keeps a ± only when its samples disagree enough to
-/// widen the interval, so that a noisy count never looks exact.
+/// outliers; `failed` or `n/a`. A count shows its ± only when it is wider than the noise
+/// threshold `compare` holds its measure to (an ECDSA signature a byte shorter moves bytes
+/// written by 0.1%, noise; a resident size that moves by a tenth is not), so that a noisy
+/// count never looks exact.
 pub fn format_cell(cell: &CellResult) -> String {
     let median = match (cell.status, cell.median) {
         (Status::Failed, _) => return "failed".to_string(),
@@ -207,9 +211,8 @@ pub fn format_cell(cell: &CellResult) -> String {
     };
     if let Some(spread) = cell.ci95.and_then(|ci| spread_percent(median, ci)) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
-        let shown = format!("{spread:.decimals$}");
-        if !(count && shown.parse::<f64>() == Ok(0.0)) {
-            text += &format!(" ±{shown}%");
+        if !(count && spread <= default_threshold(&cell.measure) * 100.0) {
+            text += &format!(" ±{spread:.decimals$}%");
         }
     }
     if !cell.outliers.is_empty() {
@@ -429,14 +432,15 @@ handshakes_per_s (1/s, higher is better), scenarios handshake-full_*_*_*_*
                  | aes-128-gcm                 | chacha20-poly1305
                  |        client        server |            server
 rustls-aws-lc-rs | 987.6 ±0.8% *  12,345 ±1.2% |       1,500 ±6.7%
-openssl          |    failed [1]    failed [1] |           n/a [2]
+openssl          |     failed[1]     failed[1] |            n/a[2]
 
 heap_peak_bytes (B, lower is better), scenarios handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
                  | server
 rustls-aws-lc-rs | 45,678
 
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count whose interval is
-  one value has no ±); *: some samples are outliers (MAD test), kept in the statistics; [n]: the reason below
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when
+  it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the
+  statistics; [n]: the reason numbered n below
 warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95%
   confidence; use --samples 6 or more
 [1] failed: negotiated TLS 1.2, expected TLS 1.3
@@ -459,7 +463,13 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
         assert_eq!(format_cell(&count(&[156.5; 6], 156.5, [156.5, 156.5])), "156.5");
         assert_eq!(format_cell(&count(&[152947.0; 6], 152947.0, [152947.0, 152947.0])), "152,947");
         let noisy = count(&[4000.0, 4100.0, 4200.0, 4300.0, 4400.0, 4500.0], 4250.0, [4000.0, 4500.0]);
-        assert_eq!(format_cell(&noisy), "4,250 ±5.9%");
+        assert_eq!(format_cell(&noisy), "4,250 ±5.9%", "beyond heap's 1% noise threshold");
+        let signature_byte = count(&[1157.0, 1158.0, 1158.0, 1158.0, 1159.0, 1158.0], 1158.0, [1157.0, 1159.0]);
+        assert_eq!(format_cell(&signature_byte), "1,158", "within heap's 1% noise threshold");
+        let rss = CellResult { measure: "rss".into(), ..noisy.clone() };
+        assert_eq!(format_cell(&rss), "4,250 ±5.9%", "beyond rss's 5%");
+        let rss = CellResult { ci95: Some([4100.0, 4400.0]), ..rss };
+        assert_eq!(format_cell(&rss), "4,250", "within rss's 5%");
         let rate = &fixture::document().results[0];
         assert!(!is_count(rate) && format_cell(rate).ends_with(" ±1.2%"), "{}", format_cell(rate));
         let steady_rate = CellResult { ci95: Some([12345.0, 12345.0]), ..rate.clone() };
@@ -503,8 +513,8 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
         let listed: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
         assert_eq!(listed.len(), 2, "{text}");
         assert!(listed[0].starts_with("[1] failed: negotiated TLS 1.2") && listed[1].starts_with("[2] n/a: openssl: cipher suite"), "{text}");
-        assert_eq!(text.matches("failed [1]").count(), 3, "{text}");
-        assert_eq!(text.matches("n/a [2]").count(), 1, "{text}");
+        assert_eq!(text.matches("failed[1]").count(), 3, "{text}");
+        assert_eq!(text.matches("n/a[2]").count(), 1, "{text}");
     }
 
     #[test]
