@@ -1,6 +1,8 @@
 //! The results table printed to stdout, and the cell layout and number formatting that the
 //! Markdown export and the HTML report share with it.
 
+use std::collections::HashMap;
+
 use tlsbench_harness::Side;
 
 use crate::compare::default_threshold;
@@ -10,10 +12,9 @@ use crate::results::{CellResult, RunDocument, Status};
 use crate::stats::MIN_SAMPLES_FOR_CI95;
 
 /// Explains the cell notation; printed under every table.
-pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, \
-                          relative to the median (a count has one only when it is wider than the noise threshold of \
-                          `tlsbench compare`); \
-                          *: some samples are outliers (MAD test), kept in the statistics";
+pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, relative to the \
+                          median (a count has one only when it is wider than the noise threshold of `tlsbench \
+                          compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
 /// The terminal's width that the table keeps to.
 pub const WIDTH: usize = 120;
@@ -47,23 +48,26 @@ pub fn render(doc: &RunDocument) -> String {
 
 /// One metric's cells: rows of pairs, columns of (scenario, side).
 fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String {
-    let pairs = first_seen(cells.iter().map(|c| c.pair_label()));
+    let labels: Vec<String> = cells.iter().map(|c| c.pair_label()).collect();
+    let pairs = first_seen(labels.iter().cloned());
     let scenarios = first_seen(cells.iter().map(|c| &c.scenario[..]));
     let names = ScenarioNames::new(&scenarios);
+    // Each cell's place, found in one pass: a whole-matrix run has thousands of columns.
+    let mut placed: HashMap<(&str, Side, &str), &CellResult> = HashMap::new();
+    for (cell, label) in cells.iter().zip(&labels) {
+        // A repeated cell shows the first, as the exports keep it.
+        placed.entry((&cell.scenario, cell.side, label)).or_insert(cell);
+    }
     let mut columns = Vec::new();
     for (scenario, heading) in scenarios.iter().zip(&names.headings) {
         for side in [Side::Client, Side::Server] {
-            let of_column: Vec<&&CellResult> = cells.iter().filter(|c| c.scenario == *scenario && c.side == side).collect();
-            if of_column.is_empty() {
+            let column: Vec<Option<&CellResult>> = pairs.iter().map(|pair| placed.get(&(*scenario, side, &pair[..])).copied()).collect();
+            if column.iter().all(Option::is_none) {
                 continue;
             }
-            let text = |pair: &String| {
-                // A repeated cell shows the first, as the exports keep it.
-                let cell = of_column.iter().find(|c| c.pair_label() == *pair);
-                cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))
-            };
             let header = heading.iter().cloned().chain([side.to_string()]).collect();
-            columns.push(Column { header, cells: pairs.iter().map(text).collect() });
+            let cells = column.into_iter().map(|cell| cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))).collect();
+            columns.push(Column { header, cells });
         }
     }
     let heading = match names.pattern {
@@ -109,6 +113,7 @@ impl ScenarioNames {
         match (shared[PARTS - 1], parts[0][PARTS - 1]) {
             (true, "") => {}
             (true, suffix) => pattern += &format!("_{suffix}"),
+            (false, _) if pattern.ends_with('*') => {}
             (false, _) => pattern += "*",
         }
         ScenarioNames { pattern: Some(pattern), headings }
