@@ -319,6 +319,25 @@ impl Scenario {
         defaults
     }
 
+    /// What `tlsbench run --quick` measures when no `--scenario` is given, for each measure
+    /// the headline scenarios it applies to: full and resumed handshakes in TLS 1.3 and 1.2,
+    /// bulk transfer, a whole short connection, connections held open. All with x25519, ECDSA
+    /// P-256 and AES-128-GCM, which every stack supports in each version it has.
+    pub fn quick_for(measure: Measure) -> Vec<Scenario> {
+        const HEADLINES: [&str; 8] = [
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm",
+        ];
+        let headlines = HEADLINES.iter().map(|name| name.parse::<Scenario>().expect("the headlines are valid names"));
+        headlines.filter(|s| measure.applies_to(s.kind)).collect()
+    }
+
     fn time_defaults() -> Vec<Scenario> {
         let common = |s: &Scenario| {
             s.kind == Kind::Transfer
@@ -464,6 +483,22 @@ mod tests {
         }
         for measure in Measure::ALL {
             assert!(Scenario::defaults_for(*measure).iter().all(|s| measure.applies_to(s.kind)), "{measure}");
+        }
+    }
+
+    #[test]
+    fn the_quick_set_has_the_headlines_of_every_measure() {
+        for measure in Measure::ALL {
+            let quick = Scenario::quick_for(*measure);
+            assert!(!quick.is_empty() && quick.iter().all(|s| measure.applies_to(s.kind)), "{measure}");
+        }
+        let kinds = |m| Scenario::quick_for(m).iter().map(|s| s.kind).collect::<Vec<_>>();
+        for kind in [Kind::HandshakeFull, Kind::HandshakeResumeTicket, Kind::Transfer] {
+            assert!(kinds(Measure::Time).contains(&kind), "{kind}");
+        }
+        assert!(kinds(Measure::Io).contains(&Kind::IoProfile));
+        for version in Version::ALL {
+            assert!(Scenario::quick_for(Measure::Time).iter().any(|s| s.kind.is_resumption() && s.version == *version), "{version}");
         }
     }
 

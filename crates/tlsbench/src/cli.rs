@@ -76,7 +76,8 @@ pub struct RunArgs {
     /// Samples per cell [default: 10, or 6 with --quick: the fewest that give a 95% interval].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
-    /// A short run: fewer and shorter samples (6 of 20 ms per side).
+    /// A short run: fewer and shorter samples (6 of 20 ms per side) and, without --scenario,
+    /// the headline scenarios only (full and resumed handshakes, transfer, io-profile, memory-100).
     #[arg(long)]
     pub quick: bool,
     /// Each side's measured time per sample, in ms [default: 100, or 20 with --quick].

@@ -116,6 +116,12 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         View::Matrix => print!("{}", output::matrix::render(&doc)),
     }
     write_exports(&args.exports, &doc)?;
+    if args.quick && args.scenarios.is_empty() && view == View::Table {
+        // Neither selection can fail: no glob takes the defaults, and `*` matches every scenario.
+        if let Ok(hint) = beyond_quick(&args) {
+            eprintln!("{hint}");
+        }
+    }
     let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
     if failed > 0 {
         eprintln!("{failed} result(s) failed; the reasons are listed under the table");
@@ -147,7 +153,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         (View::Table, _, _) => (ids.iter().map(|id| (id.clone(), id.clone())).collect(), args.scenarios.clone()),
     };
     let measures = first_seen(args.measures.clone());
-    let scenarios = plan::select_scenarios(&globs, &measures)?;
+    let scenarios = match args.quick && globs.is_empty() {
+        true => first_seen(measures.iter().flat_map(|&m| Scenario::quick_for(m))),
+        false => plan::select_scenarios(&globs, &measures)?,
+    };
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
         min_time_ms: args.min_time_ms.unwrap_or(if args.quick { 20 } else { 100 }),
@@ -172,6 +181,26 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         warmup_ms: settings.warmup_ms,
     };
     Ok((info, states, settings))
+}
+
+/// After a quick comparison, the commands that measure more: the same without --quick (each
+/// measure's focused default set, with full samples), and the whole matrix.
+fn beyond_quick(args: &RunArgs) -> Result<String> {
+    let measures = first_seen(args.measures.clone());
+    let defaults = plan::select_scenarios(&[], &measures)?.len();
+    let all = plan::select_scenarios(&["*".to_string()], &measures)?.len();
+    let shell_word = |arg: String| match arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@".contains(c)) {
+        true => arg,
+        false => format!("'{}'", arg.replace('\'', r"'\''")),
+    };
+    let command: Vec<String> = std::env::args().filter(|a| a != "--quick").map(shell_word).collect();
+    let command = command.join(" ");
+    let all = output::table::format_number(all as f64);
+    Ok(format!(
+        "This was the quick comparison: the headline scenarios, short samples.\n\
+         Each measure's focused default set ({defaults} scenarios), full-length samples:\n  {command}\n\
+         The whole matrix ({all} scenarios):\n  {command} --scenario '*'"
+    ))
 }
 
 /// A stored run with its original settings, to take the samples it is missing.

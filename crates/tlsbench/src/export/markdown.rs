@@ -71,9 +71,9 @@ mod tests {
 
 | scenario | side | rustls-aws-lc-rs |
 | --- | --- | ---: |
-| handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 ±0.0% |
+| handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 |
 
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median; *: some samples are outliers (MAD test), kept in the statistics
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the statistics
 
 ## Notes
 

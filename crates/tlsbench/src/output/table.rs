@@ -1,45 +1,154 @@
 //! The results table printed to stdout, and the cell layout and number formatting that the
-//! Markdown export shares with it.
+//! Markdown export and the HTML report share with it.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
+use std::collections::HashMap;
+
 use tlsbench_harness::Side;
 
+use crate::compare::default_threshold;
+use crate::output::columns::{self, Column};
+use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
 use crate::stats::MIN_SAMPLES_FOR_CI95;
 
 /// Explains the cell notation; printed under every table.
-pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, \
-                          relative to the median; *: some samples are outliers (MAD test), kept \
-                          in the statistics";
+pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, relative to the \
+                          median (a count has one only when it is wider than the noise threshold of `tlsbench \
+                          compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
-/// The table of a run: one row per (scenario, side, metric), one column per pair, then the
-/// legend and one `note:` line per distinct reason a cell failed or is unsupported.
+/// The terminal's width that the table keeps to.
+pub const WIDTH: usize = 120;
+
+/// The table of a run, for a terminal of [`WIDTH`] columns: one block per metric, a row per
+/// pair (stack), a column per scenario and side. The parts of the scenario names that all of a
+/// block's columns share are said once, as a glob above the block, and the columns are headed
+/// by the rest. Below: the legend, and each distinct reason a cell has no number, numbered as
+/// the cells refer to it.
 pub fn render(doc: &RunDocument) -> String {
     if doc.results.is_empty() {
         return "no results\n".to_string();
     }
-    let grid = Grid::new(&doc.results);
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(["scenario", "side", "metric"].into_iter().map(String::from).chain(grid.pairs.iter().cloned()));
-    for row in &grid.rows {
-        let fixed = [row.scenario.to_string(), row.side.to_string(), row.metric.to_string()];
-        table.add_row(fixed.into_iter().chain(row.cells.iter().map(|c| c.map_or_else(|| "-".into(), format_cell))));
+    let reasons = Reasons::new(&doc.results);
+    let metrics = first_seen(doc.results.iter().map(|c| (&c.metric[..], &c.unit[..], &c.better[..])));
+    let mut out = String::new();
+    for (metric, unit, better) in metrics {
+        let cells: Vec<&CellResult> = doc.results.iter().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)).collect();
+        out += &metric_block(&format!("{metric} ({unit}, {better} is better)"), &cells, &reasons);
+        out.push('\n');
     }
-    for i in 3..3 + grid.pairs.len() {
-        if let Some(column) = table.column_mut(i) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut out = format!("{table}\n{LEGEND}\n");
+    out += &columns::wrap(&format!("{LEGEND}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
-        out += &format!("warning: {warning}\n");
+        out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
-    for note in notes(&doc.results) {
-        out += &format!("note: {note}\n");
+    for (i, (status, reason)) in reasons.0.iter().enumerate() {
+        out += &columns::wrap(&format!("[{}] {}: {reason}", i + 1, status_word(*status)), WIDTH, 4);
     }
     out
+}
+
+/// One metric's cells: rows of pairs, columns of (scenario, side).
+fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String {
+    let labels: Vec<String> = cells.iter().map(|c| c.pair_label()).collect();
+    let pairs = first_seen(labels.iter().cloned());
+    let scenarios = first_seen(cells.iter().map(|c| &c.scenario[..]));
+    let names = ScenarioNames::new(&scenarios);
+    // Each cell's place, found in one pass: a whole-matrix run has thousands of columns.
+    let mut placed: HashMap<(&str, Side, &str), &CellResult> = HashMap::new();
+    for (cell, label) in cells.iter().zip(&labels) {
+        // A repeated cell shows the first, as the exports keep it.
+        placed.entry((&cell.scenario, cell.side, label)).or_insert(cell);
+    }
+    let mut columns = Vec::new();
+    for (scenario, heading) in scenarios.iter().zip(&names.headings) {
+        for side in [Side::Client, Side::Server] {
+            let column: Vec<Option<&CellResult>> = pairs.iter().map(|pair| placed.get(&(*scenario, side, &pair[..])).copied()).collect();
+            if column.iter().all(Option::is_none) {
+                continue;
+            }
+            let header = heading.iter().cloned().chain([side.to_string()]).collect();
+            let cells = column.into_iter().map(|cell| cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))).collect();
+            columns.push(Column { header, cells });
+        }
+    }
+    let heading = match names.pattern {
+        Some(pattern) => format!("{title}, scenarios {pattern}"),
+        None => title.to_string(),
+    };
+    columns::wrap(&heading, WIDTH, 2) + &columns::render(&pairs, &columns, WIDTH)
+}
+
+/// Short names for the scenarios of one block: what all of them share as a glob, and for each
+/// the parts where they differ. Distinct scenarios always differ in some shown part, so no two
+/// columns have the same heading.
+struct ScenarioNames {
+    /// `*_*_x25519_ecdsa-p256_aes-128-gcm`; `None` when the scenarios share nothing.
+    pattern: Option<String>,
+    /// Per scenario, its differing parts in name order.
+    headings: Vec<Vec<String>>,
+}
+
+impl ScenarioNames {
+    /// Names are `kind_version_group_key_suite` and then optional suffixes (client auth, EMS),
+    /// which count as one part, shown as `-` where a scenario has none and others have some.
+    fn new(scenarios: &[&str]) -> ScenarioNames {
+        const PARTS: usize = 6;
+        let parts: Vec<Vec<&str>> = scenarios
+            .iter()
+            .map(|name| {
+                let mut parts: Vec<&str> = name.splitn(PARTS, '_').collect();
+                parts.resize(PARTS, "");
+                parts
+            })
+            .collect();
+        let shared: Vec<bool> = (0..PARTS).map(|i| parts.iter().all(|p| p[i] == parts[0][i])).collect();
+        let headings = parts
+            .iter()
+            .map(|p| (0..PARTS).filter(|&i| !shared[i]).map(|i| if p[i].is_empty() { "-" } else { p[i] }.to_string()).collect())
+            .collect();
+        if !shared.contains(&true) {
+            return ScenarioNames { pattern: None, headings };
+        }
+        let glob = |i: usize| if shared[i] { parts[0][i] } else { "*" };
+        let mut pattern = (0..PARTS - 1).map(glob).collect::<Vec<_>>().join("_");
+        match (shared[PARTS - 1], parts[0][PARTS - 1]) {
+            (true, "") => {}
+            (true, suffix) => pattern += &format!("_{suffix}"),
+            (false, _) if pattern.ends_with('*') => {}
+            (false, _) => pattern += "*",
+        }
+        ScenarioNames { pattern: Some(pattern), headings }
+    }
+}
+
+/// The distinct (status, reason) of the cells without a number, in order of first appearance;
+/// a cell refers to its reason by its number from 1.
+struct Reasons<'a>(Vec<(Status, &'a str)>);
+
+impl<'a> Reasons<'a> {
+    fn new(results: &'a [CellResult]) -> Reasons<'a> {
+        Reasons(first_seen(results.iter().filter(|c| c.status != Status::Ok).map(|c| (c.status, reason_of(c)))))
+    }
+
+    /// `12,345 ±1.2%`, or `n/a[2]` pointing at the reason (no space: as wide as `client`).
+    fn cell_text(&self, cell: &CellResult) -> String {
+        let text = format_cell(cell);
+        match self.0.iter().position(|&(status, reason)| (status, reason) == (cell.status, reason_of(cell))) {
+            Some(i) => format!("{text}[{}]", i + 1),
+            None => text,
+        }
+    }
+}
+
+fn reason_of(cell: &CellResult) -> &str {
+    cell.reason.as_deref().unwrap_or("no reason given")
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Unsupported => "n/a",
+    }
 }
 
 /// Cells laid out as rows (scenario, side, metric) by columns (pairs), each in order of first
@@ -88,7 +197,11 @@ impl<'a> Grid<'a> {
     }
 }
 
-/// A cell as shown: `12,345 ±1.2%`, with ` *` when it has outliers; `failed` or `n/a`.
+/// A cell as shown: a rate as `12,345 ±1.2%`, a count as `8` or `156.5`, with ` *` when it has
+/// outliers; `failed` or `n/a`. A count shows its ± only when it is wider than the noise
+/// threshold `compare` holds its measure to (an ECDSA signature a byte shorter moves bytes
+/// written by 0.1%, noise; a resident size that moves by a tenth is not), so that a noisy
+/// count never looks exact.
 pub fn format_cell(cell: &CellResult) -> String {
     let median = match (cell.status, cell.median) {
         (Status::Failed, _) => return "failed".to_string(),
@@ -96,10 +209,16 @@ pub fn format_cell(cell: &CellResult) -> String {
         (Status::Ok, None) => return "-".to_string(),
         (Status::Ok, Some(median)) => median,
     };
-    let mut text = format_number(median);
+    let count = is_count(cell);
+    let mut text = match count {
+        true => format_count(median),
+        false => format_number(median),
+    };
     if let Some(spread) = cell.ci95.and_then(|ci| spread_percent(median, ci)) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
-        text += &format!(" ±{spread:.decimals$}%");
+        if !(count && spread <= default_threshold(&cell.measure) * 100.0) {
+            text += &format!(" ±{spread:.decimals$}%");
+        }
     }
     if !cell.outliers.is_empty() {
         text += " *";
@@ -136,6 +255,22 @@ pub fn format_number(x: f64) -> String {
         grouped.push(digit);
     }
     format!("{sign}{grouped}")
+}
+
+/// Whether a cell counts things (calls, records, bytes, allocations) rather than measuring a
+/// rate: rates are per second.
+pub fn is_count(cell: &CellResult) -> bool {
+    !cell.unit.ends_with("/s")
+}
+
+/// A count with the decimals it has, up to [`format_number`]'s four significant digits: `8`,
+/// `156.5`, `4,554`. A count per connection or handshake is an average and can have a fraction.
+pub fn format_count(x: f64) -> String {
+    let text = format_number(x);
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
 }
 
 /// Decimals that leave four significant digits for a positive `a`.
@@ -295,20 +430,96 @@ mod tests {
     #[test]
     fn renders_the_fixture() {
         let expected = "\
-┌─────────────────────────────────────────────────────────┬────────┬──────────────────┬──────────────────┬─────────┐
-│ scenario                                                ┆ side   ┆ metric           ┆ rustls-aws-lc-rs ┆ openssl │
-╞═════════════════════════════════════════════════════════╪════════╪══════════════════╪══════════════════╪═════════╡
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ server ┆ handshakes_per_s ┆     12,345 ±1.2% ┆  failed │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ client ┆ handshakes_per_s ┆    987.6 ±0.8% * ┆  failed │
-│ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 ┆ server ┆ handshakes_per_s ┆      1,500 ±6.7% ┆     n/a │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ server ┆ heap_peak_bytes  ┆     45,678 ±0.0% ┆       - │
-└─────────────────────────────────────────────────────────┴────────┴──────────────────┴──────────────────┴─────────┘
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median; *: some samples are outliers (MAD test), kept in the statistics
-warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% confidence; use --samples 6 or more
-note: openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
-note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: openssl: cipher suite chacha20-poly1305 not supported
+handshakes_per_s (1/s, higher is better), scenarios handshake-full_*_*_*_*
+                 | 1.3                         | 1.2
+                 | x25519                      | secp256r1
+                 | ecdsa-p256                  | rsa-2048
+                 | aes-128-gcm                 | chacha20-poly1305
+                 |        client        server |            server
+rustls-aws-lc-rs | 987.6 ±0.8% *  12,345 ±1.2% |       1,500 ±6.7%
+openssl          |     failed[1]     failed[1] |            n/a[2]
+
+heap_peak_bytes (B, lower is better), scenarios handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
+                 | server
+rustls-aws-lc-rs | 45,678
+
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when
+  it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the
+  statistics; [n]: the reason numbered n below
+warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95%
+  confidence; use --samples 6 or more
+[1] failed: negotiated TLS 1.2, expected TLS 1.3
+[2] n/a: openssl: cipher suite chacha20-poly1305 not supported
 ";
         assert_eq!(render(&fixture::document()), expected);
+    }
+
+    /// A heap count of the fixture with these samples.
+    fn count(samples: &[f64], median: f64, ci95: [f64; 2]) -> CellResult {
+        let mut cell = fixture::document().results[6].clone();
+        assert_eq!(cell.unit, "B");
+        (cell.samples, cell.median, cell.ci95) = (samples.to_vec(), Some(median), Some(ci95));
+        cell
+    }
+
+    #[test]
+    fn counts_have_the_decimals_they_have_and_a_spread_only_when_their_samples_disagree() {
+        assert_eq!(format_cell(&count(&[8.0; 6], 8.0, [8.0, 8.0])), "8");
+        assert_eq!(format_cell(&count(&[156.5; 6], 156.5, [156.5, 156.5])), "156.5");
+        assert_eq!(format_cell(&count(&[152947.0; 6], 152947.0, [152947.0, 152947.0])), "152,947");
+        let noisy = count(&[4000.0, 4100.0, 4200.0, 4300.0, 4400.0, 4500.0], 4250.0, [4000.0, 4500.0]);
+        assert_eq!(format_cell(&noisy), "4,250 ±5.9%", "beyond heap's 1% noise threshold");
+        let signature_byte = count(&[1157.0, 1158.0, 1158.0, 1158.0, 1159.0, 1158.0], 1158.0, [1157.0, 1159.0]);
+        assert_eq!(format_cell(&signature_byte), "1,158", "within heap's 1% noise threshold");
+        let rss = CellResult { measure: "rss".into(), ..noisy.clone() };
+        assert_eq!(format_cell(&rss), "4,250 ±5.9%", "beyond rss's 5%");
+        let rss = CellResult { ci95: Some([4100.0, 4400.0]), ..rss };
+        assert_eq!(format_cell(&rss), "4,250", "within rss's 5%");
+        let rate = &fixture::document().results[0];
+        assert!(!is_count(rate) && format_cell(rate).ends_with(" ±1.2%"), "{}", format_cell(rate));
+        let steady_rate = CellResult { ci95: Some([12345.0, 12345.0]), ..rate.clone() };
+        assert_eq!(format_cell(&steady_rate), "12,345 ±0.0%", "a rate always says its spread");
+    }
+
+    #[test]
+    fn scenario_headings_keep_only_what_differs_and_never_repeat() {
+        let all: Vec<String> = tlsbench_harness::Scenario::all().iter().map(|s| s.name()).collect();
+        let mut rng = fastrand::Rng::with_seed(10);
+        for size in [1, 2, 3, 5, 8, 44, all.len()] {
+            let mut names = all.clone();
+            rng.shuffle(&mut names);
+            let chosen: Vec<&str> = names[..size].iter().map(String::as_str).collect();
+            let shortened = ScenarioNames::new(&chosen);
+            let headings: Vec<String> = shortened.headings.iter().map(|h| h.join(" ")).collect();
+            assert_eq!(first_seen(&headings).len(), size, "two columns share a heading: {chosen:?}");
+            for (name, heading) in chosen.iter().zip(&shortened.headings) {
+                let pattern = shortened.pattern.as_deref().unwrap_or("*");
+                let glob = glob::Pattern::new(pattern).expect("the pattern is a glob");
+                assert!(glob.matches(name), "{pattern} does not match {name}");
+                let parts: Vec<&str> = name.split('_').collect();
+                assert!(heading.iter().all(|part| part == "-" || part.split('_').all(|p| parts.contains(&p))), "{heading:?} of {name}");
+            }
+        }
+        let quick = ScenarioNames::new(&["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
+        assert_eq!(quick.pattern.as_deref(), Some("*_*_x25519_ecdsa-p256_aes-128-gcm"));
+        assert_eq!(quick.headings, [["handshake-full", "1.3"], ["handshake-resume-ticket", "1.2"]]);
+        let auth = ScenarioNames::new(&["transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls"]);
+        assert_eq!(auth.pattern.as_deref(), Some("transfer_1.3_x25519_ecdsa-p256_aes-128-gcm*"));
+        assert_eq!(auth.headings, [["-"], ["mtls"]]);
+    }
+
+    #[test]
+    fn each_reason_is_listed_once_and_its_cells_point_at_it() {
+        let mut doc = fixture::document();
+        let mut again = doc.results[1].clone();
+        (again.scenario, again.client_stack, again.server_stack) = (fixture::CHACHA.into(), "gnutls".into(), "gnutls".into());
+        doc.results.push(again);
+        let text = render(&doc);
+        let listed: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+        assert_eq!(listed.len(), 2, "{text}");
+        assert!(listed[0].starts_with("[1] failed: negotiated TLS 1.2") && listed[1].starts_with("[2] n/a: openssl: cipher suite"), "{text}");
+        assert_eq!(text.matches("failed[1]").count(), 3, "{text}");
+        assert_eq!(text.matches("n/a[2]").count(), 1, "{text}");
     }
 
     #[test]

@@ -86,9 +86,9 @@ heap_peak_bytes (B, lower is better)
 ┌──────────────────────────────────────────────────┬────────┬──────────────────┐
 │ scenario                                         ┆ side   ┆ rustls-aws-lc-rs │
 ╞══════════════════════════════════════════════════╪════════╪══════════════════╡
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm ┆ server ┆     45,678 ±0.0% │
+│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm ┆ server ┆           45,678 │
 └──────────────────────────────────────────────────┴────────┴──────────────────┘
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median; *: some samples are outliers (MAD test), kept in the statistics
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the statistics
 a/openssl: the median of stack a over the median of openssl in the same row (above 1: larger)
 warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% confidence; use --samples 6 or more
 note: openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
