@@ -39,7 +39,11 @@ pub fn connect<C: Stack, S: Stack>(
     let server_config = server.server_config(server_scenario, pki()).map_err(|e| format!("server config: {e}"))?;
     let mut client = client.new_client(&client_config, link.client()).map_err(|e| format!("client: {e}"))?;
     let mut server = server.new_server(&server_config, link.server()).map_err(|e| format!("server: {e}"))?;
-    crate::step::handshake_pair(&mut client, &mut server, &link, &mut crate::step::Unmetered).map_err(|e| e.to_string())?;
+    crate::step::handshake_pair(&mut client, &mut server, &link, &mut crate::step::Unmetered).map_err(|e| match e {
+        // As above: the error names the side first.
+        crate::Error::Library { side, error, .. } => format!("{side}: {error}"),
+        other => other.to_string(),
+    })?;
     Ok((client, server))
 }
 

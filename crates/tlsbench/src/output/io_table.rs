@@ -142,9 +142,9 @@ mod tests {
             let line = text.lines().find(|l| l.starts_with(&format!("│ {stack} "))).unwrap_or_else(|| panic!("{stack}:\n{text}"));
             line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
         };
-        assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "1/1", "3/3", "1/1", "105/1005"]);
+        assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "0/1", "1/1", "3/3", "1/1", "105/1005"]);
         assert_eq!(cells("z")[1..4], ["no/yes", "-/-", "yes/yes"]);
-        assert_eq!(cells("y")[1..], ["n/a"; 8]);
+        assert_eq!(cells("y")[1..], ["n/a"; 9]);
         assert!(text.contains("note: y: n/a: TLS 1.2 not implemented"), "{text}");
         assert!(text.starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: one connection"), "{text}");
     }
