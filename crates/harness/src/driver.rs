@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::gate::{self, Tally};
+use crate::gate::{self, Gates, Tally};
 use crate::protocol::{Metric, MetricValue, SampleReport};
 use crate::step::{self, Meter};
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
@@ -63,7 +63,7 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     scenario: &Scenario,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new() };
+    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new(), gates: Gates::default() };
     let measured = match scenario.kind {
         Kind::Transfer => pair.transfer(spec)?,
         _ => pair.handshakes(spec)?,
@@ -75,6 +75,7 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         server_library: server.library(),
         iterations: measured.iterations,
         values,
+        negotiated: pair.gates.negotiated(),
     })
 }
 
@@ -167,6 +168,7 @@ pub(crate) struct Pair<'a, C: Stack, S: Stack> {
     pub(crate) server_config: S::ServerConfig,
     pub(crate) scenario: &'a Scenario,
     pub(crate) link: Link,
+    pub(crate) gates: Gates,
 }
 
 impl<C: Stack, S: Stack> Pair<'_, C, S> {
@@ -211,9 +213,9 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
     pub(crate) fn check(&self, client: &C::Client, server: &S::Server, resumed: bool) -> Result<(), Error> {
         let negotiated = client.negotiated().map_err(failed(Side::Client, "negotiated parameters"))?;
-        gate::check_handshake(Side::Client, self.scenario, &negotiated, resumed)?;
+        self.gates.check(Side::Client, self.scenario, &negotiated, resumed)?;
         let negotiated = server.negotiated().map_err(failed(Side::Server, "negotiated parameters"))?;
-        gate::check_handshake(Side::Server, self.scenario, &negotiated, resumed)
+        self.gates.check(Side::Server, self.scenario, &negotiated, resumed)
     }
 
     /// After an unmeasured handshake, the server sends 16 KiB writes and the client receives

@@ -1,7 +1,33 @@
 //! Correctness gates: after each handshake and each transfer, check that what happened is what
 //! the scenario asked. A gate that fails fails the cell; it never turns into a number.
 
+use std::cell::Cell;
+
+use crate::protocol::SideNegotiated;
 use crate::{ClientAuth, Error, Negotiated, Scenario, Side, Version};
+
+/// The gates of a sample's handshakes, keeping what the last one each side passed negotiated:
+/// the sample reports it (with the libraries' defaults it is the only place the suite and group
+/// are named).
+#[derive(Default)]
+pub struct Gates(Cell<[Option<Negotiated>; 2]>);
+
+impl Gates {
+    /// [`check_handshake`], keeping `got` when it passes.
+    pub fn check(&self, side: Side, scenario: &Scenario, got: &Negotiated, expect_resumed: bool) -> Result<(), Error> {
+        check_handshake(side, scenario, got, expect_resumed)?;
+        let mut seen = self.0.get();
+        seen[side as usize] = Some(*got);
+        self.0.set(seen);
+        Ok(())
+    }
+
+    /// What each side's last passed handshake negotiated, client first.
+    pub fn negotiated(&self) -> Vec<SideNegotiated> {
+        let sides = [Side::Client, Side::Server].into_iter().zip(self.0.get());
+        sides.filter_map(|(side, seen)| Some(SideNegotiated { side, negotiated: seen?.to_string() })).collect()
+    }
+}
 
 /// Checks one side's view of a completed handshake against the scenario.
 pub fn check_handshake(side: Side, scenario: &Scenario, got: &Negotiated, expect_resumed: bool) -> Result<(), Error> {
@@ -11,11 +37,14 @@ pub fn check_handshake(side: Side, scenario: &Scenario, got: &Negotiated, expect
     if got.version != scenario.version {
         return mismatch("TLS", &got.version, &scenario.version);
     }
-    if got.suite != scenario.suite {
-        return mismatch("cipher suite", &got.suite, &scenario.suite);
-    }
-    if let Some(group) = got.group.filter(|g| *g != scenario.group) {
-        return mismatch("group", &group, &scenario.group);
+    // With the libraries' defaults, the suite and group are what they chose: reported, not checked.
+    if let Some((want_group, want_suite)) = scenario.pins() {
+        if got.suite != want_suite {
+            return mismatch("cipher suite", &got.suite, &want_suite);
+        }
+        if let Some(group) = got.group.filter(|g| *g != want_group) {
+            return mismatch("group", &group, &want_group);
+        }
     }
     match (got.resumed, expect_resumed) {
         (true, false) => return Err(Error::Gate(format!("{side} resumed a session where a full handshake was asked"))),
@@ -79,6 +108,7 @@ mod tests {
             resumed: false,
             ems: None,
             client_cert_verified: Some(false),
+            ticket_received: None,
         }
     }
 
@@ -122,6 +152,21 @@ mod tests {
         }
         let err = check_handshake(Side::Server, &scenario(), &asked(), true).unwrap_err();
         assert_eq!(err.to_string(), "gate failed: server did a full handshake where resumption was asked");
+    }
+
+    #[test]
+    fn with_the_libraries_defaults_the_suite_and_group_are_reported_not_required() {
+        let defaults: Scenario = "handshake-full_1.3_default_ecdsa-p256_default".parse().unwrap();
+        let chosen = Negotiated { suite: Suite::Aes256Gcm, group: Some(Group::Secp256r1), ticket_received: Some(true), ..asked() };
+        check_handshake(Side::Client, &defaults, &chosen, false).unwrap();
+        assert_eq!(chosen.to_string(), "1.3 aes-256-gcm secp256r1, ticket received");
+        // The version, resumption and client auth are still the scenario's.
+        let err = check_handshake(Side::Client, &defaults, &Negotiated { version: Version::Tls12, ..chosen }, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: client negotiated TLS 1.2, the scenario asks for 1.3");
+        let err = check_handshake(Side::Client, &defaults, &Negotiated { resumed: true, ..chosen }, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: client resumed a session where a full handshake was asked");
+        let err = check_handshake(Side::Server, &defaults, &Negotiated { client_cert_verified: Some(true), ..chosen }, false).unwrap_err();
+        assert_eq!(err.to_string(), "gate failed: server verified a client certificate, the scenario's client has none");
     }
 
     #[test]

@@ -24,7 +24,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::driver::{check_measure, failed, Clocks, Pair};
-use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::gate::Gates;
+use crate::protocol::{Metric, MetricValue, SampleReport, SideNegotiated};
 use crate::transport::{IoEvent, Record};
 use crate::{ClientAuth, Connection, Error, Kind, Link, Measure, Pki, Scenario, Side, Stack, Version};
 
@@ -43,6 +44,9 @@ pub struct IoTrace {
     pub server_stack: String,
     pub client_library: String,
     pub server_library: String,
+    /// What the traced connection negotiated, as each side saw it.
+    #[serde(default)]
+    pub negotiated: Vec<SideNegotiated>,
     /// Both sides' calls in the order they were made, with the driver's phase marks.
     pub events: Vec<IoEvent>,
 }
@@ -249,7 +253,13 @@ impl IoTrace {
 /// The io metrics of one sample: one connection's counts per side (see the module's doc).
 pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<SampleReport, Error> {
     let trace = trace(client, server, scenario, pki)?;
-    Ok(SampleReport { client_library: trace.client_library.clone(), server_library: trace.server_library.clone(), iterations: 1, values: trace.metrics() })
+    Ok(SampleReport {
+        client_library: trace.client_library.clone(),
+        server_library: trace.server_library.clone(),
+        iterations: 1,
+        values: trace.metrics(),
+        negotiated: trace.negotiated.clone(),
+    })
 }
 
 /// The call-by-call trace of one measured connection of `scenario` (see the module's doc).
@@ -270,7 +280,7 @@ pub fn trace_with_configs<C: Stack, S: Stack>(
     server_config: S::ServerConfig,
     scenario: &Scenario,
 ) -> Result<IoTrace, Error> {
-    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::with_io_log() };
+    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::with_io_log(), gates: Gates::default() };
     let events = match scenario.kind {
         Kind::IoProfile => profile(&pair)?,
         _ => measured_handshake(&pair)?,
@@ -281,6 +291,7 @@ pub fn trace_with_configs<C: Stack, S: Stack>(
         server_stack: server.id().to_string(),
         client_library: client.library(),
         server_library: server.library(),
+        negotiated: pair.gates.negotiated(),
         events,
     })
 }
@@ -375,6 +386,7 @@ mod tests {
             server_stack: "b".into(),
             client_library: "A".into(),
             server_library: "B".into(),
+            negotiated: Vec::new(),
             events,
         }
     }

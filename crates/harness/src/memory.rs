@@ -6,7 +6,8 @@ use crate::driver::{check_measure, failed, receive_all};
 use crate::step::{complete_handshakes, HeapTags, InProcess, Progress, MAX_HANDSHAKE_STEPS};
 use crate::heap::{self, Usage};
 use crate::protocol::{Metric, MetricValue, SampleReport};
-use crate::{gate, Connection, Error, Link, Measure, Pki, Scenario, Side, Stack};
+use crate::gate::Gates;
+use crate::{Connection, Error, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// The plaintext each side sends and receives in the after-transfer stage.
 const TRANSFER_BYTES: usize = 16 * 1024;
@@ -25,6 +26,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
         server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
         scenario,
+        gates: Gates::default(),
     };
     let (warm_client, warm_server, _link) = warmup.connect(false)?;
     warmup.close(warm_client, warm_server);
@@ -34,7 +36,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         heap::tagged(Side::Client, || client.client_config(scenario, pki)).map_err(failed(Side::Client, "config"))?;
     let server_config =
         heap::tagged(Side::Server, || server.server_config(scenario, pki)).map_err(failed(Side::Server, "config"))?;
-    let pair = Pair { client, server, client_config, server_config, scenario };
+    let pair = Pair { client, server, client_config, server_config, scenario, gates: Gates::default() };
     let (iterations, values) = match scenario.kind.connections() {
         Some(n) => (n as u64, pair.many(n)?),
         None => (1, pair.stages()?),
@@ -42,7 +44,8 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
     if heap::lost() > 0 {
         return Err(Error::Other(format!("the heap table overflowed: {} blocks were not counted", heap::lost())));
     }
-    Ok(SampleReport { client_library: client.library(), server_library: server.library(), iterations, values })
+    let negotiated = pair.gates.negotiated();
+    Ok(SampleReport { client_library: client.library(), server_library: server.library(), iterations, values, negotiated })
 }
 
 struct Pair<'a, C: Stack, S: Stack> {
@@ -51,6 +54,7 @@ struct Pair<'a, C: Stack, S: Stack> {
     client_config: C::ClientConfig,
     server_config: S::ServerConfig,
     scenario: &'a Scenario,
+    gates: Gates,
 }
 
 /// Both sides' usage at one moment.
@@ -176,9 +180,9 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
     fn check(&self, client: &C::Client, server: &S::Server, resumed: bool) -> Result<(), Error> {
         let negotiated = client.negotiated().map_err(failed(Side::Client, "negotiated parameters"))?;
-        gate::check_handshake(Side::Client, self.scenario, &negotiated, resumed)?;
+        self.gates.check(Side::Client, self.scenario, &negotiated, resumed)?;
         let negotiated = server.negotiated().map_err(failed(Side::Server, "negotiated parameters"))?;
-        gate::check_handshake(Side::Server, self.scenario, &negotiated, resumed)
+        self.gates.check(Side::Server, self.scenario, &negotiated, resumed)
     }
 
     /// Each side frees its own connection.

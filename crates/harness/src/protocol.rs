@@ -31,6 +31,16 @@ pub struct SampleReport {
     /// Handshakes done, or 16 KiB records sent, in the measured part of the sample.
     pub iterations: u64,
     pub values: Vec<MetricValue>,
+    /// What the sample's handshakes negotiated, as each side saw it; a runner may leave it out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub negotiated: Vec<SideNegotiated>,
+}
+
+/// One side's view of what its handshakes negotiated, e.g. `1.3 aes-256-gcm x25519, ticket received`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideNegotiated {
+    pub side: Side,
+    pub negotiated: String,
 }
 
 /// One number of one side in one sample.

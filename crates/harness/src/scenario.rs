@@ -228,23 +228,72 @@ impl Kind {
     }
 }
 
+/// How both sides' libraries are configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Config {
+    /// Like compared with like: each side offers and accepts exactly this group and cipher
+    /// suite, and resumption is on only in the way the scenario's kind resumes (no session
+    /// cache, no tickets otherwise).
+    Pinned { group: Group, suite: Suite },
+    /// Each library as its maintainers ship it: its own cipher suite and group preferences,
+    /// session tickets, session cache and buffering. Only the protocol version, the key type and
+    /// client auth are the scenario's, and a client resumes no session (the kinds that resume
+    /// are pinned only). The gates report what was negotiated instead of requiring it.
+    Defaults,
+}
+
+/// How a scenario's name says [`Config::Defaults`], in place of the group and the suite.
+pub const DEFAULT: &str = "default";
+
 /// One workload with all its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Scenario {
     pub kind: Kind,
     pub version: Version,
-    pub group: Group,
+    pub config: Config,
     pub key: KeyType,
-    pub suite: Suite,
     pub client_auth: ClientAuth,
     /// TLS 1.2 extended master secret (RFC 7627); always on in TLS 1.3, where it is built in.
     pub ems: bool,
 }
 
 impl Scenario {
-    /// A scenario with no client auth and EMS on, if the parameters fit together.
+    /// A pinned scenario with no client auth and EMS on, if the parameters fit together.
     pub fn new(kind: Kind, version: Version, group: Group, key: KeyType, suite: Suite) -> Result<Self, String> {
-        Scenario { kind, version, group, key, suite, client_auth: ClientAuth::None, ems: true }.validated()
+        let config = Config::Pinned { group, suite };
+        Scenario { kind, version, config, key, client_auth: ClientAuth::None, ems: true }.validated()
+    }
+
+    /// The same workload with each library's own defaults, if that exists (see [`Config::Defaults`]).
+    pub fn with_defaults(self) -> Result<Self, String> {
+        Scenario { config: Config::Defaults, ..self }.validated()
+    }
+
+    /// The same workload pinned to `group` and `suite`, if the parameters fit together.
+    pub fn pinned_to(self, group: Group, suite: Suite) -> Result<Self, String> {
+        Scenario { config: Config::Pinned { group, suite }, ..self }.validated()
+    }
+
+    /// The pinned group and suite; None with the libraries' defaults.
+    pub fn pins(&self) -> Option<(Group, Suite)> {
+        match self.config {
+            Config::Pinned { group, suite } => Some((group, suite)),
+            Config::Defaults => None,
+        }
+    }
+
+    /// The pinned group; None with the libraries' defaults.
+    pub fn group(&self) -> Option<Group> {
+        self.pins().map(|(group, _)| group)
+    }
+
+    /// The pinned cipher suite; None with the libraries' defaults.
+    pub fn suite(&self) -> Option<Suite> {
+        self.pins().map(|(_, suite)| suite)
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.pins().is_some()
     }
 
     /// Every scenario tlsbench knows, in a stable order: the whole matrix that globs select from.
@@ -257,7 +306,8 @@ impl Scenario {
                         for &suite in Suite::ALL {
                             for &client_auth in ClientAuth::ALL {
                                 for ems in [true, false] {
-                                    let scenario = Scenario { kind, version, group, key, suite, client_auth, ems };
+                                    let config = Config::Pinned { group, suite };
+                                    let scenario = Scenario { kind, version, config, key, client_auth, ems };
                                     all.extend(scenario.validated());
                                 }
                             }
@@ -280,7 +330,8 @@ impl Scenario {
                     for &key in KeyType::ALL {
                         for &suite in Suite::ALL {
                             for &client_auth in client_auths {
-                                let scenario = Scenario { kind, version, group, key, suite, client_auth, ems: true };
+                                let config = Config::Pinned { group, suite };
+                                let scenario = Scenario { kind, version, config, key, client_auth, ems: true };
                                 all.extend(scenario.validated());
                             }
                         }
@@ -288,6 +339,15 @@ impl Scenario {
                 }
             }
         }
+        // Each library as shipped: every workload that does not resume, with each key type and
+        // client auth; transfer once per version.
+        let as_shipped: Vec<Scenario> = all
+            .iter()
+            .filter(|s| s.kind != Kind::Transfer || s.key == KeyType::EcdsaP256)
+            .filter_map(|s| s.with_defaults().ok())
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        all.extend(as_shipped.into_iter().filter(|s| seen.insert(*s)));
         all
     }
 
@@ -340,9 +400,10 @@ impl Scenario {
 
     fn time_defaults() -> Vec<Scenario> {
         let common = |s: &Scenario| {
-            s.kind == Kind::Transfer
+            s.is_pinned() && s.kind == Kind::Transfer
                 || (s.kind == Kind::HandshakeFull
-                    && matches!(s.group, Group::X25519 | Group::Secp256r1)
+                    && s.is_pinned()
+                    && matches!(s.group(), Some(Group::X25519 | Group::Secp256r1))
                     && matches!(s.key, KeyType::Rsa2048 | KeyType::EcdsaP256)
                     && s.client_auth == ClientAuth::None
                     && s.ems)
@@ -379,11 +440,13 @@ impl Scenario {
     /// both sides), so with an ECDSA key on another curve, the client lists that curve too, and
     /// so does the server when it verifies a client certificate. Both prefer the scenario's
     /// group, so the key exchange still uses it (and the gates check that it did).
+    /// Empty with the libraries' defaults.
     pub fn groups(&self, side: Side) -> Vec<Group> {
-        let mut groups = vec![self.group];
+        let Some(group) = self.group() else { return Vec::new() };
+        let mut groups = vec![group];
         let peer_has_cert = side == Side::Client || self.client_auth == ClientAuth::Required;
         if let (Version::Tls12, Some(curve), true) = (self.version, self.key.ecdsa_curve(), peer_has_cert) {
-            if curve != self.group {
+            if curve != group {
                 groups.push(curve);
             }
         }
@@ -397,10 +460,17 @@ impl Scenario {
             Scenario { kind: Kind::HandshakeResumeId, version: Version::Tls13, .. } => {
                 Err(format!("{name}: session-ID resumption exists in TLS 1.2 only"))
             }
-            Scenario { group: Group::X25519Mlkem768, version: Version::Tls12, .. } => {
+            Scenario { config: Config::Pinned { group: Group::X25519Mlkem768, .. }, version: Version::Tls12, .. } => {
                 Err(format!("{name}: x25519mlkem768 exists in TLS 1.3 only"))
             }
             Scenario { ems: false, version: Version::Tls13, .. } => Err(format!("{name}: EMS is TLS 1.2 only")),
+            Scenario { config: Config::Defaults, ems: false, .. } => {
+                Err(format!("{name}: no-ems switches EMS off, which no library does by default; it is pinned only"))
+            }
+            Scenario { config: Config::Defaults, kind, .. } if kind.is_resumption() => Err(format!(
+                "{name}: resumption is measured pinned only (whether and how a client keeps and offers sessions is the \
+                 application's choice, not a library default)"
+            )),
             _ => Ok(self),
         }
     }
@@ -408,7 +478,10 @@ impl Scenario {
 
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_{}_{}_{}_{}", self.kind, self.version, self.group, self.key, self.suite)?;
+        match self.config {
+            Config::Pinned { group, suite } => write!(f, "{}_{}_{group}_{}_{suite}", self.kind, self.version, self.key)?,
+            Config::Defaults => write!(f, "{}_{}_{DEFAULT}_{}_{DEFAULT}", self.kind, self.version, self.key)?,
+        }
         if self.client_auth != ClientAuth::None {
             write!(f, "_{}", self.client_auth)?;
         }
@@ -427,10 +500,20 @@ impl FromStr for Scenario {
         let [kind, version, group, key, suite, ref suffixes @ ..] = parts[..] else {
             return Err(format!(
                 "scenario `{name}` is not of the form kind_version_group_key_suite[_mtls|_cert-requested][_no-ems] \
-                 (e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm)"
+                 (e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm, or with `{DEFAULT}` as both group and suite \
+                 for each library's own defaults)"
             ));
         };
-        let mut scenario = Scenario::new(kind.parse()?, version.parse()?, group.parse()?, key.parse()?, suite.parse()?)?;
+        let config = match (group, suite) {
+            (DEFAULT, DEFAULT) => Config::Defaults,
+            (DEFAULT, _) | (_, DEFAULT) => {
+                return Err(format!(
+                    "scenario `{name}`: group and suite are either both `{DEFAULT}` (each library's own defaults) or both named"
+                ))
+            }
+            _ => Config::Pinned { group: group.parse()?, suite: suite.parse()? },
+        };
+        let mut scenario = Scenario { kind: kind.parse()?, version: version.parse()?, config, key: key.parse()?, client_auth: ClientAuth::None, ems: true };
         for (i, &suffix) in suffixes.iter().enumerate() {
             match suffix {
                 "no-ems" if i + 1 == suffixes.len() => scenario.ems = false,
@@ -524,6 +607,29 @@ mod tests {
         // A TLS 1.2 name is not a TLS 1.3 suite, and a suite tlsbench does not know is an error.
         assert_eq!(by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls13), Err("negotiated an unexpected cipher suite: \"ECDHE-ECDSA-AES128-GCM-SHA256\"".into()));
         assert_eq!(by_name("AES128-SHA", Version::Tls12), Err("negotiated an unexpected cipher suite: \"AES128-SHA\"".into()));
+    }
+
+    #[test]
+    fn the_libraries_defaults_are_named_in_place_of_group_and_suite_and_never_resume() {
+        let defaults: Scenario = "io-profile_1.3_default_ecdsa-p256_default_mtls".parse().unwrap();
+        assert_eq!((defaults.config, defaults.group(), defaults.suite()), (Config::Defaults, None, None));
+        assert_eq!(defaults.client_auth, ClientAuth::Required);
+        assert!(defaults.groups(Side::Client).is_empty(), "nothing pinned");
+        let pinned: Scenario = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls".parse().unwrap();
+        assert_eq!(pinned.with_defaults(), Ok(defaults));
+        let all = Scenario::all();
+        assert!(all.contains(&defaults));
+        for s in all.iter().filter(|s| !s.is_pinned()) {
+            assert!(!s.kind.is_resumption() && s.ems, "{s}");
+        }
+        let err = "handshake-full_1.3_default_ecdsa-p256_aes-128-gcm".parse::<Scenario>().unwrap_err();
+        assert!(err.contains("group and suite are either both `default`"), "{err}");
+        let err = "handshake-resume-ticket_1.3_default_ecdsa-p256_default".parse::<Scenario>().unwrap_err();
+        assert!(err.ends_with("resumption is measured pinned only (whether and how a client keeps and offers sessions is the application's choice, not a library default)"), "{err}");
+        // The runs that name no scenario stay pinned.
+        for measure in Measure::ALL {
+            assert!(Scenario::defaults_for(*measure).iter().chain(&Scenario::quick_for(*measure)).all(Scenario::is_pinned), "{measure}");
+        }
     }
 
     #[test]

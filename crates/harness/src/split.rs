@@ -11,7 +11,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
 use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
-use crate::gate::{self, Tally};
+use crate::gate::{self, Gates, Tally};
 use crate::protocol::SampleReport;
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
@@ -27,16 +27,16 @@ pub fn sample_side<T: Stack>(
     crate::driver::check_measure(Measure::Time, scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
     let mut relay = Relay { peer, side };
-    let link = Link::new();
+    let (link, gates) = (Link::new(), Gates::default());
     let outcome = match side {
         Side::Client => {
             let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, link, scenario, open: |io| stack.new_client(&config, io) };
+            let mut local = Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_client(&config, io) };
             local.run(spec)
         }
         Side::Server => {
             let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, link, scenario, open: |io| stack.new_server(&config, io) };
+            let mut local = Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_server(&config, io) };
             local.run(spec)
         }
     };
@@ -49,7 +49,7 @@ pub fn sample_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations, values })
+    Ok(SampleReport { client_library, server_library, iterations, values, negotiated: gates.negotiated() })
 }
 
 /// The `rss` measure of memory-N, one side per process: the process's peak resident memory,
@@ -65,15 +65,15 @@ pub fn memory_side<T: Stack>(
     crate::driver::check_measure(Measure::Rss, scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
     let n = scenario.kind.connections().expect("rss applies to memory-N kinds only");
-    let mut relay = Relay { peer, side };
+    let (mut relay, gates) = (Relay { peer, side }, Gates::default());
     let outcome = match side {
         Side::Client => {
             let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
-            held_open(&mut relay, scenario, n, |io| stack.new_client(&config, io))
+            held_open(&mut relay, scenario, &gates, n, |io| stack.new_client(&config, io))
         }
         Side::Server => {
             let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
-            held_open(&mut relay, scenario, n, |io| stack.new_server(&config, io))
+            held_open(&mut relay, scenario, &gates, n, |io| stack.new_server(&config, io))
         }
     };
     let values = outcome.inspect_err(|e| {
@@ -83,21 +83,22 @@ pub fn memory_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations: n as u64, values })
+    Ok(SampleReport { client_library, server_library, iterations: n as u64, values, negotiated: gates.negotiated() })
 }
 
 /// One connection first (lazy initialisation), then the peak is reset and N are opened.
 fn held_open<C: Connection>(
     relay: &mut Relay,
     scenario: &Scenario,
+    gates: &Gates,
     n: usize,
     mut open: impl FnMut(crate::Endpoint) -> Result<C, LibError>,
 ) -> Result<Vec<crate::protocol::MetricValue>, Error> {
     use crate::protocol::{Metric, MetricValue};
     let side = relay.side;
-    lockstep_with_peer(relay, scenario, 1, &mut open)?;
+    lockstep_with_peer(relay, scenario, gates, 1, &mut open)?;
     let before = rss::reset_peak().map_err(Error::Other)?;
-    let connections = lockstep_with_peer(relay, scenario, n, &mut open)?;
+    let connections = lockstep_with_peer(relay, scenario, gates, n, &mut open)?;
     let peak = rss::peak().map_err(Error::Other)?;
     drop(connections);
     let value = |metric, value| MetricValue { side, metric, value, seconds: 0.0 };
@@ -109,6 +110,7 @@ fn held_open<C: Connection>(
 fn lockstep_with_peer<C: Connection>(
     relay: &mut Relay,
     scenario: &Scenario,
+    gates: &Gates,
     n: usize,
     open: &mut impl FnMut(crate::Endpoint) -> Result<C, LibError>,
 ) -> Result<Vec<(C, Link)>, Error> {
@@ -126,7 +128,7 @@ fn lockstep_with_peer<C: Connection>(
     complete_handshakes(&mut Split::new(relay, &mut connections, &links, &mut progress, &mut Unmetered))?;
     for conn in &connections {
         let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
-        gate::check_handshake(side, scenario, &negotiated, false)?;
+        gates.check(side, scenario, &negotiated, false)?;
     }
     Ok(connections.into_iter().zip(links).collect())
 }
@@ -220,6 +222,7 @@ struct Local<'a, F> {
     relay: &'a mut Relay,
     link: Link,
     scenario: &'a Scenario,
+    gates: &'a Gates,
     open: F,
 }
 
@@ -249,7 +252,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
             let conn = self.handshake(timed)?;
             let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
             let resumed = self.scenario.kind.is_resumption() && next != Next::Seed;
-            gate::check_handshake(side, self.scenario, &negotiated, resumed)?;
+            self.gates.check(side, self.scenario, &negotiated, resumed)?;
             timed.time(|| drop(conn));
             // Only the client's proposal counts; the server follows what it is told.
             proposed = match next {
@@ -273,7 +276,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         let side = self.relay.side;
         let mut conn = self.handshake(&mut Clock::default())?;
         let negotiated = conn.negotiated().map_err(failed(side, "negotiated parameters"))?;
-        gate::check_handshake(side, self.scenario, &negotiated, false)?;
+        self.gates.check(side, self.scenario, &negotiated, false)?;
 
         let payload = transfer_payload();
         let (mut offset, mut inbox) = (0, vec![0u8; TRANSFER_WRITE_SIZE]);

@@ -24,15 +24,19 @@ pub trait Stack {
     fn capabilities(&self) -> Capabilities;
 
     /// A client config that offers exactly the scenario's version, suite and group (see
-    /// [`Scenario::client_groups`]), verifies the server's chain and host name against the
+    /// [`Scenario::groups`]), verifies the server's chain and host name against the
     /// scenario's CA, has the client certificate when the scenario requires one, and keeps the
-    /// sessions it is given when the scenario resumes.
+    /// sessions it is given when the scenario resumes. With [`crate::Config::Defaults`], only
+    /// the version is pinned and the rest is the library's own, but for a client that keeps
+    /// sessions by default: it keeps none.
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError>;
 
     /// A server config with the scenario's key type, version, suite and group, and client
     /// certificates asked for and verified as the scenario says. Session resumption is on only
     /// in the way the scenario resumes (session cache, or tickets) and off in every other
-    /// scenario, so that a full handshake measures only the handshake.
+    /// scenario, so that a full handshake measures only the handshake. With
+    /// [`crate::Config::Defaults`], only the version is pinned; tickets, session cache, suites
+    /// and groups are the library's own.
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError>;
 
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError>;
@@ -84,6 +88,32 @@ pub struct Negotiated {
     /// Server side: whether the client presented a certificate that was verified. None on the
     /// client side.
     pub client_cert_verified: Option<bool>,
+    /// Client side: whether a session ticket arrived on this connection (in TLS 1.3, after the
+    /// handshake; the driver reads everything the server sent). None on the server side and
+    /// where the library does not tell.
+    pub ticket_received: Option<bool>,
+}
+
+/// What a cell shows of a handshake, e.g. `1.3 aes-256-gcm x25519, ticket received`.
+impl fmt::Display for Negotiated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.version, self.suite)?;
+        match self.group {
+            Some(group) => write!(f, " {group}")?,
+            None => f.write_str(" group not reported")?,
+        }
+        if self.resumed {
+            f.write_str(", resumed")?;
+        }
+        if self.ems == Some(false) {
+            f.write_str(", no EMS")?;
+        }
+        match self.ticket_received {
+            Some(true) => f.write_str(", ticket received"),
+            Some(false) => f.write_str(", no ticket"),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -200,9 +230,14 @@ impl Capabilities {
         }
         lacks(&self.kinds, scenario.kind, stack, "scenario kind")?;
         lacks(&self.versions, scenario.version, stack, "TLS")?;
-        lacks(&self.groups, scenario.group, stack, "group")?;
+        // With the libraries' defaults, each negotiates a group and suite of its own.
+        if let Some(group) = scenario.group() {
+            lacks(&self.groups, group, stack, "group")?;
+        }
         lacks(&self.keys, scenario.key, stack, "key type")?;
-        lacks(&self.suites, scenario.suite, stack, "cipher suite")?;
+        if let Some(suite) = scenario.suite() {
+            lacks(&self.suites, suite, stack, "cipher suite")?;
+        }
         lacks(&self.client_auth, scenario.client_auth, stack, "client auth")?;
         match (scenario.ems, self.ems_off) {
             (false, false) => Err(Error::Unsupported(format!("{stack}: extended master secret cannot be switched off"))),

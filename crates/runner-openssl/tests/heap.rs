@@ -167,8 +167,8 @@ impl Stack for FixedFlight {
 }
 
 fn asked(scenario: &Scenario, client_cert_verified: Option<bool>) -> Negotiated {
-    let (version, suite, group) = (scenario.version, scenario.suite, Some(scenario.group));
-    Negotiated { version, suite, group, resumed: false, ems: None, client_cert_verified }
+    let (group, suite) = scenario.pins().expect("the fixture's scenarios are pinned");
+    Negotiated { version: scenario.version, suite, group: Some(group), resumed: false, ems: None, client_cert_verified, ticket_received: None }
 }
 
 impl Connection for FixedConnection {

@@ -102,6 +102,7 @@ impl Stack for Bertie {
                 Exclusion::new("io-profile_*", "bertie: close_notify not implemented"),
                 Exclusion::new("*_mtls*", "bertie: no client certificates"),
                 Exclusion::new("*_cert-requested*", "bertie: no client certificates"),
+                Exclusion::new("*_default_*_default*", NO_DEFAULTS),
             ],
             // Its server sends one certificate, the leaf, without the intermediate: a client
             // that verifies the chain (every other stack's) cannot, and rejects it. Only
@@ -152,13 +153,17 @@ impl Stack for Bertie {
     }
 }
 
+/// Why Bertie has no [`tlsbench_harness::Config::Defaults`].
+const NO_DEFAULTS: &str = "bertie: has no defaults to measure: each connection takes the one algorithm set the application names";
+
 /// Bertie's one algorithm set for the scenario, and the parameters it amounts to. Bertie does
 /// not negotiate: its client offers exactly this set and its server accepts only this set, and a
 /// peer that picks anything else fails the handshake (`client_set_params`, `server_init`). So
 /// after a completed handshake this set is what was negotiated; Bertie has no call that says it.
 fn algorithms(scenario: &Scenario) -> Result<(Algorithms, Negotiated), LibError> {
     let unsupported = || LibError::new(format!("bertie: no algorithm set for {scenario}"));
-    let (hash, aead) = match scenario.suite {
+    let (group, suite) = scenario.pins().ok_or_else(|| LibError::new(NO_DEFAULTS))?;
+    let (hash, aead) = match suite {
         Suite::Aes128Gcm => (HashAlgorithm::SHA256, AeadAlgorithm::Aes128Gcm),
         Suite::Aes256Gcm => (HashAlgorithm::SHA384, AeadAlgorithm::Aes256Gcm),
         Suite::Chacha20Poly1305 => (HashAlgorithm::SHA256, AeadAlgorithm::Chacha20Poly1305),
@@ -168,7 +173,7 @@ fn algorithms(scenario: &Scenario) -> Result<(Algorithms, Negotiated), LibError>
         KeyType::Rsa2048 | KeyType::Rsa3072 | KeyType::Rsa4096 => SignatureScheme::RsaPssRsaSha256,
         _ => return Err(unsupported()),
     };
-    let kem = match scenario.group {
+    let kem = match group {
         Group::X25519 => KemScheme::X25519,
         Group::Secp256r1 => KemScheme::Secp256r1,
         _ => return Err(unsupported()),
@@ -180,11 +185,12 @@ fn algorithms(scenario: &Scenario) -> Result<(Algorithms, Negotiated), LibError>
     let algorithms = Algorithms::new(hash, aead, signature, kem, false, false);
     let negotiated = Negotiated {
         version: Version::Tls13,
-        suite: scenario.suite,
-        group: Some(scenario.group),
+        suite,
+        group: Some(group),
         resumed: false,
         ems: None,
         client_cert_verified: None,
+        ticket_received: None,
     };
     Ok((algorithms, negotiated))
 }
@@ -501,7 +507,7 @@ mod tests {
     #[test]
     fn a_server_with_another_algorithm_set_fails_the_handshake() {
         let asked = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        for server in [Scenario { suite: Suite::Chacha20Poly1305, ..asked }, Scenario { group: Group::Secp256r1, ..asked }] {
+        for server in [scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"), scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm")] {
             let Err(error) = connect(&asked, &server) else { panic!("{server}: Bertie negotiated") };
             assert!(error.starts_with("server: bertie: answering the ClientHello failed"), "{error}");
         }
@@ -512,7 +518,7 @@ mod tests {
         let asked = scenario("handshake-full_1.3_secp256r1_rsa-4096_aes-256-gcm");
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
         let expected =
-            Negotiated { version: Version::Tls13, suite: asked.suite, group: Some(asked.group), resumed: false, ems: None, client_cert_verified: None };
+            Negotiated { version: Version::Tls13, suite: asked.suite().unwrap(), group: asked.group(), resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
         assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected));
         assert_eq!(server.negotiated().map_err(|e| e.0), Ok(Negotiated { client_cert_verified: Some(false), ..expected }));
         let link = Link::new();

@@ -8,14 +8,14 @@ use boring::error::ErrorStack;
 use boring::pkey::PKey;
 use boring::ssl::{
     ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
-    SslSessionCacheMode, SslSignatureAlgorithm, SslStream, SslVerifyMode, SslVersion,
+    SslSessionCacheMode, SslSessionRef, SslSignatureAlgorithm, SslStream, SslVerifyMode, SslVersion,
 };
 use boring::x509::store::{X509Store, X509StoreBuilder};
 use boring::x509::X509;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
 };
 
@@ -51,12 +51,16 @@ impl Stack for BoringSsl {
 
     fn capabilities(&self) -> Capabilities {
         // BoringSSL always offers and accepts the extended master secret in TLS 1.2.
-        Capabilities { ems_off: false, ..Capabilities::everything() }
+        let exclusions = vec![Exclusion::new(
+            "*_default_ed25519_default*",
+            "boringssl: its default signature algorithms leave Ed25519 out, so it rejects an Ed25519 certificate",
+        )];
+        Capabilities { ems_off: false, exclusions, ..Capabilities::everything() }
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = pinned(Side::Client, scenario)?;
+        let mut ctx = context(Side::Client, scenario)?;
         ctx.set_cert_store(trust_store(credentials)?);
         ctx.set_verify(SslVerifyMode::PEER);
         if scenario.client_auth == ClientAuth::Required {
@@ -76,7 +80,7 @@ impl Stack for BoringSsl {
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = pinned(Side::Server, scenario)?;
+        let mut ctx = context(Side::Server, scenario)?;
         use_chain_and_key(&mut ctx, &credentials.chain_pem, &credentials.key_pem)?;
         match scenario.client_auth {
             ClientAuth::None => {}
@@ -91,7 +95,7 @@ impl Stack for BoringSsl {
         }
         // Required for resuming a session that carries a verified client certificate.
         ctx.set_session_id_context(b"tlsbench").map_err(LibError::context("setting the session ID context"))?;
-        // Session IDs need the server's cache; tickets are stateless (see `pinned`).
+        // Session IDs need the server's cache; tickets are stateless (see `context`).
         if scenario.kind == Kind::HandshakeResumeId {
             ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
         }
@@ -138,9 +142,11 @@ fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str
     ctx.check_private_key().map_err(LibError::context("checking the private key against its certificate"))
 }
 
-/// A context builder for one side that allows exactly the scenario's version, cipher suite and
-/// group, with session resumption off.
-fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
+/// A context builder for one side that allows exactly the scenario's version and, pinned,
+/// exactly its cipher suite and group, with session resumption off. With the library's
+/// defaults, the rest is BoringSSL's own: its suites, groups and signature algorithms, a
+/// server session cache, and two TLS 1.3 tickets after each full handshake.
+fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
     let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(LibError::context("creating the context"))?;
     let version = match scenario.version {
         Version::Tls12 => SslVersion::TLS1_2,
@@ -148,7 +154,8 @@ fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError
     };
     ctx.set_min_proto_version(Some(version)).map_err(LibError::context("setting the minimum TLS version"))?;
     ctx.set_max_proto_version(Some(version)).map_err(LibError::context("setting the maximum TLS version"))?;
-    let cipher = scenario.suite.openssl_name(scenario.version, scenario.key);
+    let Some((_, suite)) = scenario.pins() else { return Ok(ctx) };
+    let cipher = suite.openssl_name(scenario.version, scenario.key);
     // Each list applies to its own version only; under the version pin the other list's
     // defaults are neither offered nor accepted, so it is left alone.
     let what = format!("setting the cipher suite {cipher}");
@@ -159,7 +166,7 @@ fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError
         // SAFETY: the context is live, and the pointer and length describe one valid id; with
         // null flags BoringSSL reads nothing more.
         Version::Tls13 => check(
-            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(scenario.suite), std::ptr::null(), 1) },
+            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(suite), std::ptr::null(), 1) },
             &what,
         )?,
     }
@@ -361,7 +368,18 @@ impl Connection for BoringSslConnection {
         };
         let client_cert_verified =
             ssl.is_server().then(|| ssl.peer_certificate().is_some() && ssl.verify_result().is_ok());
-        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified })
+        // A TLS 1.2 ticket is part of the connection's session. A TLS 1.3 client that keeps no
+        // sessions discards the tickets that arrive, so whether one came is not known there.
+        let ticket_received = match (ssl.is_server() || version == Version::Tls13, ssl.session()) {
+            (true, _) => None,
+            (false, None) => Some(false),
+            // SAFETY: the session is live for the borrow of `ssl`, and this only reads it (a
+            // `&SslSessionRef` points at the SSL_SESSION itself, as in `raw`).
+            (false, Some(session)) => {
+                Some(unsafe { boring_sys::SSL_SESSION_has_ticket(session as *const SslSessionRef as *const boring_sys::SSL_SESSION) } == 1)
+            }
+        };
+        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified, ticket_received })
     }
 }
 
@@ -390,7 +408,9 @@ mod tests {
         // Everything time measures but TLS 1.2 without EMS.
         let timed: Vec<_> = Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
         let no_ems = timed.iter().filter(|s| !s.ems).count();
-        assert_eq!(measured, timed.len() - no_ems);
+        // And, with its defaults, Ed25519 (its default signature algorithms leave it out).
+        let ed25519_defaults = timed.iter().filter(|s| !s.is_pinned() && s.key == KeyType::Ed25519).count();
+        assert_eq!(measured, timed.len() - no_ems - ed25519_defaults);
         assert!(BoringSsl.library().starts_with("BoringSSL (API version "), "{}", BoringSsl.library());
     }
 
@@ -454,9 +474,9 @@ mod tests {
                     let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
                     let expected =
-                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None };
+                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: (version == Version::Tls12).then_some(false) };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
-                    let expected = Negotiated { client_cert_verified: Some(false), ..expected };
+                    let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
                 }
             }
@@ -483,7 +503,7 @@ mod tests {
     #[test]
     fn tls13_suites_are_pinned_on_both_sides() {
         let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
-        let server = Scenario { suite: Suite::Aes128Gcm, ..client };
+        let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
         let Err(error) = connect(&client, &server) else { panic!("a client and a server with no common suite connected") };
         assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
     }

@@ -24,6 +24,8 @@ pub struct Config(Rc<Shared>);
 struct Shared {
     side: Side,
     kind: Kind,
+    /// False with the library's defaults (tlsbench's `Config::Defaults`).
+    pinned: bool,
     version: Version,
     client_auth: ClientAuth,
     priority: sys::gnutls_priority_t,
@@ -173,6 +175,7 @@ impl Shared {
         Ok(Shared {
             side,
             kind: scenario.kind,
+            pinned: scenario.is_pinned(),
             version: scenario.version,
             client_auth: scenario.client_auth,
             priority,
@@ -207,13 +210,15 @@ impl Shared {
 }
 
 /// GnuTLS's priority string for one side: nothing (`NONE`) but the scenario's version, cipher,
-/// (TLS 1.2) key exchange and groups, in the side's order.
+/// (TLS 1.2) key exchange and groups, in the side's order; with the library's defaults, GnuTLS's
+/// `NORMAL` with the scenario's version only.
 fn priority(side: Side, scenario: &Scenario) -> String {
     let version = match scenario.version {
         Version::Tls12 => "+VERS-TLS1.2",
         Version::Tls13 => "+VERS-TLS1.3",
     };
-    let cipher = match scenario.suite {
+    let Some(suite) = scenario.suite() else { return format!("NORMAL:-VERS-ALL:{version}") };
+    let cipher = match suite {
         Suite::Aes128Gcm => "+AES-128-GCM",
         Suite::Aes256Gcm => "+AES-256-GCM",
         Suite::Chacha20Poly1305 => "+CHACHA20-POLY1305",
@@ -263,11 +268,14 @@ impl GnuTlsConnection {
             Side::Client => sys::GNUTLS_CLIENT,
             Side::Server => sys::GNUTLS_SERVER,
         } | sys::GNUTLS_NONBLOCK;
-        match shared.kind {
+        match (shared.pinned, shared.kind) {
+            // As shipped: a client asks for tickets; a server issues them only once the
+            // application gives it a ticket key, which it has not.
+            (false, _) => {}
             // One TLS 1.3 ticket per handshake, sent by `handshake` (GnuTLS would send two).
-            Kind::HandshakeResumeTicket => flags |= sys::GNUTLS_NO_AUTO_SEND_TICKET,
+            (true, Kind::HandshakeResumeTicket) => flags |= sys::GNUTLS_NO_AUTO_SEND_TICKET,
             // Neither asked for (client) nor issued (server).
-            _ => flags |= sys::GNUTLS_NO_TICKETS,
+            (true, _) => flags |= sys::GNUTLS_NO_TICKETS,
         }
         if shared.side == Side::Client && shared.client_auth == ClientAuth::Required {
             // GnuTLS 3.7's client picks its certificate by the TLS 1.2 request's certificate
@@ -454,7 +462,7 @@ impl Connection for GnuTlsConnection {
         };
         let ems = (version == Version::Tls12).then_some(ems);
         let client_cert_verified = (self.config.side == Side::Server).then(|| self.client_cert_verified());
-        Ok(Negotiated { version, suite, group: Some(group), resumed, ems, client_cert_verified })
+        Ok(Negotiated { version, suite, group: Some(group), resumed, ems, client_cert_verified, ticket_received: None })
     }
 }
 
@@ -789,7 +797,7 @@ mod tests {
                     let (client, server) = configs(&asked, &asked);
                     let (client, server) = connect(&client, &server).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
-                    let expected = Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None };
+                    let expected = Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: None };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                     let expected = Negotiated { client_cert_verified: Some(false), ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");

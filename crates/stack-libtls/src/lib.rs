@@ -164,7 +164,8 @@ impl Stack for LibTls {
 }
 
 impl Shared {
-    /// A config with exactly the scenario's version, TLS 1.2 suite and groups, in the side's order.
+    /// A config with exactly the scenario's version and, pinned, its TLS 1.2 suite and groups, in
+    /// the side's order.
     fn new(side: Side, scenario: &Scenario) -> Result<Self, LibError> {
         static INIT: Once = Once::new();
         // SAFETY: no preconditions; once per process (libtls documents it as idempotent too).
@@ -178,16 +179,17 @@ impl Shared {
         }
         let shared = Shared { side, config, server: ptr::null_mut() };
         // SAFETY (the closures): a live config, and NUL-terminated strings libtls copies.
-        match scenario.version {
-            Version::Tls12 => {
-                shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, sys::TLS_PROTOCOL_TLSV1_2) }, "setting the protocol version")?;
-                let cipher = CString::new(scenario.suite.openssl_name(Version::Tls12, scenario.key)).expect("no NUL byte");
-                shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
-            }
-            // The suites are OpenSSL's defaults: `tls_config_set_ciphers` has no say over TLS 1.3.
-            Version::Tls13 => {
-                shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, sys::TLS_PROTOCOL_TLSV1_3) }, "setting the protocol version")?;
-            }
+        let protocol = match scenario.version {
+            Version::Tls12 => sys::TLS_PROTOCOL_TLSV1_2,
+            Version::Tls13 => sys::TLS_PROTOCOL_TLSV1_3,
+        };
+        shared.configured(|c| unsafe { sys::tls_config_set_protocols(c, protocol) }, "setting the protocol version")?;
+        // With the library's defaults, the rest is libtls's own (its "secure" ciphers and curves).
+        let Some((_, suite)) = scenario.pins() else { return Ok(shared) };
+        // In TLS 1.3 the suites are OpenSSL's defaults: `tls_config_set_ciphers` has no say there.
+        if scenario.version == Version::Tls12 {
+            let cipher = CString::new(suite.openssl_name(Version::Tls12, scenario.key)).expect("no NUL byte");
+            shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
         }
         let groups = scenario.groups(side).iter().map(|&g| g.openssl_name()).collect::<Vec<_>>().join(",");
         let groups = CString::new(groups).expect("no NUL byte");
@@ -320,7 +322,7 @@ impl Connection for LibTlsConnection {
         // handshake on a certificate that does not verify, so one that was provided was verified.
         let client_cert_verified = (self.config.side == Side::Server).then(|| unsafe { sys::tls_peer_cert_provided(self.ctx) } == 1);
         // libtls reports neither the group nor EMS; resumption is off (see `capabilities`).
-        Ok(Negotiated { version, suite, group: None, resumed: false, ems: None, client_cert_verified })
+        Ok(Negotiated { version, suite, group: None, resumed: false, ems: None, client_cert_verified, ticket_received: None })
     }
 }
 
@@ -431,8 +433,9 @@ mod tests {
         // Through the real driver, once each: every gate passes at least once.
         let measured = testing::check_every_supported_scenario(&LibTls, &LibTls);
         // TLS 1.2 full handshakes with EMS on (3 groups x 6 keys x 3 suites x 3 client auths) and
-        // transfers; TLS 1.3 full handshakes and the transfer with AES-256-GCM.
-        assert_eq!(measured, (3 * 6 * 3 * 3 + 3) + (3 * 6 * 3 + 1));
+        // transfers; TLS 1.3 full handshakes and the transfer with AES-256-GCM; with its defaults,
+        // the full handshakes (6 keys x 3 client auths) and the transfer of each version.
+        assert_eq!(measured, (3 * 6 * 3 * 3 + 3) + (3 * 6 * 3 + 1) + 2 * (6 * 3 + 1));
         assert_eq!(LibTls.library(), format!("LibreTLS {}", env!("LIBTLS_VERSION")));
     }
 
@@ -480,7 +483,7 @@ mod tests {
             for client_auth in [ClientAuth::None, ClientAuth::Required, ClientAuth::Requested] {
                 let asked = Scenario { client_auth, ..Scenario::new(Kind::HandshakeFull, Version::Tls12, Group::Secp384r1, key, Suite::Aes256Gcm).expect("valid") };
                 let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
-                let expected = Negotiated { version: Version::Tls12, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None };
+                let expected = Negotiated { version: Version::Tls12, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
                 assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                 let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
                 assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
@@ -537,7 +540,7 @@ mod tests {
                     }
                 }
                 assert!(done, "{asked}: the handshake did not complete");
-                let expected = Negotiated { version: Version::Tls13, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None };
+                let expected = Negotiated { version: Version::Tls13, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
                 assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                 let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
                 assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
@@ -548,7 +551,7 @@ mod tests {
     #[test]
     fn a_tls_1_3_group_the_server_does_not_take_fails_the_handshake() {
         let client = scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-256-gcm");
-        let server = Scenario { group: Group::X25519, ..client };
+        let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm");
         let Err(error) = connect(&client, &server) else { panic!("the server took a group it was not given") };
         assert!(error.starts_with("server: "), "{error}");
         assert!(error.contains("no suitable key share"), "{error}");

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession, SslSessionCacheMode,
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession, SslSessionCacheMode, SslSessionRef,
     SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::store::X509Store;
@@ -59,7 +59,7 @@ impl Stack for OpenSsl {
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = pinned(Side::Client, scenario)?;
+        let mut ctx = context(Side::Client, scenario)?;
         ctx.set_cert_store(trust_store(credentials)?);
         ctx.set_verify(SslVerifyMode::PEER);
         if scenario.client_auth == ClientAuth::Required {
@@ -78,7 +78,7 @@ impl Stack for OpenSsl {
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = pinned(Side::Server, scenario)?;
+        let mut ctx = context(Side::Server, scenario)?;
         use_chain_and_key(&mut ctx, &credentials.chain_pem, &credentials.key_pem)?;
         match scenario.client_auth {
             ClientAuth::None => {}
@@ -93,7 +93,7 @@ impl Stack for OpenSsl {
         }
         // Required for resuming a session that carries a verified client certificate.
         ctx.set_session_id_context(b"tlsbench").map_err(LibError::context("setting the session ID context"))?;
-        // Session IDs need the server's cache; tickets are stateless (see `pinned`).
+        // Session IDs need the server's cache; tickets are stateless (see `context`).
         if scenario.kind == Kind::HandshakeResumeId {
             ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
         }
@@ -142,9 +142,11 @@ fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str
     ctx.check_private_key().map_err(LibError::context("checking the private key against its certificate"))
 }
 
-/// A context builder for one side that allows exactly the scenario's version, cipher suite and
-/// group, with session resumption off.
-fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
+/// A context builder for one side that allows exactly the scenario's version and, pinned,
+/// exactly its cipher suite and group, with session resumption off. With the library's
+/// defaults, the rest is OpenSSL's own: its suites and groups, a server session cache, and two
+/// TLS 1.3 tickets after each full handshake.
+fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
     let method = match side {
         Side::Client => SslMethod::tls_client(),
         Side::Server => SslMethod::tls_server(),
@@ -156,7 +158,8 @@ fn pinned(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError
     };
     ctx.set_min_proto_version(Some(version)).map_err(LibError::context("setting the minimum TLS version"))?;
     ctx.set_max_proto_version(Some(version)).map_err(LibError::context("setting the maximum TLS version"))?;
-    let cipher = scenario.suite.openssl_name(scenario.version, scenario.key);
+    let Some((_, suite)) = scenario.pins() else { return Ok(ctx) };
+    let cipher = suite.openssl_name(scenario.version, scenario.key);
     // Each list applies to its own version only; under the version pin the other list's
     // defaults are neither offered nor accepted, so it is left alone.
     match scenario.version {
@@ -291,7 +294,14 @@ impl Connection for OpenSslConnection {
         };
         let client_cert_verified =
             ssl.is_server().then(|| ssl.peer_certificate().is_some() && ssl.verify_result() == X509VerifyResult::OK);
-        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified })
+        // A ticket that arrives becomes the connection's session (in TLS 1.3, a new one for each).
+        let ticket_received = match (ssl.is_server(), ssl.session()) {
+            (true, _) => None,
+            (false, None) => Some(false),
+            // SAFETY: the session is live for the borrow of `ssl`, and this only reads it.
+            (false, Some(session)) => Some(unsafe { SSL_SESSION_has_ticket(session as *const SslSessionRef as *const openssl_sys::SSL_SESSION) } == 1),
+        };
+        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified, ticket_received })
     }
 }
 
@@ -302,6 +312,11 @@ fn negotiated_group_nid(ssl: &SslRef) -> c_int {
     let nid = unsafe { openssl_sys::SSL_ctrl(raw(ssl), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, ptr::null_mut()) };
     // NIDs are small positive ints; anything else fails the group match with its value shown.
     c_int::try_from(nid).unwrap_or(-1)
+}
+
+extern "C" {
+    /// In libssl since 1.1.1; openssl-sys does not declare it.
+    fn SSL_SESSION_has_ticket(session: *const openssl_sys::SSL_SESSION) -> c_int;
 }
 
 /// The `SSL*` behind a reference. A `&SslRef` points at the `SSL` itself (foreign-types'
@@ -380,9 +395,9 @@ mod tests {
                     let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
                     let expected =
-                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None };
+                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: Some(false) };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
-                    let expected = Negotiated { client_cert_verified: Some(false), ..expected };
+                    let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
                 }
             }

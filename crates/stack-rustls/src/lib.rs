@@ -59,10 +59,12 @@ impl Rustls {
         }
     }
 
-    /// The provider cut down to the scenario's one suite and the side's groups, in order.
+    /// The provider cut down to the scenario's one suite and the side's groups, in order; with
+    /// the library's defaults, the provider as it comes.
     fn provider_for(&self, scenario: &Scenario, groups: &[Group]) -> Result<Arc<CryptoProvider>, LibError> {
         let mut provider = (self.provider)();
-        let suite = cipher_suite(scenario.version, scenario.key, scenario.suite);
+        let Some(pinned) = scenario.suite() else { return Ok(Arc::new(provider)) };
+        let suite = cipher_suite(scenario.version, scenario.key, pinned);
         provider.cipher_suites.retain(|s| s.suite() == suite);
         let available = std::mem::take(&mut provider.kx_groups);
         for &group in groups {
@@ -137,6 +139,10 @@ impl Stack for Rustls {
         };
         let (chain, key) = chain_and_key(&credentials.chain_pem, &credentials.key_pem)?;
         let mut config = builder.with_single_cert(chain, key).map_err(LibError::new)?;
+        if !scenario.is_pinned() {
+            // As shipped: a session cache of its own, and TLS 1.3 tickets that refer to it.
+            return Ok(Arc::new(config));
+        }
         // Resumption only as the scenario resumes: a cache for session IDs, a ticketer for
         // tickets (one TLS 1.3 ticket per handshake, which the next handshake uses).
         config.session_storage = Arc::new(NoServerSessionStorage {});
@@ -186,15 +192,26 @@ pub struct Tls<C> {
 pub trait Role {
     /// Server side: whether the client presented a certificate (which the verifier checked).
     fn client_cert_verified(&self) -> Option<bool>;
+
+    /// Client side: whether a session ticket arrived (rustls counts TLS 1.3's only).
+    fn ticket_received(&self, version: Version) -> Option<bool>;
 }
 
 impl Role for ClientConnection {
     fn client_cert_verified(&self) -> Option<bool> {
         None
     }
+
+    fn ticket_received(&self, version: Version) -> Option<bool> {
+        (version == Version::Tls13).then(|| self.tls13_tickets_received() > 0)
+    }
 }
 
 impl Role for ServerConnection {
+    fn ticket_received(&self, _: Version) -> Option<bool> {
+        None
+    }
+
     fn client_cert_verified(&self) -> Option<bool> {
         // rustls keeps the client's chain only once its verifier accepted it.
         Some(self.peer_certificates().is_some())
@@ -283,7 +300,8 @@ impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection f
         };
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
         // rustls does not say whether TLS 1.2 used EMS; it always does (see capabilities).
-        Ok(Negotiated { version, suite, group, resumed, ems: None, client_cert_verified: self.conn.client_cert_verified() })
+        let (client_cert_verified, ticket_received) = (self.conn.client_cert_verified(), self.conn.ticket_received(version));
+        Ok(Negotiated { version, suite, group, resumed, ems: None, client_cert_verified, ticket_received })
     }
 }
 

@@ -47,6 +47,9 @@ pub struct ClientConfig {
     ticket: Arc<Mutex<Option<Vec<u8>>>>,
 }
 
+/// Why s2n-tls has no TLS 1.2 scenarios with its defaults.
+const DEFAULTS_TLS12: &str = "s2n-tls: its default policy negotiates TLS 1.3, and only a policy the application names keeps it to TLS 1.2";
+
 /// The security policies of the client and of the server for a scenario. s2n-tls takes only
 /// named policies, none of which holds a single suite and group: each pair here was chosen (from
 /// s2n-tls 0.3.47's `s2n_security_policies.c`) so that the server's first choice among what it
@@ -61,7 +64,14 @@ pub fn policies(scenario: &Scenario) -> Result<(&'static str, &'static str), Str
         // s2n-tls neither issues nor accepts tickets when client auth is on (`s2n_resume.c`).
         return Err(format!("s2n-tls: no session resumption with client auth ({})", scenario.client_auth));
     }
-    if (scenario.version, scenario.group, scenario.key, scenario.client_auth)
+    let Some((group, suite)) = scenario.pins() else {
+        // What s2n-tls applies when the application names no policy; it negotiates TLS 1.3.
+        return match scenario.version {
+            Version::Tls13 => Ok(("default", "default")),
+            Version::Tls12 => Err(DEFAULTS_TLS12.into()),
+        };
+    };
+    if (scenario.version, group, scenario.key, scenario.client_auth)
         == (Version::Tls12, Group::X25519, KeyType::EcdsaP256, ClientAuth::Required)
     {
         // No TLS 1.2-only policy prefers x25519, and here the peer server also takes P-256 (for
@@ -71,7 +81,7 @@ pub fn policies(scenario: &Scenario) -> Result<(&'static str, &'static str), Str
     use Group::*;
     use Suite::*;
     use Version::*;
-    let pair = match (scenario.version, scenario.suite, scenario.group, scenario.key.is_rsa()) {
+    let pair = match (scenario.version, suite, group, scenario.key.is_rsa()) {
         (Tls12, Aes128Gcm, X25519, _) => ("20240501", "CloudFront-TLS-1-2-2021"),
         (Tls12, Aes128Gcm, Secp256r1, true) => ("ELBSecurityPolicy-FS-1-2-Res-2020-10", "TLS10_20261021_2"),
         (Tls12, Aes128Gcm, Secp256r1, false) => ("ELBSecurityPolicy-FS-1-2-Res-2020-10", "AWS-CRT-SDK-TLSv1.2-2025"),
@@ -143,6 +153,7 @@ impl Stack for S2n {
             ems_off: false,
             // Combinations no pair of named policies pins (see `policies`, which refuses them).
             exclusions: vec![
+                Exclusion::new("*_1.2_default_*_default*", DEFAULTS_TLS12),
                 Exclusion::new("handshake-resume-*_mtls*", "s2n-tls: no session resumption with client auth"),
                 Exclusion::new("handshake-resume-*_cert-requested*", "s2n-tls: no session resumption with client auth"),
                 Exclusion::new(
@@ -407,7 +418,7 @@ impl Connection for S2nConnection {
         // s2n-tls verifies a client certificate it receives before the handshake can complete.
         let client_cert_verified = (conn.mode() == Mode::Server).then(|| conn.client_cert_used());
         // s2n-tls always uses the extended master secret in TLS 1.2 but has no call that reports it.
-        Ok(Negotiated { version, suite, group, resumed: conn.resumed(), ems: None, client_cert_verified })
+        Ok(Negotiated { version, suite, group, resumed: conn.resumed(), ems: None, client_cert_verified, ticket_received: None })
     }
 }
 
@@ -473,7 +484,8 @@ mod tests {
                 measured += 1;
             }
             assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
-            assert_eq!(measured, 194, "scenarios measured");
+            // Pinned, and with its defaults TLS 1.3 full handshakes (5 keys x 3 client auths) and transfer.
+            assert_eq!(measured, 194 + (5 * 3 + 1), "scenarios measured");
             assert!(unpinnable.is_empty(), "policies() refuses scenarios the capabilities do not exclude: {unpinnable:?}");
         }
     }
@@ -543,11 +555,12 @@ mod tests {
             let (client, server) = connect(&stack, client, &server).unwrap_or_else(|e| panic!("{asked}: {e}"));
             let expected = Negotiated {
                 version: asked.version,
-                suite: asked.suite,
-                group: Some(asked.group),
+                suite: asked.suite().unwrap(),
+                group: asked.group(),
                 resumed: false,
                 ems: None,
                 client_cert_verified: None,
+                ticket_received: None,
             };
             assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
             let expected = Negotiated { client_cert_verified: Some(false), ..expected };

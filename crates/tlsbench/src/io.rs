@@ -42,6 +42,18 @@ pub struct IoArgs {
     /// A stack to profile against itself; repeat for several. Default: all stacks.
     #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
     pub stacks: Vec<String>,
+    /// How the libraries are configured: pinned to the scenario's suite and group without
+    /// tickets or session cache (as `run` measures them), each library's own defaults (its
+    /// tickets, cache, suites and groups), or both.
+    #[arg(long, value_enum, default_value_t = Configs::Both)]
+    pub config: Configs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Configs {
+    Pinned,
+    Defaults,
+    Both,
 }
 
 /// `tlsbench trace`: prints the trace of one connection of the pair.
@@ -61,13 +73,20 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `tlsbench io` profiles: io-profile in TLS 1.3 and 1.2 with x25519, ECDSA P-256 and
-/// AES-128-GCM.
-pub fn io_scenarios() -> Vec<Scenario> {
-    [Version::Tls13, Version::Tls12]
-        .into_iter()
-        .map(|v| Scenario::new(Kind::IoProfile, v, Group::X25519, KeyType::EcdsaP256, Suite::Aes128Gcm).expect("a valid scenario"))
-        .collect()
+/// What `tlsbench io` profiles: io-profile in TLS 1.3 and 1.2 with ECDSA P-256, pinned to x25519
+/// and AES-128-GCM, and with each library's defaults, as `configs` says.
+pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
+    let mut scenarios = Vec::new();
+    for version in [Version::Tls13, Version::Tls12] {
+        let pinned = Scenario::new(Kind::IoProfile, version, Group::X25519, KeyType::EcdsaP256, Suite::Aes128Gcm).expect("a valid scenario");
+        if configs != Configs::Defaults {
+            scenarios.push(pinned);
+        }
+        if configs != Configs::Pinned {
+            scenarios.push(pinned.with_defaults().expect("io-profile exists with the defaults"));
+        }
+    }
+    scenarios
 }
 
 /// `tlsbench io`: one table per scenario of [`io_scenarios`], one row per stack.
@@ -78,7 +97,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
     };
     let runners = stacks::Runners::find()?;
     let mut failed = 0;
-    for (i, scenario) in io_scenarios().iter().enumerate() {
+    for (i, scenario) in io_scenarios(args.config).iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
             eprintln!("tracing {scenario} {id}");

@@ -194,7 +194,9 @@ mod tests {
         assert_eq!(select_scenarios(&[], &time).unwrap(), Scenario::defaults());
         let some = select_scenarios(&["transfer_1.3_*".into(), "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".into()], &time).unwrap();
         let names: Vec<String> = some.iter().map(Scenario::name).collect();
-        assert_eq!(names.len(), 4, "{names:?}");
+        // Three pinned transfers, one with each library's defaults, and the named handshake.
+        assert_eq!(names.len(), 5, "{names:?}");
+        assert!(names.contains(&"transfer_1.3_default_ecdsa-p256_default".to_string()), "{names:?}");
         assert!(names.contains(&"handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".to_string()));
         let err = select_scenarios(&["handshake_*".into()], &time).unwrap_err().to_string();
         assert!(err.starts_with("no scenario matches `handshake_*` (names are kind_version_group_key_suite"), "{err}");

@@ -85,6 +85,11 @@ pub struct CellResult {
     pub outliers: Vec<usize>,
     pub status: Status,
     pub reason: Option<String>,
+    /// What this side's handshakes negotiated (e.g. `1.3 aes-256-gcm x25519, ticket received`),
+    /// where the runner said: with the libraries' defaults, the only place the suite and group
+    /// are named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiated: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

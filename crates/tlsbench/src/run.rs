@@ -34,6 +34,8 @@ pub struct CellState {
     pub outcome: Result<(), (Status, String)>,
     client_library: Option<String>,
     server_library: Option<String>,
+    /// What the latest sample negotiated, client's view then server's.
+    negotiated: [Option<String>; 2],
     /// Samples recorded so far.
     taken: usize,
     series: Vec<(Side, Metric, Vec<f64>)>,
@@ -174,6 +176,8 @@ fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> 
             server_library: server.server_library,
             iterations: client.iterations,
             values: client.values.into_iter().chain(server.values).collect(),
+            // Each side's own view, from the process that ran it.
+            negotiated: client.negotiated.into_iter().filter(|n| n.side == Side::Client).chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server)).collect(),
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
@@ -195,7 +199,7 @@ impl CellState {
     /// A cell of a new run: nothing taken, unsupported if planning said so.
     pub fn planned(cell: Cell) -> CellState {
         let outcome = cell.support.clone().map_err(|reason| (Status::Unsupported, reason));
-        CellState { cell, outcome, client_library: None, server_library: None, taken: 0, series: Vec::new() }
+        CellState { cell, outcome, client_library: None, server_library: None, negotiated: [None, None], taken: 0, series: Vec::new() }
     }
 
     /// A cell of a stored run, with the samples and the outcome stored for it.
@@ -210,6 +214,7 @@ impl CellState {
         let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
+        state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
             state.push(&sample.values);
         }
@@ -235,6 +240,7 @@ impl CellState {
             reason,
             client_library: None,
             server_library: None,
+            negotiated: [None, None],
             samples: Vec::new(),
         }
     }
@@ -261,6 +267,9 @@ impl CellState {
                 return Err((Status::Failed, format!("stack `{id}` changed library between samples: `{earlier}` then `{reported}`")));
             }
             *kept = Some(reported.clone());
+        }
+        for seen in &report.negotiated {
+            self.negotiated[seen.side as usize] = Some(seen.negotiated.clone());
         }
         self.push(&report.values);
         Ok(())
@@ -313,6 +322,7 @@ impl CellState {
                     outliers: summary.map(|s| s.outliers).unwrap_or_default(),
                     status,
                     reason,
+                    negotiated: self.negotiated[side as usize].clone(),
                 }
             })
             .collect()
@@ -343,6 +353,7 @@ mod tests {
             server_library: server_library.into(),
             iterations: 100,
             values: vec![value(Side::Client, 1000.0), value(Side::Server, 2000.0)],
+            negotiated: Vec::new(),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::results::{pair_label, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 3;
+pub const DB_SCHEMA_VERSION: i64 = 4;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -53,6 +53,8 @@ CREATE TABLE cells (
     reason         TEXT,
     client_library TEXT,
     server_library TEXT,
+    client_negotiated TEXT,          -- what the last sample's handshakes negotiated, e.g.
+    server_negotiated TEXT,          -- '1.3 aes-256-gcm x25519, ticket received'
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
@@ -84,7 +86,7 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error(
         "results database {path} has schema version {found}, but this tlsbench ({}) reads only versions 2 \
-         and {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
+         to {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
         env!("CARGO_PKG_VERSION")
     )]
     SchemaVersion { path: PathBuf, found: i64 },
@@ -130,6 +132,8 @@ pub struct StoredCell {
     pub reason: Option<String>,
     pub client_library: Option<String>,
     pub server_library: Option<String>,
+    /// What the last sample's handshakes negotiated, client's view then server's.
+    pub negotiated: [Option<String>; 2],
     pub samples: Vec<StoredSample>,
 }
 
@@ -200,10 +204,15 @@ impl Store {
             tx.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
-            // Version 2 measured time only; its cells gain the measure column.
-            (2, _) => {
-                tx.execute_batch("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time'")
-                    .map_err(|e| sqlite(&self.path, e))?;
+            // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
+            // did not keep what was negotiated.
+            (2 | 3, _) => {
+                let mut changes = String::new();
+                if version == 2 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
+                }
+                changes.push_str("ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;");
+                tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
             (0, 0) if create => {
@@ -256,8 +265,8 @@ impl Store {
         for (position, cell) in run.cells.iter().enumerate() {
             tx.execute(
                 "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
-                                    reason, client_library, server_library)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    reason, client_library, server_library, client_negotiated, server_negotiated)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -270,6 +279,8 @@ impl Store {
                     cell.reason,
                     cell.client_library,
                     cell.server_library,
+                    cell.negotiated[0],
+                    cell.negotiated[1],
                 ],
             )
             .map_err(err)?;
@@ -299,6 +310,17 @@ impl Store {
         )
         .map_err(err)?;
         tx.commit().map_err(err)
+    }
+
+    /// Stores what cell `cell`'s latest sample negotiated, client's view then server's.
+    pub fn record_negotiated(&mut self, run: &str, cell: usize, negotiated: [Option<&str>; 2]) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE cells SET client_negotiated = ?, server_negotiated = ? WHERE run_id = ? AND position = ?",
+                params![negotiated[0], negotiated[1], run, cell as i64],
+            )
+            .map(drop)
+            .map_err(|e| self.error(e))
     }
 
     /// Stores that cell `cell` stopped: it failed or turned out unsupported, for `reason`.
@@ -438,7 +460,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure
+                        measure, client_negotiated, server_negotiated
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -455,6 +477,7 @@ impl Store {
                         reason: row.get(4)?,
                         client_library: row.get(5)?,
                         server_library: row.get(6)?,
+                        negotiated: [row.get(9)?, row.get(10)?],
                         samples: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
@@ -588,6 +611,7 @@ mod tests {
             reason: reason.map(String::from),
             client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
             server_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
+            negotiated: [None, None],
             samples,
         }
     }
@@ -685,13 +709,38 @@ mod tests {
         let path = dir.path().join("r.db");
         Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
         let before = Connection::open(&path).unwrap();
-        before.execute_batch("ALTER TABLE cells DROP COLUMN measure; PRAGMA user_version = 2;").unwrap();
+        before
+            .execute_batch(
+                "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
+                 ALTER TABLE cells DROP COLUMN server_negotiated; PRAGMA user_version = 2;",
+            )
+            .unwrap();
         drop(before);
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
-        assert!(!cells.is_empty() && cells.iter().all(|c| c.measure == "time"));
+        assert!(!cells.is_empty() && cells.iter().all(|c| c.measure == "time" && c.negotiated == [None, None]));
         let after = Connection::open(&path).unwrap();
-        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), 3);
+        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), DB_SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_3_database_gains_the_negotiated_columns_and_keeps_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
+        let before = Connection::open(&path).unwrap();
+        before
+            .execute_batch(
+                "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
+                 PRAGMA user_version = 3;",
+            )
+            .unwrap();
+        drop(before);
+        let mut store = Store::create_or_open(&path).unwrap();
+        assert_eq!(store.load("old").unwrap(), run("old"));
+        store.record_negotiated("old", 0, [Some("1.3 aes-256-gcm x25519, ticket received"), Some("1.3 aes-256-gcm x25519")]).unwrap();
+        let cells = store.load("old").unwrap().cells;
+        assert_eq!(cells[0].negotiated, [Some("1.3 aes-256-gcm x25519, ticket received".to_string()), Some("1.3 aes-256-gcm x25519".to_string())]);
     }
 
     #[test]
@@ -702,7 +751,7 @@ mod tests {
         other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 and 3; use \
+            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 4; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")

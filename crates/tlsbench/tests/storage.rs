@@ -259,7 +259,7 @@ fn a_database_of_another_schema_version_is_refused() {
         Connection::open(&db).unwrap().execute_batch(&format!("CREATE TABLE runs (id TEXT PRIMARY KEY); PRAGMA user_version = {other};")).unwrap();
         let expected = format!(
             "error: results database {} has schema version {other}, but this tlsbench ({}) reads only versions 2 \
-             and {version}; use the tlsbench that wrote it, or --db PATH to choose another file\n",
+             to {version}; use the tlsbench that wrote it, or --db PATH to choose another file\n",
             db.display(),
             env!("CARGO_PKG_VERSION")
         );

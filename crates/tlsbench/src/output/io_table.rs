@@ -45,10 +45,11 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
         "records",
         "bytes written",
     ]);
-    let mut notes = Vec::new();
+    let (mut notes, mut negotiated) = (Vec::new(), Vec::new());
     for row in rows {
         let cells: Vec<String> = match &row.outcome {
             Outcome::Measured(trace) => {
+                negotiated.push(format!("{}: {}", row.stack, negotiated_text(trace)));
                 let (mut c, s) = (trace.behaviour(Side::Client), trace.behaviour(Side::Server));
                 if let (None, Some(mtls)) = (c.record_coalescing, &row.mtls) {
                     c.record_coalescing = mtls.behaviour(Side::Client).record_coalescing;
@@ -84,11 +85,35 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = format!("{scenario}: one connection (handshake, one byte each way, close_notify each way)\n{table}\n{LEGEND}\n");
+    let config = match scenario.is_pinned() {
+        true => "pinned",
+        false => "each library's defaults",
+    };
+    let mut out = format!("{scenario}: one connection (handshake, one byte each way, close_notify each way), {config}\n{table}\n{LEGEND}\n");
+    // Pinned, every row negotiated the scenario's parameters (the gates check it); with the
+    // defaults, what each chose is the other half of the story.
+    if !scenario.is_pinned() {
+        out += "negotiated (client's view; the server's where it differs):\n";
+        for line in negotiated {
+            out += &format!("  {line}\n");
+        }
+    }
     for note in notes {
         out += &format!("note: {note}\n");
     }
     out
+}
+
+/// The client's view of what was negotiated, and the server's where it differs beyond what
+/// only a client reports (whether a ticket arrived).
+pub fn negotiated_text(trace: &IoTrace) -> String {
+    let view = |side| trace.negotiated.iter().find(|n| n.side == side).map(|n| n.negotiated.as_str());
+    match (view(Side::Client), view(Side::Server)) {
+        (Some(client), Some(server)) if client.starts_with(server) => client.to_string(),
+        (Some(client), Some(server)) => format!("{client} / server: {server}"),
+        (Some(one), None) | (None, Some(one)) => one.to_string(),
+        (None, None) => "not reported".to_string(),
+    }
 }
 
 fn yes_no(decided: Option<bool>) -> &'static str {
@@ -107,6 +132,7 @@ fn without_prefix<'a>(reason: &'a str, stack: &str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsbench_harness::protocol::SideNegotiated;
     use tlsbench_harness::transport::{IoEvent, Record};
 
     #[test]
@@ -119,6 +145,7 @@ mod tests {
             server_stack: "x".into(),
             client_library: "X".into(),
             server_library: "X".into(),
+            negotiated: Vec::new(),
             events: vec![
                 IoEvent::Write { side: Side::Client, len: 105, flight: 1, records: vec![record(22, 100, Some(vec![1]))] },
                 IoEvent::Read { side: Side::Server, want: 16384, got: Some(105) },
@@ -147,5 +174,27 @@ mod tests {
         assert_eq!(cells("y")[1..], ["n/a"; 9]);
         assert!(text.contains("note: y: n/a: TLS 1.2 not implemented"), "{text}");
         assert!(text.starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: one connection"), "{text}");
+        assert!(text.lines().next().unwrap().ends_with(", pinned") && !text.contains("negotiated"), "{text}");
+
+        // With the libraries' defaults, what each row negotiated is listed under the table.
+        let defaults = scenario.with_defaults().unwrap();
+        let mut chose = rows[0].outcome_trace().clone();
+        chose.negotiated = vec![
+            SideNegotiated { side: Side::Client, negotiated: "1.2 aes-256-gcm x25519, ticket received".into() },
+            SideNegotiated { side: Side::Server, negotiated: "1.2 aes-256-gcm x25519".into() },
+        ];
+        let text = render(&defaults, &[IoRow { stack: "x".into(), outcome: Outcome::Measured(chose), mtls: None }]);
+        assert!(text.starts_with("io-profile_1.2_default_ecdsa-p256_default: one connection"), "{text}");
+        assert!(text.lines().next().unwrap().ends_with(", each library's defaults"), "{text}");
+        assert!(text.contains("\n  x: 1.2 aes-256-gcm x25519, ticket received\n"), "{text}");
+    }
+
+    impl IoRow {
+        fn outcome_trace(&self) -> &IoTrace {
+            match &self.outcome {
+                Outcome::Measured(trace) => trace,
+                _ => panic!("not measured"),
+            }
+        }
     }
 }

@@ -407,6 +407,7 @@ pub mod fixture {
             outliers: vec![],
             status,
             reason: reason.map(String::from),
+            negotiated: None,
         }
     }
 }

@@ -12,6 +12,7 @@ pub fn render(trace: &IoTrace) -> String {
         "{}\nclient: {} ({})\nserver: {} ({})\n",
         trace.scenario, trace.client_stack, trace.client_library, trace.server_stack, trace.server_library
     );
+    let _ = writeln!(out, "negotiated: {}", crate::output::io_table::negotiated_text(trace));
     let mut flight = 0;
     for event in &trace.events {
         match event {
@@ -83,6 +84,7 @@ mod tests {
             server_stack: "b".into(),
             client_library: "A 1".into(),
             server_library: "B 2".into(),
+            negotiated: Vec::new(),
             events: vec![
                 IoEvent::Phase { name: "handshake".into() },
                 IoEvent::Read { side: Side::Client, want: 5, got: None },
@@ -100,6 +102,7 @@ mod tests {
 io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm
 client: a (A 1)
 server: b (B 2)
+negotiated: not reported
 
 == handshake
 client  read  want 5      would block
