@@ -36,6 +36,13 @@ pub struct SampleReport {
     pub negotiated: Vec<SideNegotiated>,
 }
 
+impl SampleReport {
+    /// What each side negotiated, client's view then server's; None where the runner left it out.
+    pub fn negotiated_by_side(&self) -> [Option<&str>; 2] {
+        [Side::Client, Side::Server].map(|side| self.negotiated.iter().find(|n| n.side == side).map(|n| n.negotiated.as_str()))
+    }
+}
+
 /// One side's view of what its handshakes negotiated, e.g. `1.3 aes-256-gcm x25519, ticket received`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SideNegotiated {

@@ -505,6 +505,15 @@ mod tests {
     }
 
     #[test]
+    fn the_libraries_defaults_are_unsupported_because_bertie_has_none() {
+        let defaults = scenario("handshake-full_1.3_default_ecdsa-p256_default");
+        let reason = Bertie.capabilities().check(Bertie.id(), &defaults).unwrap_err().to_string();
+        assert!(reason.ends_with(NO_DEFAULTS), "{reason}");
+        // The adapter refuses it too, should the capabilities ever let it through.
+        assert_eq!(algorithms(&defaults).map(drop).map_err(|e| e.0), Err(NO_DEFAULTS.to_string()));
+    }
+
+    #[test]
     fn a_server_with_another_algorithm_set_fails_the_handshake() {
         let asked = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
         for server in [scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"), scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm")] {

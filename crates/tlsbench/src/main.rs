@@ -260,12 +260,7 @@ impl run::Recorder for DbRecorder<'_> {
     fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> Result<()> {
         let sample = StoredSample { iterations: report.iterations, values: report.values.clone() };
         let libraries = [&report.client_library[..], &report.server_library[..]];
-        self.store.record_sample(self.run, cell, index, &sample, libraries)?;
-        if !report.negotiated.is_empty() {
-            let seen = |side| report.negotiated.iter().find(|n| n.side == side).map(|n| &n.negotiated[..]);
-            self.store.record_negotiated(self.run, cell, [seen(tlsbench_harness::Side::Client), seen(tlsbench_harness::Side::Server)])?;
-        }
-        Ok(())
+        Ok(self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?)
     }
 
     fn ended(&mut self, cell: usize, status: Status, reason: &str) -> Result<()> {

@@ -268,8 +268,10 @@ impl CellState {
             }
             *kept = Some(reported.clone());
         }
-        for seen in &report.negotiated {
-            self.negotiated[seen.side as usize] = Some(seen.negotiated.clone());
+        for (kept, seen) in self.negotiated.iter_mut().zip(report.negotiated_by_side()) {
+            if let Some(seen) = seen {
+                *kept = Some(seen.to_string());
+            }
         }
         self.push(&report.values);
         Ok(())

@@ -291,7 +291,8 @@ impl Store {
         tx.commit().map_err(err)
     }
 
-    /// Stores sample `index` of cell `cell` and the libraries both sides reported for it.
+    /// Stores sample `index` of cell `cell`, the libraries both sides reported for it and what
+    /// each side negotiated (client's view, then server's; one a runner left out stays as it was).
     pub fn record_sample(
         &mut self,
         run: &str,
@@ -299,28 +300,20 @@ impl Store {
         index: usize,
         sample: &StoredSample,
         libraries: [&str; 2],
+        negotiated: [Option<&str>; 2],
     ) -> Result<(), StoreError> {
         let path = self.path.clone();
         let err = |e| sqlite(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
         insert_sample(&tx, run, cell, index, sample).map_err(err)?;
         tx.execute(
-            "UPDATE cells SET client_library = ?, server_library = ? WHERE run_id = ? AND position = ?",
-            params![libraries[0], libraries[1], run, cell as i64],
+            "UPDATE cells SET client_library = ?, server_library = ?, client_negotiated = COALESCE(?, client_negotiated),
+                              server_negotiated = COALESCE(?, server_negotiated)
+             WHERE run_id = ? AND position = ?",
+            params![libraries[0], libraries[1], negotiated[0], negotiated[1], run, cell as i64],
         )
         .map_err(err)?;
         tx.commit().map_err(err)
-    }
-
-    /// Stores what cell `cell`'s latest sample negotiated, client's view then server's.
-    pub fn record_negotiated(&mut self, run: &str, cell: usize, negotiated: [Option<&str>; 2]) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE cells SET client_negotiated = ?, server_negotiated = ? WHERE run_id = ? AND position = ?",
-                params![negotiated[0], negotiated[1], run, cell as i64],
-            )
-            .map(drop)
-            .map_err(|e| self.error(e))
     }
 
     /// Stores that cell `cell` stopped: it failed or turned out unsupported, for `reason`.
@@ -653,8 +646,8 @@ mod tests {
         planned.cells[1].status = Status::Ok;
         planned.cells[1].reason = None;
         store.insert_run(&planned).unwrap();
-        store.record_sample("run-1", 0, 0, &sample(1000.0, 2000.0), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
-        store.record_sample("run-1", 1, 0, &sample(900.0, 1900.0), ["openssl 1.0"; 2]).unwrap();
+        store.record_sample("run-1", 0, 0, &sample(1000.0, 2000.0), ["rustls-aws-lc-rs 1.0"; 2], [None; 2]).unwrap();
+        store.record_sample("run-1", 1, 0, &sample(900.0, 1900.0), ["openssl 1.0"; 2], [None; 2]).unwrap();
         store.record_end("run-1", 1, Status::Failed, "runner was killed by signal 9 (SIGKILL)").unwrap();
 
         // Another connection, as after a crash: everything recorded is there.
@@ -674,8 +667,8 @@ mod tests {
         };
         assert_eq!(reopened.runs().unwrap(), vec![summary]);
 
-        store.record_sample("run-1", 0, 1, &sample(1001.5, 2002.25), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
-        store.record_sample("run-1", 0, 2, &sample(999.0, 2001.0), ["rustls-aws-lc-rs 1.0"; 2]).unwrap();
+        store.record_sample("run-1", 0, 1, &sample(1001.5, 2002.25), ["rustls-aws-lc-rs 1.0"; 2], [None; 2]).unwrap();
+        store.record_sample("run-1", 0, 2, &sample(999.0, 2001.0), ["rustls-aws-lc-rs 1.0"; 2], [None; 2]).unwrap();
         assert_eq!(reopened.runs().unwrap()[0].missing, 0);
         assert_eq!(reopened.latest().unwrap(), "run-1");
     }
@@ -703,19 +696,22 @@ mod tests {
         );
     }
 
+    /// A database holding the fixture's run "old", taken back to an earlier schema by `sql`.
+    fn stored_then_downgraded(dir: &Path, sql: &str) -> PathBuf {
+        let path = dir.join("r.db");
+        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
+        Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+        path
+    }
+
     #[test]
     fn a_version_2_database_gains_the_measure_column_and_its_cells_measured_time() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.db");
-        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
-        let before = Connection::open(&path).unwrap();
-        before
-            .execute_batch(
-                "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
-                 ALTER TABLE cells DROP COLUMN server_negotiated; PRAGMA user_version = 2;",
-            )
-            .unwrap();
-        drop(before);
+        let path = stored_then_downgraded(
+            dir.path(),
+            "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
+             ALTER TABLE cells DROP COLUMN server_negotiated; PRAGMA user_version = 2;",
+        );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
         assert!(!cells.is_empty() && cells.iter().all(|c| c.measure == "time" && c.negotiated == [None, None]));
@@ -726,21 +722,22 @@ mod tests {
     #[test]
     fn a_version_3_database_gains_the_negotiated_columns_and_keeps_recording() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.db");
-        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
-        let before = Connection::open(&path).unwrap();
-        before
-            .execute_batch(
-                "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
-                 PRAGMA user_version = 3;",
-            )
-            .unwrap();
-        drop(before);
+        let path = stored_then_downgraded(
+            dir.path(),
+            "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
+             PRAGMA user_version = 3;",
+        );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
-        store.record_negotiated("old", 0, [Some("1.3 aes-256-gcm x25519, ticket received"), Some("1.3 aes-256-gcm x25519")]).unwrap();
-        let cells = store.load("old").unwrap().cells;
-        assert_eq!(cells[0].negotiated, [Some("1.3 aes-256-gcm x25519, ticket received".to_string()), Some("1.3 aes-256-gcm x25519".to_string())]);
+        let taken = store.load("old").unwrap().cells[0].samples.len();
+        let libraries = ["rustls-aws-lc-rs 1.0"; 2];
+        let seen = [Some("1.3 aes-256-gcm x25519, ticket received"), Some("1.3 aes-256-gcm x25519")];
+        store.record_sample("old", 0, taken, &sample(1000.0, 2000.0), libraries, seen).unwrap();
+        let expected = seen.map(|s| s.map(String::from));
+        assert_eq!(store.load("old").unwrap().cells[0].negotiated, expected);
+        // A sample whose runner did not say keeps what an earlier one said.
+        store.record_sample("old", 0, taken + 1, &sample(1000.0, 2000.0), libraries, [None; 2]).unwrap();
+        assert_eq!(store.load("old").unwrap().cells[0].negotiated, expected);
     }
 
     #[test]
