@@ -34,11 +34,21 @@ pub fn connect<C: Stack, S: Stack>(
     client_scenario: &Scenario,
     server_scenario: &Scenario,
 ) -> Result<(C::Client, S::Server), String> {
-    let link = Link::new();
     let client_config = client.client_config(client_scenario, pki()).map_err(|e| format!("client config: {e}"))?;
     let server_config = server.server_config(server_scenario, pki()).map_err(|e| format!("server config: {e}"))?;
-    let mut client = client.new_client(&client_config, link.client()).map_err(|e| format!("client: {e}"))?;
-    let mut server = server.new_server(&server_config, link.server()).map_err(|e| format!("server: {e}"))?;
+    connect_configs(client, server, &client_config, &server_config)
+}
+
+/// [`connect`] with configs the test built itself (e.g. one verifying another host name).
+pub fn connect_configs<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    client_config: &C::ClientConfig,
+    server_config: &S::ServerConfig,
+) -> Result<(C::Client, S::Server), String> {
+    let link = Link::new();
+    let mut client = client.new_client(client_config, link.client()).map_err(|e| format!("client: {e}"))?;
+    let mut server = server.new_server(server_config, link.server()).map_err(|e| format!("server: {e}"))?;
     crate::step::handshake_pair(&mut client, &mut server, &link, &mut crate::step::Unmetered).map_err(|e| match e {
         // As above: the error names the side first.
         crate::Error::Library { side, error, .. } => format!("{side}: {error}"),

@@ -716,19 +716,9 @@ mod tests {
     use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
-    /// Steps a client against a server until both complete and nothing is in flight, or one fails.
+    /// A client against a server, through their handshakes, or the error (naming its side).
     fn connect(client_config: &Config, server_config: &Config) -> Result<(GnuTlsConnection, GnuTlsConnection), String> {
-        let link = Link::new();
-        let mut client = GnuTls.new_client(client_config, link.client()).map_err(|e| e.0)?;
-        let mut server = GnuTls.new_server(server_config, link.server()).map_err(|e| e.0)?;
-        for _ in 0..16 {
-            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-            if client_done && server_done && link.in_flight() == 0 {
-                return Ok((client, server));
-            }
-        }
-        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+        testing::connect_configs(&GnuTls, &GnuTls, client_config, server_config)
     }
 
     fn configs(client: &Scenario, server: &Scenario) -> (Config, Config) {

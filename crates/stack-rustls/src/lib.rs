@@ -387,14 +387,8 @@ mod tests {
                 let link = tlsbench_harness::Link::new();
                 let mut client = stack.new_client(&stack.client_config(&scenario, &pki).unwrap(), link.client()).unwrap();
                 let mut server = stack.new_server(&stack.server_config(&scenario, &pki).unwrap(), link.server()).unwrap();
-                let mut done = false;
-                for _ in 0..16 {
-                    done = client.handshake().unwrap() & server.handshake().unwrap();
-                    if done && link.in_flight() == 0 {
-                        break;
-                    }
-                }
-                assert!(done, "{} {name}: the handshake did not complete", stack.id());
+                tlsbench_harness::step::handshake_pair(&mut client, &mut server, &link, &mut tlsbench_harness::step::Unmetered)
+                    .unwrap_or_else(|e| panic!("{} {name}: the handshake did not complete: {e}", stack.id()));
 
                 let mut buf = [0u8; 16];
                 client.send(&[0x5a]).unwrap();

@@ -428,24 +428,13 @@ mod tests {
 
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
-    use tlsbench_harness::Link;
 
     use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
 
-    /// Steps a client against a server until both complete or one fails.
+    /// A client against a server, through their handshakes, or the error (naming its side).
     fn connect(stack: &S2n, client: ClientConfig, server: &Config) -> Result<(S2nConnection, S2nConnection), String> {
-        let link = Link::new();
-        let mut client = stack.new_client(&client, link.client()).map_err(|e| e.0)?;
-        let mut server = stack.new_server(server, link.server()).map_err(|e| e.0)?;
-        for _ in 0..16 {
-            let client_done = client.handshake().map_err(|e| format!("client: {e}"))?;
-            let server_done = server.handshake().map_err(|e| format!("server: {e}"))?;
-            if client_done && server_done && link.in_flight() == 0 {
-                return Ok((client, server));
-            }
-        }
-        Err(format!("the handshake did not complete in 16 steps ({} bytes in flight)", link.in_flight()))
+        testing::connect_configs(stack, stack, &client, server)
     }
 
     fn configs(stack: &S2n, asked: &Scenario) -> (ClientConfig, Config) {
