@@ -10,6 +10,7 @@ pub mod gate;
 pub mod io;
 pub mod heap;
 pub mod memory;
+pub mod net;
 pub mod pki;
 pub mod protocol;
 pub mod runner;

@@ -31,6 +31,9 @@ use clap::Parser;
 
 use crate::driver::{self, SampleSpec};
 use crate::io::{IoTrace, TraceReply};
+use crate::net::plain::{PlainTcp, PLAIN_STACKS};
+use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
+use std::sync::atomic::{AtomicBool, Ordering};
 use crate::protocol::{Reply, StackInfo};
 use crate::{Error, Measure, Pki, Scenario, Side, Stack};
 
@@ -120,6 +123,61 @@ enum Command {
     /// Records every transport call of both sides in one connection of a scenario the io
     /// measure applies to, and prints the trace.
     Trace(TraceArgs),
+    /// Serves connections of one stack (or plain TCP) on a TCP socket until SIGINT or SIGTERM:
+    /// replies with where it listens, then, once stopped, with what it measured.
+    Serve(ServeArgs),
+    /// Runs connections of one client stack (or plain TCP) against a server, bounded in count
+    /// and time, and replies with what it measured.
+    Load(LoadArgs),
+}
+
+/// What both ends of the network mode take.
+#[derive(clap::Args)]
+struct NetArgs {
+    /// A stack of this runner, or `tcp` / `tcp-buffered` (plain TCP).
+    #[arg(long)]
+    stack: String,
+    /// The handshake of each connection (a handshake kind); not for plain TCP.
+    #[arg(long)]
+    scenario: Option<Scenario>,
+    /// A connection whose peer sends nothing this long fails, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    io_timeout_ms: u64,
+    /// Where the certificates are cached.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    net: NetArgs,
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: std::net::SocketAddr,
+    /// Worker threads [default: one per core].
+    #[arg(long)]
+    workers: Option<u32>,
+    /// The response to each request: bytes, or COUNTxBYTES application writes.
+    #[arg(long, default_value = "0")]
+    response: crate::net::Page,
+}
+
+#[derive(clap::Args)]
+struct LoadArgs {
+    #[command(flatten)]
+    net: NetArgs,
+    #[arg(long)]
+    connect: std::net::SocketAddr,
+    #[arg(long)]
+    connections: Option<u64>,
+    /// Seconds.
+    #[arg(long)]
+    duration: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    concurrency: u32,
+    /// The response the server sends, to check each one (length and digest).
+    #[arg(long)]
+    response: Option<crate::net::Page>,
 }
 
 #[derive(clap::Args)]
@@ -224,6 +282,8 @@ pub fn main<F: Family>() -> ExitCode {
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
         Command::Trace(args) => serde_json::to_string(&trace::<F>(&args)),
+        Command::Serve(args) => serde_json::to_string(&serve::<F>(&args, &mut replies)),
+        Command::Load(args) => serde_json::to_string(&load::<F>(&args)),
     };
     match reply.map(|json| writeln!(replies, "{json}").and_then(|()| replies.flush())) {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -268,6 +328,150 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
+    }
+}
+
+/// Set by SIGINT or SIGTERM: the server stops accepting and finishes what is in flight.
+static STOP_SERVING: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn stop_serving(_: libc::c_int) {
+    STOP_SERVING.store(true, Ordering::SeqCst);
+}
+
+/// The settings of the network mode's two ends, checked: the scenario (None for plain TCP) and
+/// its certificates.
+fn net_setup(args: &NetArgs) -> Result<(Option<Scenario>, Option<Pki>), NetReply> {
+    let plain = PlainTcp::from_id(&args.stack).is_some();
+    match (&args.scenario, plain) {
+        (Some(scenario), true) => {
+            return Err(NetReply::Unsupported { reason: format!("{} is plain TCP: it has no TLS handshake, so no scenario ({scenario})", args.stack) })
+        }
+        (_, true) => return Ok((None, None)),
+        (None, false) => return Err(NetReply::Failed { reason: format!("{} is a TLS stack: name its handshake with --scenario", args.stack) }),
+        (Some(scenario), false) => {
+            crate::net::check_kind(scenario).map_err(|e| NetReply::Unsupported { reason: e.to_string() })?;
+            let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
+            let pki = Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(|reason| NetReply::Failed { reason })?;
+            Ok((Some(*scenario), Some(pki)))
+        }
+    }
+}
+
+fn serve<F: Family>(args: &ServeArgs, replies: &mut File) -> NetReply {
+    let (scenario, pki) = match net_setup(&args.net) {
+        Ok(setup) => setup,
+        Err(reply) => return reply,
+    };
+    let listener = match std::net::TcpListener::bind(args.listen) {
+        Ok(listener) => listener,
+        Err(e) => return NetReply::Failed { reason: format!("listening on {}: {e}", args.listen) },
+    };
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(signal, stop_serving as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+    let settings = ServeSettings {
+        workers: args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32)),
+        page: args.response,
+        io_timeout: Duration::from_millis(args.net.io_timeout_ms),
+    };
+    let listening = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let announce = |replies: &mut File, stack: String, library: String| -> Result<(), NetReply> {
+        let serving = Serving { listening: listening.clone(), stack, library, workers: settings.workers };
+        let line = serde_json::to_string(&serving).expect("serializable");
+        writeln!(replies, "{line}").and_then(|()| replies.flush()).map_err(|e| NetReply::Failed { reason: format!("writing the reply: {e}") })
+    };
+    let outcome = match (PlainTcp::from_id(&args.net.stack), scenario, pki) {
+        (Some(plain), _, _) => announce(replies, plain.id().into(), plain.library()).map(|()| {
+            crate::net::serve(|| plain, listener, &settings, &STOP_SERVING)
+        }),
+        (None, Some(scenario), Some(pki)) => {
+            let visitor = ServeStack { scenario: &scenario, pki: &pki, listener, settings: &settings, announce: &mut |stack, library| announce(replies, stack, library) };
+            match F::with_stack(&args.net.stack, visitor) {
+                Some(outcome) => outcome,
+                None => Err(NetReply::Failed { reason: unknown_net_stack::<F>(&args.net.stack) }),
+            }
+        }
+        _ => unreachable!("net_setup gives a TLS stack its scenario and certificates"),
+    };
+    match outcome {
+        Ok(mut report) => {
+            report.scenario = scenario.map(|s| s.name());
+            NetReply::Ok(report)
+        }
+        Err(reply) => reply,
+    }
+}
+
+fn unknown_net_stack<F: Family>(id: &str) -> String {
+    format!("stack `{id}` is not in this runner (it has: {}, {})", F::STACKS.join(", "), PLAIN_STACKS.join(", "))
+}
+
+struct ServeStack<'a> {
+    scenario: &'a Scenario,
+    pki: &'a Pki,
+    listener: std::net::TcpListener,
+    settings: &'a ServeSettings,
+    announce: &'a mut dyn FnMut(String, String) -> Result<(), NetReply>,
+}
+
+impl StackVisitor for ServeStack<'_> {
+    type Output = Result<NetReport, NetReply>;
+    fn visit<T: Stack>(self, stack: &T) -> Self::Output {
+        let unsupported = |e: Error| NetReply::Unsupported { reason: e.to_string() };
+        stack.capabilities().check(stack.id(), self.scenario).map_err(unsupported)?;
+        let config = stack.server_config(self.scenario, self.pki).map_err(|e| NetReply::Failed { reason: format!("server config: {e}") })?;
+        (self.announce)(stack.id().to_string(), stack.library())?;
+        let make_peer = || TlsServer(TlsPeer::new(stack, &config, Side::Server, self.scenario));
+        Ok(crate::net::serve(make_peer, self.listener, self.settings, &STOP_SERVING))
+    }
+}
+
+fn load<F: Family>(args: &LoadArgs) -> NetReply {
+    let (scenario, pki) = match net_setup(&args.net) {
+        Ok(setup) => setup,
+        Err(reply) => return reply,
+    };
+    let settings = LoadSettings {
+        connect: args.connect,
+        connections: args.connections,
+        duration: args.duration.map(Duration::from_secs_f64),
+        concurrency: args.concurrency,
+        page: args.response,
+        io_timeout: Duration::from_millis(args.net.io_timeout_ms),
+    };
+    let outcome = match (PlainTcp::from_id(&args.net.stack), scenario, pki) {
+        (Some(plain), _, _) => Ok(crate::net::load(&plain, &settings)),
+        (None, Some(scenario), Some(pki)) => {
+            match F::with_stack(&args.net.stack, LoadStack { scenario: &scenario, pki: &pki, settings: &settings }) {
+                Some(outcome) => outcome,
+                None => Err(NetReply::Failed { reason: unknown_net_stack::<F>(&args.net.stack) }),
+            }
+        }
+        _ => unreachable!("net_setup gives a TLS stack its scenario and certificates"),
+    };
+    match outcome {
+        Ok(mut report) => {
+            report.scenario = scenario.map(|s| s.name());
+            NetReply::Ok(report)
+        }
+        Err(reply) => reply,
+    }
+}
+
+struct LoadStack<'a> {
+    scenario: &'a Scenario,
+    pki: &'a Pki,
+    settings: &'a LoadSettings,
+}
+
+impl StackVisitor for LoadStack<'_> {
+    type Output = Result<NetReport, NetReply>;
+    fn visit<T: Stack>(self, stack: &T) -> Self::Output {
+        let unsupported = |e: Error| NetReply::Unsupported { reason: e.to_string() };
+        stack.capabilities().check(stack.id(), self.scenario).map_err(unsupported)?;
+        let config = stack.client_config(self.scenario, self.pki).map_err(|e| NetReply::Failed { reason: format!("client config: {e}") })?;
+        Ok(crate::net::load(&TlsPeer::new(stack, &config, Side::Client, self.scenario), self.settings))
     }
 }
 

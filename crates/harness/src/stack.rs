@@ -8,9 +8,13 @@ use serde::{Deserialize, Serialize};
 use crate::{ClientAuth, Endpoint, Error, Group, KeyType, Kind, LibError, Pki, Scenario, Suite, Version};
 
 /// One TLS implementation in one configuration (e.g. rustls with the ring provider).
-pub trait Stack {
+///
+/// A server on a real socket ([`crate::net`]) shares the stack and one server config among its
+/// worker threads, as a real server shares its context (one session cache, one ticket key), so
+/// both must be `Sync`; each connection stays on the thread that made it.
+pub trait Stack: Sync {
     type ClientConfig;
-    type ServerConfig;
+    type ServerConfig: Sync;
     type Client: Connection;
     type Server: Connection;
 
@@ -53,6 +57,12 @@ pub trait Connection {
 
     /// Encrypts all of `data` and writes the records to the transport.
     fn send(&mut self, data: &[u8]) -> Result<(), LibError>;
+
+    /// Writes what the connection holds back from earlier sends. The TLS adapters write as
+    /// they send; a plain TCP baseline with a user-space buffer writes it here.
+    fn flush(&mut self) -> Result<(), LibError> {
+        Ok(())
+    }
 
     /// Decrypts into `buf` what the available records hold; `Ok(0)` when nothing more is
     /// available now.

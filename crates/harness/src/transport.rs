@@ -13,6 +13,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::Socket;
 use crate::{heap, Side};
 
 /// Bytes in flight in one direction. The buffer's capacity is kept between handshakes, so a
@@ -75,11 +76,11 @@ impl Link {
     }
 
     pub fn client(&self) -> Endpoint {
-        Endpoint { rx: self.to_client.clone(), tx: self.to_server.clone(), side: Side::Client, log: self.log.clone() }
+        Endpoint(Io::Memory(MemoryEnd { rx: self.to_client.clone(), tx: self.to_server.clone(), side: Side::Client, log: self.log.clone() }))
     }
 
     pub fn server(&self) -> Endpoint {
-        Endpoint { rx: self.to_server.clone(), tx: self.to_client.clone(), side: Side::Server, log: self.log.clone() }
+        Endpoint(Io::Memory(MemoryEnd { rx: self.to_server.clone(), tx: self.to_client.clone(), side: Side::Server, log: self.log.clone() }))
     }
 
     /// Bytes written and not yet read, in both directions.
@@ -174,15 +175,41 @@ impl Link {
     }
 }
 
-/// One side's view of the link, handed to the library as its transport.
-pub struct Endpoint {
+/// One side's transport, handed to the library: its end of an in-memory [`Link`], or a real
+/// socket ([`crate::net`]). Either way reading nothing says `WouldBlock`, so every library runs
+/// in its non-blocking mode.
+pub struct Endpoint(Io);
+
+enum Io {
+    Memory(MemoryEnd),
+    Socket(Rc<Socket>),
+}
+
+impl Endpoint {
+    /// An endpoint on a connected non-blocking socket; the caller keeps `socket` to wait on it
+    /// and to read its counts.
+    pub fn socket(socket: Rc<Socket>) -> Self {
+        Self(Io::Socket(socket))
+    }
+
+    /// The socket under this endpoint, if it has one.
+    pub fn as_socket(&self) -> Option<&Socket> {
+        match &self.0 {
+            Io::Socket(socket) => Some(socket),
+            Io::Memory(_) => None,
+        }
+    }
+}
+
+/// One side's view of the link.
+struct MemoryEnd {
     rx: Rc<RefCell<Pipe>>,
     tx: Rc<RefCell<Pipe>>,
     side: Side,
     log: Option<Rc<RefCell<IoLog>>>,
 }
 
-impl Endpoint {
+impl MemoryEnd {
     /// Appends `bufs` to the peer's pipe as one write call. The pipe grows inside the
     /// library's call, but its memory is the harness's: charged to neither side.
     fn write_all_of<'b>(&mut self, bufs: impl Iterator<Item = &'b [u8]> + Clone) -> usize {
@@ -201,9 +228,7 @@ impl Endpoint {
             n
         })
     }
-}
 
-impl Read for Endpoint {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut rx = self.rx.borrow_mut();
         rx.read_calls += 1;
@@ -227,14 +252,29 @@ impl Read for Endpoint {
     }
 }
 
+impl Read for Endpoint {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.0 {
+            Io::Memory(end) => end.read(buf),
+            Io::Socket(socket) => socket.read(buf),
+        }
+    }
+}
+
 impl Write for Endpoint {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(self.write_all_of(std::iter::once(buf)))
+        match &mut self.0 {
+            Io::Memory(end) => Ok(end.write_all_of(std::iter::once(buf))),
+            Io::Socket(socket) => socket.write_all_of(&[io::IoSlice::new(buf)]),
+        }
     }
 
     // One call carries all buffers, as writev does: the default would split it into one call each.
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        Ok(self.write_all_of(bufs.iter().map(|b| &**b)))
+        match &mut self.0 {
+            Io::Memory(end) => Ok(end.write_all_of(bufs.iter().map(|b| &**b))),
+            Io::Socket(socket) => socket.write_all_of(bufs),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -1,12 +1,11 @@
 //! tlsbench adapter for the system's GnuTLS (3.7) through thin hand-written bindings: a priority
 //! string and credentials pinned to the scenario per side, sessions over the in-memory transport.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void, CStr, CString};
 use std::io::{self, IoSlice, Read, Write};
 use std::ptr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
@@ -19,7 +18,7 @@ pub struct GnuTls;
 
 /// One side's settings, shared by all its sessions: GnuTLS keeps pointers to the priority
 /// cache and the credentials rather than copies, so each session holds this alive.
-pub struct Config(Rc<Shared>);
+pub struct Config(Arc<Shared>);
 
 struct Shared {
     side: Side,
@@ -33,12 +32,19 @@ struct Shared {
     /// The host name clients verify; GnuTLS keeps a pointer to it, not a copy.
     server_name: CString,
     /// Client: the session the next connection resumes, as `gnutls_session_get_data2` packs it.
-    session: RefCell<Option<Vec<u8>>>,
+    session: Mutex<Option<Vec<u8>>>,
     /// Server, ticket scenarios: the key that encrypts tickets (allocated by GnuTLS).
     ticket_key: Option<sys::gnutls_datum_t>,
     /// Server, session-ID scenarios: the session cache behind the `gnutls_db_*` callbacks.
-    cache: RefCell<HashMap<Vec<u8>, Vec<u8>>>,
+    cache: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
 }
+
+// SAFETY: GnuTLS's priority caches and credentials may be shared by sessions on several
+// threads once set up, and nothing here changes them after `config`; the ticket key is only
+// read. The client's session and the server's cache are behind mutexes; each session stays on
+// the thread that made it.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
 
 impl Drop for Shared {
     fn drop(&mut self) {
@@ -83,7 +89,7 @@ impl Stack for GnuTls {
         if scenario.client_auth == ClientAuth::Required {
             shared.use_chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
-        Ok(Config(Rc::new(shared)))
+        Ok(Config(Arc::new(shared)))
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
@@ -100,7 +106,7 @@ impl Stack for GnuTls {
             check(unsafe { sys::gnutls_session_ticket_key_generate(&mut key) }, "generating the ticket key")?;
             shared.ticket_key = Some(key);
         }
-        Ok(Config(Rc::new(shared)))
+        Ok(Config(Arc::new(shared)))
     }
 
     fn new_client(&self, config: &Config, io: Endpoint) -> Result<GnuTlsConnection, LibError> {
@@ -114,7 +120,7 @@ impl Stack for GnuTls {
             // Verifies the chain against the trusted CA and the host name during the handshake.
             sys::gnutls_session_set_verify_cert(session, name.as_ptr(), 0);
         }
-        if let Some(data) = config.0.session.borrow().as_ref() {
+        if let Some(data) = config.0.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // SAFETY: `session` is live and GnuTLS copies the data.
             check(unsafe { sys::gnutls_session_set_data(session, data.as_ptr().cast(), data.len()) }, "setting the session to resume")?;
         }
@@ -140,7 +146,7 @@ impl Stack for GnuTls {
                 check(sys::gnutls_session_ticket_enable_server(session, key), "enabling session tickets")?;
             }
             if shared.kind == Kind::HandshakeResumeId {
-                sys::gnutls_db_set_ptr(session, (&shared.cache as *const RefCell<_>).cast_mut().cast());
+                sys::gnutls_db_set_ptr(session, (&shared.cache as *const Mutex<_>).cast_mut().cast());
                 sys::gnutls_db_set_store_function(session, cache_store);
                 sys::gnutls_db_set_retrieve_function(session, cache_retrieve);
                 sys::gnutls_db_set_remove_function(session, cache_remove);
@@ -181,9 +187,9 @@ impl Shared {
             priority,
             credentials,
             server_name: CString::new(SERVER_NAME).expect("the server name has no NUL byte"),
-            session: RefCell::new(None),
+            session: Mutex::new(None),
             ticket_key: None,
-            cache: RefCell::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
         })
     }
 
@@ -249,7 +255,7 @@ fn group_name(group: Group) -> &'static str {
 /// so that it stays put when the connection moves.
 pub struct GnuTlsConnection {
     transport: Box<Transport>,
-    config: Rc<Shared>,
+    config: Arc<Shared>,
     done: bool,
     /// Server, TLS 1.3 ticket scenarios: whether this handshake's one ticket was sent.
     ticket_sent: bool,
@@ -344,7 +350,7 @@ impl Drop for GnuTlsConnection {
             unsafe {
                 if sys::gnutls_session_get_data2(session, &mut data) >= 0 {
                     let packed = std::slice::from_raw_parts(data.data, data.size as usize).to_vec();
-                    *self.config.session.borrow_mut() = Some(packed);
+                    *self.config.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(packed);
                     sys::gnutls_free(data.data.cast());
                 }
             }
@@ -544,8 +550,8 @@ extern "C" fn cache_store(ptr: *mut c_void, key: sys::gnutls_datum_t, data: sys:
     // SAFETY: `ptr` is the server config's cache (set in `new_server`), alive while its sessions
     // are and not borrowed elsewhere during a GnuTLS call; the datums are readable for their sizes.
     unsafe {
-        let cache = &*ptr.cast::<RefCell<HashMap<Vec<u8>, Vec<u8>>>>();
-        cache.borrow_mut().insert(bytes(&key).to_vec(), bytes(&data).to_vec());
+        let cache = &*ptr.cast::<Mutex<HashMap<Vec<u8>, Vec<u8>>>>();
+        cache.lock().unwrap_or_else(PoisonError::into_inner).insert(bytes(&key).to_vec(), bytes(&data).to_vec());
     }
     0
 }
@@ -554,8 +560,8 @@ extern "C" fn cache_retrieve(ptr: *mut c_void, key: sys::gnutls_datum_t) -> sys:
     // SAFETY: as in `cache_store`. GnuTLS frees the returned data with gnutls_free, so it is
     // allocated with gnutls_malloc.
     unsafe {
-        let cache = &*ptr.cast::<RefCell<HashMap<Vec<u8>, Vec<u8>>>>();
-        match cache.borrow().get(bytes(&key)) {
+        let cache = &*ptr.cast::<Mutex<HashMap<Vec<u8>, Vec<u8>>>>();
+        match cache.lock().unwrap_or_else(PoisonError::into_inner).get(bytes(&key)) {
             Some(data) => {
                 let copy = sys::gnutls_malloc(data.len()).cast::<u8>();
                 if copy.is_null() {
@@ -572,8 +578,8 @@ extern "C" fn cache_retrieve(ptr: *mut c_void, key: sys::gnutls_datum_t) -> sys:
 extern "C" fn cache_remove(ptr: *mut c_void, key: sys::gnutls_datum_t) -> c_int {
     // SAFETY: as in `cache_store`.
     unsafe {
-        let cache = &*ptr.cast::<RefCell<HashMap<Vec<u8>, Vec<u8>>>>();
-        cache.borrow_mut().remove(bytes(&key));
+        let cache = &*ptr.cast::<Mutex<HashMap<Vec<u8>, Vec<u8>>>>();
+        cache.lock().unwrap_or_else(PoisonError::into_inner).remove(bytes(&key));
     }
     0
 }

@@ -4,7 +4,7 @@
 use std::ffi::{c_int, c_void, CStr, CString};
 use std::io::{self, Read, Write};
 use std::ptr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::Once;
 
 use tlsbench_harness::pki::SERVER_NAME;
@@ -21,14 +21,21 @@ pub struct LibTls;
 
 /// One side's configuration; a server also has its listening context, from which every
 /// connection is accepted. Each connection holds this alive, as libtls keeps pointers into it.
-pub struct Config(Rc<Shared>);
+pub struct Config(Arc<Shared>);
 
 struct Shared {
     side: Side,
     config: *mut sys::tls_config,
     /// Server: the context `tls_accept_cbs` derives each connection's context from.
     server: *mut sys::tls,
+    /// Held around `tls_accept_cbs`, which records its errors in the server context.
+    accepting: Mutex<()>,
 }
+
+// SAFETY: LibreTLS counts the references to a config under a mutex, and the server context is
+// used only under `accepting`; each connection's context stays on the thread that made it.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
 
 impl Drop for Shared {
     fn drop(&mut self) {
@@ -97,7 +104,7 @@ impl Stack for LibTls {
         if scenario.client_auth == ClientAuth::Required {
             shared.keypair(&credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
-        Ok(Config(Rc::new(shared)))
+        Ok(Config(Arc::new(shared)))
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
@@ -124,7 +131,7 @@ impl Stack for LibTls {
         if unsafe { sys::tls_configure(shared.server, shared.config) } != 0 {
             return Err(LibError::new(format!("configuring the server: {}", error(shared.server))));
         }
-        Ok(Config(Rc::new(shared)))
+        Ok(Config(Arc::new(shared)))
     }
 
     fn new_client(&self, config: &Config, io: Endpoint) -> Result<LibTlsConnection, LibError> {
@@ -156,6 +163,7 @@ impl Stack for LibTls {
         let mut ctx = ptr::null_mut();
         // SAFETY: the server context is live (in `config`); `arg` is the boxed endpoint, moved
         // into the connection that owns the new context.
+        let _accepting = config.0.accepting.lock().unwrap_or_else(PoisonError::into_inner);
         if unsafe { sys::tls_accept_cbs(config.0.server, &mut ctx, read_cb, write_cb, arg.cast()) } != 0 {
             return Err(LibError::new(format!("tls_accept_cbs: {}", error(config.0.server))));
         }
@@ -177,7 +185,7 @@ impl Shared {
         if config.is_null() {
             return Err(LibError::new("tls_config_new: out of memory"));
         }
-        let shared = Shared { side, config, server: ptr::null_mut() };
+        let shared = Shared { side, config, server: ptr::null_mut(), accepting: Mutex::new(()) };
         // SAFETY (the closures): a live config, and NUL-terminated strings libtls copies.
         let protocol = match scenario.version {
             Version::Tls12 => sys::TLS_PROTOCOL_TLSV1_2,
@@ -223,7 +231,7 @@ impl Shared {
 pub struct LibTlsConnection {
     ctx: *mut sys::tls,
     io: Box<Endpoint>,
-    config: Rc<Shared>,
+    config: Arc<Shared>,
     done: bool,
 }
 

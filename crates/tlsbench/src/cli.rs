@@ -38,6 +38,15 @@ pub enum Command {
     /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
     /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
     Io(crate::io::IoArgs),
+    /// Serve connections of one stack (or plain TCP) on a TCP socket until Ctrl-C or SIGTERM;
+    /// prints the address on the first line of stdout, and what the server measured at the end.
+    Serve(crate::net::ServeArgs),
+    /// Connections of one client stack (or plain TCP) against a TLS server, bounded in count and
+    /// time: connections per second, latency percentiles, CPU and syscalls per connection.
+    Load(crate::net::LoadArgs),
+    /// Several load generators' partial results (`load --run-id`) as one: counts add up,
+    /// latency histograms merge.
+    Merge(crate::net::MergeArgs),
     /// List the stacks (with their library versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]

@@ -6,6 +6,7 @@ mod environment;
 mod executor;
 mod export;
 mod io;
+mod net;
 mod output;
 mod plan;
 mod report;
@@ -52,6 +53,9 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args),
         Command::Trace(args) => io::trace(args),
         Command::Io(args) => io::io(args),
+        Command::Serve(args) => net::serve(args),
+        Command::Load(args) => net::load(args),
+        Command::Merge(args) => net::merge(args),
         Command::List { what, stack } => list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     outcome.unwrap_or_else(|e| {

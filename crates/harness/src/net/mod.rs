@@ -1,0 +1,486 @@
+//! The network mode: a stack as a server on a real TCP socket ([`serve`]), and a load
+//! generator of any client stack against any TLS server ([`load`]). Plain TCP ([`plain`]) is
+//! the baseline.
+//!
+//! Each connection does what a small web server's does: the handshake, a request from the
+//! client (`GET / HTTP/1.0` and an empty line, so that any HTTP server answers it), a response
+//! of a set size written as a set number of application writes ([`Page`]), and close_notify
+//! both ways (for plain TCP: shutdown of each direction). A connection is checked as in memory:
+//! the gates after the handshake, and the response's length and digest when the client knows
+//! the page.
+//!
+//! Sockets are non-blocking and each thread runs its connections in an event loop on `poll`,
+//! calling into a library only when its socket is readable, as in memory a side gets a turn
+//! only when its peer's bytes wait. Every syscall on a connection's socket is counted
+//! ([`SocketCounts`]), and each thread counts its polls; CPU time is each thread's own
+//! (`getrusage(RUSAGE_THREAD)`), user and system apart.
+
+mod latency;
+mod load;
+pub mod plain;
+mod serve;
+mod socket;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use latency::Latency;
+pub use load::{load, LoadSettings};
+pub use serve::{serve, ServeSettings, Serving};
+pub use socket::{RecordCounter, Socket, SocketCounts};
+
+use crate::gate::Gates;
+use crate::{Connection, Endpoint, Error, LibError, Scenario, Side, Stack};
+
+/// What a client sends: a request any HTTP server answers.
+pub const REQUEST: &[u8] = b"GET / HTTP/1.0\r\n\r\n";
+
+/// The largest single application write of a page given by its size alone.
+pub const PAGE_WRITE_SIZE: usize = 16 * 1024;
+
+/// A response: `writes` application writes of `size` bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    pub writes: u64,
+    pub size: usize,
+}
+
+impl Page {
+    pub const EMPTY: Page = Page { writes: 0, size: 0 };
+
+    pub fn bytes(&self) -> u64 {
+        self.writes * self.size as u64
+    }
+
+    /// The bytes of each write: the same deterministic pattern every time.
+    pub fn chunk(&self) -> Vec<u8> {
+        (0..self.size).map(|i| (i % 251) as u8).collect()
+    }
+
+    /// The digest of the whole response, as the client computes it over what it receives.
+    pub fn digest(&self) -> u128 {
+        let chunk = self.chunk();
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for _ in 0..self.writes {
+            hasher.update(&chunk);
+        }
+        hasher.digest128()
+    }
+}
+
+/// `0`, `10KiB`, `512KiB`, `100MiB` (written in 16 KiB writes), or `1000x64` (1,000 writes of
+/// 64 bytes).
+impl FromStr for Page {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let invalid = || format!("`{text}` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)");
+        let bytes = |t: &str| -> Result<u64, String> {
+            let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+                Some(i) => t.split_at(i),
+                None => (t, ""),
+            };
+            let factor = match unit {
+                "" | "B" => 1,
+                "KiB" | "K" | "k" => 1 << 10,
+                "MiB" | "M" => 1 << 20,
+                "GiB" | "G" => 1 << 30,
+                _ => return Err(invalid()),
+            };
+            number.parse::<u64>().ok().and_then(|n| n.checked_mul(factor)).ok_or_else(invalid)
+        };
+        match text.split_once('x') {
+            Some((count, size)) => {
+                let (writes, size) = (count.parse::<u64>().map_err(|_| invalid())?, bytes(size)?);
+                match size > 0 && size <= 1 << 20 {
+                    true => Ok(Page { writes, size: size as usize }),
+                    false => Err(format!("`{text}`: each write must be 1 byte to 1 MiB")),
+                }
+            }
+            None => {
+                let total = bytes(text)?;
+                let size = (total as usize).min(PAGE_WRITE_SIZE);
+                match total % PAGE_WRITE_SIZE as u64 {
+                    _ if total == 0 => Ok(Page::EMPTY),
+                    0 => Ok(Page { writes: total / PAGE_WRITE_SIZE as u64, size }),
+                    _ if total < PAGE_WRITE_SIZE as u64 => Ok(Page { writes: 1, size }),
+                    _ => Err(format!("`{text}`: a response over 16 KiB must be a multiple of 16 KiB (or give COUNTxBYTES)")),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Page {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.writes, self.size) {
+            (0, _) => f.write_str("0"),
+            (1, size) => f.write_str(&human_bytes(size as u64)),
+            (writes, PAGE_WRITE_SIZE) => f.write_str(&human_bytes(writes * PAGE_WRITE_SIZE as u64)),
+            (writes, size) => write!(f, "{writes}x{size}"),
+        }
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}KiB", n >> 10),
+        n => n.to_string(),
+    }
+}
+
+/// How one side makes its connections over sockets and checks each handshake: a TLS stack
+/// with its config, or a plain TCP baseline.
+pub trait Peer {
+    type Conn: Connection;
+
+    fn id(&self) -> String;
+    fn library(&self) -> String;
+    /// Whether what goes over the socket is TLS (its records are counted).
+    fn is_tls(&self) -> bool;
+    fn open(&self, io: Endpoint) -> Result<Self::Conn, LibError>;
+    /// After the handshake: the gates. Returns whether the connection resumed a session.
+    fn check(&self, conn: &Self::Conn) -> Result<bool, Error>;
+    /// What the last checked handshake negotiated.
+    fn negotiated(&self) -> Option<String>;
+    /// The warm-up is over: from now on, a resumption scenario's client must resume.
+    fn measuring(&self) {}
+}
+
+/// A TLS stack's client or server side with its config.
+pub struct TlsPeer<'a, T: Stack, Config> {
+    pub stack: &'a T,
+    pub config: &'a Config,
+    pub side: Side,
+    pub scenario: &'a Scenario,
+    /// Client side: whether every handshake must resume, once the warm-up has given it
+    /// sessions (None during the warm-up: either). Server side: unused; resumption is counted,
+    /// not required, since the server cannot tell a warm-up connection from a measured one.
+    pub expect_resumed: std::cell::Cell<Option<bool>>,
+    pub gates: Gates,
+}
+
+impl<'a, T: Stack, Config> TlsPeer<'a, T, Config> {
+    pub fn new(stack: &'a T, config: &'a Config, side: Side, scenario: &'a Scenario) -> Self {
+        Self { stack, config, side, scenario, expect_resumed: Default::default(), gates: Gates::default() }
+    }
+
+    fn check_conn(&self, conn: &impl Connection) -> Result<bool, Error> {
+        let got = conn.negotiated().map_err(crate::driver::failed(self.side, "negotiated"))?;
+        let either = got.resumed && self.scenario.kind.is_resumption();
+        let expect_resumed = match self.side {
+            Side::Client => self.expect_resumed.get().unwrap_or(either),
+            Side::Server => either,
+        };
+        self.gates.check(self.side, self.scenario, &got, expect_resumed)?;
+        Ok(got.resumed)
+    }
+
+    fn last_negotiated(&self) -> Option<String> {
+        self.gates.negotiated().into_iter().find(|n| n.side == self.side).map(|n| n.negotiated)
+    }
+}
+
+impl<T: Stack> Peer for TlsPeer<'_, T, T::ClientConfig> {
+    type Conn = T::Client;
+
+    fn id(&self) -> String {
+        self.stack.id().to_string()
+    }
+    fn library(&self) -> String {
+        self.stack.library()
+    }
+    fn is_tls(&self) -> bool {
+        true
+    }
+    fn open(&self, io: Endpoint) -> Result<T::Client, LibError> {
+        self.stack.new_client(self.config, io)
+    }
+    fn check(&self, conn: &T::Client) -> Result<bool, Error> {
+        self.check_conn(conn)
+    }
+    fn negotiated(&self) -> Option<String> {
+        self.last_negotiated()
+    }
+    fn measuring(&self) {
+        self.expect_resumed.set(Some(self.scenario.kind.is_resumption()));
+    }
+}
+
+/// The server side of a TLS stack: a type of its own, since a stack's client and server
+/// configs may be the same type.
+pub struct TlsServer<'a, T: Stack>(pub TlsPeer<'a, T, T::ServerConfig>);
+
+impl<T: Stack> Peer for TlsServer<'_, T> {
+    type Conn = T::Server;
+
+    fn id(&self) -> String {
+        self.0.stack.id().to_string()
+    }
+    fn library(&self) -> String {
+        self.0.stack.library()
+    }
+    fn is_tls(&self) -> bool {
+        true
+    }
+    fn open(&self, io: Endpoint) -> Result<T::Server, LibError> {
+        self.0.stack.new_server(self.0.config, io)
+    }
+    fn check(&self, conn: &T::Server) -> Result<bool, Error> {
+        self.0.check_conn(conn)
+    }
+    fn negotiated(&self) -> Option<String> {
+        self.0.last_negotiated()
+    }
+}
+
+impl Peer for plain::PlainTcp {
+    type Conn = plain::PlainConnection;
+
+    fn id(&self) -> String {
+        plain::PlainTcp::id(*self).to_string()
+    }
+    fn library(&self) -> String {
+        plain::PlainTcp::library(*self)
+    }
+    fn is_tls(&self) -> bool {
+        false
+    }
+    fn open(&self, io: Endpoint) -> Result<Self::Conn, LibError> {
+        Ok(self.connection(io))
+    }
+    fn check(&self, _: &Self::Conn) -> Result<bool, Error> {
+        Ok(false)
+    }
+    fn negotiated(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Why connections failed, with how many failed for each reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub reason: String,
+    pub count: u64,
+}
+
+/// Distinct reasons kept in a report; further ones are counted under the last.
+const MAX_FAILURE_REASONS: usize = 16;
+
+/// Adds one failed connection under `reason`.
+fn add_failure(failures: &mut Vec<Failure>, reason: String) {
+    if let Some(f) = failures.iter_mut().find(|f| f.reason == reason) {
+        f.count += 1;
+    } else if failures.len() < MAX_FAILURE_REASONS {
+        failures.push(Failure { reason, count: 1 });
+    } else {
+        failures.last_mut().expect("full").count += 1;
+    }
+}
+
+/// What one side measured over its connections: the reply of a runner's `serve` (when it
+/// stops) and `load`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetReport {
+    pub side: Side,
+    pub stack: String,
+    pub library: String,
+    /// The TLS scenario; None for plain TCP.
+    pub scenario: Option<String>,
+    /// The response asked for (server), or expected (client; None: not checked).
+    pub page: Option<Page>,
+    /// Client: connections in flight at once. Server: worker threads.
+    pub concurrency: u32,
+    /// What the last handshake negotiated, as this side saw it.
+    pub negotiated: Option<String>,
+    /// Connections completed and checked in the measured part.
+    pub connections: u64,
+    /// Of those, how many resumed a session.
+    pub resumed: u64,
+    pub failed: u64,
+    pub failures: Vec<Failure>,
+    /// Unix time, in seconds, when the measured part began and ended (merging several
+    /// generators takes the union of their windows).
+    pub started_unix: f64,
+    pub ended_unix: f64,
+    pub cpu_user_seconds: f64,
+    pub cpu_system_seconds: f64,
+    /// The syscalls on the measured connections' sockets, and what went through them.
+    pub sockets: SocketCounts,
+    /// poll(2) calls of this side's event loops (and, on the server, accept4 calls that found
+    /// no connection).
+    pub polls: u64,
+    /// Client: from the start of connect to the handshake's completion. Server: from accept.
+    pub handshake_latency: Latency,
+    /// Client: from the start of connect to the first byte of the response.
+    pub first_byte_latency: Latency,
+    /// Server: resident memory before the first connection, and at its peak.
+    pub rss_start_bytes: Option<u64>,
+    pub rss_peak_bytes: Option<u64>,
+    /// Server: the most connections open at once.
+    pub max_open: u64,
+    /// `tlsbench load --run-id`: the run this is part of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+impl NetReport {
+    pub fn seconds(&self) -> f64 {
+        (self.ended_unix - self.started_unix).max(0.0)
+    }
+
+    pub fn connections_per_s(&self) -> Option<f64> {
+        (self.connections > 0 && self.seconds() > 0.0).then(|| self.connections as f64 / self.seconds())
+    }
+
+    /// `total` per completed connection.
+    pub fn per_connection(&self, total: f64) -> Option<f64> {
+        (self.connections > 0).then(|| total / self.connections as f64)
+    }
+
+    /// Every syscall counted: the sockets' and the event loops'.
+    pub fn syscalls(&self) -> u64 {
+        self.sockets.syscalls() + self.polls
+    }
+
+    /// Adds another generator's partial report of the same workload: counts add up, histograms
+    /// merge, the window is the union.
+    pub fn merge(&mut self, other: &NetReport) -> Result<(), String> {
+        let same = (&self.stack, &self.scenario, self.page, self.side) == (&other.stack, &other.scenario, other.page, other.side);
+        if !same {
+            return Err(format!(
+                "cannot merge {} {} with {} {}: not the same stack, scenario, response and side",
+                other.stack,
+                other.scenario.as_deref().unwrap_or("plain"),
+                self.stack,
+                self.scenario.as_deref().unwrap_or("plain")
+            ));
+        }
+        self.concurrency += other.concurrency;
+        self.connections += other.connections;
+        self.resumed += other.resumed;
+        self.failed += other.failed;
+        for failure in &other.failures {
+            for _ in 0..failure.count {
+                add_failure(&mut self.failures, failure.reason.clone());
+            }
+        }
+        self.started_unix = self.started_unix.min(other.started_unix);
+        self.ended_unix = self.ended_unix.max(other.ended_unix);
+        self.cpu_user_seconds += other.cpu_user_seconds;
+        self.cpu_system_seconds += other.cpu_system_seconds;
+        self.sockets.add(&other.sockets);
+        self.polls += other.polls;
+        self.handshake_latency.add(&other.handshake_latency)?;
+        self.first_byte_latency.add(&other.first_byte_latency)?;
+        self.max_open = self.max_open.max(other.max_open);
+        Ok(())
+    }
+}
+
+/// A runner's reply to `load`, and its last reply to `serve` (after [`Serving`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum NetReply {
+    Ok(NetReport),
+    Unsupported { reason: String },
+    Failed { reason: String },
+}
+
+/// The scenario kinds the network mode runs: each connection's handshake is the scenario's;
+/// what follows it is the response ([`Page`]).
+pub fn check_kind(scenario: &Scenario) -> Result<(), Error> {
+    use crate::Kind;
+    match scenario.kind {
+        Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket => Ok(()),
+        other => Err(Error::Unsupported(format!(
+            "the network mode runs handshake scenarios (handshake-full, handshake-resume-id, handshake-resume-ticket), not {other}: \
+             the response after each handshake is set with --response"
+        ))),
+    }
+}
+
+/// How long a connection may wait for its peer before it fails.
+pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// This thread's CPU time so far: (user, system).
+fn thread_cpu() -> (Duration, Duration) {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (time(usage.ru_utime), time(usage.ru_stime))
+}
+
+/// The process's resident memory now and at its peak (VmRSS, VmHWM), in bytes.
+pub fn rss() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        Some(line[name.len()..].trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// One poll(2) over `fds`, retried on EINTR; returns how many are ready.
+fn poll(fds: &mut [libc::pollfd], timeout: Duration, polls: &mut u64) -> std::io::Result<usize> {
+    loop {
+        *polls += 1;
+        // SAFETY: `fds` is a valid slice of pollfd for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_millis().min(i32::MAX as u128) as i32) };
+        match n {
+            -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => continue,
+            -1 => return Err(std::io::Error::last_os_error()),
+            n => return Ok(n as usize),
+        }
+    }
+}
+
+/// One line of a library's or the kernel's error: the first line, without trailing punctuation.
+fn one_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").trim().trim_end_matches(['.', ':']).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_parse_from_sizes_and_write_counts() {
+        let page = |t: &str| t.parse::<Page>();
+        assert_eq!(page("0"), Ok(Page::EMPTY));
+        assert_eq!(page("1KiB"), Ok(Page { writes: 1, size: 1024 }));
+        assert_eq!(page("10KiB"), Ok(Page { writes: 1, size: 10240 }));
+        assert_eq!(page("512KiB"), Ok(Page { writes: 32, size: PAGE_WRITE_SIZE }));
+        assert_eq!(page("100MiB").map(|p| p.bytes()), Ok(100 << 20));
+        assert_eq!(page("1000x64"), Ok(Page { writes: 1000, size: 64 }));
+        for text in ["0", "1KiB", "10KiB", "512KiB", "10MiB", "1000x64"] {
+            assert_eq!(page(text).unwrap().to_string(), text, "prints as parsed");
+        }
+        assert!(page("ten").unwrap_err().contains("COUNTxBYTES"));
+        assert!(page("20KiB").unwrap_err().contains("multiple of 16 KiB"));
+        assert!(page("5x0").unwrap_err().contains("1 byte to 1 MiB"));
+    }
+
+    #[test]
+    fn failures_are_counted_by_reason_and_bounded() {
+        let mut failures = Vec::new();
+        for i in 0..40 {
+            add_failure(&mut failures, format!("reason {}", i % 20));
+        }
+        assert_eq!(failures.len(), MAX_FAILURE_REASONS);
+        assert_eq!(failures.iter().map(|f| f.count).sum::<u64>(), 40, "every failure is counted");
+        assert_eq!(failures[0], Failure { reason: "reason 0".into(), count: 2 });
+    }
+}

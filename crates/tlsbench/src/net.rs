@@ -1,0 +1,363 @@
+//! The network mode's commands: `tlsbench serve` (a server of any stack on a TCP socket),
+//! `tlsbench load` (clients of any stack against any TLS server) and `tlsbench merge` (several
+//! load generators' partial results as one). Each runs the runner that holds the stack, which
+//! does the work (the harness's `net` module); this side starts it, relays signals and shows
+//! what it measured.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use tlsbench_harness::net::plain::PLAIN_STACKS;
+use tlsbench_harness::net::{NetReply, NetReport, Page, Serving};
+use tlsbench_harness::{pki, Pki, Scenario, Side};
+
+use crate::output::table::format_number;
+use crate::{executor, stacks};
+
+/// The handshake when no --scenario is given.
+const DEFAULT_SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+#[derive(Args)]
+pub struct NetArgs {
+    /// A stack (`tlsbench list stacks`), or a plain TCP baseline: `tcp` (a write per
+    /// application write) or `tcp-buffered` (one buffered write per response).
+    #[arg(long, value_name = "ID", value_parser = parse_net_stack)]
+    pub stack: String,
+    /// Each connection's handshake: a handshake-full or handshake-resume-* scenario
+    /// [default: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm; none for plain TCP].
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<Scenario>,
+    /// A connection whose peer sends nothing for this many seconds fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub io_timeout: f64,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// Where to listen. Loopback unless you name another address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// The response to each request: a size (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB; written in
+    /// 16 KiB writes) or COUNTxBYTES application writes (1000x64).
+    #[arg(long, value_name = "SIZE", default_value = "0")]
+    pub response: Page,
+    /// Where to write what the server measured, as JSON, once it stops.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// The server: tlsbench's (`tlsbench serve` prints its address) or any other TLS server
+    /// whose certificate chains to tlsbench's CA for server.tlsbench.test.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: SocketAddr,
+    /// Measured connections [default: as many as --duration allows].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub connections: Option<u64>,
+    /// Start no connection after this many seconds [default: 10, or 300 with --connections].
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Connections in flight at once (as `openssl s_time`: 1).
+    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub concurrency: u32,
+    /// The server's response, as given to `tlsbench serve --response`: each one is checked
+    /// (length and digest). Without it, responses are counted, not checked.
+    #[arg(long, value_name = "SIZE")]
+    pub response: Option<Page>,
+    /// Part of a run of several generators: write this generator's results to --output for
+    /// `tlsbench merge`.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Where to write the results as JSON [default with --run-id: load-RUN_ID-HOST-PID.json].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Partial results of `tlsbench load --run-id` (one per generator).
+    #[arg(value_name = "PARTIAL", required = true)]
+    pub partials: Vec<PathBuf>,
+    /// Write the merged results as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+fn parse_net_stack(id: &str) -> Result<String, String> {
+    match PLAIN_STACKS.contains(&id) {
+        true => Ok(id.to_string()),
+        false => stacks::parse_id(id).map_err(|e| format!("{e}, or plain TCP: {}", PLAIN_STACKS.join(", "))),
+    }
+}
+
+/// The runner and the arguments both ends take: the stack, its scenario (generating its
+/// certificates here, once) and the io timeout.
+fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
+    let runners = stacks::Runners::find()?;
+    let plain = PLAIN_STACKS.contains(&net.stack.as_str());
+    // Every runner has the plain TCP baselines; any one serves them.
+    let runner = match plain {
+        true => runners.of(stacks::all_ids()[0])?,
+        false => runners.of(&net.stack)?,
+    };
+    let mut args = vec!["--stack".to_string(), net.stack.clone(), "--io-timeout-ms".into(), ((net.io_timeout * 1000.0) as u64).to_string()];
+    match (plain, net.scenario) {
+        (true, Some(scenario)) => bail!("{} is plain TCP: it has no handshake, so no --scenario ({scenario})", net.stack),
+        (true, None) => {}
+        (false, scenario) => {
+            let scenario = scenario.unwrap_or_else(|| DEFAULT_SCENARIO.parse().expect("a valid scenario"));
+            Pki::load_or_generate(&pki::default_data_dir(), &[scenario.key]).map_err(anyhow::Error::msg)?;
+            args.extend(["--scenario".into(), scenario.name()]);
+        }
+    }
+    Ok((runner.to_path_buf(), args))
+}
+
+pub fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let (runner, mut runner_args) = runner_and_args(&args.net)?;
+    runner_args.extend(["--listen".into(), args.listen.to_string(), "--response".into(), args.response.to_string()]);
+    if let Some(workers) = args.workers {
+        runner_args.extend(["--workers".into(), workers.to_string()]);
+    }
+    let mut child = Command::new(&runner)
+        .arg("serve")
+        .args(&runner_args)
+        // Its own process group: a terminal's Ctrl-C reaches tlsbench, which passes it on.
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {}", runner.display()))?;
+    let pid = child.id() as libc::pid_t;
+    ctrlc::set_handler(move || {
+        // SAFETY: a signal to the child, which this process started and has not reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    })
+    .context("installing the signal handler")?;
+    let mut replies = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+    let first = replies.next().transpose().context("reading the runner's reply")?;
+    let Some(first) = first else {
+        let status = child.wait()?;
+        bail!("the server's runner ended ({status}) before it listened; see its messages above");
+    };
+    match serde_json::from_str::<Serving>(&first) {
+        Ok(serving) => {
+            println!("{}", serving.listening);
+            eprintln!(
+                "{} ({}) serves on {} with {} worker(s), response {}; Ctrl-C or SIGTERM stops it",
+                serving.stack, serving.library, serving.listening, serving.workers, args.response
+            );
+        }
+        Err(_) => {
+            child.wait()?;
+            return finish(parse_reply(&first)?, args.output.as_deref());
+        }
+    }
+    let last = replies.next().transpose().context("reading the runner's reply")?;
+    let status = child.wait()?;
+    match last {
+        Some(line) => finish(parse_reply(&line)?, args.output.as_deref()),
+        None => bail!("the server's runner ended ({status}) without reporting what it measured"),
+    }
+}
+
+pub fn load(args: LoadArgs) -> Result<ExitCode> {
+    let (runner, mut runner_args) = runner_and_args(&args.net)?;
+    let duration = args.duration.unwrap_or(if args.connections.is_some() { 300.0 } else { 10.0 });
+    if !(duration > 0.0 && duration.is_finite()) {
+        bail!("--duration must be a positive number of seconds");
+    }
+    runner_args.extend([
+        "--connect".into(),
+        args.connect.to_string(),
+        "--duration".into(),
+        duration.to_string(),
+        "--concurrency".into(),
+        args.concurrency.to_string(),
+    ]);
+    if let Some(n) = args.connections {
+        runner_args.extend(["--connections".into(), n.to_string()]);
+    }
+    if let Some(page) = args.response {
+        runner_args.extend(["--response".into(), page.to_string()]);
+    }
+    // The warm-up (one connection per slot), the measured part, then the io timeout for those
+    // in flight; the runner stops by itself, this only catches one that hangs.
+    let warmup = args.net.io_timeout * 3.0;
+    let limit = Duration::from_secs_f64(warmup + duration + args.net.io_timeout + 30.0);
+    let mut argv = vec!["load"];
+    argv.extend(runner_args.iter().map(String::as_str));
+    let output = executor::call(&runner, &argv, limit).context("the load generator")?;
+    let reply = parse_reply(output.stdout.trim())?;
+    let output_path = match (&args.output, &args.run_id) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(run)) => Some(PathBuf::from(format!("load-{run}-{}-{}.json", hostname(), std::process::id()))),
+        (None, None) => None,
+    };
+    let reply = match reply {
+        NetReply::Ok(mut report) => {
+            report.run_id = args.run_id.clone();
+            NetReply::Ok(report)
+        }
+        other => other,
+    };
+    finish(reply, output_path.as_deref())
+}
+
+pub fn merge(args: MergeArgs) -> Result<ExitCode> {
+    let mut merged: Option<NetReport> = None;
+    for path in &args.partials {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let report: NetReport =
+            serde_json::from_str(&text).with_context(|| format!("{} is not a result of `tlsbench load`", path.display()))?;
+        match &mut merged {
+            None => merged = Some(report),
+            Some(merged) => {
+                if merged.run_id != report.run_id {
+                    bail!(
+                        "{} is of run {}, the first partial of run {}",
+                        path.display(),
+                        report.run_id.as_deref().unwrap_or("(none)"),
+                        merged.run_id.as_deref().unwrap_or("(none)")
+                    );
+                }
+                merged.merge(&report).map_err(anyhow::Error::msg).with_context(|| format!("merging {}", path.display()))?;
+            }
+        }
+    }
+    let merged = merged.expect("clap requires a partial");
+    eprintln!("merged {} partial result(s)", args.partials.len());
+    finish(NetReply::Ok(merged), args.output.as_deref())
+}
+
+fn parse_reply(line: &str) -> Result<NetReply> {
+    serde_json::from_str(line).with_context(|| format!("the runner's reply is not one tlsbench reads: {}", executor::last_lines(line).unwrap_or_default()))
+}
+
+/// Prints the report (and writes it to `output`); a failing exit status when any connection
+/// failed or nothing could be measured.
+fn finish(reply: NetReply, output: Option<&Path>) -> Result<ExitCode> {
+    let report = match reply {
+        NetReply::Ok(report) => report,
+        NetReply::Unsupported { reason } => bail!("unsupported: {reason}"),
+        NetReply::Failed { reason } => bail!("{reason}"),
+    };
+    print!("{}", render(&report));
+    if let Some(path) = output {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(match report.failed {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    })
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
+}
+
+/// What one side measured, as lines of text.
+pub fn render(r: &NetReport) -> String {
+    let mut out = String::new();
+    let mut line = |label: &str, text: String| out.push_str(&format!("{label:<26}{text}\n"));
+    let what = match r.side {
+        Side::Client => format!("client, {} connection(s) in flight", r.concurrency),
+        Side::Server => format!("server, {} worker(s)", r.concurrency),
+    };
+    line(&format!("{} ", r.stack), format!("{} — {what}", r.library));
+    line("scenario", r.scenario.clone().unwrap_or_else(|| "plain TCP (no TLS)".into()));
+    let page = match (r.page, r.side) {
+        (Some(page), Side::Client) => format!("{page}, checked (length and digest)"),
+        (Some(page), Side::Server) => format!("{page} ({} write(s) of {} B)", page.writes, page.size),
+        (None, _) => "not checked (no --response)".into(),
+    };
+    line("response", page);
+    if let Some(negotiated) = &r.negotiated {
+        line("negotiated", negotiated.clone());
+    }
+    let rate = r.connections_per_s().map_or("-".into(), format_number);
+    let resumed = match r.resumed {
+        0 => String::new(),
+        n => format!(" ({} resumed)", count(n)),
+    };
+    line(
+        "connections",
+        format!("{}{resumed} ok, {} failed, in {:.2} s: {rate} per second", count(r.connections), count(r.failed), r.seconds()),
+    );
+    let percentiles = |latency: &tlsbench_harness::net::Latency| match latency.count() {
+        0 => "-".to_string(),
+        _ => {
+            let at = |p: f64| ms(latency.percentile(p).expect("recorded"));
+            format!("p50 {}  p90 {}  p99 {}  max {}", at(50.0), at(90.0), at(99.0), ms(latency.max().expect("recorded")))
+        }
+    };
+    line("handshake latency", percentiles(&r.handshake_latency));
+    if r.side == Side::Client {
+        line("first byte latency", percentiles(&r.first_byte_latency));
+    }
+    let per = |total: f64| r.per_connection(total).map_or("-".into(), format_number);
+    line(
+        "CPU per connection",
+        format!("user {} µs, system {} µs", per(r.cpu_user_seconds * 1e6), per(r.cpu_system_seconds * 1e6)),
+    );
+    let s = &r.sockets;
+    line(
+        "syscalls per connection",
+        format!(
+            "read {} ({} EAGAIN), write {}, total {}",
+            per(s.reads as f64),
+            per(s.empty_reads as f64),
+            per(s.writes as f64),
+            per(r.syscalls() as f64)
+        ),
+    );
+    let records = match s.records_written {
+        0 => String::new(),
+        n => format!(", {} TLS records written", per(n as f64)),
+    };
+    line("bytes per connection", format!("written {}, read {}{records}", per(s.bytes_written as f64), per(s.bytes_read as f64)));
+    if let (Some(start), Some(peak)) = (r.rss_start_bytes, r.rss_peak_bytes) {
+        line(
+            "server resident memory",
+            format!("{} KiB at start, {} KiB at peak, {} connection(s) open at most", start / 1024, peak / 1024, r.max_open),
+        );
+    }
+    for failure in &r.failures {
+        line("failed", format!("{} × {}", count(failure.count), failure.reason));
+    }
+    out
+}
+
+/// A count with its thousands grouped.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+fn ms(d: Duration) -> String {
+    format!("{} ms", format_number(d.as_secs_f64() * 1e3))
+}

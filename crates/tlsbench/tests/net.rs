@@ -1,0 +1,275 @@
+//! End-to-end: the network mode. `tlsbench serve` and `tlsbench load` with the real runners over
+//! loopback, the faults a load generator meets, and `tlsbench merge`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tlsbench_harness::net::NetReport;
+
+fn tlsbench(data: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("tlsbench"));
+    cmd.env("TLSBENCH_DATA_DIR", data).current_dir(data);
+    cmd
+}
+
+/// A `tlsbench serve` in the background.
+struct Server {
+    child: Child,
+    addr: String,
+    output: PathBuf,
+}
+
+impl Server {
+    fn start(data: &Path, args: &[&str]) -> Server {
+        let output = data.join(format!("server-{}.json", args.join("_").replace(['/', ' '], "")));
+        let mut child = tlsbench(data)
+            .arg("serve")
+            .args(args)
+            .arg("--output")
+            .arg(&output)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+        assert!(first.starts_with("127.0.0.1:"), "serve prints its address first, got {first:?}");
+        Server { child, addr: first.trim().to_string(), output }
+    }
+
+    /// SIGTERM, as a service manager stops it: it finishes and reports.
+    fn stop(mut self) -> NetReport {
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let text = std::fs::read_to_string(&self.output).unwrap_or_else(|e| panic!("no report ({status}, {e}): {err}"));
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// `tlsbench load ... --output FILE`: (success, report if written, stderr).
+fn load(data: &Path, args: &[&str]) -> (bool, Option<NetReport>, String) {
+    let output = data.join("load.json");
+    let _ = std::fs::remove_file(&output);
+    let out = tlsbench(data).arg("load").args(args).arg("--output").arg(&output).output().unwrap();
+    let report = std::fs::read_to_string(&output).ok().map(|text| serde_json::from_str(&text).unwrap());
+    (out.status.success(), report, String::from_utf8(out.stderr).unwrap() + &String::from_utf8(out.stdout).unwrap())
+}
+
+fn per_connection(report: &NetReport, total: u64) -> f64 {
+    total as f64 / report.connections as f64
+}
+
+#[test]
+fn a_tls_pair_over_loopback_negotiates_checks_each_response_and_counts_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let server = Server::start(dir.path(), &["--stack", "rustls-aws-lc-rs", "--scenario", scenario, "--response", "10KiB", "--workers", "2"]);
+    let (ok, client, out) =
+        load(dir.path(), &["--stack", "openssl", "--scenario", scenario, "--connect", &server.addr, "--connections", "40", "--concurrency", "2", "--response", "10KiB"]);
+    let server = server.stop();
+    assert!(ok, "{out}");
+    let client = client.unwrap();
+    assert_eq!((client.connections, client.failed), (40, 0), "{out}");
+    assert_eq!(client.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519, no ticket"));
+    assert_eq!(server.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519"));
+    assert!(out.contains("10KiB, checked (length and digest)"), "{out}");
+    // The warm-up connections are served too, but not measured on the client.
+    assert!(server.connections >= 40 && server.failed == 0, "{server:?}");
+    // What one side wrote, the other read: per connection, the same bytes both ways (within the
+    // byte or two by which ECDSA signatures differ).
+    let close = |a: f64, b: f64| (a - b).abs() < 2.0;
+    assert!(close(per_connection(&client, client.sockets.bytes_read), per_connection(&server, server.sockets.bytes_written)));
+    assert!(close(per_connection(&client, client.sockets.bytes_written), per_connection(&server, server.sockets.bytes_read)));
+    assert!(client.sockets.bytes_read > 40 * 10240, "the responses and the handshakes");
+    // TLS 1.3 with no tickets: the server writes its hello flight, the page, close_notify.
+    assert!(per_connection(&server, server.sockets.records_written) >= 3.0);
+    assert_eq!(client.handshake_latency.count(), 40);
+    assert_eq!(client.first_byte_latency.count(), 40);
+    assert!(client.first_byte_latency.percentile(50.0) >= client.handshake_latency.percentile(50.0));
+    assert!(client.cpu_user_seconds + client.cpu_system_seconds > 0.0 && server.cpu_user_seconds > 0.0);
+    assert!(server.rss_peak_bytes >= server.rss_start_bytes && server.max_open >= 1);
+}
+
+#[test]
+fn plain_tcp_writes_each_application_write_and_the_buffered_baseline_one_per_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writes = Vec::new();
+    for stack in ["tcp", "tcp-buffered"] {
+        let server = Server::start(dir.path(), &["--stack", stack, "--response", "1000x64", "--workers", "1"]);
+        let (ok, client, out) = load(dir.path(), &["--stack", "tcp", "--connect", &server.addr, "--connections", "20", "--response", "1000x64"]);
+        let server = server.stop();
+        assert!(ok, "{out}");
+        let client = client.unwrap();
+        assert_eq!((client.connections, client.failed, client.negotiated.as_deref()), (20, 0, None), "{out}");
+        assert_eq!(server.sockets.records_written, 0, "no TLS records in plain TCP");
+        assert_eq!(per_connection(&server, server.sockets.bytes_written), 64_000.0);
+        writes.push(per_connection(&server, server.sockets.writes));
+    }
+    assert_eq!(writes, [1000.0, 1.0], "tcp: one write per application write; tcp-buffered: one per response");
+}
+
+#[test]
+fn a_resumption_scenario_resumes_every_measured_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let server = Server::start(dir.path(), &["--stack", "openssl", "--scenario", scenario]);
+    let (ok, client, out) = load(dir.path(), &["--stack", "rustls-aws-lc-rs", "--scenario", scenario, "--connect", &server.addr, "--connections", "30", "--concurrency", "2"]);
+    let server = server.stop();
+    assert!(ok, "{out}");
+    let client = client.unwrap();
+    assert_eq!((client.connections, client.resumed), (30, 30), "{out}");
+    assert!(server.resumed >= 30, "the server saw them resume too: {server:?}");
+}
+
+/// A TCP server on loopback that does `answer` with each connection, on a thread.
+fn fake_server(answer: fn(std::net::TcpStream)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    addr
+}
+
+/// Loads `addr` with two connections and a short io timeout; returns the failures' reasons.
+fn failures(data: &Path, addr: &str, scenario: &str) -> Vec<String> {
+    let started = Instant::now();
+    let (ok, report, out) =
+        load(data, &["--stack", "openssl", "--scenario", scenario, "--connect", addr, "--connections", "2", "--io-timeout", "2"]);
+    assert!(started.elapsed() < Duration::from_secs(30), "a fault never hangs the generator");
+    assert!(!ok, "failed connections make the exit status a failure: {out}");
+    let report = report.unwrap_or_else(|| panic!("the results are written all the same: {out}"));
+    assert_eq!(report.connections, 0);
+    assert!(report.failed >= 2, "{report:?}");
+    for failure in &report.failures {
+        assert!(out.contains(&failure.reason), "each reason is listed: {out}");
+        assert!(!failure.reason.contains('\n'), "one line");
+    }
+    report.failures.into_iter().map(|f| f.reason).collect()
+}
+
+const TLS13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+#[test]
+fn each_fault_is_one_clear_line_and_never_hangs_the_generator() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+
+    // Nothing listens.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let reasons = failures(data, &port.to_string(), TLS13);
+    assert_eq!(reasons, [format!("connecting to {port}: Connection refused (os error 111)")]);
+
+    // Not TLS: an HTTP server's error page.
+    let http = fake_server(|mut s| {
+        let _ = s.read(&mut [0u8; 1024]);
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let reasons = failures(data, &http, TLS13);
+    assert!(reasons.iter().all(|r| r.starts_with("handshake: ")), "{reasons:?}");
+
+    // Silent: accepts and says nothing.
+    let silent = fake_server(|s| {
+        std::thread::sleep(Duration::from_secs(5));
+        drop(s);
+    });
+    let reasons = failures(data, &silent, TLS13);
+    assert_eq!(reasons, ["the server sent nothing for 2 s during the handshake"]);
+
+    // Resets the connection once the client hello is in.
+    let reset = fake_server(|mut s| {
+        let _ = s.read(&mut [0u8; 4096]);
+        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+        // SAFETY: setsockopt on a live socket with a linger struct of the right size.
+        unsafe {
+            libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, (&linger as *const libc::linger).cast(), std::mem::size_of::<libc::linger>() as u32)
+        };
+    });
+    let reasons = failures(data, &reset, TLS13);
+    assert!(reasons.iter().all(|r| r.contains("reset by peer") || r.contains("closed the connection during the handshake")), "{reasons:?}");
+
+    // Another version: a TLS 1.2-only server.
+    let server = Server::start(data, &["--stack", "openssl", "--scenario", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
+    let reasons = failures(data, &server.addr, TLS13);
+    server.stop();
+    assert!(reasons.iter().all(|r| r.starts_with("handshake: ") && r.contains("protocol version")), "{reasons:?}");
+
+    // A certificate from another CA.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let server = Server::start(elsewhere.path(), &["--stack", "rustls-ring", "--scenario", TLS13]);
+    let reasons = failures(data, &server.addr, TLS13);
+    server.stop();
+    assert!(reasons.iter().all(|r| r.contains("certificate verify failed")), "{reasons:?}");
+}
+
+#[test]
+fn connections_that_succeeded_are_kept_when_the_server_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--stack", "openssl", "--scenario", TLS13]);
+    let addr = server.addr.clone();
+    let data = dir.path().to_path_buf();
+    let generator = std::thread::spawn(move || load(&data, &["--stack", "openssl", "--scenario", TLS13, "--connect", &addr, "--duration", "3"]));
+    std::thread::sleep(Duration::from_millis(1500));
+    server.stop();
+    let (ok, report, out) = generator.join().unwrap();
+    assert!(!ok, "{out}");
+    let report = report.unwrap();
+    assert!(report.connections > 0 && report.failed > 0, "{out}");
+    assert!(report.failures.iter().any(|f| f.reason.contains("Connection refused")), "{out}");
+    assert_eq!(report.handshake_latency.count(), report.connections, "only the successful ones are in the latencies");
+}
+
+#[test]
+fn merge_adds_up_generators_of_one_run_and_refuses_another_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--stack", "rustls-ring", "--scenario", TLS13]);
+    let mut partials = Vec::new();
+    for (i, run) in ["r1", "r1", "r2"].iter().enumerate() {
+        let path = dir.path().join(format!("part{i}.json"));
+        let out = tlsbench(dir.path())
+            .args(["load", "--stack", "rustls-ring", "--scenario", TLS13, "--connect", &server.addr, "--connections", "10", "--run-id", run, "--output"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        partials.push(path);
+    }
+    server.stop();
+    let merged_path = dir.path().join("merged.json");
+    let out = tlsbench(dir.path()).arg("merge").args(&partials[..2]).arg("--output").arg(&merged_path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let merged: NetReport = serde_json::from_str(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
+    assert_eq!((merged.connections, merged.concurrency, merged.run_id.as_deref()), (20, 2, Some("r1")));
+    assert_eq!(merged.handshake_latency.count(), 20, "the histograms are merged, not averaged");
+
+    let out = tlsbench(dir.path()).arg("merge").args(&partials).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is of run r2, the first partial of run r1"));
+}
+
+#[test]
+fn bad_input_names_what_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = tlsbench(dir.path()).args(args).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run(&["serve", "--stack", "nginx"]);
+    assert!(err.contains("unknown stack `nginx`") && err.contains("openssl") && err.contains("tcp, tcp-buffered"), "{err}");
+    let err = run(&["serve", "--stack", "tcp", "--scenario", TLS13]);
+    assert!(err.contains("tcp is plain TCP: it has no handshake, so no --scenario"), "{err}");
+    let err = run(&["load", "--stack", "openssl", "--connect", "127.0.0.1:9", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"]);
+    assert!(err.contains("the network mode runs handshake scenarios"), "{err}");
+    let err = run(&["serve", "--stack", "tcp", "--response", "lots"]);
+    assert!(err.contains("is not a response size"), "{err}");
+}
