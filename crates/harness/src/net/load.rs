@@ -297,7 +297,10 @@ impl<'a, P: Peer> Generator<'a, P> {
                 digest.update(&buf[..n]);
             }
         }
-        let closed = dialled.conn.peer_closed().map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?;
+        let closed = match self.peer.close_notify() {
+            true => dialled.conn.peer_closed().map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?,
+            false => dialled.socket.at_eof(),
+        };
         if !closed {
             return self.check_open(dialled);
         }
@@ -309,13 +312,15 @@ impl<'a, P: Peer> Generator<'a, P> {
             let received = Tally { bytes: dialled.received, digest: digest.digest128() };
             check_transfer(expected, received).map_err(|e| format!("the response: {e}"))?;
         }
-        dialled.conn.close().map_err(|e| format!("sending close_notify: {}", one_line(&e.0)))?;
+        if self.peer.close_notify() {
+            dialled.conn.close().map_err(|e| format!("sending close_notify: {}", one_line(&e.0)))?;
+        }
         Ok(true)
     }
 
     /// Err once the server has closed its end before the connection was done.
     fn check_open(&self, dialled: &Dialled<P::Conn>) -> Result<bool, String> {
-        match dialled.socket.at_eof() {
+        match dialled.socket.at_eof() && (dialled.stage != Stage::Response || self.peer.close_notify()) {
             true => Err(format!("the server closed the connection {} ({} bytes of response)", dialled.stage.during(), dialled.received)),
             false => Ok(false),
         }

@@ -149,6 +149,11 @@ pub trait Peer {
     fn negotiated(&self) -> Option<String>;
     /// The warm-up is over: from now on, a resumption scenario's client must resume.
     fn measuring(&self) {}
+    /// Whether the connections send and read close_notify; if not, a response ends with the
+    /// end of the TCP stream instead (Bertie has no alerts to close with).
+    fn close_notify(&self) -> bool {
+        true
+    }
 }
 
 /// A TLS stack's client or server side with its config.
@@ -180,6 +185,12 @@ impl<'a, T: Stack, Config> TlsPeer<'a, T, Config> {
         Ok(got.resumed)
     }
 
+    /// Stacks without close_notify leave io-profile, the kind that measures it, out of their
+    /// capabilities.
+    fn sends_close_notify(&self) -> bool {
+        self.stack.capabilities().kinds.contains(&crate::Kind::IoProfile)
+    }
+
     fn last_negotiated(&self) -> Option<String> {
         self.gates.negotiated().into_iter().find(|n| n.side == self.side).map(|n| n.negotiated)
     }
@@ -209,6 +220,9 @@ impl<T: Stack> Peer for TlsPeer<'_, T, T::ClientConfig> {
     fn measuring(&self) {
         self.expect_resumed.set(Some(self.scenario.kind.is_resumption()));
     }
+    fn close_notify(&self) -> bool {
+        self.sends_close_notify()
+    }
 }
 
 /// The server side of a TLS stack: a type of its own, since a stack's client and server
@@ -235,6 +249,9 @@ impl<T: Stack> Peer for TlsServer<'_, T> {
     }
     fn negotiated(&self) -> Option<String> {
         self.0.last_negotiated()
+    }
+    fn close_notify(&self) -> bool {
+        self.0.sends_close_notify()
     }
 }
 

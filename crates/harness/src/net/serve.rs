@@ -296,8 +296,17 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
         if &served.request_tail != b"\r\n\r\n" {
             return check_open(served);
         }
-        respond(served, shared).map_err(|e| format!("writing the response: {}", one_line(&e.0)))?;
+        respond(served, shared, peer.close_notify()).map_err(|e| format!("writing the response: {}", one_line(&e.0)))?;
         served.stage = Stage::Closing;
+    }
+    if !peer.close_notify() {
+        // The client's end of the stream is its close.
+        return match std::io::Read::read(&mut &*served.socket, buf) {
+            Ok(0) => Ok(true),
+            Ok(_) => Err("the client sent more after its request".into()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(format!("waiting for the client to close: {e}")),
+        };
     }
     match served.conn.peer_closed() {
         Ok(true) => Ok(true),
@@ -308,13 +317,16 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
     }
 }
 
-/// The page, its close_notify after it.
-fn respond<C: Connection>(served: &mut Served<C>, shared: &Shared) -> Result<(), crate::LibError> {
+/// The page, its close_notify after it (or the end of the TCP stream, without close_notify).
+fn respond<C: Connection>(served: &mut Served<C>, shared: &Shared, close_notify: bool) -> Result<(), crate::LibError> {
     for _ in 0..shared.settings.page.writes {
         served.conn.send(shared.chunk)?;
     }
     served.conn.flush()?;
-    served.conn.close()
+    match close_notify {
+        true => served.conn.close(),
+        false => served.socket.shutdown_write().map_err(crate::LibError::context("shutdown")),
+    }
 }
 
 /// Err once the client has closed its end before the connection was done.
