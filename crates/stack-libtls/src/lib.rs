@@ -141,7 +141,7 @@ impl Stack for LibTls {
             return Err(LibError::new("tls_client: out of memory"));
         }
         // From here on, dropping the connection frees the context.
-        let mut connection = LibTlsConnection { ctx, io: Box::new(io), config: config.0.clone(), done: false };
+        let mut connection = LibTlsConnection { ctx, io: Box::new(io), config: config.0.clone(), done: false, early: None };
         let name = CString::new(SERVER_NAME).expect("the server name has no NUL byte");
         let arg: *mut Endpoint = &mut *connection.io;
         // SAFETY: live context and config; libtls copies the server name; `arg` is the boxed
@@ -167,7 +167,7 @@ impl Stack for LibTls {
         if unsafe { sys::tls_accept_cbs(config.0.server, &mut ctx, read_cb, write_cb, arg.cast()) } != 0 {
             return Err(LibError::new(format!("tls_accept_cbs: {}", error(config.0.server))));
         }
-        Ok(LibTlsConnection { ctx, io, config: config.0.clone(), done: false })
+        Ok(LibTlsConnection { ctx, io, config: config.0.clone(), done: false, early: None })
     }
 }
 
@@ -233,6 +233,8 @@ pub struct LibTlsConnection {
     io: Box<Endpoint>,
     config: Arc<Shared>,
     done: bool,
+    /// A byte `peer_closed` read instead of a close_notify.
+    early: Option<u8>,
 }
 
 impl Drop for LibTlsConnection {
@@ -281,6 +283,11 @@ impl Connection for LibTlsConnection {
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
+        if let (Some(byte), Some(first)) = (self.early, buf.first_mut()) {
+            *first = byte;
+            self.early = None;
+            return Ok(1);
+        }
         // SAFETY: a live context; `buf` is writable for its length.
         match unsafe { sys::tls_read(self.ctx, buf.as_mut_ptr().cast(), buf.len()) } {
             // No complete record yet, or the peer closed: nothing more to read now either way.
@@ -302,6 +309,9 @@ impl Connection for LibTlsConnection {
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
+        if self.early.is_some() {
+            return Ok(false);
+        }
         let mut byte = [0u8; 1];
         // SAFETY: a live context; `byte` is writable for its length.
         match unsafe { sys::tls_read(self.ctx, byte.as_mut_ptr().cast(), byte.len()) } {
@@ -309,8 +319,12 @@ impl Connection for LibTlsConnection {
             // (libtls also reads 0 for a transport EOF without one, which this transport never gives.)
             0 => Ok(true),
             sys::TLS_WANT_POLLIN_ISIZE => Ok(false),
-            // libtls has no peek: the byte would be lost.
-            n if n > 0 => Err(LibError::new("application data arrived where close_notify was awaited")),
+            // libtls has no peek: on a socket, data may arrive after `receive` found none; the
+            // byte is kept for the next `receive`.
+            n if n > 0 => {
+                self.early = Some(byte[0]);
+                Ok(false)
+            }
             _ => Err(LibError::new(format!("tls_read: {}", error(self.ctx)))),
         }
     }

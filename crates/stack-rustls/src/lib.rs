@@ -161,12 +161,12 @@ impl Stack for Rustls {
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError> {
         let name = ServerName::try_from(SERVER_NAME).map_err(LibError::new)?;
         let conn = ClientConnection::new(config.clone(), name).map_err(LibError::new)?;
-        Ok(Tls { conn, io })
+        Ok(Tls { conn, io, plaintext_over_limit: false })
     }
 
     fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError> {
         let conn = ServerConnection::new(config.clone()).map_err(LibError::new)?;
-        Ok(Tls { conn, io })
+        Ok(Tls { conn, io, plaintext_over_limit: false })
     }
 }
 
@@ -182,10 +182,15 @@ fn chain_and_key(chain_pem: &str, key_pem: &str) -> Result<(Vec<CertificateDer<'
     Ok((chain, key))
 }
 
+/// rustls's default limit on decrypted data it holds; over it, `read_tls` takes no more.
+const RECEIVED_PLAINTEXT_LIMIT: usize = 16 * 1024;
+
 /// A rustls connection of either side with its transport.
 pub struct Tls<C> {
     conn: C,
     io: Endpoint,
+    /// rustls holds more decrypted data than its limit: read no records until it is taken.
+    plaintext_over_limit: bool,
 }
 
 /// What differs between the sides in what a connection reports.
@@ -225,13 +230,26 @@ impl<C: DerefMut<Target = ConnectionCommon<D>>, D: SideData> Tls<C> {
         self.flush()
     }
 
-    /// Feeds rustls every record the transport holds.
+    /// Feeds rustls every record the transport holds, as long as rustls takes them: it takes
+    /// none while it holds more decrypted data than its limit (on a socket, many small records
+    /// can arrive at once).
     fn read_available(&mut self) -> Result<(), LibError> {
+        if self.plaintext_over_limit {
+            let state = self.conn.process_new_packets().map_err(LibError::new)?;
+            self.plaintext_over_limit = state.plaintext_bytes_to_read() > RECEIVED_PLAINTEXT_LIMIT;
+            if self.plaintext_over_limit {
+                return Ok(());
+            }
+        }
         loop {
             match self.conn.read_tls(&mut self.io) {
                 Ok(0) => return Ok(()),
                 Ok(_) => {
-                    self.conn.process_new_packets().map_err(LibError::new)?;
+                    let state = self.conn.process_new_packets().map_err(LibError::new)?;
+                    if state.plaintext_bytes_to_read() > RECEIVED_PLAINTEXT_LIMIT {
+                        self.plaintext_over_limit = true;
+                        return Ok(());
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(LibError::new(e)),

@@ -220,12 +220,15 @@ impl<'a, P: Peer> Generator<'a, P> {
 
     /// A connection has ended: its socket's counts, and its outcome.
     fn end(&mut self, socket: Option<&Socket>, outcome: Result<(), String>) {
-        if let Some(socket) = socket {
-            socket.count_other(1); // the close, as it is dropped
-            self.sockets.add(&socket.counts());
-        }
         match outcome {
-            Ok(()) => self.connections += 1,
+            // Per-connection figures are of the connections that completed.
+            Ok(()) => {
+                if let Some(socket) = socket {
+                    socket.count_other(1); // the close, as it is dropped
+                    self.sockets.add(&socket.counts());
+                }
+                self.connections += 1;
+            }
             Err(reason) => add_failure(&mut self.failures, reason),
         }
     }

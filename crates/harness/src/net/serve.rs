@@ -200,9 +200,10 @@ fn worker<P: Peer>(peer: &P, shared: &Shared) -> Totals {
             }
             let served = live.swap_remove(i);
             served.socket.count_other(1); // the close, as it is dropped
-            totals.sockets.add(&served.socket.counts());
             match outcome {
                 Ok(_) => {
+                    // Per-connection figures are of the connections that completed.
+                    totals.sockets.add(&served.socket.counts());
                     totals.connections += 1;
                     totals.resumed += u64::from(served.resumed);
                 }
@@ -258,8 +259,6 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
                 resumed: false,
             }),
             Err(reason) => {
-                socket.count_other(1);
-                totals.sockets.add(&socket.counts());
                 add_failure(&mut totals.failures, reason);
                 shared.open.fetch_sub(1, Ordering::Relaxed);
             }
