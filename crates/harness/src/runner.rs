@@ -338,27 +338,50 @@ extern "C" fn stop_serving(_: libc::c_int) {
     STOP_SERVING.store(true, Ordering::SeqCst);
 }
 
-/// The settings of the network mode's two ends, checked: the scenario (None for plain TCP) and
-/// its certificates.
-fn net_setup(args: &NetArgs) -> Result<(Option<Scenario>, Option<Pki>), NetReply> {
-    let plain = PlainTcp::from_id(&args.stack).is_some();
-    match (&args.scenario, plain) {
-        (Some(scenario), true) => {
-            return Err(NetReply::Unsupported { reason: format!("{} is plain TCP: it has no TLS handshake, so no scenario ({scenario})", args.stack) })
+/// What one end of the network mode runs: a plain TCP baseline, or a TLS stack of this runner
+/// with its scenario and certificates.
+enum NetTarget {
+    Plain(PlainTcp),
+    Tls(Scenario, Pki),
+}
+
+/// The network mode's target, checked.
+fn net_setup(args: &NetArgs) -> Result<NetTarget, NetReply> {
+    match (PlainTcp::from_id(&args.stack), &args.scenario) {
+        (Some(_), Some(scenario)) => {
+            Err(NetReply::Unsupported { reason: format!("{} is plain TCP: it has no TLS handshake, so no scenario ({scenario})", args.stack) })
         }
-        (_, true) => return Ok((None, None)),
-        (None, false) => return Err(NetReply::Failed { reason: format!("{} is a TLS stack: name its handshake with --scenario", args.stack) }),
-        (Some(scenario), false) => {
+        (Some(plain), None) => Ok(NetTarget::Plain(plain)),
+        (None, None) => Err(NetReply::Failed { reason: format!("{} is a TLS stack: name its handshake with --scenario", args.stack) }),
+        (None, Some(scenario)) => {
             crate::net::check_kind(scenario).map_err(|e| NetReply::Unsupported { reason: e.to_string() })?;
             let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
             let pki = Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(|reason| NetReply::Failed { reason })?;
-            Ok((Some(*scenario), Some(pki)))
+            Ok(NetTarget::Tls(*scenario, pki))
         }
     }
 }
 
+/// Runs `visitor` with the TLS stack called `id`.
+fn with_net_stack<F: Family, V: StackVisitor<Output = Result<NetReport, NetReply>>>(id: &str, visitor: V) -> Result<NetReport, NetReply> {
+    F::with_stack(id, visitor).unwrap_or_else(|| {
+        Err(NetReply::Failed { reason: format!("stack `{id}` is not in this runner (it has: {}, {})", F::STACKS.join(", "), PLAIN_STACKS.join(", ")) })
+    })
+}
+
+/// The reply for what one end measured, named by its scenario.
+fn net_reply(outcome: Result<NetReport, NetReply>, scenario: Option<Scenario>) -> NetReply {
+    match outcome {
+        Ok(mut report) => {
+            report.scenario = scenario.map(|s| s.name());
+            NetReply::Ok(report)
+        }
+        Err(reply) => reply,
+    }
+}
+
 fn serve<F: Family>(args: &ServeArgs, replies: &mut File) -> NetReply {
-    let (scenario, pki) = match net_setup(&args.net) {
+    let target = match net_setup(&args.net) {
         Ok(setup) => setup,
         Err(reply) => return reply,
     };
@@ -381,30 +404,17 @@ fn serve<F: Family>(args: &ServeArgs, replies: &mut File) -> NetReply {
         let line = serde_json::to_string(&serving).expect("serializable");
         writeln!(replies, "{line}").and_then(|()| replies.flush()).map_err(|e| NetReply::Failed { reason: format!("writing the reply: {e}") })
     };
-    let outcome = match (PlainTcp::from_id(&args.net.stack), scenario, pki) {
-        (Some(plain), _, _) => announce(replies, plain.id().into(), plain.library()).map(|()| {
-            crate::net::serve(|| plain, listener, &settings, &STOP_SERVING)
-        }),
-        (None, Some(scenario), Some(pki)) => {
-            let visitor = ServeStack { scenario: &scenario, pki: &pki, listener, settings: &settings, announce: &mut |stack, library| announce(replies, stack, library) };
-            match F::with_stack(&args.net.stack, visitor) {
-                Some(outcome) => outcome,
-                None => Err(NetReply::Failed { reason: unknown_net_stack::<F>(&args.net.stack) }),
-            }
+    match target {
+        NetTarget::Plain(plain) => {
+            let outcome = announce(replies, plain.id().into(), plain.library());
+            net_reply(outcome.map(|()| crate::net::serve(|| plain, listener, &settings, &STOP_SERVING)), None)
         }
-        _ => unreachable!("net_setup gives a TLS stack its scenario and certificates"),
-    };
-    match outcome {
-        Ok(mut report) => {
-            report.scenario = scenario.map(|s| s.name());
-            NetReply::Ok(report)
+        NetTarget::Tls(scenario, pki) => {
+            let announce = &mut |stack, library| announce(replies, stack, library);
+            let visitor = ServeStack { scenario: &scenario, pki: &pki, listener, settings: &settings, announce };
+            net_reply(with_net_stack::<F, _>(&args.net.stack, visitor), Some(scenario))
         }
-        Err(reply) => reply,
     }
-}
-
-fn unknown_net_stack<F: Family>(id: &str) -> String {
-    format!("stack `{id}` is not in this runner (it has: {}, {})", F::STACKS.join(", "), PLAIN_STACKS.join(", "))
 }
 
 struct ServeStack<'a> {
@@ -428,7 +438,7 @@ impl StackVisitor for ServeStack<'_> {
 }
 
 fn load<F: Family>(args: &LoadArgs) -> NetReply {
-    let (scenario, pki) = match net_setup(&args.net) {
+    let target = match net_setup(&args.net) {
         Ok(setup) => setup,
         Err(reply) => return reply,
     };
@@ -440,22 +450,12 @@ fn load<F: Family>(args: &LoadArgs) -> NetReply {
         page: args.response,
         io_timeout: Duration::from_millis(args.net.io_timeout_ms),
     };
-    let outcome = match (PlainTcp::from_id(&args.net.stack), scenario, pki) {
-        (Some(plain), _, _) => Ok(crate::net::load(&plain, &settings)),
-        (None, Some(scenario), Some(pki)) => {
-            match F::with_stack(&args.net.stack, LoadStack { scenario: &scenario, pki: &pki, settings: &settings }) {
-                Some(outcome) => outcome,
-                None => Err(NetReply::Failed { reason: unknown_net_stack::<F>(&args.net.stack) }),
-            }
+    match target {
+        NetTarget::Plain(plain) => NetReply::Ok(crate::net::load(&plain, &settings)),
+        NetTarget::Tls(scenario, pki) => {
+            let visitor = LoadStack { scenario: &scenario, pki: &pki, settings: &settings };
+            net_reply(with_net_stack::<F, _>(&args.net.stack, visitor), Some(scenario))
         }
-        _ => unreachable!("net_setup gives a TLS stack its scenario and certificates"),
-    };
-    match outcome {
-        Ok(mut report) => {
-            report.scenario = scenario.map(|s| s.name());
-            NetReply::Ok(report)
-        }
-        Err(reply) => reply,
     }
 }
 

@@ -188,7 +188,7 @@ impl<C: Connection, M: Meter> Turns for Split<'_, C, M> {
 }
 
 /// The process's resident memory, from /proc.
-mod rss {
+pub(crate) mod rss {
     /// Resets the peak to the current resident size (Linux: `5` into clear_refs) and returns it.
     pub fn reset_peak() -> Result<u64, String> {
         std::fs::write("/proc/self/clear_refs", "5").map_err(|e| format!("resetting the peak RSS: {e}"))?;
@@ -197,6 +197,10 @@ mod rss {
 
     pub fn peak() -> Result<u64, String> {
         field("VmHWM")
+    }
+
+    pub fn current() -> Result<u64, String> {
+        field("VmRSS")
     }
 
     /// A `/proc/self/status` field in bytes.

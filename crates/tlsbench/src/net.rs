@@ -17,7 +17,7 @@ use tlsbench_harness::net::plain::PLAIN_STACKS;
 use tlsbench_harness::net::{NetReply, NetReport, Page, Serving};
 use tlsbench_harness::{pki, Pki, Scenario, Side};
 
-use crate::output::table::format_number;
+use crate::output::table::{format_number, group_thousands};
 use crate::{executor, stacks};
 
 /// The handshake when no --scenario is given.
@@ -347,15 +347,7 @@ pub fn render(r: &NetReport) -> String {
 
 /// A count with its thousands grouped.
 fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut grouped = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    grouped
+    group_thousands(&n.to_string())
 }
 
 fn ms(d: Duration) -> String {

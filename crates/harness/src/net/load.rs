@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{add_failure, one_line, poll, thread_cpu, unix_now, Latency, NetReport, Page, Peer, Socket, SocketCounts, REQUEST};
+use super::{add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Latency, NetReport, Page, Peer, Socket, SocketCounts, REQUEST};
 use crate::gate::{check_transfer, Tally};
 use crate::{Connection, Endpoint, Side};
 
@@ -56,9 +56,7 @@ pub fn load<P: Peer>(peer: &P, settings: &LoadSettings) -> NetReport {
     let ended_unix = unix_now();
     let mut failures = warm_failures;
     for f in std::mem::take(&mut generator.failures) {
-        for _ in 0..f.count {
-            add_failure(&mut failures, f.reason.clone());
-        }
+        add_failures(&mut failures, f);
     }
     NetReport {
         side: Side::Client,
@@ -168,7 +166,7 @@ impl<'a, P: Peer> Generator<'a, P> {
                 started += 1;
                 match self.dial() {
                     Ok(dialled) => live.push(dialled),
-                    Err((reason, socket)) => self.end(socket.as_deref(), Err(reason)),
+                    Err(reason) => self.end(Err(reason)),
                 }
             }
             if live.is_empty() {
@@ -182,8 +180,8 @@ impl<'a, P: Peer> Generator<'a, P> {
             }));
             let wait = self.settings.io_timeout.min(Duration::from_millis(100));
             if let Err(e) = poll(&mut fds, wait, &mut self.polls) {
-                for dialled in live.drain(..) {
-                    self.end(Some(&dialled.socket), Err(format!("poll: {e}")));
+                for _ in live.drain(..) {
+                    self.end(Err(format!("poll: {e}")));
                 }
                 return;
             }
@@ -203,30 +201,22 @@ impl<'a, P: Peer> Generator<'a, P> {
                         self.advance(dialled, &mut buf)
                     }
                 };
-                match outcome {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        let dialled = live.swap_remove(i);
-                        self.end(Some(&dialled.socket), Ok(()));
-                    }
-                    Err(reason) => {
-                        let dialled = live.swap_remove(i);
-                        self.end(Some(&dialled.socket), Err(reason));
-                    }
+                if let Ok(false) = outcome {
+                    continue;
                 }
+                let dialled = live.swap_remove(i);
+                self.end(outcome.map(|_| &*dialled.socket));
             }
         }
     }
 
-    /// A connection has ended: its socket's counts, and its outcome.
-    fn end(&mut self, socket: Option<&Socket>, outcome: Result<(), String>) {
+    /// A connection has ended: completed on its socket, whose counts it adds (per-connection
+    /// figures are of the connections that completed), or failed.
+    fn end(&mut self, outcome: Result<&Socket, String>) {
         match outcome {
-            // Per-connection figures are of the connections that completed.
-            Ok(()) => {
-                if let Some(socket) = socket {
-                    socket.count_other(1); // the close, as it is dropped
-                    self.sockets.add(&socket.counts());
-                }
+            Ok(socket) => {
+                socket.count_other(1); // the close, as it is dropped
+                self.sockets.add(&socket.counts());
                 self.connections += 1;
             }
             Err(reason) => add_failure(&mut self.failures, reason),
@@ -234,7 +224,7 @@ impl<'a, P: Peer> Generator<'a, P> {
     }
 
     /// A new non-blocking socket, connecting (connect returns at once with EINPROGRESS).
-    fn dial(&self) -> Result<Dialled<P::Conn>, (String, Option<Rc<Socket>>)> {
+    fn dial(&self) -> Result<Dialled<P::Conn>, String> {
         let addr = self.settings.connect;
         let started = Instant::now();
         let domain = match addr {
@@ -242,21 +232,18 @@ impl<'a, P: Peer> Generator<'a, P> {
             SocketAddr::V6(_) => socket2::Domain::IPV6,
         };
         let raw = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), None)
-            .map_err(|e| (format!("creating a socket: {e}"), None))?;
-        let nodelay = raw.set_tcp_nodelay(true);
-        let connecting = raw.connect(&addr.into());
+            .map_err(|e| format!("creating a socket: {e}"))?;
+        raw.set_tcp_nodelay(true).map_err(|e| format!("setting TCP_NODELAY: {e}"))?;
+        match raw.connect(&addr.into()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(format!("connecting to {addr}: {}", one_line(&e.to_string()))),
+        }
         // SAFETY: the descriptor is socket2's, handed over whole.
         let stream = unsafe { TcpStream::from_raw_fd(raw.into_raw_fd()) };
         let socket = Rc::new(Socket::new(stream, self.peer.is_tls(), self.settings.io_timeout));
         socket.count_other(3); // socket, setsockopt, connect
-        let fail = |reason: String| (reason, Some(socket.clone()));
-        nodelay.map_err(|e| fail(format!("setting TCP_NODELAY: {e}")))?;
-        match connecting {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(fail(format!("connecting to {addr}: {}", one_line(&e.to_string())))),
-        }
-        let conn = self.peer.open(Endpoint::socket(socket.clone())).map_err(|e| fail(format!("client connection: {e}")))?;
+        let conn = self.peer.open(Endpoint::socket(socket.clone())).map_err(|e| format!("client connection: {e}"))?;
         Ok(Dialled {
             conn,
             socket,

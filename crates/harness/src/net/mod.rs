@@ -290,12 +290,17 @@ const MAX_FAILURE_REASONS: usize = 16;
 
 /// Adds one failed connection under `reason`.
 fn add_failure(failures: &mut Vec<Failure>, reason: String) {
-    if let Some(f) = failures.iter_mut().find(|f| f.reason == reason) {
-        f.count += 1;
+    add_failures(failures, Failure { reason, count: 1 });
+}
+
+/// Adds `failure.count` failed connections under its reason.
+fn add_failures(failures: &mut Vec<Failure>, failure: Failure) {
+    if let Some(f) = failures.iter_mut().find(|f| f.reason == failure.reason) {
+        f.count += failure.count;
     } else if failures.len() < MAX_FAILURE_REASONS {
-        failures.push(Failure { reason, count: 1 });
+        failures.push(failure);
     } else {
-        failures.last_mut().expect("full").count += 1;
+        failures.last_mut().expect("full").count += failure.count;
     }
 }
 
@@ -382,9 +387,7 @@ impl NetReport {
         self.resumed += other.resumed;
         self.failed += other.failed;
         for failure in &other.failures {
-            for _ in 0..failure.count {
-                add_failure(&mut self.failures, failure.reason.clone());
-            }
+            add_failures(&mut self.failures, failure.clone());
         }
         self.started_unix = self.started_unix.min(other.started_unix);
         self.ended_unix = self.ended_unix.max(other.ended_unix);
@@ -434,16 +437,6 @@ fn thread_cpu() -> (Duration, Duration) {
     };
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     (time(usage.ru_utime), time(usage.ru_stime))
-}
-
-/// The process's resident memory now and at its peak (VmRSS, VmHWM), in bytes.
-pub fn rss() -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        Some(line[name.len()..].trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
 fn unix_now() -> f64 {

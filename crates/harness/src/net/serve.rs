@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{add_failure, one_line, poll, rss, thread_cpu, unix_now, Failure, Latency, NetReport, Page, Peer, Socket, SocketCounts};
+use super::{add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Failure, Latency, NetReport, Page, Peer, Socket, SocketCounts};
 use crate::{Connection, Endpoint, Side};
 
 /// How often a worker looks at the stop flag while nothing happens.
@@ -37,7 +37,7 @@ pub struct Serving {
 /// bounded by the io timeout) and reports.
 pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, settings: &ServeSettings, stop: &AtomicBool) -> NetReport {
     listener.set_nonblocking(true).expect("a listening socket can be made non-blocking");
-    let rss_start = rss().map(|(now, _)| now);
+    let rss_start = crate::split::rss::current().ok();
     let chunk = settings.page.chunk();
     let open = AtomicU64::new(0);
     let max_open = AtomicU64::new(0);
@@ -73,7 +73,7 @@ pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, s
         handshake_latency: Latency::default(),
         first_byte_latency: Latency::default(),
         rss_start_bytes: rss_start,
-        rss_peak_bytes: rss().map(|(_, peak)| peak),
+        rss_peak_bytes: crate::split::rss::peak().ok(),
         max_open: max_open.load(Ordering::Relaxed),
         run_id: None,
     };
@@ -82,9 +82,7 @@ pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, s
         report.resumed += t.resumed;
         for f in t.failures {
             report.failed += f.count;
-            for _ in 0..f.count {
-                add_failure(&mut report.failures, f.reason.clone());
-            }
+            add_failures(&mut report.failures, f);
         }
         if let Some((first, last)) = t.window {
             report.started_unix = report.started_unix.min(first);
@@ -242,7 +240,10 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
         let socket = Rc::new(Socket::new(stream, peer.is_tls(), shared.settings.io_timeout));
         socket.count_other(2); // accept4, setsockopt
         let now = Instant::now();
-        totals.window.get_or_insert_with(|| (unix_now(), unix_now()));
+        if totals.window.is_none() {
+            let first = unix_now();
+            totals.window = Some((first, first));
+        }
         let open = shared.open.fetch_add(1, Ordering::Relaxed) + 1;
         shared.max_open.fetch_max(open, Ordering::Relaxed);
         let opened = nodelay.map_err(|e| format!("setting TCP_NODELAY: {e}")).and_then(|()| {

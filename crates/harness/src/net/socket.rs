@@ -245,16 +245,6 @@ impl Read for &Socket {
     }
 }
 
-impl Write for &Socket {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.write_all_of(&[IoSlice::new(buf)])
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

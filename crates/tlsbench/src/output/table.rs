@@ -247,6 +247,11 @@ pub fn format_number(x: f64) -> String {
         return text;
     }
     let (sign, digits) = text.split_at(usize::from(text.starts_with('-')));
+    format!("{sign}{}", group_thousands(digits))
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn group_thousands(digits: &str) -> String {
     let mut grouped = String::new();
     for (i, digit) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -254,7 +259,7 @@ pub fn format_number(x: f64) -> String {
         }
         grouped.push(digit);
     }
-    format!("{sign}{grouped}")
+    grouped
 }
 
 /// Whether a cell counts things (calls, records, bytes, allocations) rather than measuring a
