@@ -274,25 +274,31 @@ impl<'a, P: Peer> Generator<'a, P> {
             dialled.conn.send(REQUEST).and_then(|()| dialled.conn.flush()).map_err(|e| format!("sending the request: {}", one_line(&e.0)))?;
             dialled.stage = Stage::Response;
         }
+        // Until the server has closed, then once more: looking for its close_notify, a library
+        // may decrypt data that arrived just before it (rustls does), which is the response's.
+        let mut closed = false;
         loop {
             let n = dialled.conn.receive(buf).map_err(|e| format!("reading the response: {}", one_line(&e.0)))?;
-            if n == 0 {
+            if n > 0 {
+                if dialled.received == 0 {
+                    self.first_byte_latency.record(dialled.started.elapsed());
+                }
+                dialled.received += n as u64;
+                if let Some(digest) = &mut dialled.digest {
+                    digest.update(&buf[..n]);
+                }
+                continue;
+            }
+            if closed {
                 break;
             }
-            if dialled.received == 0 {
-                self.first_byte_latency.record(dialled.started.elapsed());
+            closed = match self.peer.close_notify() {
+                true => dialled.conn.peer_closed().map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?,
+                false => dialled.socket.at_eof(),
+            };
+            if !closed {
+                return self.check_open(dialled);
             }
-            dialled.received += n as u64;
-            if let Some(digest) = &mut dialled.digest {
-                digest.update(&buf[..n]);
-            }
-        }
-        let closed = match self.peer.close_notify() {
-            true => dialled.conn.peer_closed().map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?,
-            false => dialled.socket.at_eof(),
-        };
-        if !closed {
-            return self.check_open(dialled);
         }
         // The gates once the server has said all it will: TLS 1.3 tickets arrive after the
         // handshake, and the client reports whether one did.
