@@ -103,6 +103,22 @@ pub enum Metric {
     /// The growth of the process's peak resident memory from before the connections were
     /// opened, per connection.
     RssPerConnectionBytes,
+    // net: over a real TCP socket, per completed connection unless a rate. It also reports
+    // ReadCalls, WriteCalls, BytesWritten and RecordsWritten per connection, and the server's
+    // RssPeakBytes.
+    /// Connections completed per second of the side's measured window.
+    ConnectionsPerS,
+    /// Handshake latency percentiles: the client's from the start of connect, the server's
+    /// from accept.
+    HandshakeP50Ms,
+    HandshakeP90Ms,
+    HandshakeP99Ms,
+    HandshakeMaxMs,
+    /// CPU time of the side's threads per connection (getrusage), user and system apart.
+    CpuUserUsPerConnection,
+    CpuSystemUsPerConnection,
+    /// Every syscall on the connection's socket and of the event loop (poll), per connection.
+    Syscalls,
 }
 
 impl Metric {
@@ -126,6 +142,30 @@ impl Metric {
                 FreesPerHandshake,
             ],
             (Measure::Rss, _) => &[RssPeakBytes, RssPerConnectionBytes],
+            (Measure::Net, _) => &[
+                ConnectionsPerS,
+                HandshakeP50Ms,
+                HandshakeP90Ms,
+                HandshakeP99Ms,
+                HandshakeMaxMs,
+                CpuUserUsPerConnection,
+                CpuSystemUsPerConnection,
+                ReadCalls,
+                WriteCalls,
+                Syscalls,
+                BytesWritten,
+                RecordsWritten,
+                RssPeakBytes,
+            ],
+        }
+    }
+
+    /// Whether `side` reports this metric under `measure`: over TCP only the server's
+    /// resident memory is taken.
+    pub fn reported_by(self, measure: Measure, side: Side) -> bool {
+        match (measure, self) {
+            (Measure::Net, Metric::RssPeakBytes) => side == Side::Server,
+            _ => true,
         }
     }
 
@@ -150,15 +190,25 @@ impl Metric {
             HeapPeakPerConnectionBytes => "heap_peak_per_connection_bytes",
             RssPeakBytes => "rss_peak_bytes",
             RssPerConnectionBytes => "rss_per_connection_bytes",
+            ConnectionsPerS => "connections_per_s",
+            HandshakeP50Ms => "handshake_p50_ms",
+            HandshakeP90Ms => "handshake_p90_ms",
+            HandshakeP99Ms => "handshake_p99_ms",
+            HandshakeMaxMs => "handshake_max_ms",
+            CpuUserUsPerConnection => "cpu_user_us_per_connection",
+            CpuSystemUsPerConnection => "cpu_system_us_per_connection",
+            Syscalls => "syscalls",
         }
     }
 
     pub fn unit(self) -> &'static str {
         use Metric::*;
         match self {
-            HandshakesPerS => "1/s",
+            HandshakesPerS | ConnectionsPerS => "1/s",
             MbPerS => "MB/s",
-            ReadCalls | EmptyReadCalls | WriteCalls | IoCalls => "calls",
+            ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls => "calls",
+            HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
+            CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",
             AllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",
@@ -172,8 +222,8 @@ impl Metric {
         Measure::ALL.iter().copied().find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self))).expect("every metric belongs to a measure")
     }
 
-    /// Whether a larger value is better.
+    /// Whether a larger value is better: for rates.
     pub fn higher_is_better(self) -> bool {
-        self.measure() == Measure::Time
+        matches!(self, Metric::HandshakesPerS | Metric::MbPerS | Metric::ConnectionsPerS)
     }
 }

@@ -582,6 +582,7 @@ impl PairVisitor for MeasurePair<'_> {
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
             Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
             Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),
+            Measure::Net => Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into())),
         }
     }
 }

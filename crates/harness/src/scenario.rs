@@ -82,6 +82,9 @@ parameter!(
         Heap => "heap",
         /// The process's peak resident memory (one process per side).
         Rss => "rss",
+        /// Over a real loopback TCP socket, a server and a load generator each in its own
+        /// runner: connections per second, latency, CPU and syscalls per connection.
+        Net => "net",
     }
 );
 
@@ -94,6 +97,7 @@ impl Measure {
             Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
             Measure::Heap => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            Measure::Net => &HANDSHAKES,
         }
     }
 
@@ -367,6 +371,7 @@ impl Scenario {
             Measure::Io => &[Kind::IoProfile, Kind::HandshakeFull],
             Measure::Heap => &[Kind::HandshakeFull, Kind::Memory1000],
             Measure::Rss => &[Kind::Memory1000],
+            Measure::Net => &[Kind::HandshakeFull, Kind::HandshakeResumeTicket],
         };
         let mut defaults = Vec::new();
         for &kind in kinds {

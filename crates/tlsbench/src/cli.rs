@@ -77,11 +77,18 @@ pub struct RunArgs {
     /// Only scenarios whose names match this glob; repeat for several. Default: all.
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
-    /// What to measure (time, io, heap, rss); repeat for several. Each measure takes the
-    /// scenarios it applies to: time handshakes and transfer, io handshakes and io-profile,
-    /// heap handshakes and memory-N, rss memory-N.
-    #[arg(long = "measure", value_name = "M", default_value = "time")]
+    /// What to measure (time, io, heap, rss; net over TCP); repeat for several [default: time,
+    /// or net with --transport tcp]. Each measure takes the scenarios it applies to: time
+    /// handshakes and transfer, io handshakes and io-profile, heap handshakes and memory-N, rss
+    /// memory-N, net handshakes.
+    #[arg(long = "measure", value_name = "M")]
     pub measures: Vec<Measure>,
+    /// Where the two sides talk: in memory (the default), or over a real TCP socket on
+    /// loopback, a server runner with one worker and a load generator of one connection at a
+    /// time, each sample lasting --min-time-ms (measure net: connections per second, latency,
+    /// CPU and syscalls per connection). `tlsbench serve` and `load` take more settings.
+    #[arg(long, value_enum, value_name = "T", default_value_t = Transport::Memory)]
+    pub transport: Transport,
     /// Samples per cell [default: 10, or 6 with --quick: the fewest that give a 95% interval].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
@@ -89,7 +96,8 @@ pub struct RunArgs {
     /// the headline scenarios only (full and resumed handshakes, transfer, io-profile, memory-100).
     #[arg(long)]
     pub quick: bool,
-    /// Each side's measured time per sample, in ms [default: 100, or 20 with --quick].
+    /// Each side's measured time per sample, in ms [default: 100, or 20 with --quick; over
+    /// TCP, the load's time: 1000, or 300 with --quick].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub min_time_ms: Option<u64>,
     /// Unmeasured work before each sample, in ms [default: 50, or 10 with --quick].
@@ -108,13 +116,19 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "samples", "quick", "min_time_ms", "warmup_ms", "timeout", "process"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "timeout", "process"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
     #[command(flatten)]
     pub exports: ExportArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    Memory,
+    Tcp,
 }
 
 #[derive(Args)]

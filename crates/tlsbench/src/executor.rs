@@ -5,12 +5,13 @@
 //! (see the harness's `runner` module, "The reply channel"). The last lines of stderr come back
 //! with the reply, so that a cell that fails keeps what the libraries said.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -120,18 +121,99 @@ impl Running {
         };
         let stdout = self.stdout.join().unwrap_or_default();
         let stderr = last_lines(&self.stderr.join().unwrap_or_default());
-        if status.success() {
-            return Ok(Output { stdout, stderr });
+        match status.success() {
+            true => Ok(Output { stdout, stderr }),
+            false => Err(exit_error(status, stderr)),
         }
-        let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-            (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
-            (Some(code), _) => format!("runner exited with status {code}"),
-            _ => format!("runner ended with {status}"),
-        };
-        Err(match stderr {
-            None => anyhow!(cause),
-            Some(last_words) => anyhow!("{cause}: {last_words}"),
-        })
+    }
+}
+
+/// Why a runner that did not exit with 0 ended, with the last lines it printed on stderr.
+fn exit_error(status: std::process::ExitStatus, stderr: Option<String>) -> anyhow::Error {
+    let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+        (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
+        (Some(code), _) => format!("runner exited with status {code}"),
+        _ => format!("runner ended with {status}"),
+    };
+    match stderr {
+        None => anyhow!(cause),
+        Some(last_words) => anyhow!("{cause}: {last_words}"),
+    }
+}
+
+/// A runner that replies twice: one line once it is ready, and its last reply once SIGTERM
+/// stops it (the network mode's server). Killed if dropped while still running.
+pub struct Service {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    stderr: Option<thread::JoinHandle<String>>,
+}
+
+impl Service {
+    pub fn start(program: &Path, args: &[&str]) -> Result<Service> {
+        let mut child = Command::new(program)
+            .args(args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", program.display()))?;
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Some(drain(child.stderr.take().expect("stderr is piped"), STDERR_KEPT_BYTES));
+        Ok(Service { child, lines, stderr })
+    }
+
+    /// The next line of its reply, waiting at most `limit`; if it ends or takes longer, why.
+    pub fn next_line(&mut self, limit: Duration) -> Result<String> {
+        match self.lines.recv_timeout(limit) {
+            Ok(line) => Ok(line),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                Err(anyhow!("runner did not reply within {} s and was killed{}", limit.as_secs_f64(), self.kill()))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let Some(status) = self.child.wait_timeout(limit).context("waiting for the runner")? else {
+                    return Err(anyhow!("runner closed its reply channel without replying and was killed{}", self.kill()));
+                };
+                let stderr = last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default());
+                Err(match status.success() {
+                    true => anyhow!("runner exited without replying{}", stderr.map(|s| format!(": {s}")).unwrap_or_default()),
+                    false => exit_error(status, stderr),
+                })
+            }
+        }
+    }
+
+    /// SIGTERM, then its last reply, waiting at most `limit` for it.
+    pub fn stop(mut self, limit: Duration) -> Result<String> {
+        // SAFETY: a signal to our own child, not yet reaped (Drop and next_line reap it only
+        // after it has ended).
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        self.next_line(limit)
+    }
+
+    /// Kills it; the last lines it printed on stderr, as ": ..." (empty if none).
+    fn kill(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let stderr = last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default());
+        stderr.map(|s| format!(": {s}")).unwrap_or_default()
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+        }
     }
 }
 

@@ -24,10 +24,10 @@ use std::time::{Duration, SystemTime};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use tlsbench_harness::protocol::SampleReport;
-use tlsbench_harness::{pki, Pki, Scenario};
+use tlsbench_harness::{pki, Measure, Pki, Scenario};
 
 use output::first_seen;
-use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs};
+use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs, Transport};
 use results::{RunDocument, RunInfo, Status};
 use run::{CellState, Finish, Settings};
 use store::{Store, StoreError, StoredRun, StoredSample};
@@ -156,14 +156,21 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         (View::Table, Some(client), Some(server)) => (vec![(client.clone(), server.clone())], args.scenarios.clone()),
         (View::Table, _, _) => (ids.iter().map(|id| (id.clone(), id.clone())).collect(), args.scenarios.clone()),
     };
-    let measures = first_seen(args.measures.clone());
+    let measures = measures(args)?;
+    let tcp = args.transport == Transport::Tcp;
     let scenarios = match args.quick && globs.is_empty() {
         true => first_seen(measures.iter().flat_map(|&m| Scenario::quick_for(m))),
         false => plan::select_scenarios(&globs, &measures)?,
     };
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
-        min_time_ms: args.min_time_ms.unwrap_or(if args.quick { 20 } else { 100 }),
+        min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick) {
+            (false, false) => 100,
+            (false, true) => 20,
+            // A connection takes about a millisecond; a sample of a second holds hundreds.
+            (true, false) => 1000,
+            (true, true) => 300,
+        }),
         warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { 50 }),
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
@@ -187,10 +194,34 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     Ok((info, states, settings))
 }
 
+/// The measures asked for, or the transport's default; net is the measure of TCP, and only of
+/// TCP.
+fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
+    let tcp = args.transport == Transport::Tcp;
+    let measures = match (args.measures.is_empty(), tcp) {
+        (true, false) => vec![Measure::Time],
+        (true, true) => vec![Measure::Net],
+        (false, _) => first_seen(args.measures.clone()),
+    };
+    if let Some(other) = measures.iter().find(|&&m| (m == Measure::Net) != tcp) {
+        match tcp {
+            true => bail!(
+                "over --transport tcp the measure is net (connections per second, latency, CPU, syscalls, bytes and records per \
+                 connection); {other} is taken in memory: run it without --transport tcp"
+            ),
+            false => bail!("measure net is taken over a real socket: add --transport tcp"),
+        }
+    }
+    if tcp && args.process != plan::ProcessChoice::Auto {
+        bail!("--process places the two sides in memory; over --transport tcp each side is its own runner on a socket");
+    }
+    Ok(measures)
+}
+
 /// After a quick comparison, the commands that measure more: the same without --quick (each
 /// measure's focused default set, with full samples), and the whole matrix.
 fn beyond_quick(args: &RunArgs) -> Result<String> {
-    let measures = first_seen(args.measures.clone());
+    let measures = measures(args)?;
     let defaults = plan::select_scenarios(&[], &measures)?.len();
     let all = plan::select_scenarios(&["*".to_string()], &measures)?.len();
     let shell_word = |arg: String| match arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@".contains(c)) {

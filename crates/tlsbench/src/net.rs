@@ -14,11 +14,15 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tlsbench_harness::net::plain::PLAIN_STACKS;
-use tlsbench_harness::net::{NetReply, NetReport, Page, Serving};
+use tlsbench_harness::net::{NetReply, NetReport, Page, Serving, DEFAULT_IO_TIMEOUT};
+use tlsbench_harness::protocol::{SampleReport, SideNegotiated};
 use tlsbench_harness::{pki, Pki, Scenario, Side};
 
+use crate::executor::Service;
 use crate::output::table::{format_number, group_thousands};
-use crate::{executor, stacks};
+use crate::plan::Cell;
+use crate::results::Status;
+use crate::{executor, run, stacks};
 
 /// The handshake when no --scenario is given.
 const DEFAULT_SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
@@ -243,6 +247,72 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
     let merged = merged.expect("clap requires a partial");
     eprintln!("merged {} partial result(s)", args.partials.len());
     finish(NetReply::Ok(merged), args.output.as_deref())
+}
+
+/// One sample of a cell of `tlsbench run --transport tcp`: the server's runner on a loopback
+/// port with one worker, the client's runner as a load generator of one connection at a time
+/// (as `openssl s_time`) for the sample's time, then SIGTERM to the server. Each side's report
+/// becomes the metrics of the measure `net`; a connection that failed fails the cell, as a
+/// gate does in memory.
+pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (Status, String)> {
+    let failed = |reason: String| (Status::Failed, reason);
+    let runner = |id: &str| settings.runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));
+    let (server_runner, client_runner) = (runner(&cell.server)?, runner(&cell.client)?);
+    let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy().into_owned());
+    let io_timeout = DEFAULT_IO_TIMEOUT.as_millis().to_string();
+    let args = |command: &str, stack: &str, more: &[&str]| -> Vec<String> {
+        let common = ["--stack", stack, "--scenario", &scenario, "--io-timeout-ms", &io_timeout, "--data-dir", &data_dir];
+        [&[command][..], &common, more].concat().into_iter().map(String::from).collect()
+    };
+
+    let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", "1"]);
+    let mut server = Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
+    let first = server.next_line(settings.timeout).map_err(|e| failed(format!("server runner: {e:#}")))?;
+    let listening = match serde_json::from_str::<Serving>(&first) {
+        Ok(serving) => serving.listening,
+        // It could not serve: its one reply says why.
+        Err(_) => return Err(side_outcome("server", parse_reply(&first).map_err(|e| format!("{e:#}"))).unwrap_err()),
+    };
+    let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
+    let load_args = args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
+    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(settings.warmup_ms));
+    let client = executor::call(&client_runner, &as_strs(&load_args), limit)
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|output| parse_reply(output.stdout.trim()).map_err(|e| format!("{e:#}")));
+    // In flight at SIGTERM: nothing, once the load generator has ended; its io timeout bounds it.
+    let server = server.stop(DEFAULT_IO_TIMEOUT * 2).map_err(|e| format!("{e:#}")).and_then(|line| parse_reply(&line).map_err(|e| format!("{e:#}")));
+    let (client, server) = (side_outcome("client", client)?, side_outcome("server", server)?);
+    let reasons: Vec<String> = [&client, &server]
+        .iter()
+        .flat_map(|r| r.failures.iter().map(move |f| format!("{} × {} ({})", count(f.count), f.reason, r.side)))
+        .collect();
+    if !reasons.is_empty() {
+        return Err(failed(format!("connections failed: {}", reasons.join("; "))));
+    }
+    let values = |report: &NetReport| {
+        report.metric_values().ok_or_else(|| failed(format!("the {} completed no connection in {:.2} s", report.side, report.seconds())))
+    };
+    let negotiated = |report: &NetReport| report.negotiated.clone().map(|negotiated| SideNegotiated { side: report.side, negotiated });
+    Ok(SampleReport {
+        client_library: client.library.clone(),
+        server_library: server.library.clone(),
+        iterations: client.connections,
+        values: [values(&client)?, values(&server)?].concat(),
+        negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
+    })
+}
+
+fn as_strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// One side's report, or why the cell has none: unsupported, or the side's failure.
+fn side_outcome(side: &str, reply: Result<NetReply, String>) -> Result<NetReport, (Status, String)> {
+    match reply {
+        Ok(NetReply::Ok(report)) => Ok(report),
+        Ok(NetReply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
+        Ok(NetReply::Failed { reason }) | Err(reason) => Err((Status::Failed, format!("{side} runner: {reason}"))),
+    }
 }
 
 fn parse_reply(line: &str) -> Result<NetReply> {

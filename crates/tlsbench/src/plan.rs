@@ -25,6 +25,8 @@ pub enum Process {
     InProcess,
     /// One runner per side, the bytes relayed between them.
     Split,
+    /// A server runner and a load generator runner on a loopback TCP socket (measure net).
+    Tcp,
 }
 
 impl Process {
@@ -32,6 +34,7 @@ impl Process {
         match self {
             Process::InProcess => "in-process",
             Process::Split => "split-process",
+            Process::Tcp => "tcp",
         }
     }
 
@@ -64,9 +67,12 @@ impl Cell {
     /// - memory-N (heap and rss): N handshakes, each budgeted by its key type's cost;
     /// - time: each side's measured time (`min_time`) after its warmup, in turns, with room for
     ///   what happens outside the clocks and for the faster side needing more iterations;
+    /// - net: the load's time, then the io timeout twice over (its warm-up connection, and the
+    ///   connection in flight when the time is up);
     /// - io and heap of one connection: nothing beyond `timeout`.
     pub fn time_limit(&self, timeout: Duration, min_time: Duration, warmup: Duration) -> Duration {
         let budget = match (self.measure, self.scenario.kind.connections()) {
+            (Measure::Net, _) => min_time + tlsbench_harness::net::DEFAULT_IO_TIMEOUT * 2,
             (_, Some(connections)) => connection_budget(self.scenario.key) * connections as u32,
             (Measure::Time, None) => (min_time + warmup) * 2 * TIME_SAMPLE_SLACK,
             (_, None) => Duration::ZERO,
@@ -129,7 +135,7 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
 
 /// The cells of every measure, scenario it applies to, pair and process model. The process
 /// choice is for time; io and heap are taken in one process, where one runner tags each side's
-/// calls, and rss in one process per side, since a process has one peak. Support is what the
+/// calls, rss in one process per side, since a process has one peak, and net over TCP. Support is what the
 /// runners' `list` said of each stack, and of the peers each can work with.
 pub fn cells(
     pairs: &[(String, String)],
@@ -148,9 +154,10 @@ pub fn cells(
                 let auto = Process::auto(runners, client, server);
                 let processes: &[Process] = match (measure, choice, auto) {
                     (Measure::Rss, _, _) => &[Process::Split],
+                    (Measure::Net, _, _) => &[Process::Tcp],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
                     (_, ProcessChoice::Auto, _) => &[auto],
-                    (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split) => &[Process::Split],
+                    (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => &[Process::Split],
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
                 for &process in processes {
@@ -203,7 +210,7 @@ mod tests {
         assert!(err.contains("kinds: handshake-full, handshake-resume-id, handshake-resume-ticket, transfer, io-profile,"), "{err}");
         let err = select_scenarios(&["memory-1000_*".into()], &time).unwrap_err().to_string();
         assert!(err.starts_with("`memory-1000_*` selects memory-1000 scenarios, which no measure of this run applies to (time: handshake-full,"), "{err}");
-        assert!(err.contains("rss: memory-100, memory-1000, memory-10000); add --measure"), "{err}");
+        assert!(err.contains("; rss: memory-100, memory-1000, memory-10000;") && err.ends_with("; add --measure"), "{err}");
     }
 
     #[test]
@@ -253,6 +260,20 @@ mod tests {
         assert!(!heap_across_families.is_empty());
         assert!(heap_across_families.iter().all(|s| s
             == &Err("measure heap is taken with both sides in one process, and no runner holds both openssl and boringssl".into())));
+    }
+
+    #[test]
+    fn the_net_measure_takes_handshakes_over_tcp_whatever_the_process_choice() {
+        let all = Capabilities::everything();
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
+        let scenarios = select_scenarios(&["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()], &[Measure::Net]).unwrap();
+        assert!(!scenarios.is_empty() && scenarios.iter().all(|s| matches!(s.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)), "{scenarios:?}");
+        let pairs = [("openssl".to_string(), "boringssl".to_string())];
+        for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
+            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice);
+            // Across link families too: each side is its own runner.
+            assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
+        }
     }
 
     #[test]

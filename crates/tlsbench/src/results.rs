@@ -68,7 +68,8 @@ pub struct CellResult {
     pub client_library: Option<String>,
     pub server_library: Option<String>,
     pub measure: String,
-    /// "in-process" (both sides in one runner) or "split-process" (one runner per side).
+    /// "in-process" (both sides in one runner), "split-process" (one runner per side, in
+    /// memory) or "tcp" (a server and a load generator on a loopback TCP socket: the transport).
     #[serde(default = "in_process")]
     pub process: String,
     pub side: Side,
@@ -107,10 +108,11 @@ fn in_process() -> String {
 
 impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
-    /// ` [split]` when the two sides ran in separate runners.
+    /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     pub fn pair_label(&self) -> String {
         match self.process.as_str() {
             "split-process" => format!("{} [split]", pair_label(&self.client_stack, &self.server_stack)),
+            "tcp" => format!("{} [tcp]", pair_label(&self.client_stack, &self.server_stack)),
             _ => pair_label(&self.client_stack, &self.server_stack),
         }
     }

@@ -116,9 +116,12 @@ pub fn restore(stored: &StoredRun) -> anyhow::Result<Vec<CellState>> {
     states.map_err(anyhow::Error::msg).with_context(|| format!("reading run {}", stored.info.id))
 }
 
-/// One sample: in one fresh runner holding both stacks, or split over two runners, one per
-/// side.
+/// One sample: in one fresh runner holding both stacks, split over two runners, one per
+/// side, or over TCP.
 fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+    if cell.process == Process::Tcp {
+        return crate::net::sample(cell, settings);
+    }
     let failed = |reason: String| (Status::Failed, reason);
     let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
     let (scenario, min_time, warmup) =
@@ -208,6 +211,7 @@ impl CellState {
         let process = match stored.process.as_str() {
             "in-process" => Process::InProcess,
             "split-process" => Process::Split,
+            "tcp" => Process::Tcp,
             other => return Err(format!("stored process model `{other}`")),
         };
         let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
@@ -290,10 +294,10 @@ impl CellState {
     /// One result per side and metric: the summary of the samples, or the reason there is no
     /// number.
     fn results(&self) -> Vec<CellResult> {
-        let metrics = Metric::of(self.cell.measure, self.cell.scenario.kind);
+        let (measure, metrics) = (self.cell.measure, Metric::of(self.cell.measure, self.cell.scenario.kind));
         [Side::Client, Side::Server]
             .into_iter()
-            .flat_map(|side| metrics.iter().map(move |&metric| (side, metric)))
+            .flat_map(|side| metrics.iter().filter(move |m| m.reported_by(measure, side)).map(move |&metric| (side, metric)))
             .map(|(side, metric)| {
                 let samples = match &self.outcome {
                     Ok(()) => self.series.iter().find(|(s, m, _)| *s == side && *m == metric).map(|(_, _, v)| v.clone()),

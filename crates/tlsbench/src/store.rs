@@ -47,8 +47,8 @@ CREATE TABLE cells (
     scenario       TEXT NOT NULL,
     client_stack   TEXT NOT NULL,
     server_stack   TEXT NOT NULL,
-    process        TEXT NOT NULL,    -- 'in-process' or 'split-process'
-    measure        TEXT NOT NULL,    -- 'time', 'io', 'heap' or 'rss'
+    process        TEXT NOT NULL,    -- 'in-process', 'split-process' or 'tcp'
+    measure        TEXT NOT NULL,    -- 'time', 'io', 'heap', 'rss' or 'net'
     status         TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')),
     reason         TEXT,
     client_library TEXT,
@@ -124,9 +124,9 @@ pub struct StoredCell {
     pub scenario: String,
     pub client: String,
     pub server: String,
-    /// "in-process" or "split-process".
+    /// "in-process", "split-process" or "tcp".
     pub process: String,
-    /// "time", "io", "heap" or "rss".
+    /// "time", "io", "heap", "rss" or "net".
     pub measure: String,
     pub status: Status,
     pub reason: Option<String>,

@@ -273,3 +273,76 @@ fn bad_input_names_what_is_valid() {
     let err = run(&["serve", "--stack", "tcp", "--response", "lots"]);
     assert!(err.contains("is not a response size"), "{err}");
 }
+
+#[test]
+fn run_over_tcp_stores_each_pair_as_a_net_cell_labelled_tcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = tlsbench(dir.path())
+        .args(["run", "--transport", "tcp", "--client", "openssl", "--server", "rustls-aws-lc-rs"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .args(["--scenario", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"])
+        .args(["--samples", "2", "--min-time-ms", "200", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{printed}");
+    assert!(printed.contains("openssl -> rustls-aws-lc-rs [tcp]"), "the table names the transport: {printed}");
+
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let value = |scenario: &str, side: &str, metric: &str| {
+        let found = results.iter().find(|r| r["scenario"] == scenario && r["side"] == side && r["metric"] == metric);
+        found.unwrap_or_else(|| panic!("no {metric} of the {side} in {scenario}"))
+    };
+    for r in results {
+        assert_eq!((r["measure"].as_str(), r["process"].as_str(), r["status"].as_str()), (Some("net"), Some("tcp"), Some("ok")), "{r}");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
+        assert!(r["median"].as_f64().unwrap() > 0.0, "every number was measured: {r}");
+    }
+    // What each side's last handshake negotiated, the gates having passed on every one (a TLS
+    // 1.2 resumption has no key exchange: rustls names no group).
+    for (scenario, client, server) in [
+        ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "1.3 aes-128-gcm x25519, no ticket", "1.3 aes-128-gcm x25519"),
+        ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "1.2 aes-128-gcm x25519, resumed, no ticket", "1.2 aes-128-gcm group not reported, resumed"),
+    ] {
+        assert_eq!(value(scenario, "client", "connections_per_s")["negotiated"], client);
+        assert_eq!(value(scenario, "server", "connections_per_s")["negotiated"], server);
+    }
+    let full = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    // Both sides count the same connections, so their rates are close; the latencies are ordered.
+    let median = |side: &str, metric: &str| value(full, side, metric)["median"].as_f64().unwrap();
+    let (client_rate, server_rate) = (median("client", "connections_per_s"), median("server", "connections_per_s"));
+    assert!((client_rate / server_rate - 1.0).abs() < 0.5, "client {client_rate}/s, server {server_rate}/s");
+    for side in ["client", "server"] {
+        let [p50, p90, p99, max] = ["handshake_p50_ms", "handshake_p90_ms", "handshake_p99_ms", "handshake_max_ms"].map(|m| median(side, m));
+        assert!(p50 <= p90 && p90 <= p99 && p99 <= max, "{side}: {p50} {p90} {p99} {max}");
+        // A TLS 1.3 handshake and close: at least one write (a flight) and one read each.
+        assert!(median(side, "write_calls") >= 1.0 && median(side, "read_calls") >= 1.0);
+        assert!(median(side, "syscalls") >= median(side, "write_calls") + median(side, "read_calls"));
+    }
+    // The server writes the certificate; only the server's resident memory is taken.
+    assert!(median("server", "bytes_written") > median("client", "bytes_written"));
+    assert!(results.iter().filter(|r| r["metric"] == "rss_peak_bytes").all(|r| r["side"] == "server"));
+
+    // Stored like any other run.
+    let shown = tlsbench(dir.path()).arg("show").output().unwrap();
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("connections_per_s (1/s, higher is better)"));
+}
+
+#[test]
+fn run_over_tcp_takes_the_net_measure_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = |args: &[&str]| {
+        let out = tlsbench(dir.path()).arg("run").args(args).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let heap = error(&["--transport", "tcp", "--measure", "heap", "--stack", "openssl"]);
+    assert!(heap.contains("over --transport tcp the measure is net") && heap.contains("heap is taken in memory"), "{heap}");
+    let net = error(&["--measure", "net", "--stack", "openssl"]);
+    assert!(net.contains("measure net is taken over a real socket: add --transport tcp"), "{net}");
+    let transport = error(&["--transport", "udp"]);
+    assert!(transport.contains("possible values: memory, tcp"), "{transport}");
+}

@@ -33,7 +33,8 @@ pub use serve::{serve, ServeSettings, Serving};
 pub use socket::{RecordCounter, Socket, SocketCounts};
 
 use crate::gate::Gates;
-use crate::{Connection, Endpoint, Error, LibError, Scenario, Side, Stack};
+use crate::protocol::{Metric, MetricValue};
+use crate::{Connection, Endpoint, Error, Kind, LibError, Measure, Scenario, Side, Stack};
 
 /// What a client sends: a request any HTTP server answers.
 pub const REQUEST: &[u8] = b"GET / HTTP/1.0\r\n\r\n";
@@ -326,7 +327,7 @@ pub struct NetReport {
     pub failed: u64,
     pub failures: Vec<Failure>,
     /// Unix time, in seconds, when the measured part began and ended (merging several
-    /// generators takes the union of their windows).
+    /// generators takes the union of their windows). See [`NetReport::connections_per_s`].
     pub started_unix: f64,
     pub ended_unix: f64,
     pub cpu_user_seconds: f64,
@@ -355,8 +356,15 @@ impl NetReport {
         (self.ended_unix - self.started_unix).max(0.0)
     }
 
+    /// The client's rate is of the connections in its measured window. A server cannot tell a
+    /// load generator's warm-up from the rest: its window runs from the first connection's end
+    /// to the last's, and its rate counts the connections that ended after the first.
     pub fn connections_per_s(&self) -> Option<f64> {
-        (self.connections > 0 && self.seconds() > 0.0).then(|| self.connections as f64 / self.seconds())
+        let counted = match self.side {
+            Side::Client => self.connections,
+            Side::Server => self.connections.saturating_sub(1),
+        };
+        (counted > 0 && self.seconds() > 0.0).then(|| counted as f64 / self.seconds())
     }
 
     /// `total` per completed connection.
@@ -400,6 +408,43 @@ impl NetReport {
         self.max_open = self.max_open.max(other.max_open);
         Ok(())
     }
+
+    /// This side's numbers as the metrics of the measure `net` (`tlsbench run --transport
+    /// tcp`, whose responses are empty: no first byte): the rate over the measured window, the
+    /// handshake latencies, and the rest per completed connection. None when no connection
+    /// completed.
+    pub fn metric_values(&self) -> Option<Vec<MetricValue>> {
+        use Metric::*;
+        let rate = self.connections_per_s()?;
+        let per = |total: f64| total / self.connections as f64;
+        let ms = |latency: Option<Duration>| latency.map(|d| d.as_secs_f64() * 1e3);
+        let handshake = &self.handshake_latency;
+        let value = |metric: Metric| -> Option<f64> {
+            Some(match metric {
+                ConnectionsPerS => rate,
+                HandshakeP50Ms => ms(handshake.percentile(50.0))?,
+                HandshakeP90Ms => ms(handshake.percentile(90.0))?,
+                HandshakeP99Ms => ms(handshake.percentile(99.0))?,
+                HandshakeMaxMs => ms(handshake.max())?,
+                CpuUserUsPerConnection => per(self.cpu_user_seconds * 1e6),
+                CpuSystemUsPerConnection => per(self.cpu_system_seconds * 1e6),
+                ReadCalls => per(self.sockets.reads as f64),
+                WriteCalls => per(self.sockets.writes as f64),
+                Syscalls => per(self.syscalls() as f64),
+                BytesWritten => per(self.sockets.bytes_written as f64),
+                RecordsWritten => per(self.sockets.records_written as f64),
+                RssPeakBytes => self.rss_peak_bytes? as f64,
+                _ => return None,
+            })
+        };
+        let metrics = Metric::of(Measure::Net, Kind::HandshakeFull).iter().filter(|m| m.reported_by(Measure::Net, self.side));
+        let seconds = self.seconds();
+        let values = metrics.filter_map(|&metric| {
+            let seconds = if metric == ConnectionsPerS { seconds } else { 0.0 };
+            Some(MetricValue { side: self.side, metric, value: value(metric)?, seconds })
+        });
+        Some(values.collect())
+    }
 }
 
 /// A runner's reply to `load`, and its last reply to `serve` (after [`Serving`]).
@@ -414,7 +459,6 @@ pub enum NetReply {
 /// The scenario kinds the network mode runs: each connection's handshake is the scenario's;
 /// what follows it is the response ([`Page`]).
 pub fn check_kind(scenario: &Scenario) -> Result<(), Error> {
-    use crate::Kind;
     match scenario.kind {
         Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket => Ok(()),
         other => Err(Error::Unsupported(format!(

@@ -207,8 +207,12 @@ fn worker<P: Peer>(peer: &P, shared: &Shared) -> Totals {
                 }
                 Err(reason) => add_failure(&mut totals.failures, reason),
             }
-            if let Some(window) = &mut totals.window {
-                window.1 = unix_now();
+            // The window opens at the first completion, not the first accept: the first
+            // connection carries the load generator's one-off set-up.
+            let now = unix_now();
+            match &mut totals.window {
+                Some(window) => window.1 = now,
+                None => totals.window = Some((now, now)),
             }
             shared.open.fetch_sub(1, Ordering::Relaxed);
         }
@@ -240,10 +244,6 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
         let socket = Rc::new(Socket::new(stream, peer.is_tls(), shared.settings.io_timeout));
         socket.count_other(2); // accept4, setsockopt
         let now = Instant::now();
-        if totals.window.is_none() {
-            let first = unix_now();
-            totals.window = Some((first, first));
-        }
         let open = shared.open.fetch_add(1, Ordering::Relaxed) + 1;
         shared.max_open.fetch_max(open, Ordering::Relaxed);
         let opened = nodelay.map_err(|e| format!("setting TCP_NODELAY: {e}")).and_then(|()| {
