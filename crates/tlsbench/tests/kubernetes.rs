@@ -125,21 +125,21 @@ impl<'a> Pod<'a> {
         volumes.iter().find(|v| v["name"].as_str() == Some(name)).unwrap_or_else(|| panic!("no volume {name}"))
     }
 
-    /// (mount path, volume) of each volume mount.
-    fn mounts(&self) -> Vec<(&'a str, &'a Yaml)> {
+    /// (mount path, mount, volume) of each volume mount.
+    fn mounts(&self) -> Vec<(&'a str, &'a Yaml, &'a Yaml)> {
         let mounts = self.container["volumeMounts"].as_vec().expect("volumeMounts");
-        mounts.iter().map(|m| (str_of(&m["mountPath"], "mountPath"), self.volume(str_of(&m["name"], "mount name")))).collect()
+        mounts.iter().map(|m| (str_of(&m["mountPath"], "mountPath"), m, self.volume(str_of(&m["name"], "mount name")))).collect()
     }
 
     /// Where the Secret is mounted, read-only.
     fn secret_mount(&self, secret: &str) -> &'a str {
-        let mounts = self.container["volumeMounts"].as_vec().expect("volumeMounts");
-        let mount = mounts
+        let mounts = self.mounts();
+        let (path, mount, _) = mounts
             .iter()
-            .find(|m| self.volume(str_of(&m["name"], "mount name"))["secret"]["secretName"].as_str() == Some(secret))
+            .find(|(_, _, volume)| volume["secret"]["secretName"].as_str() == Some(secret))
             .unwrap_or_else(|| panic!("Secret {secret} is not mounted"));
         assert_eq!(mount["readOnly"].as_bool(), Some(true), "the certificates are only read");
-        str_of(&mount["mountPath"], "mountPath")
+        path
     }
 
     /// `argv` as a process here, standing for the container: its filesystem paths (working
@@ -151,7 +151,7 @@ impl<'a> Pod<'a> {
             Some(relative) => root.join(relative),
             None => PathBuf::from(path),
         };
-        for (path, volume) in self.mounts() {
+        for (path, _, volume) in self.mounts() {
             let dir = local(path);
             std::fs::create_dir_all(&dir).unwrap();
             if let Some(secret) = volume["secret"]["secretName"].as_str() {
@@ -291,7 +291,7 @@ fn the_manifests_are_an_indexed_job_of_bounded_generators_and_a_server_with_the_
     assert!(pki.starts_with(&format!("{data_dir}/")) && pki.ends_with(KEY), "the Secret is the data dir's {KEY} certificates: {pki}");
     // The partial is written in the working directory: a volume, writable.
     let workdir = str_of(&pod.container["workingDir"], "workingDir");
-    assert!(pod.mounts().iter().any(|(path, volume)| *path == workdir && volume["emptyDir"].as_hash().is_some()));
+    assert!(pod.mounts().iter().any(|(path, _, volume)| *path == workdir && volume["emptyDir"].as_hash().is_some()));
 
     for index in 0..GENERATORS {
         let script = load_script(&pod, index);
