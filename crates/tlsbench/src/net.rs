@@ -403,6 +403,13 @@ pub fn render(r: &NetReport) -> String {
         n => format!(", {} TLS records written", per(n as f64)),
     };
     line("bytes per connection", format!("written {}, read {}{records}", per(s.bytes_written as f64), per(s.bytes_read as f64)));
+    // Over the measured window, TLS records and handshakes included: for large responses, the
+    // throughput of the seed's 10 KB to 100 MB messages.
+    let rate = |bytes: u64| match r.seconds() {
+        seconds if seconds > 0.0 => format_number(bytes as f64 / seconds / 1e6),
+        _ => "-".into(),
+    };
+    line("throughput", format!("written {} MB/s, read {} MB/s", rate(s.bytes_written), rate(s.bytes_read)));
     if let (Some(start), Some(peak)) = (r.rss_start_bytes, r.rss_peak_bytes) {
         line(
             "server resident memory",

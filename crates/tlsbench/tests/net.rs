@@ -80,6 +80,10 @@ fn a_tls_pair_over_loopback_negotiates_checks_each_response_and_counts_both_side
     assert_eq!(client.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519, no ticket"));
     assert_eq!(server.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519"));
     assert!(out.contains("10KiB, checked (length and digest)"), "{out}");
+    // The client read the 40 responses of 10 KiB in its window: a throughput, not a dash.
+    let throughput = out.lines().find(|l| l.starts_with("throughput")).unwrap_or_else(|| panic!("{out}"));
+    let read: f64 = throughput.split("read ").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.replace(',', "").parse().ok()).unwrap();
+    assert!(read > 0.0, "{throughput}");
     // The warm-up connections are served too, but not measured on the client.
     assert!(server.connections >= 40 && server.failed == 0, "{server:?}");
     // What one side wrote, the other read: per connection, the same bytes both ways (within the
