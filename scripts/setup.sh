@@ -15,7 +15,8 @@ need=()
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
 # valgrind: the tests hold the heap measure against DHAT's count of the same process.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind; do
+# strace: a test holds the network mode's syscall counts against strace's record of the same processes.
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind strace; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
