@@ -15,7 +15,11 @@ need=()
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
 # valgrind: the tests hold the heap measure against DHAT's count of the same process.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind; do
+# nginx and openssl: peers that no one here wrote (tests/peers.rs, scripts/peers.sh) are Debian's
+# nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
+# On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
+# modules). The tests start it with a config of their own and never use Debian's service.
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
