@@ -101,6 +101,8 @@ s_time() { # NAME ADDR ARGS...
 # Connections per second over all the runs of NAME.
 rate() { awk '{ n += $1; s += $2 } END { printf "%.1f", n / s }' "$work/$1.runs"; }
 connections() { awk '{ n += $1 } END { print n }' "$work/$1.runs"; }
+# Each run's connections per second, to show the spread.
+each() { awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $1 / $2 }' "$work/$1.runs"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }'; }
 # The server's CPU µs per connection (user + system) from its report.
 server_cpu() { sed -nE 's/^CPU per connection +user ([0-9,.]+) µs, system ([0-9,.]+) µs$/\1 \2/p' "$1" | tr -d , | awk '{ printf "%.0f", $1 + $2 }'; }
@@ -170,14 +172,14 @@ wait "$nginx_pid" || true
 st_new=$(rate st-new) tb_new=$(rate tb-new) st_reuse=$(rate st-reuse) tb_reuse=$(rate tb-reuse)
 tb_nginx=$(rate tb-nginx) tb_openssl=$(rate tb-openssl)
 echo
-echo "| client | server | connections | per second | |"
-echo "| --- | --- | ---: | ---: | --- |"
-echo "| openssl s_time -new -www / | tlsbench serve openssl | $(connections st-new) | $st_new | |"
-echo "| tlsbench load openssl, handshake-full | same | $(connections tb-new) | $tb_new | $(ratio "$st_new" "$tb_new") vs s_time |"
-echo "| openssl s_time -reuse -www / | tlsbench serve openssl, resume-ticket | $(connections st-reuse) | $st_reuse | |"
-echo "| tlsbench load openssl, handshake-resume-ticket | same | $(connections tb-reuse) | $tb_reuse | $(ratio "$st_reuse" "$tb_reuse") vs s_time |"
-echo "| tlsbench load openssl, handshake-full | nginx $("$nginx" -v 2>&1 | cut -d/ -f2), $workers worker(s) | $(connections tb-nginx) | $tb_nginx | server CPU $nginx_cpu µs per connection |"
-echo "| tlsbench load openssl, handshake-full | tlsbench serve openssl, $workers worker(s) | $(connections tb-openssl) | $tb_openssl | server CPU $(server_cpu "$work/serve-openssl.out") µs per connection; $(ratio "$tb_nginx" "$tb_openssl") vs nginx |"
+echo "| client | server | connections | per second | each round | |"
+echo "| --- | --- | ---: | ---: | --- | --- |"
+echo "| openssl s_time -new -www / | tlsbench serve openssl | $(connections st-new) | $st_new | $(each st-new) | |"
+echo "| tlsbench load openssl, handshake-full | same | $(connections tb-new) | $tb_new | $(each tb-new) | $(ratio "$st_new" "$tb_new") vs s_time |"
+echo "| openssl s_time -reuse -www / | tlsbench serve openssl, resume-ticket | $(connections st-reuse) | $st_reuse | $(each st-reuse) | |"
+echo "| tlsbench load openssl, handshake-resume-ticket | same | $(connections tb-reuse) | $tb_reuse | $(each tb-reuse) | $(ratio "$st_reuse" "$tb_reuse") vs s_time |"
+echo "| tlsbench load openssl, handshake-full | nginx $("$nginx" -v 2>&1 | cut -d/ -f2), $workers worker(s) | $(connections tb-nginx) | $tb_nginx | $(each tb-nginx) | server CPU $nginx_cpu µs per connection |"
+echo "| tlsbench load openssl, handshake-full | tlsbench serve openssl, $workers worker(s) | $(connections tb-openssl) | $tb_openssl | $(each tb-openssl) | server CPU $(server_cpu "$work/serve-openssl.out") µs per connection; $(ratio "$tb_nginx" "$tb_openssl") vs nginx |"
 echo
 echo "Scenarios: TLS 1.3, X25519, ECDSA P-256, AES-128-GCM. The servers' own counts (all clients, warm-ups"
 echo "included): new $(served "$work/serve-new.out"); resumed $(served "$work/serve-resume.out");"
