@@ -16,13 +16,25 @@ need=()
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
 # valgrind: the tests hold the heap measure against DHAT's count of the same process.
 # strace: a test holds the network mode's syscall counts against strace's record of the same processes.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind strace; do
+# nginx and openssl: peers that no one here wrote (tests/peers.rs, scripts/peers.sh) are Debian's
+# nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
+# On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
+# modules). The tests start it with a config of their own and never use Debian's service.
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind strace nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     echo "installing: ${need[*]}" >&2
+    # Debian's nginx starts its service (on port 80) when installed, unless policy-rc.d says no;
+    # container images have one, a fresh machine may not.
+    policy=/usr/sbin/policy-rc.d
+    made_policy=""
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod +x "$policy" && made_policy=1
+    fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+    [ -z "$made_policy" ] || $sudo rm -f "$policy"
 fi

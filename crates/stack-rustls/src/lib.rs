@@ -269,11 +269,18 @@ impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection f
     fn handshake(&mut self) -> Result<bool, LibError> {
         // A client's first turn has its hello to write and nothing to read yet: an application
         // on a socket writes it and waits until the socket is readable.
-        match self.conn.wants_write() {
-            true => self.flush()?,
-            false => self.pump()?,
+        let turn = match self.conn.wants_write() {
+            true => self.flush(),
+            false => self.pump(),
+        };
+        match turn {
+            Ok(()) => Ok(!self.conn.is_handshaking()),
+            // The peer's last flight came, then a reset as the transport read on (`openssl
+            // s_time` resets each connection once its handshake is done): the handshake is
+            // complete, and the next read finds the connection closed.
+            Err(_) if !self.conn.is_handshaking() => Ok(true),
+            Err(e) => Err(e),
         }
-        Ok(!self.conn.is_handshaking())
     }
 
     fn send(&mut self, data: &[u8]) -> Result<(), LibError> {

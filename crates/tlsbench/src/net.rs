@@ -363,13 +363,20 @@ pub fn render(r: &NetReport) -> String {
         line("negotiated", negotiated.clone());
     }
     let rate = r.connections_per_s().map_or("-".into(), format_number);
-    let resumed = match r.resumed {
-        0 => String::new(),
-        n => format!(" ({} resumed)", count(n)),
+    let mut of_which = Vec::new();
+    if r.resumed > 0 {
+        of_which.push(format!("{} resumed", count(r.resumed)));
+    }
+    if r.without_request > 0 {
+        of_which.push(format!("{} closed after the handshake without a request", count(r.without_request)));
+    }
+    let of_which = match of_which.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", of_which.join(", ")),
     };
     line(
         "connections",
-        format!("{}{resumed} ok, {} failed, in {:.2} s: {rate} per second", count(r.connections), count(r.failed), r.seconds()),
+        format!("{}{of_which} ok, {} failed, in {:.2} s: {rate} per second", count(r.connections), count(r.failed), r.seconds()),
     );
     let percentiles = |latency: &tlsbench_harness::net::Latency| match latency.count() {
         0 => "-".to_string(),

@@ -68,6 +68,7 @@ pub fn load<P: Peer>(peer: &P, settings: &LoadSettings) -> NetReport {
         negotiated: peer.negotiated(),
         connections: generator.connections,
         resumed: generator.resumed,
+        without_request: 0,
         failed: failures.iter().map(|f| f.count).sum(),
         failures,
         started_unix,

@@ -324,6 +324,10 @@ pub struct NetReport {
     pub connections: u64,
     /// Of those, how many resumed a session.
     pub resumed: u64,
+    /// Server: of those, how many the client closed after the handshake without a request
+    /// (`openssl s_time` without -www does).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub without_request: u64,
     pub failed: u64,
     pub failures: Vec<Failure>,
     /// Unix time, in seconds, when the measured part began and ended (merging several
@@ -393,6 +397,7 @@ impl NetReport {
         self.concurrency += other.concurrency;
         self.connections += other.connections;
         self.resumed += other.resumed;
+        self.without_request += other.without_request;
         self.failed += other.failed;
         for failure in &other.failures {
             add_failures(&mut self.failures, failure.clone());
@@ -445,6 +450,10 @@ impl NetReport {
         });
         Some(values.collect())
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A runner's reply to `load`, and its last reply to `serve` (after [`Serving`]).

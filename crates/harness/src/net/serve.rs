@@ -62,6 +62,7 @@ pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, s
         negotiated: None,
         connections: 0,
         resumed: 0,
+        without_request: 0,
         failed: 0,
         failures: Vec::new(),
         started_unix: f64::MAX,
@@ -80,6 +81,7 @@ pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, s
     for t in totals {
         report.connections += t.connections;
         report.resumed += t.resumed;
+        report.without_request += t.without_request;
         for f in t.failures {
             report.failed += f.count;
             add_failures(&mut report.failures, f);
@@ -115,6 +117,7 @@ struct Shared<'a> {
 struct Totals {
     connections: u64,
     resumed: u64,
+    without_request: u64,
     failures: Vec<Failure>,
     cpu: (Duration, Duration),
     sockets: SocketCounts,
@@ -151,9 +154,13 @@ struct Served<C> {
     stage: Stage,
     accepted: Instant,
     last_progress: Instant,
-    /// The request's last four bytes so far, to find its end (an empty line).
+    /// Whether any of the request has arrived, and its last four bytes so far, to find its
+    /// end (an empty line).
+    requested: bool,
     request_tail: [u8; 4],
     resumed: bool,
+    /// The client closed after the handshake without a request.
+    without_request: bool,
 }
 
 fn worker<P: Peer>(peer: &P, shared: &Shared) -> Totals {
@@ -204,6 +211,7 @@ fn worker<P: Peer>(peer: &P, shared: &Shared) -> Totals {
                     totals.sockets.add(&served.socket.counts());
                     totals.connections += 1;
                     totals.resumed += u64::from(served.resumed);
+                    totals.without_request += u64::from(served.without_request);
                 }
                 Err(reason) => add_failure(&mut totals.failures, reason),
             }
@@ -256,8 +264,10 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
                 stage: Stage::Handshake,
                 accepted: now,
                 last_progress: now,
+                requested: false,
                 request_tail: [0; 4],
                 resumed: false,
+                without_request: false,
             }),
             Err(reason) => {
                 add_failure(&mut totals.failures, reason);
@@ -280,11 +290,13 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
         // The request may have come with the client's last handshake flight.
     }
     if served.stage == Stage::Request {
-        loop {
-            let n = served.conn.receive(buf).map_err(|e| format!("reading the request: {}", one_line(&e.0)))?;
-            if n == 0 {
-                break;
-            }
+        let received = loop {
+            let n = match served.conn.receive(buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(e) => break Err(e),
+            };
+            served.requested = true;
             let mut window = [0u8; 4];
             let tail = &buf[..n];
             // The last four bytes of the request so far.
@@ -292,7 +304,14 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
             window[..keep].copy_from_slice(&served.request_tail[4 - keep..]);
             window[keep..].copy_from_slice(&tail[tail.len() - (4 - keep)..]);
             served.request_tail = window;
+        };
+        if !served.requested && served.socket.peer_gone() {
+            // The client left after the handshake without a request, as `openssl s_time`
+            // does without -www: a connection that only shook hands, not a failure.
+            served.without_request = true;
+            return Ok(true);
         }
+        received.map_err(|e| format!("reading the request: {}", one_line(&e.0)))?;
         if &served.request_tail != b"\r\n\r\n" {
             return check_open(served);
         }
@@ -305,13 +324,16 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
             Ok(0) => Ok(true),
             Ok(_) => Err("the client sent more after its request".into()),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
+            Err(_) if served.socket.peer_gone() => Ok(true),
             Err(e) => Err(format!("waiting for the client to close: {e}")),
         };
     }
     match served.conn.peer_closed() {
         Ok(true) => Ok(true),
-        // A client may close its socket without close_notify (as many HTTP clients do).
-        Ok(false) if served.socket.at_eof() => Ok(true),
+        // The response and close_notify are written: a client may close its socket without
+        // close_notify (as many HTTP clients do), or reset it (`openssl s_time` sets SO_LINGER
+        // to 0 so that its closes leave no TIME_WAIT).
+        Ok(false) | Err(_) if served.socket.peer_gone() => Ok(true),
         Ok(false) => Ok(false),
         Err(e) => Err(format!("reading the client's close_notify: {}", one_line(&e.0))),
     }

@@ -60,6 +60,8 @@ pub struct Socket {
     records: Option<Cell<RecordCounter>>,
     /// A read returned 0: the peer closed its side.
     eof: Cell<bool>,
+    /// A read found the connection reset: the peer closed it at once (SO_LINGER 0).
+    reset: Cell<bool>,
     /// A write waits at most this long for room in the send buffer.
     write_timeout: Duration,
 }
@@ -72,6 +74,7 @@ impl Socket {
             counts: Cell::default(),
             records: tls.then(|| Cell::new(RecordCounter::default())),
             eof: Cell::new(false),
+            reset: Cell::new(false),
             write_timeout,
         }
     }
@@ -83,6 +86,11 @@ impl Socket {
     /// Whether a read has found the end of the stream.
     pub fn at_eof(&self) -> bool {
         self.eof.get()
+    }
+
+    /// Whether the peer has closed the connection: its end of stream, or a reset.
+    pub fn peer_gone(&self) -> bool {
+        self.eof.get() || self.reset.get()
     }
 
     pub fn stream(&self) -> &TcpStream {
@@ -117,8 +125,10 @@ impl Socket {
                 Err(_) => {}
             }
         });
-        if let Ok(0) = result {
-            self.eof.set(!buf.is_empty());
+        match &result {
+            Ok(0) => self.eof.set(!buf.is_empty()),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => self.reset.set(true),
+            _ => {}
         }
         result
     }
