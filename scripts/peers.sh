@@ -22,9 +22,7 @@
 # - s_time -reuse keeps one SSL object and resumes its latest session: in TLS 1.3, the one of
 #   the ticket the server sent on the previous connection (read with the response). tlsbench's
 #   resume-ticket scenario does the same: one ticket per handshake, each resumed once.
-# - tlsbench's OpenSSL client keeps one session for all its connections in flight; with two or
-#   more, a quarter to a half of its resumption handshakes come out full, against nginx and
-#   tlsbench's own OpenSSL server alike (not looked into here). Hence concurrency 1 (as s_time).
+# - tlsbench load runs one connection at a time here, as s_time does.
 set -euo pipefail
 
 duration=${1:-5}

@@ -1,6 +1,7 @@
 //! tlsbench adapter for the system's OpenSSL (libssl 3) through the `openssl` crate: one
 //! `SslContext` pinned to the scenario per side, and `SslStream`s over the in-memory transport.
 
+use std::collections::VecDeque;
 use std::ffi::c_int;
 use std::ptr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,10 +31,35 @@ const SSL_OP_NO_EXTENDED_MASTER_SECRET: u64 = 1;
 /// The system's OpenSSL, linked dynamically.
 pub struct OpenSsl;
 
-/// A client context, and the session it resumes next: the last one a server gave it.
+/// A client context, and the sessions it resumes.
 pub struct ClientConfig {
     ctx: SslContext,
-    session: Arc<Mutex<Option<SslSession>>>,
+    sessions: Arc<Mutex<Sessions>>,
+}
+
+/// The sessions servers gave a client. A TLS 1.3 ticket is for one connection (RFC 8446,
+/// C.4): when connections in flight shared the last session, a quarter to half of them did full
+/// handshakes (TLS 1.3, 4 in flight, against OpenSSL's server and nginx alike). So each
+/// connection takes an unused session, the newest first, of up to as many as rustls's client
+/// keeps per server; once none is left (a TLS 1.2 session ID brings no new one), the last.
+#[derive(Default)]
+struct Sessions {
+    unused: VecDeque<SslSession>,
+    last: Option<SslSession>,
+}
+
+const UNUSED_SESSIONS_KEPT: usize = 8;
+
+impl Sessions {
+    fn keep(&mut self, session: SslSession) {
+        self.unused.push_front(session.clone());
+        self.unused.truncate(UNUSED_SESSIONS_KEPT);
+        self.last = Some(session);
+    }
+
+    fn take(&mut self) -> Option<SslSession> {
+        self.unused.pop_front().or_else(|| self.last.clone())
+    }
 }
 
 impl Stack for OpenSsl {
@@ -65,15 +91,15 @@ impl Stack for OpenSsl {
         if scenario.client_auth == ClientAuth::Required {
             use_chain_and_key(&mut ctx, &credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
-        let session = Arc::new(Mutex::new(None));
+        let sessions = Arc::new(Mutex::new(Sessions::default()));
         if scenario.kind.is_resumption() {
             // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
-            // ticket) for the next connection; OpenSSL's own client cache is not used.
+            // ticket) for the next connections; OpenSSL's own client cache is not used.
             ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
-            let keep = session.clone();
-            ctx.set_new_session_callback(move |_, new| *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new));
+            let kept = sessions.clone();
+            ctx.set_new_session_callback(move |_, new| kept.lock().unwrap_or_else(PoisonError::into_inner).keep(new));
         }
-        Ok(ClientConfig { ctx: ctx.build(), session })
+        Ok(ClientConfig { ctx: ctx.build(), sessions })
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
@@ -105,9 +131,10 @@ impl Stack for OpenSsl {
         ssl.set_hostname(SERVER_NAME).map_err(LibError::context("setting the SNI host name"))?;
         // Chain verification alone would accept any name the CA signed.
         ssl.param_mut().set_host(SERVER_NAME).map_err(LibError::context("setting the host name to verify"))?;
-        if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+        let session = config.sessions.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(session) = session {
             // SAFETY: the session comes from a connection of this same context.
-            unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
+            unsafe { ssl.set_session(&session) }.map_err(LibError::context("setting the session to resume"))?;
         }
         ssl.set_connect_state();
         OpenSslConnection::new(ssl, io)
