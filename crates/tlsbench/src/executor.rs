@@ -200,9 +200,12 @@ impl Service {
         self.next_line(limit)
     }
 
-    /// Kills it; the last lines it printed on stderr, as ": ..." (empty if none).
+    /// Kills it and whatever it started (its process group: they would hold its stderr open);
+    /// the last lines it printed on stderr, as ": ..." (empty if none).
     fn kill(&mut self) -> String {
-        let _ = self.child.kill();
+        // SAFETY: a signal to the process group this child leads (`process_group(0)`), whose
+        // leader is not yet reaped, so its id cannot have been reused.
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL) };
         let _ = self.child.wait();
         let stderr = last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default());
         stderr.map(|s| format!(": {s}")).unwrap_or_default()
@@ -304,6 +307,26 @@ mod tests {
         let (a, b) = call_pair((sh, &["-c", "exit 4"]), (sh, &["-c", "cat >/dev/null; echo peer gone"]), Duration::from_secs(10));
         assert_eq!(a.unwrap_err().to_string(), "runner exited with status 4");
         assert_eq!(b.unwrap().stdout, "peer gone\n");
+    }
+
+    #[test]
+    fn a_service_replies_when_ready_and_again_when_stopped_and_never_hangs() {
+        let sh = Path::new("/bin/sh");
+        let limit = Duration::from_secs(10);
+        let server = "trap 'echo stopped; exit 0' TERM; echo ready; while :; do sleep 0.05; done";
+        let mut service = Service::start(sh, &["-c", server]).unwrap();
+        assert_eq!(service.next_line(limit).unwrap(), "ready");
+        assert_eq!(service.stop(limit).unwrap(), "stopped");
+
+        let mut silent = Service::start(sh, &["-c", "echo starting >&2; sleep 30"]).unwrap();
+        let error = silent.next_line(Duration::from_millis(300)).unwrap_err().to_string();
+        assert_eq!(error, "runner did not reply within 0.3 s and was killed: starting");
+        let mut dead = Service::start(sh, &["-c", "echo no port >&2; exit 3"]).unwrap();
+        assert_eq!(dead.next_line(limit).unwrap_err().to_string(), "runner exited with status 3: no port");
+        let mut deaf = Service::start(sh, &["-c", "trap '' TERM; echo ready; sleep 30"]).unwrap();
+        assert_eq!(deaf.next_line(limit).unwrap(), "ready");
+        let error = deaf.stop(Duration::from_millis(300)).unwrap_err().to_string();
+        assert!(error.starts_with("runner did not reply within 0.3 s and was killed"), "{error}");
     }
 
     #[test]
