@@ -168,7 +168,7 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
         (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)"),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
-        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, io, heap, rss)"),
+        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, io, heap, rss, net"),
         (&["run", "--samples", "0"], 2, "--samples"),
         (&["run", "--measure", "rss", "--scenario", "transfer_*"], 1, "`transfer_*` selects transfer scenarios, which no measure of this run applies to"),
     ];
