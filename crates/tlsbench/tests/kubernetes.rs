@@ -3,7 +3,7 @@
 //! server on loopback), then the generators' partials gathered from their output and merged.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,6 +11,8 @@ use std::time::Duration;
 use tlsbench_harness::net::NetReport;
 use wait_timeout::ChildExt;
 use yaml_rust2::{Yaml, YamlLoader};
+
+mod net_common;
 
 const GENERATORS: usize = 3;
 const RUN_ID: &str = "k8s-test";
@@ -340,10 +342,8 @@ fn the_manifests_are_an_indexed_job_of_bounded_generators_and_a_server_with_the_
 /// Starts `tlsbench serve`; its address, from its first line.
 fn serve(mut cmd: Command) -> (Child, String) {
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
-    assert!(first.starts_with("127.0.0.1:"), "serve prints its address first, got {first:?}");
-    (child, first.trim().to_string())
+    let addr = net_common::served_address(&mut child);
+    (child, addr)
 }
 
 /// SIGTERM, as Kubernetes stops a pod: the server finishes, prints what it measured and exits.

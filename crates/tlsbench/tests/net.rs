@@ -1,66 +1,17 @@
 //! End-to-end: the network mode. `tlsbench serve` and `tlsbench load` with the real runners over
 //! loopback, the faults a load generator meets, and `tlsbench merge`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tlsbench_harness::net::NetReport;
 
-fn tlsbench(data: &Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("tlsbench"));
-    cmd.env("TLSBENCH_DATA_DIR", data).current_dir(data);
-    cmd
-}
+mod net_common;
 
-/// A `tlsbench serve` in the background.
-struct Server {
-    child: Child,
-    addr: String,
-    output: PathBuf,
-}
-
-impl Server {
-    fn start(data: &Path, args: &[&str]) -> Server {
-        let output = data.join(format!("server-{}.json", args.join("_").replace(['/', ' '], "")));
-        let mut child = tlsbench(data)
-            .arg("serve")
-            .args(args)
-            .arg("--output")
-            .arg(&output)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
-        assert!(first.starts_with("127.0.0.1:"), "serve prints its address first, got {first:?}");
-        Server { child, addr: first.trim().to_string(), output }
-    }
-
-    /// SIGTERM, as a service manager stops it: it finishes and reports.
-    fn stop(mut self) -> NetReport {
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let status = self.child.wait().unwrap();
-        let mut err = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        let text = std::fs::read_to_string(&self.output).unwrap_or_else(|e| panic!("no report ({status}, {e}): {err}"));
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-/// `tlsbench load ... --output FILE`: (success, report if written, stderr).
-fn load(data: &Path, args: &[&str]) -> (bool, Option<NetReport>, String) {
-    let output = data.join("load.json");
-    let _ = std::fs::remove_file(&output);
-    let out = tlsbench(data).arg("load").args(args).arg("--output").arg(&output).output().unwrap();
-    let report = std::fs::read_to_string(&output).ok().map(|text| serde_json::from_str(&text).unwrap());
-    (out.status.success(), report, String::from_utf8(out.stderr).unwrap() + &String::from_utf8(out.stdout).unwrap())
-}
+use net_common::{load, tlsbench, Server};
 
 fn per_connection(report: &NetReport, total: u64) -> f64 {
     total as f64 / report.connections as f64

@@ -11,7 +11,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -19,6 +18,8 @@ use std::time::Duration;
 use tlsbench_harness::net::NetReport;
 use tlsbench_harness::Side;
 use wait_timeout::ChildExt;
+
+mod net_common;
 
 const CONNECTIONS: u64 = 40;
 /// The client's connections in flight, which are also its warm-up connections (served, not
@@ -150,12 +151,10 @@ fn run(data: &Path, stack: &str) -> (Seen, Seen) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("strace is installed (scripts/setup.sh)");
-    let mut addr = String::new();
-    BufReader::new(server.stdout.as_mut().unwrap()).read_line(&mut addr).unwrap();
-    assert!(addr.starts_with("127.0.0.1:"), "serve prints its address first, got {addr:?}");
+    let addr = net_common::served_address(&mut server);
 
     let client = straced(data, &client_prefix)
-        .args(["load", "--stack", stack, "--connect", addr.trim(), "--response", RESPONSE])
+        .args(["load", "--stack", stack, "--connect", &addr, "--response", RESPONSE])
         .args(["--connections", &CONNECTIONS.to_string(), "--concurrency", &CONCURRENCY.to_string(), "--output"])
         .arg(&client_report)
         .stdout(Stdio::null())

@@ -2,7 +2,6 @@
 //! nginx, which the tests start on loopback with tlsbench's certificates (scripts/nginx.conf),
 //! and `openssl s_time` against `tlsbench serve`. scripts/setup.sh installs both.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,20 +13,15 @@ use tlsbench_harness::{Pki, Scenario};
 const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const RESUME: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
-fn tlsbench(data: &Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("tlsbench"));
-    cmd.env("TLSBENCH_DATA_DIR", data).current_dir(data);
-    cmd
-}
+mod net_common;
+
+use net_common::Server;
 
 /// `tlsbench load ... --output FILE`: the report, after checking that the command succeeded.
 fn load(data: &Path, args: &[&str]) -> NetReport {
-    let output = data.join("load.json");
-    let _ = std::fs::remove_file(&output);
-    let out = tlsbench(data).arg("load").args(args).arg("--output").arg(&output).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "tlsbench load {args:?} failed: {text}");
-    serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap()
+    let (ok, report, text) = net_common::load(data, args);
+    assert!(ok, "tlsbench load {args:?} failed: {text}");
+    report.expect("a report")
 }
 
 /// Debian's nginx in the foreground, with its own config and logs in a temporary directory.
@@ -177,39 +171,6 @@ fn a_missing_nginx_says_what_to_run() {
 }
 
 /// A `tlsbench serve` in the background; `stop` sends SIGTERM and returns its report.
-struct Server {
-    child: Child,
-    addr: String,
-    output: PathBuf,
-}
-
-impl Server {
-    fn start(data: &Path, stack: &str, scenario: &str) -> Server {
-        let output = data.join(format!("server-{stack}-{scenario}.json"));
-        let mut child = tlsbench(data)
-            .args(["serve", "--stack", stack, "--scenario", scenario, "--workers", "1", "--output"])
-            .arg(&output)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
-        assert!(first.starts_with("127.0.0.1:"), "serve prints its address first, got {first:?}");
-        Server { child, addr: first.trim().to_string(), output }
-    }
-
-    fn stop(mut self) -> NetReport {
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let status = self.child.wait().unwrap();
-        let mut err = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        let text = std::fs::read_to_string(&self.output).unwrap_or_else(|e| panic!("no report ({status}, {e}): {err}"));
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
 /// `openssl s_time` against `addr` for about a second; returns how many connections it counted
 /// and the marks it printed for them (`r` for each resumed one).
 ///
@@ -242,7 +203,7 @@ fn s_time_against_tlsbench_serve_is_counted_by_the_server_without_failures() {
     for stack in ["openssl", "rustls-aws-lc-rs"] {
         // -www /: a request (the same as tlsbench load's) and its response. s_time reads up to the
         // server's close_notify, then resets the connection (SO_LINGER 0), sending no close_notify.
-        let server = Server::start(dir.path(), stack, FULL);
+        let server = Server::start(dir.path(), &["--stack", stack, "--scenario", FULL, "--workers", "1"]);
         let (count, marks) = s_time(dir.path(), &server.addr, &["-new", "-www", "/"]);
         let report = server.stop();
         assert!(count > 0 && marks.len() as u64 == count, "{marks}");
@@ -250,7 +211,7 @@ fn s_time_against_tlsbench_serve_is_counted_by_the_server_without_failures() {
         assert_eq!(report.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519"));
 
         // Without -www, s_time resets each connection as soon as its handshake is done.
-        let server = Server::start(dir.path(), stack, FULL);
+        let server = Server::start(dir.path(), &["--stack", stack, "--scenario", FULL, "--workers", "1"]);
         let (count, _) = s_time(dir.path(), &server.addr, &["-new"]);
         let report = server.stop();
         assert_eq!((report.connections, report.without_request, report.failed), (count, count, 0), "{stack}: {report:?}");
@@ -264,7 +225,7 @@ fn s_time_reuse_resumes_every_connection_on_tlsbench_serve() {
         // -reuse: one full handshake, then each connection resumes the session of the last
         // ticket. In TLS 1.3 tickets come after the handshake, so s_time has one only when it
         // reads (-www): without it, it never resumes.
-        let server = Server::start(dir.path(), stack, RESUME);
+        let server = Server::start(dir.path(), &["--stack", stack, "--scenario", RESUME, "--workers", "1"]);
         let (count, marks) = s_time(dir.path(), &server.addr, &["-reuse", "-www", "/"]);
         let report = server.stop();
         assert!(count > 0 && marks == "r".repeat(count as usize), "{stack}: {marks}");
