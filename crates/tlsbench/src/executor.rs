@@ -135,6 +135,11 @@ fn exit_error(status: std::process::ExitStatus, stderr: Option<String>) -> anyho
         (Some(code), _) => format!("runner exited with status {code}"),
         _ => format!("runner ended with {status}"),
     };
+    with_stderr(cause, stderr)
+}
+
+/// `cause`, followed by what the runner last printed on stderr if anything.
+fn with_stderr(cause: String, stderr: Option<String>) -> anyhow::Error {
     match stderr {
         None => anyhow!(cause),
         Some(last_words) => anyhow!("{cause}: {last_words}"),
@@ -177,15 +182,16 @@ impl Service {
         match self.lines.recv_timeout(limit) {
             Ok(line) => Ok(line),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                Err(anyhow!("runner did not reply within {} s and was killed{}", limit.as_secs_f64(), self.kill()))
+                let cause = format!("runner did not reply within {} s and was killed", limit.as_secs_f64());
+                Err(with_stderr(cause, self.kill()))
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let Some(status) = self.child.wait_timeout(limit).context("waiting for the runner")? else {
-                    return Err(anyhow!("runner closed its reply channel without replying and was killed{}", self.kill()));
+                    return Err(with_stderr("runner closed its reply channel without replying and was killed".into(), self.kill()));
                 };
-                let stderr = last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default());
+                let stderr = self.stderr_tail();
                 Err(match status.success() {
-                    true => anyhow!("runner exited without replying{}", stderr.map(|s| format!(": {s}")).unwrap_or_default()),
+                    true => with_stderr("runner exited without replying".into(), stderr),
                     false => exit_error(status, stderr),
                 })
             }
@@ -201,14 +207,18 @@ impl Service {
     }
 
     /// Kills it and whatever it started (its process group: they would hold its stderr open);
-    /// the last lines it printed on stderr, as ": ..." (empty if none).
-    fn kill(&mut self) -> String {
+    /// the last lines it printed on stderr.
+    fn kill(&mut self) -> Option<String> {
         // SAFETY: a signal to the process group this child leads (`process_group(0)`), whose
         // leader is not yet reaped, so its id cannot have been reused.
         unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL) };
         let _ = self.child.wait();
-        let stderr = last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default());
-        stderr.map(|s| format!(": {s}")).unwrap_or_default()
+        self.stderr_tail()
+    }
+
+    /// The last lines it printed on stderr, once it has ended (see [`last_lines`]).
+    fn stderr_tail(&mut self) -> Option<String> {
+        last_lines(&self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default())
     }
 }
 

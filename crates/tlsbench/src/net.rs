@@ -271,16 +271,14 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
     let listening = match serde_json::from_str::<Serving>(&first) {
         Ok(serving) => serving.listening,
         // It could not serve: its one reply says why.
-        Err(_) => return Err(side_outcome("server", parse_reply(&first).map_err(|e| format!("{e:#}"))).unwrap_err()),
+        Err(_) => return side_outcome("server", Ok(first)).and_then(|_| Err(failed("the server's runner reported before serving".into()))),
     };
     let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
     let load_args = args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(settings.warmup_ms));
-    let client = executor::call(&client_runner, &as_strs(&load_args), limit)
-        .map_err(|e| format!("{e:#}"))
-        .and_then(|output| parse_reply(output.stdout.trim()).map_err(|e| format!("{e:#}")));
+    let client = executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout);
     // In flight at SIGTERM: nothing, once the load generator has ended; its io timeout bounds it.
-    let server = server.stop(DEFAULT_IO_TIMEOUT * 2).map_err(|e| format!("{e:#}")).and_then(|line| parse_reply(&line).map_err(|e| format!("{e:#}")));
+    let server = server.stop(DEFAULT_IO_TIMEOUT * 2);
     let (client, server) = (side_outcome("client", client)?, side_outcome("server", server)?);
     let reasons: Vec<String> = [&client, &server]
         .iter()
@@ -306,12 +304,14 @@ fn as_strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
-/// One side's report, or why the cell has none: unsupported, or the side's failure.
-fn side_outcome(side: &str, reply: Result<NetReply, String>) -> Result<NetReport, (Status, String)> {
-    match reply {
+/// One side's report from its runner's reply, or why the cell has none: unsupported, or the
+/// side's failure.
+fn side_outcome(side: &str, reply: Result<String>) -> Result<NetReport, (Status, String)> {
+    match reply.and_then(|line| parse_reply(&line)) {
         Ok(NetReply::Ok(report)) => Ok(report),
         Ok(NetReply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
-        Ok(NetReply::Failed { reason }) | Err(reason) => Err((Status::Failed, format!("{side} runner: {reason}"))),
+        Ok(NetReply::Failed { reason }) => Err((Status::Failed, format!("{side} runner: {reason}"))),
+        Err(e) => Err((Status::Failed, format!("{side} runner: {e:#}"))),
     }
 }
 
