@@ -79,15 +79,24 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     })
 }
 
-/// One side's rate in a sample, from its own clock.
+/// One side's rates in a sample, from its own clock: by wall time, and by the thread's CPU time
+/// over the same calls (which leaves out the time the thread waited for a CPU).
 pub(crate) fn side_values(side: Side, kind: Kind, iterations: u64, clock: &Clock) -> Vec<MetricValue> {
-    let seconds = clock.0.as_secs_f64();
     let n = iterations as f64;
-    let (metric, value) = match kind {
-        Kind::Transfer => (Metric::MbPerS, n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds),
-        _ => (Metric::HandshakesPerS, n / seconds),
+    let rate = |seconds: f64| match kind {
+        Kind::Transfer => n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds,
+        _ => n / seconds,
     };
-    vec![MetricValue { side, metric, value, seconds }]
+    let (wall, cpu) = match kind {
+        Kind::Transfer => (Metric::MbPerS, Metric::CpuMbPerS),
+        _ => (Metric::HandshakesPerS, Metric::CpuHandshakesPerS),
+    };
+    let wall_seconds = clock.0.as_secs_f64();
+    let mut values = vec![MetricValue { side, metric: wall, value: rate(wall_seconds), seconds: wall_seconds }];
+    if let Some(cpu_seconds) = clock.cpu_seconds() {
+        values.push(MetricValue { side, metric: cpu, value: rate(cpu_seconds), seconds: cpu_seconds });
+    }
+    values
 }
 
 /// What the server sends in a transfer: 1 MiB of random-looking bytes, the same in every run.
@@ -115,17 +124,88 @@ struct Measured {
     clocks: Clocks,
 }
 
-/// Wall time spent inside one side's library calls.
+/// Wall time spent inside one side's library calls (`.0`), and the thread's CPU time over the
+/// same calls with the number of calls timed (see [`cpu_time`]).
 #[derive(Default)]
-pub(crate) struct Clock(pub(crate) Duration);
+pub(crate) struct Clock(pub(crate) Duration, CpuTime);
+
+#[derive(Default)]
+pub(crate) struct CpuTime {
+    total: Duration,
+    regions: u64,
+}
 
 impl Clock {
     #[inline(always)]
     pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
+        // The CPU clock is read outside the wall clock's pair: it is a system call, which the
+        // wall figure must not include.
+        let cpu = cpu_time::enabled();
+        let cpu_start = if cpu { cpu_time::now() } else { Duration::ZERO };
         let start = Instant::now();
         let out = call();
         self.0 += start.elapsed();
+        if cpu {
+            self.1.total += cpu_time::now().saturating_sub(cpu_start);
+            self.1.regions += 1;
+        }
         out
+    }
+
+    /// The CPU seconds of the timed calls, less what reading the CPU clock itself adds to each;
+    /// None when the CPU clock was off.
+    pub(crate) fn cpu_seconds(&self) -> Option<f64> {
+        let overhead = || cpu_time::overhead().as_secs_f64() * self.1.regions as f64;
+        (self.1.regions > 0).then(|| (self.1.total.as_secs_f64() - overhead()).max(f64::MIN_POSITIVE))
+    }
+}
+
+/// The calling thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`). Unlike the wall clock it is not
+/// in the vDSO: each read is a system call (about 0.7 µs on a 2-core KVM guest here), and part
+/// of two of them falls inside every region it times.
+pub mod cpu_time {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::OnceLock;
+    use std::time::{Duration, Instant};
+
+    static ENABLED: AtomicBool = AtomicBool::new(true);
+
+    /// Turns the CPU clock on or off for this process (the runner's `--cpu-clock`): off, a
+    /// sample reports wall time only, and no system call surrounds the timed calls.
+    pub fn set_enabled(on: bool) {
+        ENABLED.store(on, Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    pub(crate) fn enabled() -> bool {
+        ENABLED.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn now() -> Duration {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid clock id and a timespec on our stack for the kernel to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    }
+
+    /// What the CPU clock counts in an empty region beyond what the wall clock counts: the
+    /// median over a few hundred empty regions timed as [`super::Clock::time`] times them,
+    /// measured once per process.
+    pub(crate) fn overhead() -> Duration {
+        static OVERHEAD: OnceLock<Duration> = OnceLock::new();
+        *OVERHEAD.get_or_init(|| {
+            let mut extra: Vec<Duration> = (0..301)
+                .map(|_| {
+                    let cpu_start = now();
+                    let start = Instant::now();
+                    let wall = std::hint::black_box(start).elapsed();
+                    now().saturating_sub(cpu_start).saturating_sub(wall)
+                })
+                .collect();
+            extra.sort();
+            extra[extra.len() / 2]
+        })
     }
 }
 

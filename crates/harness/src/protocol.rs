@@ -69,6 +69,10 @@ pub enum Metric {
     /// Megabytes (10^6 bytes) of plaintext per second: sent on the sending side, received on
     /// the receiving side.
     MbPerS,
+    /// The same two rates by the side's thread CPU time over the same calls instead of wall
+    /// time: it leaves out the time the thread waited while other work had the CPU.
+    CpuHandshakesPerS,
+    CpuMbPerS,
     // io: per handshake, or per connection in io-profile. A read that found nothing (would
     // block) is a call too.
     ReadCalls,
@@ -127,8 +131,8 @@ impl Metric {
         use Metric::*;
         const IO: &[Metric] = &[ReadCalls, EmptyReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
         match (measure, kind) {
-            (Measure::Time, Kind::Transfer) => &[MbPerS],
-            (Measure::Time, _) => &[HandshakesPerS],
+            (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS],
+            (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS],
             (Measure::Io, _) => IO,
             (Measure::Heap, kind) if kind.connections().is_some() => {
                 &[HeapPerConnectionBytes, HeapPeakPerConnectionBytes, AllocationsPerHandshake]
@@ -174,6 +178,8 @@ impl Metric {
         match self {
             HandshakesPerS => "handshakes_per_s",
             MbPerS => "mb_per_s",
+            CpuHandshakesPerS => "cpu_handshakes_per_s",
+            CpuMbPerS => "cpu_mb_per_s",
             ReadCalls => "read_calls",
             EmptyReadCalls => "empty_read_calls",
             WriteCalls => "write_calls",
@@ -204,8 +210,8 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         use Metric::*;
         match self {
-            HandshakesPerS | ConnectionsPerS => "1/s",
-            MbPerS => "MB/s",
+            HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
+            MbPerS | CpuMbPerS => "MB/s",
             ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls => "calls",
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
@@ -224,6 +230,6 @@ impl Metric {
 
     /// Whether a larger value is better: for rates.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::HandshakesPerS | Metric::MbPerS | Metric::ConnectionsPerS)
+        matches!(self, Metric::HandshakesPerS | Metric::MbPerS | Metric::CpuHandshakesPerS | Metric::CpuMbPerS | Metric::ConnectionsPerS)
     }
 }

@@ -240,6 +240,9 @@ struct SampleSettings {
     min_time_ms: u64,
     #[arg(long, default_value_t = 50)]
     warmup_ms: u64,
+    /// Whether to read the thread's CPU clock around each timed call too (a system call each).
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    cpu_clock: String,
     /// Where the certificates are cached.
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -251,6 +254,7 @@ impl SampleSettings {
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
         let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(|reason| Reply::Failed { reason })?;
         let spec = SampleSpec { warmup: Duration::from_millis(self.warmup_ms), min_time: Duration::from_millis(self.min_time_ms) };
+        crate::driver::cpu_time::set_enabled(self.cpu_clock == "on");
         Ok((pki, spec))
     }
 }
