@@ -103,6 +103,14 @@ pub struct RunArgs {
     /// Unmeasured work before each sample, in ms [default: 50, or 10 with --quick].
     #[arg(long, value_name = "MS")]
     pub warmup_ms: Option<u64>,
+    /// After the samples of --samples, keep taking rounds of samples of the cells whose 95%
+    /// intervals are wider than ±PCT% (the table's ±), until all are within it or --time-budget
+    /// is spent; e.g. `2%` or `2`.
+    #[arg(long, value_name = "PCT", value_parser = parse_target_ci)]
+    pub target_ci: Option<f64>,
+    /// With --target-ci: the most seconds a run measures, from its first sample [default: 300].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_negative_numbers = true, requires = "target_ci")]
+    pub time_budget: Option<f64>,
     /// Seconds a runner is given for one sample beyond the time its planned work is budgeted
     /// (memory-N's connections by key type, --min-time-ms and --warmup-ms); a runner still
     /// going after that is killed and its cell fails.
@@ -116,7 +124,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "timeout", "process"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]
@@ -209,6 +217,14 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     match text.trim_end_matches('%').parse::<f64>() {
         Ok(pct) if (0.0..100.0).contains(&pct) => Ok(pct / 100.0),
         _ => Err(format!("`{text}` is not a percentage from 0 to below 100")),
+    }
+}
+
+/// `--target-ci`: a percentage above 0, with or without `%`; kept in percent.
+fn parse_target_ci(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(pct) if pct > 0.0 && pct < 100.0 => Ok(pct),
+        _ => Err(format!("`{text}` is not a percentage above 0 and below 100 (e.g. 2%)")),
     }
 }
 

@@ -1,8 +1,11 @@
-//! What the run ran on, read from the system where it tells.
+//! What the run ran on, read from the system where it tells; and what the machine did while
+//! the run measured (load, steal, a calibration loop), with the warning when that was noisy.
 
 use std::fs;
+use std::hint::black_box;
+use std::time::Instant;
 
-use crate::results::Environment;
+use crate::results::{Calibration, Conditions, Environment};
 
 pub fn detect() -> Environment {
     let read = |path: &str| fs::read_to_string(path).ok().map(|s| s.trim().to_string());
@@ -24,5 +27,207 @@ pub fn detect() -> Environment {
         allocator: "system (libc malloc)".into(),
         aslr,
         governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").unwrap_or_else(|| "unavailable".into()),
+        conditions: None,
+    }
+}
+
+/// The machine's state when a run starts measuring, to compare with its state at the end.
+pub struct Watch {
+    load_average: f64,
+    cpu_times: Option<CpuTimes>,
+    calibration: Calibration,
+}
+
+impl Watch {
+    pub fn start() -> Watch {
+        Watch { load_average: load_average(), cpu_times: CpuTimes::read(), calibration: calibrate() }
+    }
+
+    pub fn finish(self) -> Conditions {
+        let steal_percent = match (self.cpu_times, CpuTimes::read()) {
+            (Some(start), Some(end)) if end.total > start.total => {
+                Some(rounded(100.0 * end.steal.saturating_sub(start.steal) as f64 / (end.total - start.total) as f64, 3))
+            }
+            _ => None,
+        };
+        Conditions {
+            load_average_start: self.load_average,
+            load_average_end: load_average(),
+            steal_percent,
+            calibration_before: self.calibration,
+            calibration_after: calibrate(),
+        }
+    }
+}
+
+/// The 1-minute load average (0 where /proc/loadavg cannot be read).
+fn load_average() -> f64 {
+    let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().next().and_then(|l| l.parse().ok()).unwrap_or(0.0)
+}
+
+/// The aggregate CPU line of /proc/stat, in clock ticks.
+struct CpuTimes {
+    total: u64,
+    steal: u64,
+}
+
+impl CpuTimes {
+    fn read() -> Option<CpuTimes> {
+        let stat = fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<u64> = stat.lines().next()?.strip_prefix("cpu ")?.split_whitespace().map(|f| f.parse().ok()).collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal (guest time is inside user and nice).
+        let steal = *fields.get(7)?;
+        Some(CpuTimes { total: fields.iter().take(8).sum(), steal })
+    }
+}
+
+/// How often the calibration loop is timed, and its length in iterations (about 3 ms on the
+/// 2-core AMD EPYC KVM guest tlsbench is developed on): enough repetitions for a p10 and a p90,
+/// short enough that the two calibrations add well under a second to a run.
+const CALIBRATION_RUNS: usize = 21;
+const CALIBRATION_ITERATIONS: u64 = 1_500_000;
+
+/// Times a fixed, CPU-bound loop (a multiply-xorshift chain, no memory traffic) `CALIBRATION_RUNS` times.
+pub fn calibrate() -> Calibration {
+    let mut times: Vec<f64> = (0..CALIBRATION_RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            let mut x = black_box(0x9e37_79b9_7f4a_7c15u64);
+            for i in 0..CALIBRATION_ITERATIONS {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
+                x ^= x >> 29;
+            }
+            black_box(x);
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    calibration_of(&times)
+}
+
+/// The summary of sorted loop times in ms.
+fn calibration_of(sorted: &[f64]) -> Calibration {
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    let median = at(0.5);
+    Calibration {
+        median_ms: rounded(median, 4),
+        spread_percent: rounded(100.0 * (at(0.9) - at(0.1)) / median, 2),
+        max_over_min: rounded(sorted[sorted.len() - 1] / sorted[0], 3),
+    }
+}
+
+/// `x` to `decimals` places: more would be noise, and short decimals read back from JSON as the
+/// same numbers (serde_json may misread the last bit of a 17-digit one).
+fn rounded(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// The conditions as (what, value) lines for the reports' environment: load, steal, and the
+/// calibration loop before and after.
+pub fn describe(conditions: &Conditions) -> Vec<(&'static str, String)> {
+    let calibration = |c: &Calibration| format!("median {:.2} ms, spread {:.1}% (p90 - p10), max/min {:.2}", c.median_ms, c.spread_percent, c.max_over_min);
+    vec![
+        ("load average", format!("{:.2} at the start, {:.2} at the end", conditions.load_average_start, conditions.load_average_end)),
+        ("steal", conditions.steal_percent.map_or("unknown".to_string(), |s| format!("{s:.2}% of CPU time over the run"))),
+        ("calibration loop", format!("before: {}; after: {}", calibration(&conditions.calibration_before), calibration(&conditions.calibration_after))),
+    ]
+}
+
+/// Above this spread of the calibration loop, the machine was noisy: on the development VM the
+/// loop's (p90 - p10) / median was 3 to 5% when nothing else ran, and 50 to 100% during a build.
+pub const NOISY_CALIBRATION_SPREAD: f64 = 10.0;
+/// Above this share of stolen time, the hypervisor ran other guests on this machine's CPUs
+/// often enough to show in a sample of 100 ms.
+pub const NOISY_STEAL_PERCENT: f64 = 1.0;
+
+/// One line saying why the run was noisy, or None when nothing was: the calibration loop's
+/// spread, steal time, or a load average above the cores the run could use (the run itself
+/// keeps about one busy).
+pub fn noisy(conditions: &Conditions, cores: usize) -> Option<String> {
+    let mut why = Vec::new();
+    let (before, after) = (&conditions.calibration_before, &conditions.calibration_after);
+    if before.spread_percent.max(after.spread_percent) > NOISY_CALIBRATION_SPREAD {
+        why.push(format!(
+            "a fixed loop's time spread {:.0}% before and {:.0}% after the run (quiet: below {NOISY_CALIBRATION_SPREAD}%)",
+            before.spread_percent, after.spread_percent
+        ));
+    }
+    if let Some(steal) = conditions.steal_percent.filter(|&s| s > NOISY_STEAL_PERCENT) {
+        why.push(format!("the hypervisor stole {steal:.1}% of CPU time"));
+    }
+    let load = conditions.load_average_start.max(conditions.load_average_end);
+    if load > cores as f64 {
+        why.push(format!("the load average reached {load:.1} on {cores} cores"));
+    }
+    (!why.is_empty()).then(|| {
+        format!(
+            "noisy machine during this run: {}; wall-time figures and their ± move with it (the cpu_* metrics leave out \
+             time spent waiting for a CPU)",
+            why.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calibration(spread_percent: f64) -> Calibration {
+        Calibration { median_ms: 3.0, spread_percent, max_over_min: 1.0 + spread_percent / 100.0 }
+    }
+
+    fn conditions(spread: f64, steal: Option<f64>, load: f64) -> Conditions {
+        Conditions {
+            load_average_start: 0.2,
+            load_average_end: load,
+            steal_percent: steal,
+            calibration_before: calibration(3.0),
+            calibration_after: calibration(spread),
+        }
+    }
+
+    #[test]
+    fn a_quiet_run_gets_no_warning() {
+        assert_eq!(noisy(&conditions(4.0, Some(0.1), 1.1), 2), None);
+        assert_eq!(noisy(&conditions(4.0, None, 1.1), 2), None);
+    }
+
+    #[test]
+    fn a_noisy_run_gets_one_line_naming_each_cause() {
+        let spread = noisy(&conditions(38.0, Some(0.0), 1.0), 2).unwrap();
+        assert_eq!(
+            spread,
+            "noisy machine during this run: a fixed loop's time spread 3% before and 38% after the run (quiet: below 10%); \
+             wall-time figures and their ± move with it (the cpu_* metrics leave out time spent waiting for a CPU)"
+        );
+        let all = noisy(&conditions(38.0, Some(2.5), 3.4), 2).unwrap();
+        assert!(!all.contains('\n'));
+        for cause in ["spread 3% before and 38% after", "the hypervisor stole 2.5% of CPU time", "the load average reached 3.4 on 2 cores"] {
+            assert!(all.contains(cause), "{all}");
+        }
+        assert!(noisy(&conditions(4.0, Some(1.5), 0.5), 2).unwrap().contains("stole 1.5%"));
+        assert!(noisy(&conditions(4.0, None, 2.5), 2).unwrap().contains("load average reached 2.5 on 2 cores"));
+    }
+
+    #[test]
+    fn calibration_spread_is_p90_minus_p10_over_the_median() {
+        let times: Vec<f64> = (1..=21).map(f64::from).collect();
+        let c = calibration_of(&times);
+        assert_eq!((c.median_ms, c.max_over_min), (11.0, 21.0));
+        assert_eq!(c.spread_percent, 145.45); // 100 (19 - 3) / 11
+    }
+
+    #[test]
+    fn the_machine_is_watched_over_a_run() {
+        let conditions = Watch::start().finish();
+        for c in [&conditions.calibration_before, &conditions.calibration_after] {
+            assert!(c.median_ms > 0.0 && c.spread_percent >= 0.0 && c.max_over_min >= 1.0, "{c:?}");
+        }
+        assert!(conditions.load_average_start >= 0.0 && conditions.load_average_end >= 0.0);
+        if let Some(steal) = conditions.steal_percent {
+            assert!((0.0..=100.0).contains(&steal));
+        }
     }
 }

@@ -76,6 +76,10 @@ enum View {
     Matrix,
 }
 
+/// `--time-budget` when --target-ci is given without it: 5 minutes of measuring, a bound a user
+/// waits for without planning to, whatever the run's size.
+const DEFAULT_TIME_BUDGET_S: f64 = 300.0;
+
 /// What `tlsbench interop` measures when no --scenario is given.
 const INTEROP_SCENARIOS: &[&str] = &["handshake-full_1.3_x25519_ecdsa-p256_*", "handshake-full_1.2_x25519_ecdsa-p256_*"];
 
@@ -100,10 +104,23 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     })
     .context("installing the Ctrl-C handler")?;
 
+    if let Some(target) = &settings.target {
+        eprintln!(
+            "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, for at most {} s of measuring              (--time-budget)",
+            target.ci_percent,
+            settings.samples,
+            target.budget.as_secs_f64()
+        );
+    }
     let mut progress = output::progress::Progress::new(run::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };
+    let watch = environment::Watch::start();
     let finish = run::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
     progress.finish();
+    let conditions = watch.finish();
+    store.record_conditions(&info.id, &conditions)?;
+    let mut info = info;
+    info.environment.conditions = Some(conditions);
     if finish? == Finish::Interrupted {
         eprintln!(
             "interrupted with {} sample(s) still to take; everything measured is stored in {}: `{}` measures the rest",
@@ -117,7 +134,7 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     let doc = run::document(info, &states);
     match view {
         View::Table => print!("{}", output::table::render(&doc)),
-        View::Matrix => print!("{}", output::matrix::render(&doc)),
+        View::Matrix => print!("{}{}", output::matrix::render(&doc), output::table::precision(&doc)),
     }
     write_exports(&args.exports, &doc)?;
     if args.quick && args.scenarios.is_empty() && view == View::Table {
@@ -175,6 +192,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
         runners: stacks::Runners::find()?,
+        target: args.target_ci.map(|ci_percent| run::Target {
+            ci_percent,
+            budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
+        }),
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -190,6 +211,8 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         samples: settings.samples,
         min_time_ms: settings.min_time_ms,
         warmup_ms: settings.warmup_ms,
+        target_ci: settings.target.map(|t| t.ci_percent),
+        time_budget_s: settings.target.map(|t| t.budget.as_secs_f64()),
     };
     Ok((info, states, settings))
 }
@@ -250,6 +273,8 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         timeout: stored.timeout,
         data_dir: pki::default_data_dir(),
         runners: stacks::Runners::find()?,
+        // A resumed run takes the samples it planned; its further rounds are not resumed.
+        target: None,
     };
     if run::planned_samples(&states, &settings) == 0 {
         eprintln!("run {id} is complete: nothing to measure");

@@ -46,6 +46,12 @@ pub struct RunInfo {
     pub samples: usize,
     pub min_time_ms: u64,
     pub warmup_ms: u64,
+    /// `--target-ci` in %: cells whose 95% intervals were wider got further samples, for at
+    /// most `time_budget_s` of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,6 +63,33 @@ pub struct Environment {
     pub allocator: String,
     pub aslr: String,
     pub governor: String,
+    /// What the machine did while the run measured; absent in runs from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Conditions>,
+}
+
+/// What the machine did during the run: whatever else ran on it shows in the load, in time
+/// stolen by the hypervisor, and in how much a fixed loop's time moves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conditions {
+    /// The 1-minute load average when the run started measuring and when it ended.
+    pub load_average_start: f64,
+    pub load_average_end: f64,
+    /// Time the hypervisor gave this machine's CPUs to others, in % of all CPU time over the run
+    /// (from /proc/stat); None where the system does not say.
+    pub steal_percent: Option<f64>,
+    /// A fixed CPU-bound loop timed before the first sample and after the last.
+    pub calibration_before: Calibration,
+    pub calibration_after: Calibration,
+}
+
+/// The times of one fixed loop, repeated: on a quiet machine they hardly move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub median_ms: f64,
+    /// (p90 - p10) / median of the loop's times, in %.
+    pub spread_percent: f64,
+    pub max_over_min: f64,
 }
 
 /// One number series: one (pair, scenario, measure, side, metric).

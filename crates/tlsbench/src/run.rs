@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
@@ -26,6 +26,37 @@ pub struct Settings {
     pub timeout: Duration,
     pub data_dir: PathBuf,
     pub runners: stacks::Runners,
+    /// `--target-ci`: further rounds for the cells still wider than it.
+    pub target: Option<Target>,
+}
+
+/// After the fixed rounds, cells whose intervals are wider than `ci_percent` get further
+/// samples until none is, or until the run has measured for `budget`.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub ci_percent: f64,
+    pub budget: Duration,
+}
+
+/// What adaptive sampling does next.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// Another round, of these cells (positions in the plan).
+    Round(Vec<usize>),
+    /// Every cell is within the target.
+    Reached,
+    /// The budget is spent; these cells are still wider than the target.
+    BudgetSpent(Vec<usize>),
+}
+
+/// The next step of adaptive sampling after `elapsed` of measuring.
+pub fn next(states: &[CellState], target: &Target, elapsed: Duration) -> Next {
+    let wide: Vec<usize> = (0..states.len()).filter(|&i| states[i].widest_ci().is_some_and(|w| w > target.ci_percent)).collect();
+    match (wide.is_empty(), elapsed >= target.budget) {
+        (true, _) => Next::Reached,
+        (false, true) => Next::BudgetSpent(wide),
+        (false, false) => Next::Round(wide),
+    }
 }
 
 /// Where one cell stands: how it ended, if it did, and the values of every sample taken.
@@ -58,7 +89,8 @@ pub enum Finish {
 }
 
 /// Takes every missing sample of every cell that has not ended, round by round, until each has
-/// `settings.samples`; stops before the next sample once `stop` is set.
+/// `settings.samples`; then, with a target, further rounds of the cells still wider than it
+/// (see [`next`]). Stops before the next sample once `stop` is set.
 pub fn measure(
     states: &mut [CellState],
     settings: &Settings,
@@ -66,35 +98,65 @@ pub fn measure(
     recorder: &mut dyn Recorder,
     stop: &AtomicBool,
 ) -> anyhow::Result<Finish> {
-    let mut order: Vec<usize> = (0..states.len()).collect();
+    let started = Instant::now();
     for round in 0..settings.samples {
-        fastrand::shuffle(&mut order);
-        for &i in &order {
-            let state = &mut states[i];
-            // A resumed cell may already have this round's sample.
-            if state.outcome.is_err() || state.taken > round {
-                continue;
-            }
-            if stop.load(Ordering::SeqCst) {
-                return Ok(Finish::Interrupted);
-            }
-            let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
-            let index = state.taken;
-            // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
-            // sample finish, and the check above stops before the next one.
-            let outcome = sample(&state.cell, settings).and_then(|report| state.record(&report).map(|()| report));
-            progress.sample_done(round, &label);
-            match outcome {
-                Ok(report) => recorder.sample(i, index, &report)?,
-                Err((status, reason)) => {
-                    progress.cell_ended(&label, status, &reason, (settings.samples - index - 1) as u64);
-                    recorder.ended(i, status, &reason)?;
-                    state.outcome = Err((status, reason));
+        // A resumed cell may already have this round's sample.
+        let due: Vec<usize> = (0..states.len()).filter(|&i| states[i].taken <= round).collect();
+        if take_round(states, due, round, settings, progress, recorder, stop)? == Finish::Interrupted {
+            return Ok(Finish::Interrupted);
+        }
+    }
+    let Some(target) = &settings.target else { return Ok(Finish::Complete) };
+    let mut round = settings.samples;
+    loop {
+        match next(states, target, started.elapsed()) {
+            Next::Round(cells) => {
+                progress.extra_round(cells.len() as u64);
+                if take_round(states, cells, round, settings, progress, recorder, stop)? == Finish::Interrupted {
+                    return Ok(Finish::Interrupted);
                 }
+                round += 1;
+            }
+            Next::Reached | Next::BudgetSpent(_) => return Ok(Finish::Complete),
+        }
+    }
+}
+
+/// One sample of each of `cells` that has not ended, in a new random order.
+fn take_round(
+    states: &mut [CellState],
+    mut cells: Vec<usize>,
+    round: usize,
+    settings: &Settings,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+    stop: &AtomicBool,
+) -> anyhow::Result<Finish> {
+    fastrand::shuffle(&mut cells);
+    for i in cells {
+        let state = &mut states[i];
+        if state.outcome.is_err() {
+            continue;
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Finish::Interrupted);
+        }
+        let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
+        let index = state.taken;
+        // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
+        // sample finish, and the check above stops before the next one.
+        let outcome = sample(&state.cell, settings).and_then(|report| state.record(&report).map(|()| report));
+        progress.sample_done(round, &label);
+        match outcome {
+            Ok(report) => recorder.sample(i, index, &report)?,
+            Err((status, reason)) => {
+                progress.cell_ended(&label, status, &reason, settings.samples.saturating_sub(index + 1) as u64);
+                recorder.ended(i, status, &reason)?;
+                state.outcome = Err((status, reason));
             }
         }
-        progress.round_done(round);
     }
+    progress.round_done(round);
     Ok(Finish::Complete)
 }
 
@@ -257,6 +319,16 @@ impl CellState {
         }
     }
 
+    /// The widest 95% interval of the cell's results, as the table prints it (the farther end,
+    /// in % of the median); None for a cell that has ended or has no samples yet.
+    pub fn widest_ci(&self) -> Option<f64> {
+        if self.outcome.is_err() {
+            return None;
+        }
+        let spreads = self.series.iter().filter_map(|(_, _, samples)| stats::summarize(samples)).filter_map(|s| stats::ci_percent(s.median, s.ci95));
+        spreads.reduce(f64::max)
+    }
+
     /// Keeps a sample's values after checking each side reports its own library.
     fn record(&mut self, report: &SampleReport) -> Result<(), (Status, String)> {
         for (id, reported, kept) in [
@@ -295,12 +367,15 @@ impl CellState {
     /// number.
     fn results(&self) -> Vec<CellResult> {
         let (measure, metrics) = (self.cell.measure, Metric::of(self.cell.measure, self.cell.scenario.kind));
+        let series = |side: Side, metric: Metric| self.series.iter().find(|(s, m, _)| *s == side && *m == metric);
         [Side::Client, Side::Server]
             .into_iter()
             .flat_map(|side| metrics.iter().filter(move |m| m.reported_by(measure, side)).map(move |&metric| (side, metric)))
+            // A metric its samples lack: a run from before tlsbench took it, or its runner did not.
+            .filter(|&(side, metric)| self.taken == 0 || series(side, metric).is_some())
             .map(|(side, metric)| {
                 let samples = match &self.outcome {
-                    Ok(()) => self.series.iter().find(|(s, m, _)| *s == side && *m == metric).map(|(_, _, v)| v.clone()),
+                    Ok(()) => series(side, metric).map(|(_, _, v)| v.clone()),
                     Err(_) => None,
                 };
                 let summary = samples.as_deref().and_then(stats::summarize);
@@ -450,6 +525,58 @@ mod tests {
         let restored = restore(&run).unwrap();
         assert_eq!(restored.iter().map(|s| s.missing(3)).collect::<Vec<_>>(), [1, 0]);
         assert_eq!(document(info, &restored), live);
+    }
+
+    /// A cell whose client and server samples are `values` (one sample each), wall time and
+    /// CPU time alike.
+    fn sampled(values: &[f64]) -> CellState {
+        let mut state = CellState::planned(cell());
+        for &value in values {
+            let values: Vec<MetricValue> = [Side::Client, Side::Server]
+                .into_iter()
+                .flat_map(|side| [Metric::HandshakesPerS, Metric::CpuHandshakesPerS].map(|metric| MetricValue { side, metric, value, seconds: 0.1 }))
+                .collect();
+            state.push(&values);
+        }
+        state
+    }
+
+    #[test]
+    fn target_ci_takes_rounds_of_the_wide_cells_until_all_are_within_it() {
+        let target = Target { ci_percent: 2.0, budget: Duration::from_secs(60) };
+        // 10 samples: the interval is [x_(2), x_(9)]. Tight: ±0.5%; wide: ±10%.
+        let tight = [100.0, 99.0, 101.0, 100.5, 99.5, 100.0, 100.2, 99.8, 100.0, 100.1];
+        let wide = [100.0, 90.0, 110.0, 89.0, 111.0, 100.0, 95.0, 105.0, 100.0, 100.0];
+        let states = [sampled(&tight), sampled(&wide), sampled(&tight), sampled(&wide)];
+        assert_eq!(states[0].widest_ci(), Some(0.5));
+        assert_eq!(states[1].widest_ci(), Some(10.0));
+        assert_eq!(next(&states, &target, Duration::from_secs(10)), Next::Round(vec![1, 3]));
+        assert_eq!(next(&states[..1], &target, Duration::from_secs(10)), Next::Reached);
+        // Met even after the budget: nothing is left to say.
+        assert_eq!(next(&states[..1], &target, Duration::from_secs(600)), Next::Reached);
+    }
+
+    #[test]
+    fn target_ci_stops_at_the_budget_and_names_the_cells_still_wide() {
+        let target = Target { ci_percent: 2.0, budget: Duration::from_secs(60) };
+        let wide = [100.0, 90.0, 110.0, 89.0, 111.0, 100.0, 95.0, 105.0, 100.0, 100.0];
+        let mut ended = sampled(&wide);
+        ended.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
+        let states = [sampled(&wide), ended, CellState::planned(cell())];
+        // A cell that ended, or has no samples, gets no further round.
+        assert_eq!(next(&states, &target, Duration::from_secs(59)), Next::Round(vec![0]));
+        assert_eq!(next(&states, &target, Duration::from_secs(60)), Next::BudgetSpent(vec![0]));
+    }
+
+    #[test]
+    fn a_metric_the_samples_lack_is_left_out_of_the_results() {
+        // A sample of a runner without the CPU clock, or of a run stored before it was taken.
+        let mut state = CellState::planned(cell());
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        let metrics: Vec<String> = state.results().into_iter().map(|r| r.metric).collect();
+        assert_eq!(metrics, ["handshakes_per_s", "handshakes_per_s"]);
+        // Before any sample, every metric of the measure has its place.
+        assert_eq!(CellState::planned(cell()).results().len(), 4);
     }
 
     #[test]

@@ -50,6 +50,13 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     Some(Summary { median, ci95, min: sorted[0], max: sorted[n - 1], outliers: outliers(samples, median) })
 }
 
+/// How wide an interval is, as the table prints it: the larger distance from the median to
+/// either end, in % of the median; `None` when the median is 0 and a relative width means nothing.
+pub fn ci_percent(median: f64, [low, high]: [f64; 2]) -> Option<f64> {
+    let spread = (median - low).max(high - median) / median.abs() * 100.0;
+    spread.is_finite().then_some(spread)
+}
+
 /// The median of a sorted, non-empty slice: the two middle indices coincide when the length is
 /// odd, and `(x + x) / 2` is exactly `x`.
 fn median_of_sorted(sorted: &[f64]) -> f64 {

@@ -7,11 +7,11 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 
-use crate::results::{pair_label, Environment, RunInfo, Status};
+use crate::results::{pair_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 4;
+pub const DB_SCHEMA_VERSION: i64 = 5;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -30,7 +30,10 @@ CREATE TABLE runs (
     warmup_ms        INTEGER NOT NULL,
     timeout_s        REAL NOT NULL,    -- not in the results document; kept to resume with it
     cpu TEXT NOT NULL, cores INTEGER NOT NULL, kernel TEXT NOT NULL, rustc TEXT NOT NULL,
-    allocator TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL
+    allocator TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL,
+    conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
+    target_ci     REAL,              -- --target-ci in %, and its --time-budget
+    time_budget_s REAL
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),
@@ -205,13 +208,19 @@ impl Store {
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
-            // did not keep what was negotiated.
-            (2 | 3, _) => {
+            // did not keep what was negotiated; versions 2 to 4, the run's conditions and target.
+            (2..=4, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
                 }
-                changes.push_str("ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;");
+                if version <= 3 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;");
+                }
+                changes.push_str(
+                    "ALTER TABLE runs ADD COLUMN conditions TEXT; ALTER TABLE runs ADD COLUMN target_ci REAL;
+                     ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
+                );
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -234,8 +243,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                               cpu, cores, kernel, rustc, allocator, aslr, governor)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -252,6 +261,9 @@ impl Store {
                 env.allocator,
                 env.aslr,
                 env.governor,
+                env.conditions.as_ref().map(json),
+                info.target_ci,
+                info.time_budget_s,
             ],
         )
         .map_err(err)?;
@@ -314,6 +326,14 @@ impl Store {
         )
         .map_err(err)?;
         tx.commit().map_err(err)
+    }
+
+    /// Stores what the machine did while run `run` measured (its latest session, when resumed).
+    pub fn record_conditions(&mut self, run: &str, conditions: &Conditions) -> Result<(), StoreError> {
+        self.conn
+            .execute("UPDATE runs SET conditions = ? WHERE id = ?", params![json(conditions), run])
+            .map(drop)
+            .map_err(|e| self.error(e))
     }
 
     /// Stores that cell `cell` stopped: it failed or turned out unsupported, for `reason`.
@@ -390,7 +410,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                        cpu, cores, kernel, rustc, allocator, aslr, governor
+                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -408,24 +428,29 @@ impl Store {
                                 allocator: row.get(11)?,
                                 aslr: row.get(12)?,
                                 governor: row.get(13)?,
+                                conditions: None, // parsed below, as the command line
                             },
                             stacks: Vec::new(),
                             samples: row.get::<_, i64>(3)? as usize,
                             min_time_ms: row.get::<_, i64>(4)? as u64,
                             warmup_ms: row.get::<_, i64>(5)? as u64,
+                            target_ci: row.get(15)?,
+                            time_budget_s: row.get(16)?,
                         },
                         row.get::<_, String>(2)?,
                         row.get::<_, f64>(6)?,
+                        row.get::<_, Option<String>>(14)?,
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.error(e))?;
-        let Some((mut info, command_line, timeout)) = header else {
+        let Some((mut info, command_line, timeout, conditions)) = header else {
             let known = self.runs()?.into_iter().map(|r| r.id).collect();
             return Err(StoreError::UnknownRun { id: id.to_string(), path: self.path.clone(), known });
         };
         info.command_line = self.parse(id, "command line", &command_line)?;
+        info.environment.conditions = conditions.map(|c| self.parse(id, "conditions", &c)).transpose()?;
         info.stacks = self.stacks(id)?;
         let cells = self.cells(id)?;
         Ok(StoredRun { info, timeout: Duration::from_secs_f64(timeout), cells })
@@ -704,13 +729,53 @@ mod tests {
         path
     }
 
+    fn conditions() -> Conditions {
+        use crate::results::Calibration;
+        Conditions {
+            load_average_start: 0.25,
+            load_average_end: 1.5,
+            steal_percent: Some(0.125),
+            calibration_before: Calibration { median_ms: 3.0, spread_percent: 4.5, max_over_min: 1.125 },
+            calibration_after: Calibration { median_ms: 3.25, spread_percent: 38.0, max_over_min: 2.5 },
+        }
+    }
+
+    #[test]
+    fn a_run_keeps_its_conditions_and_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        let mut stored = run("run-1");
+        (stored.info.target_ci, stored.info.time_budget_s) = (Some(2.0), Some(300.0));
+        store.insert_run(&stored).unwrap();
+        // Planned without conditions; they come at the end of the measuring.
+        assert_eq!(store.load("run-1").unwrap(), stored);
+        store.record_conditions("run-1", &conditions()).unwrap();
+        stored.info.environment.conditions = Some(conditions());
+        assert_eq!(store.load("run-1").unwrap(), stored);
+    }
+
+    #[test]
+    fn a_version_4_database_gains_the_conditions_and_target_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(
+            dir.path(),
+            "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
+             ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 4;",
+        );
+        let mut store = Store::create_or_open(&path).unwrap();
+        assert_eq!(store.load("old").unwrap(), run("old"));
+        store.record_conditions("old", &conditions()).unwrap();
+        assert_eq!(store.load("old").unwrap().info.environment.conditions, Some(conditions()));
+    }
+
     #[test]
     fn a_version_2_database_gains_the_measure_column_and_its_cells_measured_time() {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
-             ALTER TABLE cells DROP COLUMN server_negotiated; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
+             ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -725,7 +790,8 @@ mod tests {
         let path = stored_then_downgraded(
             dir.path(),
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
-             PRAGMA user_version = 3;",
+             ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
+             ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -748,7 +814,7 @@ mod tests {
         other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 4; use \
+            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 5; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")

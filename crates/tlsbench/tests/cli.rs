@@ -91,17 +91,25 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
     for key in ["cpu", "kernel", "rustc", "allocator", "aslr", "governor"] {
         assert!(doc["run"]["environment"][key].is_string(), "environment.{key}");
     }
+    let conditions = &doc["run"]["environment"]["conditions"];
+    for key in ["load_average_start", "load_average_end", "steal_percent"] {
+        assert!(conditions[key].as_f64().is_some_and(|x| x >= 0.0), "conditions.{key}: {conditions}");
+    }
+    for key in ["calibration_before", "calibration_after"] {
+        let calibration = &conditions[key];
+        assert!(calibration["median_ms"].as_f64().unwrap() > 0.0 && calibration["spread_percent"].as_f64().unwrap() >= 0.0, "{calibration}");
+    }
     assert_eq!(doc["run"]["environment"]["cores"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
-    // 2 stacks x 2 sides x (time: handshake rate, transfer rate; io: the handshake's counts;
-    // transfer has no io).
+    // 2 stacks x 2 sides x (time: handshake rate, transfer rate, each by wall and CPU time; io:
+    // the handshake's counts; transfer has no io).
     let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
     let results = results(&doc);
-    assert_eq!(results.len(), 2 * 2 * (2 + io_counts));
+    assert_eq!(results.len(), 2 * 2 * (4 + io_counts));
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["client_stack"], r["server_stack"]);
         let (measure, better) = match r["metric"].as_str().unwrap() {
-            "handshakes_per_s" | "mb_per_s" => ("time", "higher"),
+            "handshakes_per_s" | "mb_per_s" | "cpu_handshakes_per_s" | "cpu_mb_per_s" => ("time", "higher"),
             _ => ("io", "lower"),
         };
         assert_eq!((r["measure"].as_str().unwrap(), r["better"].as_str().unwrap()), (measure, better), "{r}");
@@ -117,9 +125,10 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         assert!(min > 0.0 && min <= low && low <= median && median <= high && high <= max, "{r}");
         let units: &[(&str, &str)] = match r["scenario"].as_str().unwrap().starts_with("transfer") {
-            true => &[("mb_per_s", "MB/s")],
+            true => &[("mb_per_s", "MB/s"), ("cpu_mb_per_s", "MB/s")],
             false => &[
                 ("handshakes_per_s", "1/s"),
+                ("cpu_handshakes_per_s", "1/s"),
                 ("read_calls", "calls"),
                 ("write_calls", "calls"),
                 ("io_calls", "calls"),
@@ -164,12 +173,16 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
 #[test]
 fn bad_input_gets_one_line_naming_the_valid_choices() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], i32, &str); 6] = [
+    let cases: [(&[&str], i32, &str); 10] = [
         (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)"),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
         (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, io, heap, rss, net"),
         (&["run", "--samples", "0"], 2, "--samples"),
+        (&["run", "--target-ci", "0"], 2, "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)"),
+        (&["run", "--target-ci", "abc"], 2, "`abc` is not a percentage above 0 and below 100 (e.g. 2%)"),
+        (&["run", "--target-ci", "2%", "--time-budget", "-1"], 2, "invalid value '-1' for '--time-budget <SECONDS>': `-1` is not a positive number of seconds"),
+        (&["run", "--time-budget", "60"], 2, "--target-ci"),
         (&["run", "--measure", "rss", "--scenario", "transfer_*"], 1, "`transfer_*` selects transfer scenarios, which no measure of this run applies to"),
     ];
     for (args, code, needle) in cases {
@@ -180,6 +193,76 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
         assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
         assert!(output.stdout.is_empty());
     }
+}
+
+/// The samples of `metric` on `side` of the results of (stack, scenario, process).
+fn samples_of(doc: &Value, stack: &str, scenario: &str, process: &str, side: &str, metric: &str) -> Vec<f64> {
+    let r = results(doc)
+        .iter()
+        .find(|r| (&r["client_stack"], &r["scenario"], &r["process"], &r["side"], &r["metric"]) == (&stack.into(), &scenario.into(), &process.into(), &side.into(), &metric.into()))
+        .unwrap_or_else(|| panic!("no {metric} of {side} in {stack} {scenario} {process}"));
+    r["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+#[test]
+fn cpu_time_is_reported_for_both_sides_and_is_at_most_their_wall_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (full, transfer) = ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm");
+    let output = tlsbench(dir.path())
+        .args(["run", "--stack", "openssl", "--stack", "rustls-aws-lc-rs", "--process", "both", "--samples", "3"])
+        .args(["--min-time-ms", "20", "--warmup-ms", "5", "--scenario", full, "--scenario", transfer, "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = exported(&json);
+    for stack in ["openssl", "rustls-aws-lc-rs"] {
+        for (scenario, wall, cpu) in [(full, "handshakes_per_s", "cpu_handshakes_per_s"), (transfer, "mb_per_s", "cpu_mb_per_s")] {
+            for process in ["in-process", "split-process"] {
+                for side in ["client", "server"] {
+                    let (wall, cpu) = (samples_of(&doc, stack, scenario, process, side, wall), samples_of(&doc, stack, scenario, process, side, cpu));
+                    assert_eq!(wall.len(), cpu.len());
+                    // Same work in each sample: a rate by CPU time is at least the rate by wall time,
+                    // as CPU time is at most wall time (within 5% for what the CPU clock's reads add).
+                    for (w, c) in wall.iter().zip(&cpu) {
+                        assert!(*w > 0.0 && c.is_finite() && *c >= w / 1.05, "{stack} {scenario} {process} {side}: wall {w}, cpu {c}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let run = |target: &str, budget: &str| {
+        tlsbench(dir.path())
+            .args(["run", "--stack", "rustls-ring", "--samples", "6", "--min-time-ms", "2", "--warmup-ms", "0"])
+            .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--target-ci", target, "--time-budget", budget])
+            .arg("--export-json")
+            .arg(&json)
+            .output()
+            .unwrap()
+    };
+    // Met by the first 6 samples: no further round.
+    let output = run("99%", "60");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("--target-ci 99%: every result reached it"));
+    let doc = exported(&json);
+    assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 6));
+    assert_eq!((doc["run"]["target_ci"].as_f64(), doc["run"]["time_budget_s"].as_f64()), (Some(99.0), Some(60.0)));
+    // Out of reach: further rounds until the budget is spent, every sample kept, and the table
+    // names what missed.
+    let output = run("0.0001", "5");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"), "{}", stderr(&output));
+    let table = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(table.contains("did not reach it within the time budget of 5 s: rustls-ring"), "{table}");
+    let doc = exported(&json);
+    assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() > 6), "{doc}");
 }
 
 #[test]
@@ -280,11 +363,11 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
     assert!(table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "), "{table}");
     let doc = exported(&json);
     let results = results(&doc);
-    // 2 process models x (handshake: 2 sides + transfer: 2 sides).
-    assert_eq!(results.len(), 8);
+    // 2 process models x (handshake: 2 sides + transfer: 2 sides) x (wall time, CPU time).
+    assert_eq!(results.len(), 16);
     for process in ["in-process", "split-process"] {
         let of: Vec<&Value> = results.iter().filter(|r| r["process"] == process).collect();
-        assert_eq!(of.len(), 4, "{process}");
+        assert_eq!(of.len(), 8, "{process}");
         for r in of {
             assert_eq!(r["status"], "ok", "{r}");
             assert!(r["client_library"].as_str().unwrap().contains("aws-lc-rs") && r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");

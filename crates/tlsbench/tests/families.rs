@@ -38,9 +38,10 @@ fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = doc["results"].as_array().unwrap();
-    // 2 stacks x 2 sides x (time: handshake and transfer rates; io: the handshake's counts).
+    // 2 stacks x 2 sides x (time: handshake and transfer rates, by wall and CPU time; io: the
+    // handshake's counts).
     let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
-    assert_eq!(results.len(), 2 * 2 * (2 + io_counts));
+    assert_eq!(results.len(), 2 * 2 * (4 + io_counts));
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["client_stack"], r["server_stack"], "{r}");
@@ -79,7 +80,7 @@ fn openssl_and_boringssl_talk_to_each_other_across_their_families() {
         assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let results = doc["results"].as_array().unwrap();
-        assert_eq!(results.len(), 2, "{client} -> {server}: handshakes_per_s of each side");
+        assert_eq!(results.len(), 4, "{client} -> {server}: handshakes_per_s and cpu_handshakes_per_s of each side");
         for r in results {
             assert_eq!(r["status"], "ok", "{r}");
             assert_eq!((r["client_stack"].as_str(), r["server_stack"].as_str()), (Some(client), Some(server)));
@@ -116,6 +117,6 @@ fn the_interop_matrix_spans_families_with_split_pairs_where_no_runner_holds_both
     assert_eq!(process("gnutls", "boringssl"), "split-process");
     assert_eq!(process("rustls-ring", "boringssl"), "in-process");
     assert_eq!(process("gnutls", "rustls-ring"), "in-process");
-    assert_eq!(results.len(), 9 * 2, "9 pairs x 2 sides");
+    assert_eq!(results.len(), 9 * 2 * 2, "9 pairs x 2 sides x (wall time, CPU time)");
     assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
 }

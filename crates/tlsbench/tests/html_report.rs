@@ -60,14 +60,16 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let loads: Vec<&str> = log.lines().filter(|l| l.contains("FileURLLoader::Start")).collect();
     assert_eq!(loads.len(), 1, "the page must load nothing but itself: {loads:#?}");
     assert!(loads[0].ends_with(&format!("file://{}", page.display())), "{loads:?}");
-    // Charts per group and side: handshake-full has handshakes_per_s and the io counts for
-    // each side, transfer has mb_per_s for each; one bar per stack in each.
+    // Charts per group and side: handshake-full has handshakes_per_s by wall and CPU time and
+    // the io counts for each side, transfer has mb_per_s by wall and CPU time for each; one bar
+    // per stack in each.
     let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
     assert!(html.contains("<h1>tlsbench run <code>"), "{html}");
+    assert!(html.contains("<th>calibration loop</th>"), "{html}");
     assert_eq!(html.matches("<section class=\"group\"").count(), 2);
-    assert_eq!(html.matches("<svg").count(), 2 * (1 + io_counts) + 2);
-    assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 * (2 * (1 + io_counts) + 2));
-    assert_eq!(html.matches("<path class=\"ci\"").count(), 2 * (2 * (1 + io_counts) + 2));
+    assert_eq!(html.matches("<svg").count(), 2 * (2 + io_counts) + 4);
+    assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 * (2 * (2 + io_counts) + 4));
+    assert_eq!(html.matches("<path class=\"ci\"").count(), 2 * (2 * (2 + io_counts) + 4));
     assert!(html.contains("<th>rustls-ring/openssl</th>"));
 
     // What a person sees: a screenshot, with each stack's bars drawn in its colour.

@@ -197,9 +197,9 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
         .unwrap();
     ok(exported);
     assert_eq!(std::fs::read(file("b.json")).unwrap(), std::fs::read(&a_json).unwrap());
-    // Per stack and side: handshakes_per_s, and the io metrics.
+    // Per stack and side: handshakes_per_s by wall and CPU time, and the io metrics.
     let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
-    assert_eq!(std::fs::read_to_string(file("b.csv")).unwrap().lines().count(), 1 + 2 * 2 * (1 + io_counts));
+    assert_eq!(std::fs::read_to_string(file("b.csv")).unwrap().lines().count(), 1 + 2 * 2 * (2 + io_counts));
     assert!(std::fs::read_to_string(file("b.md")).unwrap().contains("## handshakes_per_s (1/s, higher is better)"));
     let bencher = read_json(&file("bencher.json"));
     let server = &bencher[format!("{FULL}/openssl/server")];
@@ -207,7 +207,7 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     assert!(server["handshakes_per_s"]["lower_value"].as_f64() <= server["handshakes_per_s"]["value"].as_f64());
     let bigger = read_json(&file("bigger.json"));
     let names: Vec<&str> = bigger.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     assert!(names.contains(&format!("{FULL}/rustls-ring/client/handshakes_per_s").as_str()), "{names:?}");
     let smaller = read_json(&file("smaller.json"));
     let io_metrics = ["/read_calls", "/empty_read_calls", "/write_calls", "/io_calls", "/records_written", "/bytes_written"];
@@ -216,7 +216,7 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
 
     // A run against itself: nothing differs.
     let same = ok(tlsbench(dir.path()).args(["compare", &id, &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
-    let cells = 2 * 2 * (1 + io_counts);
+    let cells = 2 * 2 * (2 + io_counts);
     assert!(same.contains(&format!("summary: 0 better, 0 worse, {cells} ~")), "{same}");
 
     // B: the same run with rustls-ring's handshakes a thousand times slower (a file, not a stored

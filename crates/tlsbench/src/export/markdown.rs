@@ -22,6 +22,9 @@ impl Exporter for MarkdownExporter {
         writeln!(md, "- cpu: {} ({} cores)", env.cpu, env.cores)?;
         writeln!(md, "- kernel: {}", env.kernel)?;
         writeln!(md, "- rustc: {}", env.rustc)?;
+        for (what, value) in env.conditions.as_ref().map(crate::environment::describe).unwrap_or_default() {
+            writeln!(md, "- {what}: {value}")?;
+        }
 
         for table in MetricTable::all(&doc.results, self.baseline.as_deref()) {
             md += "\n";

@@ -40,6 +40,15 @@ impl Progress {
         }
     }
 
+    /// A further round of `samples` samples (`--target-ci`).
+    pub fn extra_round(&mut self, samples: u64) {
+        self.total += samples;
+        self.rounds += 1;
+        if let Some(bar) = &self.bar {
+            bar.set_length(self.total);
+        }
+    }
+
     /// A cell that stopped: its `skipped` remaining samples will not be taken.
     pub fn cell_ended(&mut self, label: &str, status: Status, reason: &str, skipped: u64) {
         self.total -= skipped;

@@ -43,6 +43,7 @@ pub fn render(doc: &RunDocument) -> String {
     for (i, (status, reason)) in reasons.0.iter().enumerate() {
         out += &columns::wrap(&format!("[{}] {}: {reason}", i + 1, status_word(*status)), WIDTH, 4);
     }
+    out += &precision(doc);
     out
 }
 
@@ -214,7 +215,7 @@ pub fn format_cell(cell: &CellResult) -> String {
         true => format_count(median),
         false => format_number(median),
     };
-    if let Some(spread) = cell.ci95.and_then(|ci| spread_percent(median, ci)) {
+    if let Some(spread) = cell.ci95.and_then(|ci| crate::stats::ci_percent(median, ci)) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
         if !(count && spread <= default_threshold(&cell.measure) * 100.0) {
             text += &format!(" ±{spread:.decimals$}%");
@@ -226,12 +227,6 @@ pub fn format_cell(cell: &CellResult) -> String {
     text
 }
 
-/// The larger distance from the median to either end of the interval, in percent of the median;
-/// `None` when the median is 0 and a relative spread means nothing.
-fn spread_percent(median: f64, [low, high]: [f64; 2]) -> Option<f64> {
-    let spread = (median - low).max(high - median) / median.abs() * 100.0;
-    spread.is_finite().then_some(spread)
-}
 
 /// Four significant digits, and whole numbers with `,` grouping from 1,000 up: precision beyond
 /// that is noise for a benchmark and makes columns hard to scan.
@@ -311,6 +306,79 @@ pub fn notes<'a>(results: impl IntoIterator<Item = &'a CellResult>) -> Vec<Strin
         .collect()
 }
 
+/// How wide the run's intervals came out, in one line, with the target's outcome if it had one
+/// and a warning when the machine was noisy (see [`intervals`] and [`crate::environment::noisy`]).
+pub fn precision(doc: &RunDocument) -> String {
+    let mut out = String::new();
+    if let Some(line) = intervals(doc) {
+        out += &columns::wrap(&line, WIDTH, 2);
+    }
+    if let Some(warning) = doc.run.environment.conditions.as_ref().and_then(|c| crate::environment::noisy(c, doc.run.environment.cores)) {
+        out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
+    }
+    out
+}
+
+/// `95% intervals of the medians: wall time ±x% typical, ±y% widest (cell); ...`: the median and
+/// the widest of the rates' intervals, wall time and CPU time apart (counts are exact), then
+/// what `--target-ci` reached or how to ask for narrower ones.
+pub fn intervals(doc: &RunDocument) -> Option<String> {
+    let width = |c: &&CellResult| c.median.zip(c.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci));
+    let rates: Vec<(&CellResult, f64)> =
+        doc.results.iter().filter(|c| c.status == Status::Ok && !is_count(c)).filter_map(|c| width(&c).map(|w| (c, w))).collect();
+    let mut parts = Vec::new();
+    for (clock, cpu) in [("wall time", false), ("CPU time", true)] {
+        let mut of: Vec<&(&CellResult, f64)> = rates.iter().filter(|(c, _)| c.metric.starts_with("cpu_") == cpu).collect();
+        if of.is_empty() {
+            continue;
+        }
+        of.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let typical = of[(of.len() - 1) / 2].1;
+        let (widest, w) = of[of.len() - 1];
+        parts.push(format!(
+            "{clock} ±{} typical, ±{} widest ({} {} {})",
+            percent(typical),
+            percent(*w),
+            widest.pair_label(),
+            widest.scenario,
+            widest.side
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let widest = rates.iter().map(|(_, w)| *w).fold(0.0, f64::max);
+    let outcome = match doc.run.target_ci {
+        Some(target) => {
+            let wide: Vec<String> = rates
+                .iter()
+                .filter(|(_, w)| *w > target)
+                .map(|(c, w)| format!("{} {} {} ±{} ({} samples)", c.pair_label(), c.scenario, c.side, percent(*w), c.samples.len()))
+                .collect();
+            match (wide.len(), doc.run.time_budget_s) {
+                (0, _) => format!("--target-ci {target}%: every result reached it"),
+                (n, budget) => format!(
+                    "--target-ci {target}%: {n} of {} results did not reach it within the time budget{}: {}",
+                    rates.len(),
+                    budget.map(|b| format!(" of {b} s")).unwrap_or_default(),
+                    wide.join(", ")
+                ),
+            }
+        }
+        None if widest > 2.0 => format!("{} samples per cell: for ±2% use --target-ci 2", doc.run.samples),
+        None => format!("{} samples per cell", doc.run.samples),
+    };
+    Some(format!("95% intervals of the medians: {}; {outcome}", parts.join("; ")))
+}
+
+/// A width in %, with one decimal below 10%.
+fn percent(x: f64) -> String {
+    match x < 10.0 {
+        true => format!("{x:.1}%"),
+        false => format!("{x:.0}%"),
+    }
+}
+
 /// A hint when some cell has too few samples for its ± to be a 95% interval.
 pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>) -> Option<String> {
     let few = |c: &CellResult| c.status == Status::Ok && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len());
@@ -360,6 +428,7 @@ pub mod fixture {
                     allocator: "system".into(),
                     aslr: "on".into(),
                     governor: "performance".into(),
+                    conditions: None,
                 },
                 stacks: ["rustls-aws-lc-rs", "openssl"]
                     .map(|id| StackInfo {
@@ -371,6 +440,8 @@ pub mod fixture {
                 samples: 3,
                 min_time_ms: 100,
                 warmup_ms: 50,
+                target_ci: None,
+                time_budget_s: None,
             },
             results: vec![
                 rustls(FULL, Side::Server, 12345.0, [12200.0, 12493.14], vec![]),
@@ -419,6 +490,53 @@ pub mod fixture {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_line_says_how_wide_the_intervals_are_and_what_the_target_reached() {
+        let mut doc = fixture::document();
+        // The rates' widths: 0.77% and 1.2% (FULL client and server), 6.7% (CHACHA server);
+        // the heap count is exact and left out.
+        assert_eq!(
+            intervals(&doc).unwrap(),
+            format!(
+                "95% intervals of the medians: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs {} server); \
+                 3 samples per cell: for ±2% use --target-ci 2",
+                fixture::CHACHA
+            )
+        );
+        let cpu = CellResult { metric: "cpu_handshakes_per_s".into(), ..doc.results[0].clone() };
+        doc.results.push(cpu);
+        (doc.run.target_ci, doc.run.time_budget_s) = (Some(2.0), Some(300.0));
+        let line = intervals(&doc).unwrap();
+        assert!(line.contains(&format!("; CPU time ±1.2% typical, ±1.2% widest (rustls-aws-lc-rs {} server); ", fixture::FULL)), "{line}");
+        assert!(
+            line.ends_with(&format!(
+                "--target-ci 2%: 1 of 4 results did not reach it within the time budget of 300 s: rustls-aws-lc-rs {} \
+                 server ±6.7% (3 samples)",
+                fixture::CHACHA
+            )),
+            "{line}"
+        );
+        doc.run.target_ci = Some(7.0);
+        assert!(intervals(&doc).unwrap().ends_with("--target-ci 7%: every result reached it"));
+    }
+
+    #[test]
+    fn a_noisy_run_says_so_under_the_table() {
+        use crate::results::{Calibration, Conditions};
+        let mut doc = fixture::document();
+        assert!(!render(&doc).contains("noisy"));
+        let calibration = |spread_percent| Calibration { median_ms: 3.0, spread_percent, max_over_min: 1.5 };
+        doc.run.environment.conditions = Some(Conditions {
+            load_average_start: 0.1,
+            load_average_end: 0.3,
+            steal_percent: Some(0.0),
+            calibration_before: calibration(4.0),
+            calibration_after: calibration(45.0),
+        });
+        let table = render(&doc);
+        assert_eq!(table.matches("warning: noisy machine during this run").count(), 1, "{table}");
+    }
+
     use super::*;
 
     #[test]
@@ -456,6 +574,8 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
   confidence; use --samples 6 or more
 [1] failed: negotiated TLS 1.2, expected TLS 1.3
 [2] n/a: openssl: cipher suite chacha20-poly1305 not supported
+95% intervals of the medians: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs
+  handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 server); 3 samples per cell: for ±2% use --target-ci 2
 ";
         assert_eq!(render(&fixture::document()), expected);
     }

@@ -66,7 +66,8 @@ fn environment(doc: &RunDocument) -> String {
         ("tlsbench", run.tlsbench_version.clone()),
         ("command line", run.command_line.join(" ")),
     ];
-    for (what, value) in rows {
+    let conditions = env.conditions.as_ref().map(crate::environment::describe).unwrap_or_default();
+    for (what, value) in rows.into_iter().chain(conditions) {
         let _ = writeln!(html, "<tr><th>{what}</th><td>{}</td></tr>", escape(&value));
     }
     html += "</table>\n<table>\n<tr><th>stack</th><th>library</th></tr>\n";
