@@ -73,6 +73,11 @@ pub enum Metric {
     /// time: it leaves out the time the thread waited while other work had the CPU.
     CpuHandshakesPerS,
     CpuMbPerS,
+    // instructions: in the side's library calls, counted by callgrind
+    InstructionsPerHandshake,
+    /// Per megabyte (10^6 bytes) of plaintext: sent on the sending side, received on the
+    /// receiving side.
+    InstructionsPerMb,
     // io: per handshake, or per connection in io-profile. A read that found nothing (would
     // block) is a call too.
     ReadCalls,
@@ -133,6 +138,8 @@ impl Metric {
         match (measure, kind) {
             (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS],
             (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS],
+            (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
+            (Measure::Instructions, _) => &[InstructionsPerHandshake],
             (Measure::Io, _) => IO,
             (Measure::Heap, kind) if kind.connections().is_some() => {
                 &[HeapPerConnectionBytes, HeapPeakPerConnectionBytes, AllocationsPerHandshake]
@@ -180,6 +187,8 @@ impl Metric {
             MbPerS => "mb_per_s",
             CpuHandshakesPerS => "cpu_handshakes_per_s",
             CpuMbPerS => "cpu_mb_per_s",
+            InstructionsPerHandshake => "instructions_per_handshake",
+            InstructionsPerMb => "instructions_per_mb",
             ReadCalls => "read_calls",
             EmptyReadCalls => "empty_read_calls",
             WriteCalls => "write_calls",
@@ -216,6 +225,7 @@ impl Metric {
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",
+            InstructionsPerHandshake | InstructionsPerMb => "instructions",
             AllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",
             BytesWritten | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes
