@@ -89,18 +89,19 @@ pub struct RunArgs {
     /// CPU and syscalls per connection). `tlsbench serve` and `load` take more settings.
     #[arg(long, value_enum, value_name = "T", default_value_t = Transport::Memory)]
     pub transport: Transport,
-    /// Samples per cell [default: 10, or 6 with --quick: the fewest that give a 95% interval].
+    /// Samples per cell [default: 20 with the time measure, else 10; 6 with --quick: the fewest
+    /// that give a 95% interval].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
     /// A short run: fewer and shorter samples (6 of 20 ms per side) and, without --scenario,
     /// the headline scenarios only (full and resumed handshakes, transfer, io-profile, memory-100).
     #[arg(long)]
     pub quick: bool,
-    /// Each side's measured time per sample, in ms [default: 100, or 20 with --quick; over
+    /// Each side's measured time per sample, in ms [default: 50, or 20 with --quick; over
     /// TCP, the load's time: 1000, or 300 with --quick].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub min_time_ms: Option<u64>,
-    /// Unmeasured work before each sample, in ms [default: 50, or 10 with --quick].
+    /// Unmeasured work before each sample, in ms [default: 25, or 10 with --quick].
     #[arg(long, value_name = "MS")]
     pub warmup_ms: Option<u64>,
     /// After the samples of --samples, keep taking rounds of samples of the cells whose 95%

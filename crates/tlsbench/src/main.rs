@@ -183,13 +183,13 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(default_samples(&measures, args.quick)),
         min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick) {
-            (false, false) => 100,
+            (false, false) => DEFAULT_MIN_TIME_MS,
             (false, true) => 20,
             // A connection takes about a millisecond; a sample of a second holds hundreds.
             (true, false) => 1000,
             (true, true) => 300,
         }),
-        warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { 50 }),
+        warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { DEFAULT_WARMUP_MS }),
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
         runners: stacks::Runners::find()?,
@@ -225,9 +225,20 @@ fn default_samples(measures: &[Measure], quick: bool) -> usize {
         (true, true) => 2,
         (true, false) => 3,
         (false, true) => 6,
+        // The time measure takes more, shorter samples (see DEFAULT_TIME_SAMPLES).
+        (false, false) if measures.contains(&Measure::Time) => DEFAULT_TIME_SAMPLES,
         (false, false) => 10,
     }
 }
+
+/// The time measure's samples and each side's measured and warmup time in ms, without --quick.
+/// On the 2-core KVM guest tlsbench is developed on, under load, 20 samples of 50 ms narrowed the
+/// median interval of wall time from ±24% to ±16% and of CPU time from ±23% to ±12%, against 10
+/// of 100 ms, for a tenth more run time (40 of 25 ms: ±13% and ±5%, for a third more); quiet, the
+/// run-to-run spread (±4% to ±38% either way) hid any difference (scripts/noise-check.sh).
+const DEFAULT_TIME_SAMPLES: usize = 20;
+const DEFAULT_MIN_TIME_MS: u64 = 50;
+const DEFAULT_WARMUP_MS: u64 = 25;
 
 /// The measures asked for, or the transport's default; net is the measure of TCP, and only of
 /// TCP.

@@ -313,10 +313,23 @@ pub fn precision(doc: &RunDocument) -> String {
     if let Some(line) = intervals(doc) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
-    if let Some(warning) = doc.run.environment.conditions.as_ref().and_then(|c| crate::environment::noisy(c, doc.run.environment.cores)) {
+    let env = &doc.run.environment;
+    if let Some(warning) = crate::environment::noisy(env.conditions.as_ref(), env.cores, typical_wall_interval(doc)) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
     out
+}
+
+/// The median of the wall-time rates' intervals (the table's ±), if the run has any.
+fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
+    let mut widths: Vec<f64> = doc
+        .results
+        .iter()
+        .filter(|c| c.status == Status::Ok && !is_count(c) && !c.metric.starts_with("cpu_"))
+        .filter_map(|c| c.median.zip(c.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci)))
+        .collect();
+    widths.sort_by(f64::total_cmp);
+    widths.get(widths.len().checked_sub(1)? / 2).copied()
 }
 
 /// `95% intervals of the medians: wall time ±x% typical, ±y% widest (cell); ...`: the median and
