@@ -177,7 +177,7 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
         (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)"),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
-        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, io, heap, rss, net"),
+        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, instructions, io, heap, rss, net"),
         (&["run", "--samples", "0"], 2, "--samples"),
         (&["run", "--target-ci", "0"], 2, "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)"),
         (&["run", "--target-ci", "abc"], 2, "`abc` is not a percentage above 0 and below 100 (e.g. 2%)"),
@@ -224,9 +224,11 @@ fn cpu_time_is_reported_for_both_sides_and_is_at_most_their_wall_time() {
                     let (wall, cpu) = (samples_of(&doc, stack, scenario, process, side, wall), samples_of(&doc, stack, scenario, process, side, cpu));
                     assert_eq!(wall.len(), cpu.len());
                     // Same work in each sample: a rate by CPU time is at least the rate by wall time,
-                    // as CPU time is at most wall time (within 5% for what the CPU clock's reads add).
+                    // as one thread's CPU time is at most its wall time; within 10% for what the CPU
+                    // clock's own reads add beyond the calibrated part (measured: up to 5% in
+                    // transfers, whose regions are 16 KiB writes or reads of about 6 µs).
                     for (w, c) in wall.iter().zip(&cpu) {
-                        assert!(*w > 0.0 && c.is_finite() && *c >= w / 1.05, "{stack} {scenario} {process} {side}: wall {w}, cpu {c}");
+                        assert!(*w > 0.0 && c.is_finite() && *c >= w / 1.10, "{stack} {scenario} {process} {side}: wall {w}, cpu {c}");
                     }
                 }
             }
