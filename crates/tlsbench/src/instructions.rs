@@ -170,3 +170,39 @@ fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricV
     };
     MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_total_that_callgrind_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        let header = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\ncmd: runner\npart: 1\n\npositions: line\nevents: Ir\nsummary: 1234567\n\nfn=(1) main\n0 1234567\n";
+        std::fs::write(&file, format!("{header}\ntotals: 1234567\n")).unwrap();
+        assert_eq!(total(&file).unwrap(), 1_234_567);
+        // Older callgrinds write the summary only.
+        std::fs::write(&file, header).unwrap();
+        assert_eq!(total(&file).unwrap(), 1_234_567);
+        std::fs::write(&file, header.replace("events: Ir", "events: Dr")).unwrap();
+        assert!(total(&file).unwrap_err().to_string().contains("does not count instructions"));
+        std::fs::write(&file, "events: Ir\n").unwrap();
+        assert!(total(&file).unwrap_err().to_string().contains("has no total"));
+        assert!(total(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn the_command_runs_the_runner_under_callgrind_without_aslr_or_environment() {
+        let callgrind = Callgrind { env: "/usr/bin/env".into(), setarch: "/usr/bin/setarch".into(), valgrind: "/usr/bin/valgrind".into() };
+        let (program, args) = callgrind.command(Path::new("/bin/runner"), &["sample", "--x"], Path::new("/tmp/out"), &["--dump-line=yes"]);
+        assert_eq!(program, Path::new("/usr/bin/env"));
+        let runner = args.iter().position(|a| a == "/bin/runner").unwrap();
+        let (before, after) = args.split_at(runner);
+        assert_eq!(&before[..4], ["-i", "/usr/bin/setarch", "-R", "/usr/bin/valgrind"]);
+        for option in ["--tool=callgrind", "--collect-atstart=no", "--cache-sim=no", "--callgrind-out-file=/tmp/out", "--dump-line=yes"] {
+            assert!(before.iter().any(|a| a == option), "{option} missing from {before:?}");
+        }
+        assert_eq!(after, ["/bin/runner", "sample", "--x"]);
+    }
+}
