@@ -18,12 +18,66 @@ pub const TRANSFER_MIN_BYTES: u64 = 64 << 20;
 
 /// How long a sample lasts.
 #[derive(Clone, Copy, Debug)]
-pub struct SampleSpec {
-    /// Unmeasured work first, so that lazy initialisation and cold caches are not counted.
-    pub warmup: Duration,
-    /// Each side's clock must reach this before the sample ends.
-    pub min_time: Duration,
+pub enum SampleSpec {
+    /// The time measure: warm up for a while, then measure until each side's clock has run
+    /// for a minimum.
+    Timed {
+        /// Unmeasured work first, so that lazy initialisation and cold caches are not counted.
+        warmup: Duration,
+        /// Each side's clock must reach this before the sample ends.
+        min_time: Duration,
+    },
+    /// The instructions measure: fixed numbers of unmeasured and measured iterations (handshakes,
+    /// or 16 KiB writes in a transfer), so that every sample does the same work, and callgrind
+    /// collects only inside the library calls of the side `collect` (see [`Clock`]).
+    Counted { warmup: u64, iterations: u64, collect: Side },
 }
+
+impl SampleSpec {
+    pub const fn timed(warmup: Duration, min_time: Duration) -> SampleSpec {
+        SampleSpec::Timed { warmup, min_time }
+    }
+
+    pub fn measure(&self) -> Measure {
+        match self {
+            SampleSpec::Timed { .. } => Measure::Time,
+            SampleSpec::Counted { .. } => Measure::Instructions,
+        }
+    }
+
+    /// Whether warm-up goes on after `done` unmeasured iterations begun at `started`.
+    pub(crate) fn warming(&self, started: Instant, done: u64) -> bool {
+        match *self {
+            SampleSpec::Timed { warmup, .. } => started.elapsed() < warmup,
+            SampleSpec::Counted { warmup, .. } => done < warmup,
+        }
+    }
+
+    /// Whether one side's measured clock has done its part.
+    pub(crate) fn reached(&self, clock: &Clock) -> bool {
+        match *self {
+            SampleSpec::Timed { min_time, .. } => clock.elapsed >= min_time,
+            SampleSpec::Counted { .. } => true,
+        }
+    }
+
+    /// Whether the measured part is over after `iterations`, given whether both sides'
+    /// clocks have done their part (and, for a transfer, `min_iterations` moved enough bytes).
+    pub(crate) fn done(&self, iterations: u64, min_iterations: u64, both_reached: bool) -> bool {
+        match *self {
+            SampleSpec::Timed { .. } => iterations >= min_iterations && both_reached,
+            SampleSpec::Counted { iterations: wanted, .. } => iterations >= wanted,
+        }
+    }
+
+    /// The measured clock of `side`: it has callgrind collect only if this is the counted side.
+    pub(crate) fn clock(&self, side: Side) -> Clock {
+        Clock { elapsed: Duration::ZERO, collect: matches!(*self, SampleSpec::Counted { collect, .. } if collect == side) }
+    }
+}
+
+/// A transfer moves at least [`TRANSFER_MIN_BYTES`] in a timed sample.
+pub(crate) const TRANSFER_MIN_WRITES: u64 = TRANSFER_MIN_BYTES / TRANSFER_WRITE_SIZE as u64;
 
 /// Measures one sample of `scenario` with `client` against `server`.
 pub fn sample<C: Stack, S: Stack>(
@@ -33,7 +87,7 @@ pub fn sample<C: Stack, S: Stack>(
     pki: &Pki,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    check_measure(Measure::Time, scenario)?;
+    check_measure(spec.measure(), scenario)?;
     client.capabilities().check(client.id(), scenario)?;
     server.capabilities().check(server.id(), scenario)?;
     let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
@@ -68,8 +122,8 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         Kind::Transfer => pair.transfer(spec)?,
         _ => pair.handshakes(spec)?,
     };
-    let mut values = side_values(Side::Client, scenario.kind, measured.iterations, &measured.clocks.client);
-    values.extend(side_values(Side::Server, scenario.kind, measured.iterations, &measured.clocks.server));
+    let mut values = side_values(spec, Side::Client, scenario.kind, measured.iterations, &measured.clocks.client);
+    values.extend(side_values(spec, Side::Server, scenario.kind, measured.iterations, &measured.clocks.server));
     Ok(SampleReport {
         client_library: client.library(),
         server_library: server.library(),
@@ -79,9 +133,14 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     })
 }
 
-/// One side's rate in a sample, from its own clock.
-pub(crate) fn side_values(side: Side, kind: Kind, iterations: u64, clock: &Clock) -> Vec<MetricValue> {
-    let seconds = clock.0.as_secs_f64();
+/// One side's rate in a sample, from its own clock. None for the instructions measure: the
+/// count is not known inside the process (callgrind writes it when the process ends, and the
+/// orchestrator reads it there), and the clocks ran at valgrind's pace.
+pub(crate) fn side_values(spec: &SampleSpec, side: Side, kind: Kind, iterations: u64, clock: &Clock) -> Vec<MetricValue> {
+    if spec.measure() == Measure::Instructions {
+        return Vec::new();
+    }
+    let seconds = clock.elapsed.as_secs_f64();
     let n = iterations as f64;
     let (metric, value) = match kind {
         Kind::Transfer => (Metric::MbPerS, n * TRANSFER_WRITE_SIZE as f64 / 1e6 / seconds),
@@ -115,16 +174,29 @@ struct Measured {
     clocks: Clocks,
 }
 
-/// Wall time spent inside one side's library calls.
+/// Wall time spent inside one side's library calls; under callgrind, also the only place where
+/// callgrind collects, if this is the counted side's measured clock.
 #[derive(Default)]
-pub(crate) struct Clock(pub(crate) Duration);
+pub(crate) struct Clock {
+    pub(crate) elapsed: Duration,
+    /// Whether to switch callgrind's collection on for each call and off after it. The request
+    /// is a toggle, so it must come in pairs and never nest (the drivers never nest calls). Off
+    /// valgrind it is a few instructions that do nothing; the time measure's clocks never set it.
+    collect: bool,
+}
 
 impl Clock {
     #[inline(always)]
     pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
         let start = Instant::now();
+        if self.collect {
+            valgrind_requests::callgrind::toggle_collect();
+        }
         let out = call();
-        self.0 += start.elapsed();
+        if self.collect {
+            valgrind_requests::callgrind::toggle_collect();
+        }
+        self.elapsed += start.elapsed();
         out
     }
 }
@@ -154,8 +226,13 @@ impl Meter for Clocks {
 }
 
 impl Clocks {
-    fn both_reached(&self, min: Duration) -> bool {
-        self.client.0 >= min && self.server.0 >= min
+    /// The measured clocks of both sides.
+    fn measured(spec: &SampleSpec) -> Clocks {
+        Clocks { client: spec.clock(Side::Client), server: spec.clock(Side::Server) }
+    }
+
+    fn both_reached(&self, spec: &SampleSpec) -> bool {
+        spec.reached(&self.client) && spec.reached(&self.server)
     }
 }
 
@@ -179,13 +256,14 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
     fn handshakes(&self, spec: &SampleSpec) -> Result<Measured, Error> {
         self.checked_handshake(&mut Clocks::default(), false)?;
         let resumed = self.scenario.kind.is_resumption();
-        let warmup_end = Instant::now() + spec.warmup;
-        while Instant::now() < warmup_end {
+        let (started, mut warmed) = (Instant::now(), 0);
+        while spec.warming(started, warmed) {
             self.checked_handshake(&mut Clocks::default(), resumed)?;
+            warmed += 1;
         }
-        let mut clocks = Clocks::default();
+        let mut clocks = Clocks::measured(spec);
         let mut iterations = 0;
-        while !clocks.both_reached(spec.min_time) {
+        while !spec.done(iterations, 0, clocks.both_reached(spec)) {
             self.checked_handshake(&mut clocks, resumed)?;
             iterations += 1;
         }
@@ -226,13 +304,14 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
         let mut stream = Stream { payload: transfer_payload(), offset: 0, inbox: vec![0u8; TRANSFER_WRITE_SIZE], sent: Xxh3::new(), received: Xxh3::new(), sent_bytes: 0, received_bytes: 0 };
 
-        let warmup_end = Instant::now() + spec.warmup;
-        while Instant::now() < warmup_end {
+        let (started, mut warmed) = (Instant::now(), 0);
+        while spec.warming(started, warmed) {
             stream.send_one(&mut client, &mut server, &mut Clocks::default())?;
+            warmed += 1;
         }
-        let mut clocks = Clocks::default();
+        let mut clocks = Clocks::measured(spec);
         let mut writes = 0u64;
-        while writes * (TRANSFER_WRITE_SIZE as u64) < TRANSFER_MIN_BYTES || !clocks.both_reached(spec.min_time) {
+        while !spec.done(writes, TRANSFER_MIN_WRITES, clocks.both_reached(spec)) {
             stream.send_one(&mut client, &mut server, &mut clocks)?;
             writes += 1;
         }

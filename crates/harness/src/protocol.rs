@@ -69,6 +69,11 @@ pub enum Metric {
     /// Megabytes (10^6 bytes) of plaintext per second: sent on the sending side, received on
     /// the receiving side.
     MbPerS,
+    // instructions: in the side's library calls, counted by callgrind
+    InstructionsPerHandshake,
+    /// Per megabyte (10^6 bytes) of plaintext: sent on the sending side, received on the
+    /// receiving side.
+    InstructionsPerMb,
     // io: per handshake, or per connection in io-profile. A read that found nothing (would
     // block) is a call too.
     ReadCalls,
@@ -129,6 +134,8 @@ impl Metric {
         match (measure, kind) {
             (Measure::Time, Kind::Transfer) => &[MbPerS],
             (Measure::Time, _) => &[HandshakesPerS],
+            (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
+            (Measure::Instructions, _) => &[InstructionsPerHandshake],
             (Measure::Io, _) => IO,
             (Measure::Heap, kind) if kind.connections().is_some() => {
                 &[HeapPerConnectionBytes, HeapPeakPerConnectionBytes, AllocationsPerHandshake]
@@ -174,6 +181,8 @@ impl Metric {
         match self {
             HandshakesPerS => "handshakes_per_s",
             MbPerS => "mb_per_s",
+            InstructionsPerHandshake => "instructions_per_handshake",
+            InstructionsPerMb => "instructions_per_mb",
             ReadCalls => "read_calls",
             EmptyReadCalls => "empty_read_calls",
             WriteCalls => "write_calls",
@@ -210,6 +219,7 @@ impl Metric {
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",
+            InstructionsPerHandshake | InstructionsPerMb => "instructions",
             AllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",
             BytesWritten | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes

@@ -240,17 +240,44 @@ struct SampleSettings {
     min_time_ms: u64,
     #[arg(long, default_value_t = 50)]
     warmup_ms: u64,
+    /// The instructions measure: the side whose library calls callgrind collects (in a
+    /// split-process pair, always this process's side).
+    #[arg(long, value_parser = parse_side)]
+    count_side: Option<Side>,
+    /// The instructions measure: measured iterations (handshakes, or 16 KiB writes in a
+    /// transfer), a fixed number so that every sample does the same work.
+    #[arg(long, default_value_t = 20)]
+    iterations: u64,
+    /// The instructions measure: unmeasured iterations first.
+    #[arg(long, default_value_t = 2)]
+    warmup_iterations: u64,
     /// Where the certificates are cached.
     #[arg(long)]
     data_dir: Option<PathBuf>,
 }
 
 impl SampleSettings {
-    /// The scenario's certificates and the sample's timing.
-    fn load(&self) -> Result<(Pki, SampleSpec), Reply> {
+    /// The scenario's certificates and the sample's length; `own_side` is the side of a
+    /// split-process runner.
+    fn load(&self, own_side: Option<Side>) -> Result<(Pki, SampleSpec), Reply> {
+        let spec = match self.measure {
+            Measure::Instructions => SampleSpec::Counted {
+                warmup: self.warmup_iterations,
+                iterations: self.iterations,
+                collect: own_side.or(self.count_side).ok_or_else(|| Reply::Failed {
+                    reason: "the instructions measure counts one side per process: name it with --count-side client|server".into(),
+                })?,
+            },
+            _ => SampleSpec::timed(Duration::from_millis(self.warmup_ms), Duration::from_millis(self.min_time_ms)),
+        };
+        // Off valgrind nothing would be counted, and the orchestrator would read no count.
+        if spec.measure() == Measure::Instructions && valgrind_requests::valgrind::running_on_valgrind() == 0 {
+            return Err(Reply::Failed {
+                reason: "the instructions measure runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER ...".into(),
+            });
+        }
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
         let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(|reason| Reply::Failed { reason })?;
-        let spec = SampleSpec { warmup: Duration::from_millis(self.warmup_ms), min_time: Duration::from_millis(self.min_time_ms) };
         Ok((pki, spec))
     }
 }
@@ -320,7 +347,7 @@ pub fn take_reply_channel() -> std::io::Result<File> {
 }
 
 fn sample<F: Family>(args: &SampleArgs) -> Reply {
-    let (pki, spec) = match args.settings.load() {
+    let (pki, spec) = match args.settings.load(None) {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
@@ -506,7 +533,7 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
     // SAFETY: the orchestrator starts this runner with `--peer-fd` naming an open socket that
     // nothing else in this process uses; this takes sole ownership of it.
     let peer = unsafe { UnixStream::from_raw_fd(args.peer_fd) };
-    let (pki, spec) = match args.settings.load() {
+    let (pki, spec) = match args.settings.load(Some(args.role)) {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
@@ -544,7 +571,7 @@ impl StackVisitor for MeasureSide<'_> {
         capabilities.check(stack.id(), self.scenario)?;
         capabilities.check_peer(self.side, self.peer_stack)?;
         match self.measure {
-            Measure::Time => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
+            Measure::Time | Measure::Instructions => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
             Measure::Rss => crate::split::memory_side(stack, self.side, self.scenario, self.pki, self.peer),
             other => Err(Error::Unsupported(format!("measure {other} is taken in one process, not split-process"))),
         }
@@ -578,7 +605,7 @@ impl PairVisitor for MeasurePair<'_> {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         check_pair(client, server, self.scenario)?;
         match self.measure {
-            Measure::Time => driver::sample(client, server, self.scenario, self.pki, &self.spec),
+            Measure::Time | Measure::Instructions => driver::sample(client, server, self.scenario, self.pki, &self.spec),
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
             Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
             Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),

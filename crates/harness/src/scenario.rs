@@ -76,6 +76,9 @@ parameter!(
     Measure, "measure" {
         /// Wall time inside each side's library calls.
         Time => "time",
+        /// Instructions executed inside each side's library calls, counted by valgrind's
+        /// callgrind: the same every time, whatever else the machine does.
+        Instructions => "instructions",
         /// Every transport call each side makes, and the records it writes.
         Io => "io",
         /// What each side allocates and holds, C libraries included.
@@ -93,7 +96,7 @@ impl Measure {
     pub fn kinds(self) -> &'static [Kind] {
         const HANDSHAKES: [Kind; 3] = [Kind::HandshakeFull, Kind::HandshakeResumeId, Kind::HandshakeResumeTicket];
         match self {
-            Measure::Time => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
+            Measure::Time | Measure::Instructions => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
             Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
             Measure::Heap => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
@@ -364,10 +367,13 @@ impl Scenario {
     }
 
     /// What a run of `measure` covers when no `--scenario` is given: for time, see
-    /// [`Scenario::defaults`]; for the others, TLS 1.2 and 1.3 with RSA-2048 and ECDSA P-256.
+    /// [`Scenario::defaults`]; for instructions, the headlines of [`Scenario::quick_for`]; for
+    /// the others, TLS 1.2 and 1.3 with RSA-2048 and ECDSA P-256.
     pub fn defaults_for(measure: Measure) -> Vec<Scenario> {
         let kinds: &[Kind] = match measure {
             Measure::Time => return Scenario::time_defaults(),
+            // Under valgrind a sample takes seconds: the headlines only.
+            Measure::Instructions => return Scenario::quick_for(measure),
             Measure::Io => &[Kind::IoProfile, Kind::HandshakeFull],
             Measure::Heap => &[Kind::HandshakeFull, Kind::Memory1000],
             Measure::Rss => &[Kind::Memory1000],

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
+use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE};
 use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
 use crate::gate::{self, Gates, Tally};
 use crate::protocol::SampleReport;
@@ -24,7 +24,7 @@ pub fn sample_side<T: Stack>(
     spec: &SampleSpec,
     peer: UnixStream,
 ) -> Result<SampleReport, Error> {
-    crate::driver::check_measure(Measure::Time, scenario)?;
+    crate::driver::check_measure(spec.measure(), scenario)?;
     stack.capabilities().check(stack.id(), scenario)?;
     let mut relay = Relay { peer, side };
     let (link, gates) = (Link::new(), Gates::default());
@@ -44,7 +44,7 @@ pub fn sample_side<T: Stack>(
     let (iterations, clock) = outcome.inspect_err(|e| {
         let _ = relay.send(&Message::Abort(e.to_string()));
     })?;
-    let values = side_values(side, scenario.kind, iterations, &clock);
+    let values = side_values(spec, side, scenario.kind, iterations, &clock);
     let (client_library, server_library) = match side {
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
@@ -239,12 +239,12 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         }
     }
 
-    /// A seed handshake (full, unmeasured), warmup for as long as the client's wall clock
-    /// says, then measured handshakes until both sides' clocks reach the minimum.
+    /// A seed handshake (full, unmeasured), warmup for as long as the client says, then
+    /// measured handshakes until both sides' clocks have done their part.
     fn handshakes(&mut self, spec: &SampleSpec) -> Result<(u64, Clock), Error> {
         let side = self.relay.side;
-        let warmup_end = Instant::now() + spec.warmup;
-        let (mut clock, mut iterations) = (Clock::default(), 0);
+        let (started, mut warmed) = (Instant::now(), 0);
+        let (mut clock, mut iterations) = (spec.clock(side), 0);
         let mut proposed = Next::Seed;
         loop {
             let next = self.follow(proposed)?;
@@ -258,16 +258,20 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
             let resumed = self.scenario.kind.is_resumption() && next != Next::Seed;
             self.gates.check(side, self.scenario, &negotiated, resumed)?;
             timed.time(|| drop(conn));
+            if next == Next::Warmup {
+                warmed += 1;
+            }
             // Only the client's proposal counts; the server follows what it is told.
             proposed = match next {
                 Next::Measure => {
                     iterations += 1;
-                    match self.both_reached(clock.0 >= spec.min_time)? {
+                    let both_reached = self.both_reached(spec.reached(&clock))?;
+                    match spec.done(iterations, 0, both_reached) {
                         true => Next::Stop,
                         false => Next::Measure,
                     }
                 }
-                _ if Instant::now() < warmup_end => Next::Warmup,
+                _ if spec.warming(started, warmed) => Next::Warmup,
                 _ => Next::Measure,
             };
         }
@@ -285,14 +289,13 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         let payload = transfer_payload();
         let (mut offset, mut inbox) = (0, vec![0u8; TRANSFER_WRITE_SIZE]);
         let (mut tally, mut digest) = (0u64, Xxh3::new());
-        let (mut clock, mut writes) = (Clock::default(), 0u64);
-        let warmup_end = Instant::now() + spec.warmup;
+        let (mut clock, mut writes) = (spec.clock(side), 0u64);
+        let (started, mut warmed) = (Instant::now(), 0);
         let mut peer_reached = false;
         loop {
-            let enough = writes * (TRANSFER_WRITE_SIZE as u64) >= TRANSFER_MIN_BYTES && clock.0 >= spec.min_time;
             let next = self.follow(match () {
-                _ if Instant::now() < warmup_end => Next::Warmup,
-                _ if enough && peer_reached => Next::Stop,
+                _ if spec.warming(started, warmed) => Next::Warmup,
+                _ if spec.done(writes, TRANSFER_MIN_WRITES, spec.reached(&clock) && peer_reached) => Next::Stop,
                 _ => Next::Measure,
             })?;
             if next == Next::Stop {
@@ -307,7 +310,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                     digest.update(data);
                     tally += data.len() as u64;
                     c.time(|| conn.send(data)).map_err(failed(side, "write"))?;
-                    let reached = clock.0 >= spec.min_time;
+                    let reached = spec.reached(&clock);
                     let bytes = self.link.take_written_by(side);
                     self.relay.send(&Message::Flight { bytes, done: reached, unread: 0 })?;
                 }
@@ -322,8 +325,9 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                     tally += n as u64;
                 }
             }
-            if next == Next::Measure {
-                writes += 1;
+            match next {
+                Next::Measure => writes += 1,
+                _ => warmed += 1,
             }
         }
         match side {

@@ -10,7 +10,7 @@ use crate::protocol::Metric;
 use crate::{Connection, KeyType, Link, Measure, Pki, Scenario, Stack};
 
 /// One measured iteration after the seed handshake: every gate passes at least once.
-pub const ONCE: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+pub const ONCE: SampleSpec = SampleSpec::timed(Duration::ZERO, Duration::from_micros(1));
 
 /// Every key type's certificates, generated once per test binary; the PEMs are held in memory,
 /// so the directory goes as soon as they are loaded.

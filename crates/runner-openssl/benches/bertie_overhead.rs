@@ -73,7 +73,7 @@ fn main() {
     let handshake: Scenario = format!("handshake-full_1.3_x25519_ecdsa-p256_{suite}").parse().expect("a valid name");
     let transfer: Scenario = format!("transfer_1.3_x25519_ecdsa-p256_{suite}").parse().expect("a valid name");
     let configs = |s: &Scenario| (Bertie.client_config(s, &pki).expect("client config"), Bertie.server_config(s, &pki).expect("server config"));
-    let spec = SampleSpec { warmup: WARMUP, min_time: MIN_TIME };
+    let spec = SampleSpec::timed(WARMUP, MIN_TIME);
     let harness_values = |s: &Scenario| {
         let report = driver::sample(&Bertie, &Bertie, s, &pki, &spec).unwrap_or_else(|e| panic!("{s}: {e}"));
         let side = |side| report.values.iter().find(|v| v.side == side).expect("a value per side").value;

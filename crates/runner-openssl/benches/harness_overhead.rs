@@ -28,7 +28,7 @@ fn main() {
     let handshake: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
     let transfer: Scenario = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
     let configs = |s: &Scenario| (stack.client_config(s, &pki).unwrap(), stack.server_config(s, &pki).unwrap());
-    let spec = SampleSpec { warmup: WARMUP, min_time: MIN_TIME };
+    let spec = SampleSpec::timed(WARMUP, MIN_TIME);
     let harness_value = |s: &Scenario, side: Side| {
         let report = driver::sample(&stack, &stack, s, &pki, &spec).expect("harness sample");
         report.values.iter().find(|v| v.side == side).unwrap().value

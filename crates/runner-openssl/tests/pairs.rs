@@ -136,7 +136,7 @@ fn split_process_pairs_pass_the_same_gates_and_agree_on_the_work() {
         "handshake-resume-id_1.2_secp384r1_ecdsa-p384_aes-256-gcm_no-ems",
         "transfer_1.2_x25519_ecdsa-p256_aes-128-gcm",
     ] {
-        let (client, server) = split(OpenSsl, OpenSsl, name, &SampleSpec { warmup: Duration::from_millis(2), min_time: Duration::from_millis(3) });
+        let (client, server) = split(OpenSsl, OpenSsl, name, &SampleSpec::timed(Duration::from_millis(2), Duration::from_millis(3)));
         let (client, server) = (client.unwrap_or_else(|e| panic!("{name} client: {e}")), server.unwrap_or_else(|e| panic!("{name} server: {e}")));
         assert_eq!(client.iterations, server.iterations, "{name}: both sides do the same iterations");
         assert!(client.values.iter().all(|v| v.side == Side::Client && v.value > 0.0), "{name}: {client:?}");

@@ -745,7 +745,7 @@ mod tests {
     #[test]
     fn ml_kem_is_declared_unsupported_with_the_reason() {
         let asked = scenario("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm");
-        let err = sample(&GnuTls, &GnuTls, &asked, pki(), &SampleSpec { warmup: Duration::ZERO, min_time: Duration::ZERO });
+        let err = sample(&GnuTls, &GnuTls, &asked, pki(), &SampleSpec::timed(Duration::ZERO, Duration::ZERO));
         assert!(matches!(&err, Err(Error::Unsupported(reason)) if reason == "gnutls: group x25519mlkem768 not supported"), "{err:?}");
     }
 

@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn each_declared_gap_is_unsupported_with_its_reason() {
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::ZERO };
+        let spec = SampleSpec::timed(Duration::ZERO, Duration::ZERO);
         for (name, reason) in [
             ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", TLS13_SUITE),
             ("transfer_1.3_x25519_ecdsa-p256_chacha20-poly1305", TLS13_SUITE),

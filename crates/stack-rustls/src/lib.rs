@@ -374,7 +374,7 @@ mod tests {
     use super::*;
 
     /// One measured iteration after the seed handshake: enough to pass every gate once.
-    const ONCE: SampleSpec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+    const ONCE: SampleSpec = SampleSpec::timed(Duration::ZERO, Duration::from_micros(1));
 
     #[test]
     fn every_supported_scenario_passes_its_gates_with_both_providers() {

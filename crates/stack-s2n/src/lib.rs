@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
-        let spec = SampleSpec { warmup: Duration::ZERO, min_time: Duration::from_micros(1) };
+        let spec = SampleSpec::timed(Duration::ZERO, Duration::from_micros(1));
         for stack in [S2n::new(), S2n::recv_buffering()] {
             let (mut measured, mut unpinnable, mut failures) = (0, Vec::new(), Vec::new());
             for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {

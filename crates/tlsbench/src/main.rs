@@ -4,6 +4,7 @@ mod cli;
 mod compare;
 mod environment;
 mod executor;
+mod instructions;
 mod export;
 mod io;
 mod net;
@@ -165,7 +166,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         false => plan::select_scenarios(&globs, &measures)?,
     };
     let settings = Settings {
-        samples: args.samples.map(|n| n as usize).unwrap_or(if args.quick { 6 } else { 10 }),
+        samples: args.samples.map(|n| n as usize).unwrap_or(default_samples(&measures, args.quick)),
         min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick) {
             (false, false) => 100,
             (false, true) => 20,
@@ -196,6 +197,17 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     Ok((info, states, settings))
 }
 
+/// Samples per cell unless `--samples` says: instruction counts repeat, so a few samples show
+/// that they do; wall time needs more.
+fn default_samples(measures: &[Measure], quick: bool) -> usize {
+    match (measures.iter().all(|&m| m == Measure::Instructions), quick) {
+        (true, true) => 2,
+        (true, false) => 3,
+        (false, true) => 6,
+        (false, false) => 10,
+    }
+}
+
 /// The measures asked for, or the transport's default; net is the measure of TCP, and only of
 /// TCP.
 fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
@@ -213,6 +225,9 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
             ),
             false => bail!("measure net is taken over a real socket: add --transport tcp"),
         }
+    }
+    if measures.contains(&Measure::Instructions) {
+        instructions::Callgrind::find()?;
     }
     if tcp && args.process != plan::ProcessChoice::Auto {
         bail!("--process places the two sides in memory; over --transport tcp each side is its own runner on a socket");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
-use tlsbench_harness::Side;
+use tlsbench_harness::{Measure, Side};
 
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
@@ -122,6 +122,9 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     if cell.process == Process::Tcp {
         return crate::net::sample(cell, settings);
     }
+    if cell.measure == Measure::Instructions {
+        return crate::instructions::sample(cell, settings);
+    }
     let failed = |reason: String| (Status::Failed, reason);
     let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
     let (scenario, min_time, warmup) =
@@ -152,7 +155,7 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
 
 /// The runner's reply. A failed one, and one that cannot be read, carry the last lines the
 /// runner's libraries printed (its stderr), which often say why.
-fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, String> {
+pub(crate) fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, String> {
     let output = output.map_err(|e| format!("{e:#}"))?;
     let with_stderr = |reason: String| match &output.stderr {
         Some(printed) => format!("{reason} (stderr: {printed})"),
@@ -167,7 +170,7 @@ fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, String> {
 
 /// One report from the two sides of a split-process sample. When a side fails, its own reason
 /// wins over its peer's "the peer stopped" or "went away".
-fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
+pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
     let reason = |side: &str, result: &Result<Reply, String>| match result {
         Ok(Reply::Ok(_)) => None,
         Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),

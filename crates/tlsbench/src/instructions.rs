@@ -1,0 +1,172 @@
+//! The instructions measure: each side's instructions, counted by valgrind's callgrind in a
+//! process of its own. A runner switches callgrind's collection on only inside the counted
+//! side's library calls (the harness's `Clock`), for a fixed number of iterations; callgrind
+//! writes the total when the process exits, and it is read here.
+//!
+//! Counts are made repeatable by taking away what varies between runs of the same binary:
+//! address-space randomisation (`setarch -R`), the environment (cleared, since its size moves
+//! the stack and with it the alignment of buffers), and the amount of work (fixed iterations).
+//! Cache simulation is off: only instructions are counted.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
+use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
+use tlsbench_harness::{Kind, KeyType, Scenario, Side};
+
+use crate::executor;
+use crate::plan::{Cell, Process};
+use crate::results::Status;
+use crate::run::{merge_sides, reply, Settings};
+
+/// Measured iterations of a handshake sample, and of a transfer sample (16 KiB writes: 1 MiB).
+/// Enough that one iteration's variation (an ECDSA signature one byte shorter) is diluted, few
+/// enough that a sample under valgrind takes seconds.
+pub const HANDSHAKES: u64 = 20;
+pub const TRANSFER_WRITES: u64 = 64;
+/// Unmeasured iterations first: lazy initialisation, first-use tables, the session cache's
+/// first entries.
+pub const WARMUP_ITERATIONS: u64 = 2;
+
+/// The programs that run a side under callgrind, found in PATH once.
+pub struct Callgrind {
+    env: PathBuf,
+    setarch: PathBuf,
+    valgrind: PathBuf,
+}
+
+impl Callgrind {
+    pub fn find() -> Result<Callgrind> {
+        let find = |name: &str, package: &str| {
+            in_path(name).ok_or_else(|| anyhow!("the instructions measure runs each side under {name}, which is not in PATH (install {package})"))
+        };
+        Ok(Callgrind { env: find("env", "coreutils")?, setarch: find("setarch", "util-linux")?, valgrind: find("valgrind", "valgrind")? })
+    }
+
+    /// The program and arguments that run `runner args` under callgrind, with collection off
+    /// until the runner switches it on, its output in `out`. `extra` are further callgrind
+    /// options (the profile's).
+    pub fn command(&self, runner: &Path, args: &[&str], out: &Path, extra: &[&str]) -> (PathBuf, Vec<String>) {
+        let mut argv: Vec<String> = vec![
+            "-i".into(),
+            self.setarch.display().to_string(),
+            "-R".into(),
+            self.valgrind.display().to_string(),
+            "--tool=callgrind".into(),
+            // Only errors on stderr, which the orchestrator keeps with a failed cell.
+            "-q".into(),
+            "--collect-atstart=no".into(),
+            "--cache-sim=no".into(),
+            format!("--callgrind-out-file={}", out.display()),
+        ];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        argv.push(runner.display().to_string());
+        argv.extend(args.iter().map(|s| s.to_string()));
+        (self.env.clone(), argv)
+    }
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+/// The instructions callgrind counted in a run, from its output file's `totals:` line (or
+/// `summary:`, which older versions write instead).
+pub fn total(out: &Path) -> Result<u64> {
+    let text = std::fs::read_to_string(out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
+    let events = text.lines().find_map(|l| l.strip_prefix("events:")).map(str::split_whitespace);
+    if events.is_none_or(|mut e| e.next() != Some("Ir")) {
+        bail!("callgrind's output {} does not count instructions (Ir) first", out.display());
+    }
+    let line = text.lines().rev().find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")));
+    let first = line.and_then(|l| l.split_whitespace().next());
+    first.and_then(|n| n.parse().ok()).ok_or_else(|| anyhow!("callgrind's output {} has no total", out.display()))
+}
+
+/// What a runner under callgrind may take for one sample beyond the user's `--timeout`:
+/// valgrind's start (reading the runner's debug information takes seconds), then each
+/// iteration at callgrind's pace, some 50 to 100 times slower than natively.
+pub fn budget(scenario: &Scenario) -> Duration {
+    let per_iteration = match (scenario.kind, scenario.key) {
+        (Kind::Transfer, _) => Duration::from_millis(100),
+        (_, KeyType::EcdsaP256 | KeyType::Ed25519) => Duration::from_millis(500),
+        (_, KeyType::EcdsaP384 | KeyType::Rsa2048) => Duration::from_secs(2),
+        _ => Duration::from_secs(10),
+    };
+    Duration::from_secs(20) + per_iteration * (iterations(scenario.kind) + WARMUP_ITERATIONS) as u32
+}
+
+pub fn iterations(kind: Kind) -> u64 {
+    match kind {
+        Kind::Transfer => TRANSFER_WRITES,
+        _ => HANDSHAKES,
+    }
+}
+
+/// One sample: each side counted in its own process under callgrind, both at once. In-process,
+/// each of the two processes runs the whole pair and counts one side; split-process, each runs
+/// its side, as for time.
+pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+    let failed = |reason: String| (Status::Failed, reason);
+    let callgrind = Callgrind::find().map_err(|e| failed(e.to_string()))?;
+    let dir = tempfile::tempdir().map_err(|e| failed(format!("a directory for callgrind's output: {e}")))?;
+    let out = |side: Side| dir.path().join(format!("{side}.callgrind"));
+    let (iterations, warmup) = (iterations(cell.scenario.kind).to_string(), WARMUP_ITERATIONS.to_string());
+    let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy());
+    let common = ["--scenario", &scenario, "--measure", "instructions", "--iterations", &iterations, "--warmup-iterations", &warmup, "--data-dir", &data_dir];
+    let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
+    let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
+    let (client, server) = match cell.process {
+        Process::InProcess => {
+            let both = runner(&cell.client)?;
+            let counting = |side: Side| {
+                let side_name = side.to_string();
+                let args = [&["sample", "--client", &cell.client, "--server", &cell.server, "--count-side", &side_name][..], &common].concat();
+                callgrind.command(both, &args, &out(side), &[])
+            };
+            let (client, server) = (counting(Side::Client), counting(Side::Server));
+            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
+            std::thread::scope(|scope| {
+                let client = scope.spawn(|| call(&client));
+                let server = call(&server);
+                (client.join().expect("the client's callgrind thread does not panic"), server)
+            })
+        }
+        Process::Split => {
+            let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
+            let side = |role: Side, stack: &str, peer: &str| {
+                let role_name = role.to_string();
+                let args = [&["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
+                callgrind.command(if role == Side::Client { client_runner } else { server_runner }, &args, &out(role), &[])
+            };
+            let (client, server) = (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
+            let (client_args, server_args) = (strs(&client.1), strs(&server.1));
+            executor::call_pair((&client.0, &client_args), (&server.0, &server_args), limit)
+        }
+        Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
+    };
+    let mut report = merge_sides(reply(client), reply(server))?;
+    // The values are the counts, read from callgrind's files.
+    report.values.clear();
+    for side in [Side::Client, Side::Server] {
+        let total = total(&out(side)).map_err(|e| failed(format!("{side}: {e:#}")))?;
+        report.values.push(per_iteration(side, cell.scenario.kind, report.iterations, total));
+    }
+    Ok(report)
+}
+
+/// A side's count per handshake, or per megabyte of a transfer.
+fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricValue {
+    let (metric, units) = match kind {
+        Kind::Transfer => (Metric::InstructionsPerMb, (iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6),
+        _ => (Metric::InstructionsPerHandshake, iterations as f64),
+    };
+    MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
+}
