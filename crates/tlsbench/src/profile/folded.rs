@@ -10,14 +10,16 @@ use std::collections::BTreeMap;
 
 use super::callgrind_file::CallGraph;
 
-/// Frames whose share of the total is below this are left out of the flamegraph (they would be
-/// narrower than a pixel, and their number grows with every path); what they held is reported.
+/// Calls whose share of the total is below this are not followed (they would be narrower than
+/// a pixel, and their number multiplies along the paths): their instructions go to one frame,
+/// [`PRUNED_FRAME`], under their caller, so that every frame keeps its width.
 pub const PRUNE_BELOW: f64 = 0.001;
+pub const PRUNED_FRAME: &str = "(calls below 0.1%)";
 
 pub struct Folded {
     /// Stack (frames joined by `;`, root first) -> instructions spent in its last frame.
     pub stacks: BTreeMap<String, u64>,
-    /// Instructions of the frames left out (below [`PRUNE_BELOW`]).
+    /// Instructions of the calls not followed (below [`PRUNE_BELOW`]), in [`PRUNED_FRAME`]s.
     pub pruned: u64,
 }
 
@@ -46,6 +48,7 @@ impl Folded {
             pruned: 0.0,
         };
         for root in (0..graph.functions.len()).filter(|&f| !called[f] && inclusive[f] > 0) {
+            // A root is followed whatever its size: the pruned calls need a caller.
             walk.visit(root, inclusive[root] as f64);
         }
         let (stacks, pruned) = (walk.stacks, walk.pruned);
@@ -80,10 +83,6 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// Enters `function` with `amount` of its inclusive instructions to place below this stack.
     fn visit(&mut self, function: usize, amount: f64) {
-        if amount < self.threshold {
-            self.pruned += amount;
-            return;
-        }
         let share = amount / self.inclusive[function] as f64;
         self.stack.push(frame(&self.graph.functions[function].name));
         self.on_stack[function] = true;
@@ -91,10 +90,18 @@ impl Walk<'_> {
         if own > 0.0 {
             *self.stacks.entry(self.stack.join(";")).or_default() += own;
         }
+        let mut pruned = 0.0;
         for &(callee, inclusive) in &self.callees[function] {
-            if !self.on_stack[callee] {
-                self.visit(callee, inclusive as f64 * share);
+            let amount = inclusive as f64 * share;
+            match (self.on_stack[callee], amount < self.threshold) {
+                (true, _) => {}
+                (false, true) => pruned += amount,
+                (false, false) => self.visit(callee, amount),
             }
+        }
+        if pruned > 0.0 {
+            self.pruned += pruned;
+            *self.stacks.entry(format!("{};{PRUNED_FRAME}", self.stack.join(";"))).or_default() += pruned;
         }
         self.on_stack[function] = false;
         self.stack.pop();
@@ -172,10 +179,10 @@ fn=leaf
     }
 
     #[test]
-    fn small_frames_are_pruned_and_reported() {
+    fn small_calls_are_gathered_under_their_caller() {
         let text = "positions: line\nevents: Ir\nfn=main\n0 100000\ncfn=tiny\ncalls=1 0\n0 50\nfn=tiny\n0 50\n";
         let folded = Folded::from_graph(&CallGraph::parse(text).unwrap());
-        assert_eq!(folded.lines(), ["main 100000"]);
+        assert_eq!(folded.lines(), ["main 100000", "main;(calls below 0.1%) 50"]);
         assert_eq!(folded.pruned, 50);
     }
 

@@ -78,7 +78,11 @@ pub struct Profile {
     pub classes: Vec<ClassShare>,
     pub by_inclusive: Vec<FunctionRow>,
     pub by_exclusive: Vec<FunctionRow>,
-    /// Instructions of the flamegraph's frames below its cut-off, left out of it.
+    /// Instructions in functions without a name (callgrind shows their address): a shared
+    /// library whose symbols are stripped and whose debug symbols are not installed.
+    pub unnamed: u64,
+    /// Instructions of the calls the flamegraph does not follow (below its cut-off), shown as
+    /// one frame under their caller.
     pub flamegraph_pruned: u64,
     /// The flamegraph (inferno's SVG).
     pub svg: String,
@@ -137,8 +141,10 @@ impl Profile {
             inclusive: inclusive[i],
             exclusive: graph.functions[i].exclusive,
         };
+        // The frames above the side's library calls (main, the driver) hold all of it: their
+        // rows would say nothing.
         let top_by = |key: &dyn Fn(usize) -> u64| {
-            let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0).collect();
+            let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0 && inclusive[i] < total).collect();
             order.sort_by(|&a, &b| key(b).cmp(&key(a)).then_with(|| graph.functions[a].name.cmp(&graph.functions[b].name)));
             order.into_iter().take(top).map(row).collect::<Vec<_>>()
         };
@@ -161,6 +167,7 @@ impl Profile {
             classes: shares,
             by_inclusive: top_by(&|i| inclusive[i]),
             by_exclusive: top_by(&|i| graph.functions[i].exclusive),
+            unnamed: graph.functions.iter().filter(|f| f.name.starts_with("0x")).map(|f| f.exclusive).sum(),
             flamegraph_pruned: folded.pruned,
             svg: render::flamegraph(&title, &folded)?,
         })
@@ -193,15 +200,17 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let runners = stacks::Runners::find()?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
     let Some(runner) = runners.for_pair(client, server) else {
-        bail!("no runner holds both `{}` and `{peer}`: --peer names a stack of the runner that holds `{}`", args.stack, args.stack);
+        let peers: Vec<&str> = stacks::all_ids().into_iter().filter(|p| runners.for_pair(&args.stack, p).is_some()).collect();
+        bail!("no runner holds both `{}` and `{peer}`: --peer names a stack that shares a runner with it (valid: {})", args.stack, peers.join(", "));
     };
     let callgrind = Callgrind::find()?;
     let iterations = args.iterations.unwrap_or_else(|| instructions::iterations(args.scenario.kind));
     let data_dir = pki::default_data_dir();
     Pki::load_or_generate(&data_dir, &[args.scenario.key]).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
-    let base = args.out.join(format!("{}_{}_{}", args.stack, args.side, args.scenario.name()));
-    let out = base.with_extension("callgrind");
+    // Scenario names hold dots (1.3): the extensions are appended, not set.
+    let file = |extension: &str| args.out.join(format!("{}_{}_{}.{extension}", args.stack, args.side, args.scenario.name()));
+    let out = file("callgrind");
 
     let (scenario, iterations_arg, warmup) = (args.scenario.name(), iterations.to_string(), instructions::WARMUP_ITERATIONS.to_string());
     let data = data_dir.to_string_lossy();
@@ -228,7 +237,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations };
     let profile = Profile::new(&subject, &graph, args.top)?;
     print!("{}", profile.terminal());
-    let (svg, json) = (base.with_extension("svg"), base.with_extension("json"));
+    let (svg, json) = (file("svg"), file("json"));
     std::fs::write(&svg, &profile.svg).with_context(|| format!("cannot write {}", svg.display()))?;
     std::fs::write(&json, serde_json::to_string_pretty(&profile)?).with_context(|| format!("cannot write {}", json.display()))?;
     eprintln!("wrote {}, {} and {}", svg.display(), json.display(), out.display());

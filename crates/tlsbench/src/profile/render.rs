@@ -4,9 +4,9 @@ use anyhow::{Context, Result};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
-use super::folded::{Folded, PRUNE_BELOW};
+use super::folded::{Folded, PRUNED_FRAME, PRUNE_BELOW};
 use super::{FunctionRow, Profile};
-use crate::output::table::format_number;
+use crate::output::table::{format_count, format_number};
 
 /// Function names longer than this are cut in the terminal (Rust's generic names run to
 /// hundreds of characters); the JSON and the HTML report keep them whole.
@@ -16,12 +16,28 @@ pub fn terminal(profile: &Profile) -> String {
     let mut text = heading(profile);
     text += "\n\nLibrary shares\n";
     text += &classes(profile).to_string();
-    text += &format!("\n\nTop functions by inclusive instructions (with what they call), per {}\n", profile.unit);
+    text += &format!("\n\nTop functions by inclusive instructions (with what they call; the frames above the library calls left out), per {}\n", profile.unit);
     text += &functions(profile, &profile.by_inclusive, |r| r.inclusive).to_string();
     text += &format!("\n\nTop functions by exclusive instructions (their own), per {}\n", profile.unit);
     text += &functions(profile, &profile.by_exclusive, |r| r.exclusive).to_string();
     text += &format!("\n{}\n", flamegraph_note(profile));
+    if let Some(note) = unnamed_note(profile) {
+        text += &format!("note: {note}\n");
+    }
     text
+}
+
+/// A hint when a good part of the instructions is in functions known by their address only.
+pub fn unnamed_note(profile: &Profile) -> Option<String> {
+    // Below this, a few unnamed local functions are not worth a warning.
+    const WORTH_A_NOTE: f64 = 0.05;
+    (profile.unnamed as f64 > profile.total as f64 * WORTH_A_NOTE).then(|| {
+        format!(
+            "{}% of the instructions are in functions named by their address (0x...): their library's symbols are \
+             stripped; its debug symbols (e.g. Debian's libssl3-dbgsym) name them",
+            percent(profile, profile.unnamed)
+        )
+    })
 }
 
 /// What was profiled and the total, in a sentence.
@@ -36,14 +52,14 @@ pub fn heading(profile: &Profile) -> String {
         peer = profile.peer,
         total = format_number(profile.total as f64),
         iterations = profile.iterations,
-        per = format_number(per_unit(profile, profile.total)),
+        per = format_count(per_unit(profile, profile.total)),
         unit = profile.unit,
     )
 }
 
 pub fn flamegraph_note(profile: &Profile) -> String {
     format!(
-        "flamegraph: frames under {}% of the total left out ({}% of the instructions)",
+        "flamegraph: calls under {}% of the total are not followed; they are the frames `{PRUNED_FRAME}` ({}% of the instructions)",
         PRUNE_BELOW * 100.0,
         percent(profile, profile.flamegraph_pruned)
     )
@@ -60,10 +76,10 @@ pub fn percent(profile: &Profile, instructions: u64) -> String {
 fn classes(profile: &Profile) -> Table {
     let mut table = table(["library", "what", &format!("instructions / {}", profile.unit), "share"]);
     for share in &profile.classes {
-        let per = format_number(per_unit(profile, share.instructions));
+        let per = format_count(per_unit(profile, share.instructions));
         table.add_row([share.class.label().to_string(), share.what.clone(), per, format!("{}%", percent(profile, share.instructions))]);
     }
-    table.add_row(["total".to_string(), String::new(), format_number(per_unit(profile, profile.total)), "100.0%".to_string()]);
+    table.add_row(["total".to_string(), String::new(), format_count(per_unit(profile, profile.total)), "100.0%".to_string()]);
     align_numbers(&mut table, 2);
     table
 }
@@ -75,7 +91,7 @@ fn functions(profile: &Profile, rows: &[FunctionRow], count: fn(&FunctionRow) ->
             (i + 1).to_string(),
             cut(&row.name, NAME_WIDTH),
             row.class.label().to_string(),
-            format_number(per_unit(profile, count(row))),
+            format_count(per_unit(profile, count(row))),
             format!("{}%", percent(profile, count(row))),
         ]);
     }

@@ -10,7 +10,7 @@ use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineCh
 use super::Report;
 use crate::output::first_seen;
 use crate::profile::{render, FunctionRow, Profile};
-use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
+use crate::output::table::{few_samples_warning, format_cell, format_count, format_number, notes, LEGEND};
 use crate::report::tables::factor_legend;
 use crate::results::{pair_label, CellResult, RunDocument, Status};
 
@@ -333,7 +333,7 @@ fn profiles(profiles: &[Profile]) -> String {
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
                 share.class.label(),
                 escape(&share.what),
-                format_number(render::per_unit(profile, share.instructions)),
+                format_count(render::per_unit(profile, share.instructions)),
                 render::percent(profile, share.instructions)
             );
         }
@@ -350,7 +350,7 @@ fn profiles(profiles: &[Profile]) -> String {
                     i + 1,
                     escape(&row.name),
                     row.class.label(),
-                    format_number(render::per_unit(profile, count(row))),
+                    format_count(render::per_unit(profile, count(row))),
                     render::percent(profile, count(row))
                 );
             }
@@ -359,10 +359,14 @@ fn profiles(profiles: &[Profile]) -> String {
         let svg = base64::engine::general_purpose::STANDARD.encode(&profile.svg);
         let _ = writeln!(
             html,
-            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\"><figcaption class=\"notes\">{}</figcaption></figure>\n</section>",
+            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\"><figcaption class=\"notes\">{}</figcaption></figure>",
             escape(&render::heading(profile)),
             escape(&render::flamegraph_note(profile))
         );
+        if let Some(note) = render::unnamed_note(profile) {
+            let _ = writeln!(html, "<p class=\"notes\">{}</p>", escape(&note));
+        }
+        html += "</section>\n";
     }
     html += "</section>\n";
     html
