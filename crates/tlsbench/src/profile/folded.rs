@@ -53,7 +53,7 @@ impl Folded {
         }
         let (stacks, pruned) = (walk.stacks, walk.pruned);
         let stacks = stacks.into_iter().map(|(stack, count)| (stack, count.round() as u64)).filter(|(_, count)| *count > 0).collect();
-        Folded { stacks, pruned: pruned.round() as u64 }
+        Folded { stacks: without_common_frames(stacks), pruned: pruned.round() as u64 }
     }
 
     /// The lines inferno reads.
@@ -106,6 +106,17 @@ impl Walk<'_> {
         self.on_stack[function] = false;
         self.stack.pop();
     }
+}
+
+/// The stacks without the frames at their bottom that all share and that spend nothing
+/// themselves: the process's start and the driver down to the side's library calls, which
+/// would fill the flamegraph's lower half with bars at 100%.
+fn without_common_frames(stacks: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let split: Vec<(Vec<&str>, u64)> = stacks.iter().map(|(stack, count)| (stack.split(';').collect(), *count)).collect();
+    let Some((first, _)) = split.first() else { return stacks };
+    // Every stack must go on past the common frames: one that ends there spends in them.
+    let common = (0..first.len()).take_while(|&i| split.iter().all(|(frames, _)| frames.len() > i + 1 && frames[i] == first[i])).count();
+    split.into_iter().map(|(frames, count)| (frames[common..].join(";"), count)).collect()
 }
 
 /// A function name as a frame: the folded format separates frames with `;` and the count with
@@ -184,6 +195,16 @@ fn=leaf
         let folded = Folded::from_graph(&CallGraph::parse(text).unwrap());
         assert_eq!(folded.lines(), ["main 100000", "main;(calls below 0.1%) 50"]);
         assert_eq!(folded.pruned, 50);
+    }
+
+    #[test]
+    fn the_frames_all_stacks_share_at_the_bottom_are_left_out() {
+        let stacks = |list: &[(&str, u64)]| list.iter().map(|(s, c)| (s.to_string(), *c)).collect::<BTreeMap<String, u64>>();
+        let shared = stacks(&[("start;main;run;a", 1), ("start;main;run;b;c", 2), ("start;main;x", 3)]);
+        assert_eq!(without_common_frames(shared), stacks(&[("run;a", 1), ("run;b;c", 2), ("x", 3)]));
+        // main spends something itself: it stays.
+        let spending = stacks(&[("start;main", 1), ("start;main;a", 2)]);
+        assert_eq!(without_common_frames(spending), stacks(&[("main", 1), ("main;a", 2)]));
     }
 
     #[test]
