@@ -141,10 +141,11 @@ impl Profile {
             inclusive: inclusive[i],
             exclusive: graph.functions[i].exclusive,
         };
-        // The frames above the side's library calls (main, the driver) hold all of it: their
-        // rows would say nothing.
-        let top_by = |key: &dyn Fn(usize) -> u64| {
-            let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0 && inclusive[i] < total).collect();
+        // The frames above the side's library calls (main, the driver, the stack adapter) hold
+        // all of it or nearly: as rows of the inclusive table they would say nothing.
+        let above_the_library = |i: usize| inclusive[i] == total || classes[i] == Class::Harness;
+        let top_by = |key: &dyn Fn(usize) -> u64, leave_out: &dyn Fn(usize) -> bool| {
+            let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0 && !leave_out(i)).collect();
             order.sort_by(|&a, &b| key(b).cmp(&key(a)).then_with(|| graph.functions[a].name.cmp(&graph.functions[b].name)));
             order.into_iter().take(top).map(row).collect::<Vec<_>>()
         };
@@ -165,8 +166,8 @@ impl Profile {
             units,
             total,
             classes: shares,
-            by_inclusive: top_by(&|i| inclusive[i]),
-            by_exclusive: top_by(&|i| graph.functions[i].exclusive),
+            by_inclusive: top_by(&|i| inclusive[i], &above_the_library),
+            by_exclusive: top_by(&|i| graph.functions[i].exclusive, &|_| false),
             unnamed: graph.functions.iter().filter(|f| f.name.starts_with("0x")).map(|f| f.exclusive).sum(),
             flamegraph_pruned: folded.pruned,
             svg: render::flamegraph(&title, &folded)?,

@@ -16,7 +16,7 @@ pub fn terminal(profile: &Profile) -> String {
     let mut text = heading(profile);
     text += "\n\nLibrary shares\n";
     text += &classes(profile).to_string();
-    text += &format!("\n\nTop functions by inclusive instructions (with what they call; the frames above the library calls left out), per {}\n", profile.unit);
+    text += &format!("\n\nTop functions by inclusive instructions (with what they call; the process's, the driver's and the adapter's frames left out), per {}\n", profile.unit);
     text += &functions(profile, &profile.by_inclusive, |r| r.inclusive).to_string();
     text += &format!("\n\nTop functions by exclusive instructions (their own), per {}\n", profile.unit);
     text += &functions(profile, &profile.by_exclusive, |r| r.exclusive).to_string();
@@ -52,7 +52,7 @@ pub fn heading(profile: &Profile) -> String {
         peer = profile.peer,
         total = format_number(profile.total as f64),
         iterations = profile.iterations,
-        per = format_count(per_unit(profile, profile.total)),
+        per = count(per_unit(profile, profile.total)),
         unit = profile.unit,
     )
 }
@@ -63,6 +63,11 @@ pub fn flamegraph_note(profile: &Profile) -> String {
         PRUNE_BELOW * 100.0,
         percent(profile, profile.flamegraph_pruned)
     )
+}
+
+/// A count per unit, whole.
+pub fn count(x: f64) -> String {
+    format_count(x.round())
 }
 
 pub fn per_unit(profile: &Profile, instructions: u64) -> f64 {
@@ -76,23 +81,23 @@ pub fn percent(profile: &Profile, instructions: u64) -> String {
 fn classes(profile: &Profile) -> Table {
     let mut table = table(["library", "what", &format!("instructions / {}", profile.unit), "share"]);
     for share in &profile.classes {
-        let per = format_count(per_unit(profile, share.instructions));
+        let per = count(per_unit(profile, share.instructions));
         table.add_row([share.class.label().to_string(), share.what.clone(), per, format!("{}%", percent(profile, share.instructions))]);
     }
-    table.add_row(["total".to_string(), String::new(), format_count(per_unit(profile, profile.total)), "100.0%".to_string()]);
+    table.add_row(["total".to_string(), String::new(), count(per_unit(profile, profile.total)), "100.0%".to_string()]);
     align_numbers(&mut table, 2);
     table
 }
 
-fn functions(profile: &Profile, rows: &[FunctionRow], count: fn(&FunctionRow) -> u64) -> Table {
+fn functions(profile: &Profile, rows: &[FunctionRow], instructions: fn(&FunctionRow) -> u64) -> Table {
     let mut table = table(["#", "function", "library", &format!("instructions / {}", profile.unit), "share"]);
     for (i, row) in rows.iter().enumerate() {
         table.add_row([
             (i + 1).to_string(),
             cut(&row.name, NAME_WIDTH),
             row.class.label().to_string(),
-            format_count(per_unit(profile, count(row))),
-            format!("{}%", percent(profile, count(row))),
+            count(per_unit(profile, instructions(row))),
+            format!("{}%", percent(profile, instructions(row))),
         ]);
     }
     align_numbers(&mut table, 3);

@@ -10,7 +10,7 @@ use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineCh
 use super::Report;
 use crate::output::first_seen;
 use crate::profile::{render, FunctionRow, Profile};
-use crate::output::table::{few_samples_warning, format_cell, format_count, format_number, notes, LEGEND};
+use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
 use crate::report::tables::factor_legend;
 use crate::results::{pair_label, CellResult, RunDocument, Status};
 
@@ -333,13 +333,13 @@ fn profiles(profiles: &[Profile]) -> String {
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
                 share.class.label(),
                 escape(&share.what),
-                format_count(render::per_unit(profile, share.instructions)),
+                render::count(render::per_unit(profile, share.instructions)),
                 render::percent(profile, share.instructions)
             );
         }
         html += "</table>\n";
         for (title, rows, count) in [
-            ("Top functions by inclusive instructions", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
+            ("Top functions by inclusive instructions (the process's, the driver's and the adapter's frames left out)", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
             ("Top functions by exclusive instructions", &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
         ] {
             let _ = writeln!(html, "<h4>{title}</h4>\n<table>\n<tr><th>#</th><th>function</th><th>library</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
@@ -350,7 +350,7 @@ fn profiles(profiles: &[Profile]) -> String {
                     i + 1,
                     escape(&row.name),
                     row.class.label(),
-                    format_count(render::per_unit(profile, count(row))),
+                    render::count(render::per_unit(profile, count(row))),
                     render::percent(profile, count(row))
                 );
             }
