@@ -152,7 +152,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
         }
         Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
     };
-    let mut report = merge_sides(reply(client), reply(server))?;
+    let mut report = merge_sides(reply(client), reply(server)).map_err(beyond_valgrind)?;
     // The values are the counts, read from callgrind's files.
     report.values.clear();
     for side in [Side::Client, Side::Server] {
@@ -160,6 +160,16 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
         report.values.push(per_iteration(side, cell.scenario.kind, report.iterations, total));
     }
     Ok(report)
+}
+
+/// A runner killed by SIGILL under valgrind met an instruction that valgrind does not emulate
+/// (valgrind raises SIGILL then, with its own words on stderr): the stack cannot be counted on
+/// this machine, which is `n/a` with the reason rather than a failure of the stack.
+fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
+    match status == Status::Failed && reason.contains("(SIGILL)") {
+        true => (Status::Unsupported, format!("valgrind cannot run this stack here (an instruction it does not emulate): {reason}")),
+        false => (status, reason),
+    }
 }
 
 /// A side's count per handshake, or per megabyte of a transfer.
@@ -190,6 +200,16 @@ mod tests {
         std::fs::write(&file, "events: Ir\n").unwrap();
         assert!(total(&file).unwrap_err().to_string().contains("has no total"));
         assert!(total(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn an_instruction_valgrind_does_not_emulate_makes_the_cell_n_a() {
+        let sigill = "server runner: runner was killed by signal 4 (SIGILL): vex amd64->IR: unhandled instruction bytes: 0x62 0xF1";
+        let (status, reason) = beyond_valgrind((Status::Failed, sigill.into()));
+        assert_eq!(status, Status::Unsupported);
+        assert!(reason.starts_with("valgrind cannot run this stack here") && reason.ends_with("0x62 0xF1"), "{reason}");
+        let crash = (Status::Failed, "server runner: runner was killed by signal 11 (SIGSEGV)".to_string());
+        assert_eq!(beyond_valgrind(crash.clone()), crash);
     }
 
     #[test]
