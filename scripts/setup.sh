@@ -14,7 +14,9 @@ need=()
 # libclang-dev: boring-sys generates BoringSSL's Rust bindings with bindgen (the `boringssl` stack);
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
-# valgrind: the tests hold the heap measure against DHAT's count of the same process.
+# valgrind: the instructions measure and `tlsbench profile` run each side under callgrind, and the
+# harness's client requests (valgrind-requests) are built against valgrind's headers; the tests also
+# hold the heap measure against DHAT's count of the same process. setarch (util-linux) turns ASLR off.
 # strace: a test holds the network mode's syscall counts against strace's record of the same processes.
 # nginx and openssl: peers that no one here wrote (tests/peers.rs, scripts/peers.sh) are Debian's
 # nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.

@@ -38,6 +38,10 @@ pub enum Command {
     /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
     /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
     Io(crate::io::IoArgs),
+    /// Where one side's instructions go: that side run under callgrind, its top functions (by
+    /// inclusive and exclusive instructions) and each library's share; writes a flamegraph
+    /// SVG and the profile as JSON (for `report --profile`).
+    Profile(crate::profile::ProfileArgs),
     /// Serve connections of one stack (or plain TCP) on a TCP socket until Ctrl-C or SIGTERM;
     /// prints the address on the first line of stdout, and what the server measured at the end.
     Serve(crate::net::ServeArgs),
@@ -209,6 +213,10 @@ pub struct ReportArgs {
     /// Write the tables as Markdown.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// With --html: a profile written by `tlsbench profile` (its .json), shown with its tables
+    /// and flamegraph; repeat for several.
+    #[arg(long = "profile", value_name = "PROFILE.json", requires = "html")]
+    pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -152,7 +152,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
         }
         Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
     };
-    let mut report = merge_sides(reply(client), reply(server))?;
+    let mut report = merge_sides(reply(client), reply(server)).map_err(beyond_valgrind)?;
     // The values are the counts, read from callgrind's files.
     report.values.clear();
     for side in [Side::Client, Side::Server] {
@@ -162,6 +162,16 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     Ok(report)
 }
 
+/// A runner killed by SIGILL under valgrind met an instruction that valgrind does not emulate
+/// (valgrind raises SIGILL then, with its own words on stderr): the stack cannot be counted on
+/// this machine, which is `n/a` with the reason rather than a failure of the stack.
+fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
+    match status == Status::Failed && reason.contains("(SIGILL)") {
+        true => (Status::Unsupported, format!("valgrind cannot run this stack here (an instruction it does not emulate): {reason}")),
+        false => (status, reason),
+    }
+}
+
 /// A side's count per handshake, or per megabyte of a transfer.
 fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricValue {
     let (metric, units) = match kind {
@@ -169,4 +179,50 @@ fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricV
         _ => (Metric::InstructionsPerHandshake, iterations as f64),
     };
     MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_total_that_callgrind_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        let header = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\ncmd: runner\npart: 1\n\npositions: line\nevents: Ir\nsummary: 1234567\n\nfn=(1) main\n0 1234567\n";
+        std::fs::write(&file, format!("{header}\ntotals: 1234567\n")).unwrap();
+        assert_eq!(total(&file).unwrap(), 1_234_567);
+        // Older callgrinds write the summary only.
+        std::fs::write(&file, header).unwrap();
+        assert_eq!(total(&file).unwrap(), 1_234_567);
+        std::fs::write(&file, header.replace("events: Ir", "events: Dr")).unwrap();
+        assert!(total(&file).unwrap_err().to_string().contains("does not count instructions"));
+        std::fs::write(&file, "events: Ir\n").unwrap();
+        assert!(total(&file).unwrap_err().to_string().contains("has no total"));
+        assert!(total(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn an_instruction_valgrind_does_not_emulate_makes_the_cell_n_a() {
+        let sigill = "server runner: runner was killed by signal 4 (SIGILL): vex amd64->IR: unhandled instruction bytes: 0x62 0xF1";
+        let (status, reason) = beyond_valgrind((Status::Failed, sigill.into()));
+        assert_eq!(status, Status::Unsupported);
+        assert!(reason.starts_with("valgrind cannot run this stack here") && reason.ends_with("0x62 0xF1"), "{reason}");
+        let crash = (Status::Failed, "server runner: runner was killed by signal 11 (SIGSEGV)".to_string());
+        assert_eq!(beyond_valgrind(crash.clone()), crash);
+    }
+
+    #[test]
+    fn the_command_runs_the_runner_under_callgrind_without_aslr_or_environment() {
+        let callgrind = Callgrind { env: "/usr/bin/env".into(), setarch: "/usr/bin/setarch".into(), valgrind: "/usr/bin/valgrind".into() };
+        let (program, args) = callgrind.command(Path::new("/bin/runner"), &["sample", "--x"], Path::new("/tmp/out"), &["--dump-line=yes"]);
+        assert_eq!(program, Path::new("/usr/bin/env"));
+        let runner = args.iter().position(|a| a == "/bin/runner").unwrap();
+        let (before, after) = args.split_at(runner);
+        assert_eq!(&before[..4], ["-i", "/usr/bin/setarch", "-R", "/usr/bin/valgrind"]);
+        for option in ["--tool=callgrind", "--collect-atstart=no", "--cache-sim=no", "--callgrind-out-file=/tmp/out", "--dump-line=yes"] {
+            assert!(before.iter().any(|a| a == option), "{option} missing from {before:?}");
+        }
+        assert_eq!(after, ["/bin/runner", "sample", "--x"]);
+    }
 }

@@ -10,6 +10,7 @@ mod io;
 mod net;
 mod output;
 mod plan;
+mod profile;
 mod report;
 mod results;
 mod run;
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args),
         Command::Trace(args) => io::trace(args),
         Command::Io(args) => io::io(args),
+        Command::Profile(args) => profile::profile(args),
         Command::Serve(args) => net::serve(args),
         Command::Load(args) => net::load(args),
         Command::Merge(args) => net::merge(args),
@@ -415,7 +417,8 @@ fn compare(args: CompareArgs) -> Result<ExitCode> {
 
 fn report(args: ReportArgs) -> Result<ExitCode> {
     let loaded = load(args.run.as_deref(), &args.db.db)?;
-    let report = report::Report::new(&loaded.doc, args.baseline.as_deref())?;
+    let profiles = args.profiles.iter().map(|path| profile::Profile::read(path)).collect::<Result<Vec<_>>>()?;
+    let report = report::Report::new(&loaded.doc, args.baseline.as_deref())?.with_profiles(profiles);
     print!("{}", report.terminal());
     warn_if_interrupted(&loaded, &args.db.db);
     if let Some(path) = &args.markdown {

@@ -4,7 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
-use crate::compare::{smallest_p, Comparison, Verdict, ALPHA};
+use crate::compare::{judged_by_range, smallest_p, Comparison, Verdict, ALPHA};
 use crate::output::table::format_cell;
 use crate::results::{CellResult, RunDocument};
 use crate::stats::EXACT_MANN_WHITNEY_MAX;
@@ -95,11 +95,15 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
             }
         }
     };
+    let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.measure)) {
+        true => "; instruction counts barely vary, so for them the two runs' samples must not overlap instead of p < 0.05",
+        false => "",
+    };
     format!(
         "B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to \
          {EXACT_MANN_WHITNEY_MAX} samples in all, normal approximation beyond); verdict: better or worse in the \
          metric's direction when p < {ALPHA} and the medians differ by more than the noise threshold \
-         ({thresholds}), else ~\n"
+         ({thresholds}), else ~{by_range}\n"
     )
 }
 
@@ -112,14 +116,27 @@ fn percent(fraction: f64) -> String {
     }
 }
 
+/// The verdicts counted; by measure when there are several, instruction counts first, since
+/// they are the numbers that a noisy machine does not move.
 fn summary(comparison: &Comparison) -> String {
     let unjudged = comparison.rows.iter().filter(|r| r.judgement.is_none()).count();
-    let mut line = format!(
-        "summary: {} better, {} worse, {} ~",
-        comparison.count(Verdict::Better),
-        comparison.count(Verdict::Worse),
-        comparison.count(Verdict::Same)
-    );
+    let mut measures: Vec<&str> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| r.judgement.is_some()) {
+        if !measures.contains(&row.a.measure.as_str()) {
+            measures.push(&row.a.measure);
+        }
+    }
+    measures.sort_by_key(|&m| m != "instructions");
+    let count = |measure: Option<&str>| {
+        let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.measure == m));
+        let verdicts: Vec<Verdict> = rows.filter_map(|r| r.judgement.as_ref().map(|j| j.verdict)).collect();
+        let n = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
+        format!("{} better, {} worse, {} ~", n(Verdict::Better), n(Verdict::Worse), n(Verdict::Same))
+    };
+    let mut line = match measures.len() > 1 {
+        true => format!("summary: {}", measures.iter().map(|&m| format!("{m} {}", count(Some(m)))).collect::<Vec<_>>().join("; ")),
+        false => format!("summary: {}", count(None)),
+    };
     if unjudged > 0 {
         line += &format!(", {unjudged} without numbers in A or B");
     }
@@ -159,7 +176,7 @@ fn few_samples_warning(comparison: &Comparison) -> Option<String> {
     let (n1, n2) = comparison
         .rows
         .iter()
-        .filter(|r| r.judgement.is_some())
+        .filter(|r| r.judgement.is_some() && !judged_by_range(&r.a.measure))
         .map(|r| (r.a.samples.len(), r.b.samples.len()))
         .find(|&(n1, n2)| smallest_p(n1, n2) >= ALPHA)?;
     let enough = (1..).find(|&n| smallest_p(n, n) < ALPHA).expect("p falls below any alpha as n grows");
@@ -215,7 +232,7 @@ B: b.json: run run-2 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to 40 samples in all, \
 normal approximation beyond); verdict: better or worse in the metric's direction when p < 0.05 and the medians \
 differ by more than the noise threshold (time 5%, heap 1%), else ~
-summary: 0 better, 1 worse, 2 ~, 3 without numbers in A or B
+summary: time 0 better, 1 worse, 1 ~; heap 0 better, 0 worse, 1 ~, 3 without numbers in A or B
 note: only in A: handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 rustls-aws-lc-rs server handshakes_per_s
 note: openssl: A ran openssl 1.0, B ran openssl 1.1
 note: the runs differ in kernel: A 6.1.0, B 6.2.0

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use tlsbench_harness::Side;
 
-use crate::compare::default_threshold;
+use crate::compare::{default_threshold, judged_by_range};
 use crate::output::columns::{self, Column};
 use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
@@ -215,13 +215,15 @@ pub fn format_cell(cell: &CellResult) -> String {
         true => format_count(median),
         false => format_number(median),
     };
-    if let Some(spread) = cell.ci95.and_then(|ci| crate::stats::ci_percent(median, ci)) {
+    // A count shows its interval, and its outliers, only beyond compare's noise threshold:
+    // instruction counts that differ by 0.01% have "outliers" too.
+    let beyond_noise = |spread: &f64| !count || *spread > default_threshold(&cell.measure) * 100.0;
+    if let Some(spread) = cell.ci95.and_then(|ci| crate::stats::ci_percent(median, ci)).filter(beyond_noise) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
-        if !(count && spread <= default_threshold(&cell.measure) * 100.0) {
-            text += &format!(" ±{spread:.decimals$}%");
-        }
+        text += &format!(" ±{spread:.decimals$}%");
     }
-    if !cell.outliers.is_empty() {
+    let range = cell.samples.iter().fold([median, median], |[lo, hi], &x| [lo.min(x), hi.max(x)]);
+    if !cell.outliers.is_empty() && crate::stats::ci_percent(median, range).is_none_or(|r| beyond_noise(&r)) {
         text += " *";
     }
     text
@@ -394,7 +396,11 @@ fn percent(x: f64) -> String {
 
 /// A hint when some cell has too few samples for its ± to be a 95% interval.
 pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>) -> Option<String> {
-    let few = |c: &CellResult| c.status == Status::Ok && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len());
+    // Instruction counts barely vary: a few samples show that they do (compare judges them by
+    // their range).
+    let few = |c: &CellResult| {
+        c.status == Status::Ok && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len()) && !judged_by_range(&c.measure)
+    };
     results.into_iter().any(few).then(|| {
         format!(
             "some cells have fewer than {MIN_SAMPLES_FOR_CI95} samples: their ± is the whole range and covers \

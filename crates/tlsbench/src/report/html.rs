@@ -9,6 +9,7 @@ use tlsbench_harness::{Kind, Side};
 use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineChart, Point, Series};
 use super::Report;
 use crate::output::first_seen;
+use crate::profile::{render, FunctionRow, Profile};
 use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
 use crate::report::tables::factor_legend;
 use crate::results::{pair_label, CellResult, RunDocument, Status};
@@ -21,7 +22,8 @@ h3 { font-size: 16px; margin: 20px 0 6px; } code { font-family: ui-monospace, mo
 table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
-figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; }
+figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; } img.flamegraph { max-width: 100%; height: auto; }
+h4 { font-size: 14px; margin: 14px 0 4px; }
 .row { display: flex; flex-wrap: wrap; gap: 0 24px; } .row figure { margin: 8px 0 12px; }
 svg text { font: 12px system-ui, sans-serif; fill: #1b1f24; } svg .title { font-size: 14px; font-weight: 600; }
 svg .grid { stroke: #e4e8ec; } svg .axis-line { stroke: #57606a; } svg .ci { stroke: #24292f; stroke-width: 1.5; fill: none; }
@@ -46,6 +48,7 @@ pub fn page(report: &Report) -> String {
     html += &charts(doc, &pairs);
     html += &memory(doc, &pairs);
     html += &io(doc);
+    html += &profiles(&report.profiles);
     html += &tables(report);
     html += "</main>\n</body>\n</html>\n";
     html
@@ -300,6 +303,74 @@ fn count(cell: &CellResult) -> String {
         (Status::Ok, Some(median)) if median.fract() == 0.0 => format_tick(median, 1.0),
         (Status::Ok, Some(median)) => format_number(median),
     }
+}
+
+/// Each profile (`tlsbench profile`): its library shares, top functions and flamegraph. The
+/// flamegraph is an image, so that its script (search, zoom) does not run in this page.
+fn profiles(profiles: &[Profile]) -> String {
+    use base64::Engine;
+    if profiles.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<section id=\"profiles\">\n<h2>Where the instructions go</h2>\n");
+    html += "<p class=\"legend\">One side's library calls counted by callgrind (<code>tlsbench profile</code>): each \
+             library's share of its instructions, the functions with the most instructions including what they call \
+             (inclusive) and of their own (exclusive), and the flamegraph of the calls. Open the SVG file that \
+             <code>tlsbench profile</code> wrote to search and zoom in it.</p>\n";
+    for profile in profiles {
+        let _ = writeln!(
+            html,
+            "<section class=\"profile\">\n<h3>{}, {} side: <code>{}</code></h3>\n<p>{}</p>",
+            escape(&profile.stack),
+            profile.side,
+            escape(&profile.scenario),
+            escape(&render::heading(profile))
+        );
+        let per = format!("instructions / {}", escape(&profile.unit));
+        let _ = writeln!(html, "<table>\n<tr><th>library</th><th>what</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
+        for share in &profile.classes {
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
+                share.class.label(),
+                escape(&share.what),
+                render::count(render::per_unit(profile, share.instructions)),
+                render::percent(profile, share.instructions)
+            );
+        }
+        html += "</table>\n";
+        for (title, rows, count) in [
+            ("Top functions by inclusive instructions (the process's, the driver's and the adapter's frames left out)", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
+            ("Top functions by exclusive instructions", &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
+        ] {
+            let _ = writeln!(html, "<h4>{title}</h4>\n<table>\n<tr><th>#</th><th>function</th><th>library</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
+            for (i, row) in rows.iter().enumerate() {
+                let _ = writeln!(
+                    html,
+                    "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
+                    i + 1,
+                    escape(&row.name),
+                    row.class.label(),
+                    render::count(render::per_unit(profile, count(row))),
+                    render::percent(profile, count(row))
+                );
+            }
+            html += "</table>\n";
+        }
+        let svg = base64::engine::general_purpose::STANDARD.encode(&profile.svg);
+        let _ = writeln!(
+            html,
+            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\"><figcaption class=\"notes\">{}</figcaption></figure>",
+            escape(&render::heading(profile)),
+            escape(&render::flamegraph_note(profile))
+        );
+        if let Some(note) = render::unnamed_note(profile) {
+            let _ = writeln!(html, "<p class=\"notes\">{}</p>", escape(&note));
+        }
+        html += "</section>\n";
+    }
+    html += "</section>\n";
+    html
 }
 
 fn tables(report: &Report) -> String {

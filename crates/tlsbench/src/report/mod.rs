@@ -8,6 +8,7 @@ pub mod tables;
 use anyhow::bail;
 
 use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::profile::Profile;
 use crate::results::{CellResult, RunDocument};
 use tables::{factor_legend, MetricTable};
 
@@ -15,6 +16,8 @@ pub struct Report<'a> {
     doc: &'a RunDocument,
     baseline: Option<&'a str>,
     tables: Vec<MetricTable<'a>>,
+    /// Profiles (`tlsbench profile`) shown in the HTML page.
+    profiles: Vec<Profile>,
 }
 
 impl<'a> Report<'a> {
@@ -31,7 +34,13 @@ impl<'a> Report<'a> {
                 bail!("baseline `{baseline}` is not a stack of run {} (valid: {})", doc.run.id, pairs.join(", "));
             }
         }
-        Ok(Report { doc, baseline, tables: MetricTable::all(&doc.results, baseline) })
+        Ok(Report { doc, baseline, tables: MetricTable::all(&doc.results, baseline), profiles: Vec::new() })
+    }
+
+    /// The HTML page shows these profiles too.
+    pub fn with_profiles(mut self, profiles: Vec<Profile>) -> Report<'a> {
+        self.profiles = profiles;
+        self
     }
 
     /// The tables as the terminal shows them, with the legend and the notes.

@@ -1,0 +1,259 @@
+//! Which library each function belongs to. Shared libraries are told apart by their object
+//! (libssl.so); what is linked statically into the runner (rustls, AWS-LC, ring, s2n-tls,
+//! BoringSSL, Bertie) by the source file's path (its cargo package) and the symbol's prefix.
+
+use serde::{Deserialize, Serialize};
+
+use super::callgrind_file::Function;
+
+/// The classes a side's instructions are split into; every function is in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// The TLS protocol code (and the crate that binds it to Rust).
+    Tls,
+    /// The cryptography it calls.
+    Crypto,
+    /// malloc and friends, the runners' heap-measure interposer and Rust's allocation shims.
+    Allocator,
+    /// The C library, less its allocator.
+    Libc,
+    /// tlsbench's own code: transport, driver, stack adapters, runner.
+    Harness,
+    /// The rest: Rust's std, core and alloc, the dynamic loader, the vdso, unknown code.
+    Other,
+}
+
+impl Class {
+    pub const ALL: [Class; 6] = [Class::Tls, Class::Crypto, Class::Allocator, Class::Libc, Class::Harness, Class::Other];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Tls => "TLS library",
+            Class::Crypto => "crypto provider",
+            Class::Allocator => "allocator",
+            Class::Libc => "libc",
+            Class::Harness => "harness",
+            Class::Other => "other",
+        }
+    }
+}
+
+/// How a rule recognises a function.
+#[derive(Clone, Copy)]
+enum Is {
+    /// Its object's path contains this (a shared library).
+    Object(&'static str),
+    /// Its source file's path contains this (a cargo package's directory, a C source tree).
+    Path(&'static str),
+    /// Its name starts with this.
+    Name(&'static str),
+}
+
+/// One stack's TLS library and crypto provider: what they are, for the tables, and the rules
+/// that recognise their functions (the first that matches wins).
+pub struct StackLibraries {
+    pub stacks: &'static [&'static str],
+    pub tls: &'static str,
+    pub crypto: &'static str,
+    /// Groups of rules, so that stacks can share them (rustls's with either provider).
+    rules: &'static [&'static [(Class, Is)]],
+}
+
+use Class::{Crypto, Tls};
+use Is::{Name, Object, Path};
+
+const RUSTLS: [(Class, Is); 7] = [
+    (Tls, Path("/rustls-0.")),
+    (Tls, Path("/rustls-webpki-")),
+    (Tls, Path("/rustls-pki-types-")),
+    (Tls, Path("/untrusted-")),
+    (Tls, Name("rustls::")),
+    (Tls, Name("webpki::")),
+    (Tls, Name("rustls_pki_types::")),
+];
+
+const AWS_LC: [(Class, Is); 4] = [(Crypto, Path("/aws-lc-rs-")), (Crypto, Path("/aws-lc-sys-")), (Crypto, Path("/aws-lc/")), (Crypto, Name("aws_lc_"))];
+
+/// The one table of which code is whose, per stack.
+pub const STACK_LIBRARIES: &[StackLibraries] = &[
+    StackLibraries {
+        stacks: &["rustls-aws-lc-rs"],
+        tls: "rustls, rustls-webpki, rustls-pki-types",
+        crypto: "aws-lc-rs (AWS-LC)",
+        rules: &[&RUSTLS, &AWS_LC],
+    },
+    StackLibraries {
+        stacks: &["rustls-ring"],
+        tls: "rustls, rustls-webpki, rustls-pki-types",
+        crypto: "ring",
+        rules: &[&RUSTLS, &[(Crypto, Path("/ring-0.")), (Crypto, Name("ring_core_")), (Crypto, Name("ring::"))]],
+    },
+    StackLibraries {
+        stacks: &["openssl"],
+        tls: "libssl, rust-openssl",
+        crypto: "libcrypto",
+        rules: &[&[
+            (Tls, Object("/libssl.so")),
+            (Tls, Path("/openssl-0.")),
+            (Tls, Path("/openssl-sys-")),
+            (Tls, Name("openssl::")),
+            (Crypto, Object("/libcrypto.so")),
+        ]],
+    },
+    StackLibraries {
+        stacks: &["boringssl"],
+        tls: "BoringSSL's libssl, boring",
+        crypto: "BoringSSL's libcrypto",
+        rules: &[&[
+            (Tls, Path("/boringssl/src/ssl/")),
+            (Tls, Path("/boringssl/ssl/")),
+            (Tls, Path("/boring-4.")),
+            (Tls, Path("/boring-5.")),
+            (Tls, Name("boring::")),
+            (Crypto, Path("/boring-sys-")),
+            (Crypto, Path("/boringssl/")),
+        ]],
+    },
+    StackLibraries {
+        stacks: &["gnutls"],
+        tls: "libgnutls",
+        crypto: "nettle, hogweed, gmp",
+        rules: &[&[
+            (Tls, Object("/libgnutls.so")),
+            (Crypto, Object("/libnettle.so")),
+            (Crypto, Object("/libhogweed.so")),
+            (Crypto, Object("/libgmp.so")),
+        ]],
+    },
+    StackLibraries {
+        stacks: &["libtls"],
+        tls: "libtls (LibreTLS), libssl",
+        crypto: "libcrypto",
+        rules: &[&[(Tls, Object("/libtls.so")), (Tls, Object("/libssl.so")), (Crypto, Object("/libcrypto.so"))]],
+    },
+    StackLibraries {
+        stacks: &["s2n-tls", "s2n-tls-recvbuf"],
+        tls: "s2n-tls",
+        crypto: "AWS-LC (aws-lc-sys)",
+        rules: &[&[(Tls, Path("/s2n-tls-sys-")), (Tls, Path("/s2n-tls-0.")), (Tls, Name("s2n_"))], &AWS_LC],
+    },
+    StackLibraries {
+        stacks: &["bertie"],
+        tls: "Bertie",
+        crypto: "libcrux (HACL*)",
+        rules: &[&[(Tls, Path("/bertie")), (Tls, Name("bertie::")), (Crypto, Path("/libcrux")), (Crypto, Name("libcrux")), (Crypto, Name("Hacl_"))]],
+    },
+];
+
+/// The allocator's functions: glibc's malloc and its internals, and Rust's allocation shims.
+const ALLOCATOR_NAMES: &[&str] = &[
+    "malloc",
+    "free",
+    "realloc",
+    "calloc",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "malloc_usable_size",
+    "cfree",
+    "sysmalloc",
+    "systrim",
+    "malloc_consolidate",
+    "unlink_chunk",
+    "alloc_perturb",
+    "tcache_init",
+    "__rust_alloc",
+    "__rust_dealloc",
+    "__rust_realloc",
+    "__rust_alloc_zeroed",
+];
+const ALLOCATOR_PREFIXES: &[&str] = &["_int_", "__libc_malloc", "__libc_free", "__libc_realloc", "__libc_calloc", "__libc_memalign", "tcache_", "_mid_memalign", "__rdl_", "__rg_"];
+
+/// tlsbench's own source, wherever it was built: crates/harness (the heap interposer in it is
+/// the allocator, matched first), the stack adapters and the runners.
+const HARNESS_PATHS: &[&str] = &["/crates/harness/", "/crates/stack-", "/crates/runner-"];
+const HEAP_INTERPOSER: &str = "/crates/harness/src/heap.rs";
+
+impl StackLibraries {
+    /// The entry of `stack`; every known stack has one (a test checks).
+    pub fn of(stack: &str) -> Option<&'static StackLibraries> {
+        STACK_LIBRARIES.iter().find(|s| s.stacks.contains(&stack))
+    }
+
+    /// What a class is made of for this stack, for the tables.
+    pub fn what(&self, class: Class) -> &'static str {
+        match class {
+            Class::Tls => self.tls,
+            Class::Crypto => self.crypto,
+            Class::Allocator => "malloc/free, heap measure's interposer, Rust's __rust_alloc",
+            Class::Libc => "libc.so, libm.so",
+            Class::Harness => "tlsbench: transport, driver, stack adapter",
+            Class::Other => "Rust std/core/alloc, ld.so, vdso, unknown",
+        }
+    }
+
+    pub fn classify(&self, function: &Function) -> Class {
+        let name = function.name.as_str();
+        if ALLOCATOR_NAMES.contains(&name) || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p)) || function.file.contains(HEAP_INTERPOSER) {
+            return Class::Allocator;
+        }
+        let matches = |is: &Is| match *is {
+            Object(part) => function.object.contains(part),
+            Path(part) => function.file.contains(part),
+            Name(prefix) => name.starts_with(prefix),
+        };
+        if let Some((class, _)) = self.rules.iter().copied().flatten().find(|(_, is)| matches(is)) {
+            return *class;
+        }
+        if HARNESS_PATHS.iter().any(|p| function.file.contains(p)) || name.starts_with("tlsbench_") {
+            return Class::Harness;
+        }
+        let object = function.object.rsplit('/').next().unwrap_or_default();
+        if object.starts_with("libc.so") || object.starts_with("libm.so") {
+            return Class::Libc;
+        }
+        Class::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function(name: &str, object: &str, file: &str) -> Function {
+        Function { name: name.into(), object: object.into(), file: file.into(), exclusive: 0 }
+    }
+
+    #[test]
+    fn every_known_stack_has_its_libraries() {
+        for stack in crate::stacks::all_ids() {
+            assert!(StackLibraries::of(stack).is_some(), "{stack} has no entry in STACK_LIBRARIES");
+        }
+    }
+
+    #[test]
+    fn functions_are_classed_by_object_path_and_name() {
+        let runner = "/x/target/release/tlsbench-runner-openssl";
+        let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        let cases = [
+            ("openssl", function("SSL_do_handshake", "/usr/lib/x86_64-linux-gnu/libssl.so.3", "???"), Class::Tls),
+            ("openssl", function("EVP_DigestUpdate", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "???"), Class::Crypto),
+            ("openssl", function("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"), Class::Allocator),
+            ("openssl", function("_int_free", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"), Class::Allocator),
+            ("openssl", function("memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6", "???"), Class::Libc),
+            ("openssl", function("malloc", runner, "/work/main/crates/harness/src/heap.rs"), Class::Allocator),
+            ("openssl", function("tlsbench_harness::driver::x", runner, "/work/main/crates/harness/src/driver.rs"), Class::Harness),
+            ("openssl", function("openssl::ssl::SslStream::read", runner, &format!("{registry}/openssl-0.10.82/src/ssl/mod.rs")), Class::Tls),
+            ("rustls-aws-lc-rs", function("rustls::conn::x", runner, &format!("{registry}/rustls-0.23.46/src/conn.rs")), Class::Tls),
+            ("rustls-aws-lc-rs", function("aws_lc_0_35_sha256_block_data_order_avx", runner, "???"), Class::Crypto),
+            ("rustls-aws-lc-rs", function("core::ptr::drop_in_place", runner, "/rustc/abc/library/core/src/ptr/mod.rs"), Class::Other),
+            ("rustls-ring", function("ring_core_0_17_14_x25519_scalar_mult", runner, "???"), Class::Crypto),
+            ("gnutls", function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"), Class::Crypto),
+            ("gnutls", function("_dl_runtime_resolve_xsave", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "???"), Class::Other),
+        ];
+        for (stack, function, class) in cases {
+            assert_eq!(StackLibraries::of(stack).unwrap().classify(&function), class, "{stack}: {}", function.name);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! `tlsbench profile`: where one side's instructions go. The side runs under callgrind as the
+//! instructions measure runs it (collection on only inside its library calls); its call graph
+//! becomes the top functions, each library's share, and a flamegraph.
+
+mod callgrind_file;
+mod folded;
+mod libraries;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
+use tlsbench_harness::protocol::Reply;
+use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
+
+use crate::instructions::{self, Callgrind};
+use crate::{executor, stacks};
+pub use callgrind_file::CallGraph;
+pub use libraries::{Class, StackLibraries};
+
+#[derive(Args)]
+pub struct ProfileArgs {
+    /// The scenario: a handshake (full or resumed) or a transfer, e.g.
+    /// handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Scenario,
+    /// The stack whose side is profiled.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
+    pub stack: String,
+    /// The side profiled: client or server.
+    #[arg(long, value_name = "SIDE", value_parser = parse_side)]
+    pub side: Side,
+    /// The stack on the other side [default: --stack]; one that the same runner holds.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
+    pub peer: Option<String>,
+    /// Measured iterations: handshakes, or 16 KiB writes of a transfer [default: as the
+    /// instructions measure, 20 handshakes or 64 writes].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iterations: Option<u64>,
+    /// Rows of each function table.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
+    /// Where STACK_SIDE_SCENARIO.svg (the flamegraph), .json (for `report --profile`) and
+    /// .callgrind (callgrind's output, for callgrind_annotate or KCachegrind) are written.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+}
+
+fn parse_side(text: &str) -> Result<Side, String> {
+    match text {
+        "client" => Ok(Side::Client),
+        "server" => Ok(Side::Server),
+        _ => Err(format!("unknown side `{text}` (valid: client, server)")),
+    }
+}
+
+/// What `profile` found, as written to its JSON file and read back by `report --profile`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub scenario: String,
+    pub stack: String,
+    pub peer: String,
+    pub side: Side,
+    /// The profiled side's library, as its runner reports it.
+    pub library: String,
+    pub iterations: u64,
+    /// What one unit of work is (`handshake` or `MB`) and how many were done: the tables'
+    /// counts are per unit.
+    pub unit: String,
+    pub units: f64,
+    /// Instructions collected: the side's library calls over the measured iterations.
+    pub total: u64,
+    pub classes: Vec<ClassShare>,
+    pub by_inclusive: Vec<FunctionRow>,
+    pub by_exclusive: Vec<FunctionRow>,
+    /// Instructions in functions without a name (callgrind shows their address): a shared
+    /// library whose symbols are stripped and whose debug symbols are not installed.
+    pub unnamed: u64,
+    /// Instructions of the calls the flamegraph does not follow (below its cut-off), shown as
+    /// one frame under their caller.
+    pub flamegraph_pruned: u64,
+    /// The flamegraph (inferno's SVG).
+    pub svg: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassShare {
+    pub class: Class,
+    /// What the class holds for this stack (libssl, rustls, ...).
+    pub what: String,
+    pub instructions: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionRow {
+    pub name: String,
+    /// The ELF object's file name (the runner, for what is linked statically).
+    pub object: String,
+    pub class: Class,
+    pub inclusive: u64,
+    pub exclusive: u64,
+}
+
+/// Who and what a profile is of, besides its call graph.
+pub struct Subject {
+    pub scenario: Scenario,
+    pub stack: String,
+    pub peer: String,
+    pub side: Side,
+    pub library: String,
+    pub iterations: u64,
+}
+
+impl Profile {
+    /// The tables and flamegraph of `graph`, `top` functions per table.
+    pub fn new(subject: &Subject, graph: &CallGraph, top: usize) -> Result<Profile> {
+        let libraries = StackLibraries::of(&subject.stack).with_context(|| format!("no library table for stack `{}`", subject.stack))?;
+        let total = graph.total();
+        if total == 0 {
+            bail!("callgrind collected no instructions: the runner did not switch collection on around the {} side's calls", subject.side);
+        }
+        let classes: Vec<Class> = graph.functions.iter().map(|f| libraries.classify(f)).collect();
+        let shares = Class::ALL
+            .iter()
+            .map(|&class| ClassShare {
+                class,
+                what: libraries.what(class).to_string(),
+                instructions: graph.functions.iter().zip(&classes).filter(|(_, c)| **c == class).map(|(f, _)| f.exclusive).sum(),
+            })
+            .collect();
+        let inclusive = graph.inclusive();
+        let row = |i: usize| FunctionRow {
+            name: graph.functions[i].name.clone(),
+            object: graph.functions[i].object.rsplit('/').next().unwrap_or_default().to_string(),
+            class: classes[i],
+            inclusive: inclusive[i],
+            exclusive: graph.functions[i].exclusive,
+        };
+        // The frames above the side's library calls (main, the driver, the stack adapter) hold
+        // all of it or nearly: as rows of the inclusive table they would say nothing.
+        let above_the_library = |i: usize| inclusive[i] == total || classes[i] == Class::Harness;
+        let top_by = |key: &dyn Fn(usize) -> u64, leave_out: &dyn Fn(usize) -> bool| {
+            let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0 && !leave_out(i)).collect();
+            order.sort_by(|&a, &b| key(b).cmp(&key(a)).then_with(|| graph.functions[a].name.cmp(&graph.functions[b].name)));
+            order.into_iter().take(top).map(row).collect::<Vec<_>>()
+        };
+        let (unit, units) = match subject.scenario.kind {
+            Kind::Transfer => ("MB", (subject.iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6),
+            _ => ("handshake", subject.iterations as f64),
+        };
+        let folded = folded::Folded::from_graph(graph);
+        let title = format!("{} {} side, {}", subject.stack, subject.side, subject.scenario.name());
+        Ok(Profile {
+            scenario: subject.scenario.name(),
+            stack: subject.stack.clone(),
+            peer: subject.peer.clone(),
+            side: subject.side,
+            library: subject.library.clone(),
+            iterations: subject.iterations,
+            unit: unit.to_string(),
+            units,
+            total,
+            classes: shares,
+            by_inclusive: top_by(&|i| inclusive[i], &above_the_library),
+            by_exclusive: top_by(&|i| graph.functions[i].exclusive, &|_| false),
+            unnamed: graph.functions.iter().filter(|f| f.name.starts_with("0x")).map(|f| f.exclusive).sum(),
+            flamegraph_pruned: folded.pruned,
+            svg: render::flamegraph(&title, &folded)?,
+        })
+    }
+
+    /// Reads a profile written by `tlsbench profile`.
+    pub fn read(path: &Path) -> Result<Profile> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read profile {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is not a profile written by `tlsbench profile`", path.display()))
+    }
+
+    /// The tables as the terminal shows them.
+    pub fn terminal(&self) -> String {
+        render::terminal(self)
+    }
+}
+
+/// `tlsbench profile`: runs the side, prints its tables, writes its flamegraph and JSON.
+pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
+    let kinds = Measure::Instructions.kinds();
+    if !kinds.contains(&args.scenario.kind) {
+        let valid: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        bail!("profile counts instructions, which covers scenarios of kind {} (not {})", valid.join(", "), args.scenario.kind.name());
+    }
+    let peer = args.peer.clone().unwrap_or_else(|| args.stack.clone());
+    let (client, server) = match args.side {
+        Side::Client => (&args.stack, &peer),
+        Side::Server => (&peer, &args.stack),
+    };
+    let runners = stacks::Runners::find()?;
+    let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
+    let Some(runner) = runners.for_pair(client, server) else {
+        let peers: Vec<&str> = stacks::all_ids().into_iter().filter(|p| runners.for_pair(&args.stack, p).is_some()).collect();
+        bail!("no runner holds both `{}` and `{peer}`: --peer names a stack that shares a runner with it (valid: {})", args.stack, peers.join(", "));
+    };
+    let callgrind = Callgrind::find()?;
+    let iterations = args.iterations.unwrap_or_else(|| instructions::iterations(args.scenario.kind));
+    let data_dir = pki::default_data_dir();
+    Pki::load_or_generate(&data_dir, &[args.scenario.key]).map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    // Scenario names hold dots (1.3): the extensions are appended, not set.
+    let file = |extension: &str| args.out.join(format!("{}_{}_{}.{extension}", args.stack, args.side, args.scenario.name()));
+    let out = file("callgrind");
+
+    let (scenario, iterations_arg, warmup) = (args.scenario.name(), iterations.to_string(), instructions::WARMUP_ITERATIONS.to_string());
+    let data = data_dir.to_string_lossy();
+    let side = args.side.to_string();
+    let runner_args = [
+        "sample", "--client", client, "--server", server, "--scenario", &scenario, "--measure", "instructions", "--count-side", &side,
+        "--iterations", &iterations_arg, "--warmup-iterations", &warmup, "--data-dir", &data,
+    ];
+    let (program, argv) = callgrind.command(runner, &runner_args, &out, &[]);
+    eprintln!("profiling the {side} side of {} ({iterations} iterations under callgrind)", args.stack);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
+        .with_context(|| format!("running {} under callgrind", runner.display()))?;
+    let iterations = match serde_json::from_str::<Reply>(&output.stdout) {
+        Ok(Reply::Ok(report)) => report.iterations,
+        Ok(Reply::Unsupported { reason }) => bail!("{scenario} is unsupported by this pair: {reason}"),
+        Ok(Reply::Failed { reason }) => bail!("{scenario} failed: {reason}{}", stderr_note(&output)),
+        Err(e) => bail!("the runner printed an unreadable reply: {e}{}", stderr_note(&output)),
+    };
+
+    let text = std::fs::read_to_string(&out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
+    let graph = CallGraph::parse(&text)?;
+    let library = infos.iter().find(|i| i.id == args.stack).map(|i| i.library.clone()).unwrap_or_default();
+    let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations };
+    let profile = Profile::new(&subject, &graph, args.top)?;
+    print!("{}", profile.terminal());
+    let (svg, json) = (file("svg"), file("json"));
+    std::fs::write(&svg, &profile.svg).with_context(|| format!("cannot write {}", svg.display()))?;
+    std::fs::write(&json, serde_json::to_string_pretty(&profile)?).with_context(|| format!("cannot write {}", json.display()))?;
+    eprintln!("wrote {}, {} and {}", svg.display(), json.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stderr_note(output: &executor::Output) -> String {
+    output.stderr.as_ref().map(|s| format!(" (stderr: {s})")).unwrap_or_default()
+}
+
+/// How long the side may take under callgrind: valgrind's start (reading the runner's debug
+/// information), then each iteration at callgrind's pace; RSA and ML-KEM key generation are
+/// the slow ones, hence the margin.
+fn time_limit(kind: Kind, iterations: u64) -> Duration {
+    let per_iteration = match kind {
+        Kind::Transfer => Duration::from_millis(200),
+        _ => Duration::from_secs(3),
+    };
+    Duration::from_secs(60) + per_iteration * (iterations + instructions::WARMUP_ITERATIONS) as u32
+}
+
