@@ -109,7 +109,7 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
 
     if let Some(target) = &settings.target {
         eprintln!(
-            "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, for at most {} s of measuring              (--time-budget)",
+            "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, for at most {} s of measuring (--time-budget)",
             target.ci_percent,
             settings.samples,
             target.budget.as_secs_f64()
