@@ -54,12 +54,27 @@ pub fn page(report: &Report) -> String {
     html
 }
 
+/// What one sample is: a time for the timed measures, fixed iterations for instructions.
+fn sample_length(doc: &RunDocument) -> String {
+    let run = &doc.run;
+    let (counted, timed) = (
+        doc.results.iter().any(|c| c.measure == "instructions"),
+        doc.results.iter().any(|c| c.measure != "instructions"),
+    );
+    let counted = counted.then(|| {
+        use crate::instructions::{HANDSHAKES, TRANSFER_WRITES, WARMUP_ITERATIONS};
+        format!("{HANDSHAKES} handshakes or {TRANSFER_WRITES} writes of 16 KiB under callgrind after {WARMUP_ITERATIONS} unmeasured (instructions)")
+    });
+    let timed = timed.then(|| format!("at least {} ms per side after {} ms of warmup", run.min_time_ms, run.warmup_ms));
+    [timed, counted].into_iter().flatten().collect::<Vec<_>>().join("; ")
+}
+
 fn environment(doc: &RunDocument) -> String {
     let (run, env) = (&doc.run, &doc.run.environment);
     let mut html = String::from("<section id=\"environment\">\n<h2>Environment</h2>\n<table>\n");
     let rows = [
         ("started", run.started.clone()),
-        ("samples", format!("{} per cell, each at least {} ms per side after {} ms of warmup", run.samples, run.min_time_ms, run.warmup_ms)),
+        ("samples", format!("{} per cell, each {}", run.samples, sample_length(doc))),
         ("CPU", format!("{} ({} cores)", env.cpu, env.cores)),
         ("kernel", env.kernel.clone()),
         ("compiler", env.rustc.clone()),
@@ -432,6 +447,17 @@ fn connections(kind: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::output::table::fixture;
+
+    #[test]
+    fn the_environment_says_what_a_sample_is_for_each_kind_of_measure() {
+        let mut doc = fixture::document();
+        assert_eq!(sample_length(&doc), "at least 100 ms per side after 50 ms of warmup");
+        doc.results[0].measure = "instructions".into();
+        let both = sample_length(&doc);
+        assert!(both.starts_with("at least 100 ms per side") && both.ends_with("under callgrind after 2 unmeasured (instructions)"), "{both}");
+        doc.results.iter_mut().for_each(|c| c.measure = "instructions".into());
+        assert!(sample_length(&doc).starts_with("20 handshakes or 64 writes of 16 KiB"), "{}", sample_length(&doc));
+    }
 
     #[test]
     fn a_self_contained_page_with_environment_charts_and_tables() {
