@@ -401,6 +401,10 @@ fn unexpected(what: &str) -> Error {
     Error::Other(format!("the peer runner sent something else than {what}"))
 }
 
+/// The largest message between the two runners: memory-10000's flights of all its connections
+/// in one message, with room to spare. A larger length is garbage, not a message.
+const MAX_FRAME: u64 = 256 << 20;
+
 /// The socket to the peer process, and which side this process is.
 struct Relay {
     peer: UnixStream,
@@ -463,9 +467,21 @@ impl Relay {
         let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
         let mut len = [0u8; 4];
         self.peer.read_exact(&mut len).map_err(peer_gone)?;
-        let mut frame = vec![0u8; u32::from_le_bytes(len) as usize];
-        self.peer.read_exact(&mut frame).map_err(peer_gone)?;
-        let garbled = || Error::Other("the peer runner sent a garbled message".into());
+        let len = u32::from_le_bytes(len) as u64;
+        if len > MAX_FRAME {
+            return Err(Error::Other(format!("the peer runner announced a message of {len} bytes, more than the {MAX_FRAME} any message can be")));
+        }
+        // Read what arrives rather than allocate what was announced: a peer that dies midway
+        // leaves a short frame, not a large buffer.
+        let mut frame = Vec::new();
+        (&mut self.peer).take(len).read_to_end(&mut frame).map_err(peer_gone)?;
+        if frame.len() as u64 != len {
+            return Err(Error::Other(format!("the peer runner went away in the middle of a message ({} of {len} bytes)", frame.len())));
+        }
+        let garbled = || {
+            let tag = frame.first().map_or("none".to_string(), |t| t.to_string());
+            Error::Other(format!("the peer runner sent a garbled message (tag {tag}, {len} bytes)"))
+        };
         let (&tag, rest) = frame.split_first().ok_or_else(garbled)?;
         let next = |b: u8| [Next::Seed, Next::Warmup, Next::Measure, Next::Stop].get(b as usize).copied();
         match (tag, rest) {
@@ -523,5 +539,24 @@ mod tests {
         assert_eq!(far.recv().unwrap_err().to_string(), "the peer stopped: gate failed: x");
         drop(near);
         assert!(far.recv().unwrap_err().to_string().starts_with("the peer runner went away"));
+    }
+
+    #[test]
+    fn a_garbled_truncated_or_oversized_message_is_an_error_naming_what_was_wrong() {
+        let receive = |raw: &[u8]| {
+            let (mut a, b) = UnixStream::pair().unwrap();
+            a.write_all(raw).unwrap();
+            drop(a);
+            Relay { peer: b, side: Side::Server }.recv().unwrap_err().to_string()
+        };
+        // Text where a length should be ("HTTP" is 1.4 GB): refused before reading on.
+        assert_eq!(receive(b"HTTP/1.1 200 OK"), "the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be");
+        let mut short = 100u32.to_le_bytes().to_vec();
+        short.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(receive(&short), "the peer runner went away in the middle of a message (3 of 100 bytes)");
+        let mut unknown = 2u32.to_le_bytes().to_vec();
+        unknown.extend_from_slice(&[9, 0]);
+        assert_eq!(receive(&unknown), "the peer runner sent a garbled message (tag 9, 2 bytes)");
+        assert_eq!(receive(&0u32.to_le_bytes()), "the peer runner sent a garbled message (tag none, 0 bytes)");
     }
 }
