@@ -110,6 +110,24 @@ pub fn iterations(kind: Kind) -> u64 {
     }
 }
 
+/// What a runner that counts instructions takes after its command's own arguments: the scenario
+/// and the fixed work.
+fn counted_args(scenario: &Scenario, iterations: u64, data_dir: &Path) -> Vec<String> {
+    let scenario = scenario.name();
+    let (iterations, warmup, data_dir) = (iterations.to_string(), WARMUP_ITERATIONS.to_string(), data_dir.display().to_string());
+    ["--scenario", &scenario, "--measure", "instructions", "--iterations", &iterations, "--warmup-iterations", &warmup, "--data-dir", &data_dir]
+        .map(String::from)
+        .to_vec()
+}
+
+/// The runner's arguments for one process that runs the whole pair and counts `side` (the
+/// in-process cells, and `tlsbench profile`).
+pub fn pair_counting_args(client: &str, server: &str, side: Side, scenario: &Scenario, iterations: u64, data_dir: &Path) -> Vec<String> {
+    let side = side.to_string();
+    let command = ["sample", "--client", client, "--server", server, "--count-side", &side].map(String::from);
+    command.into_iter().chain(counted_args(scenario, iterations, data_dir)).collect()
+}
+
 /// One sample: each side counted in its own process under callgrind, both at once. In-process,
 /// each of the two processes runs the whole pair and counts one side; split-process, each runs
 /// its side, as for time.
@@ -118,18 +136,16 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let callgrind = Callgrind::find().map_err(|e| failed(e.to_string()))?;
     let dir = tempfile::tempdir().map_err(|e| failed(format!("a directory for callgrind's output: {e}")))?;
     let out = |side: Side| dir.path().join(format!("{side}.callgrind"));
-    let (iterations, warmup) = (iterations(cell.scenario.kind).to_string(), WARMUP_ITERATIONS.to_string());
-    let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy());
-    let common = ["--scenario", &scenario, "--measure", "instructions", "--iterations", &iterations, "--warmup-iterations", &warmup, "--data-dir", &data_dir];
+    let common = counted_args(&cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
+    let common: Vec<&str> = strs(&common);
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
     let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
     let (client, server) = match cell.process {
         Process::InProcess => {
             let both = runner(&cell.client)?;
             let counting = |side: Side| {
-                let side_name = side.to_string();
-                let args = [&["sample", "--client", &cell.client, "--server", &cell.server, "--count-side", &side_name][..], &common].concat();
-                callgrind.command(both, &args, &out(side), &[])
+                let args = pair_counting_args(&cell.client, &cell.server, side, &cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
+                callgrind.command(both, &strs(&args), &out(side), &[])
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
             let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);

@@ -213,15 +213,11 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let file = |extension: &str| args.out.join(format!("{}_{}_{}.{extension}", args.stack, args.side, args.scenario.name()));
     let out = file("callgrind");
 
-    let (scenario, iterations_arg, warmup) = (args.scenario.name(), iterations.to_string(), instructions::WARMUP_ITERATIONS.to_string());
-    let data = data_dir.to_string_lossy();
-    let side = args.side.to_string();
-    let runner_args = [
-        "sample", "--client", client, "--server", server, "--scenario", &scenario, "--measure", "instructions", "--count-side", &side,
-        "--iterations", &iterations_arg, "--warmup-iterations", &warmup, "--data-dir", &data,
-    ];
+    let scenario = args.scenario.name();
+    let runner_args = instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
+    let runner_args: Vec<&str> = runner_args.iter().map(String::as_str).collect();
     let (program, argv) = callgrind.command(runner, &runner_args, &out, &[]);
-    eprintln!("profiling the {side} side of {} ({iterations} iterations under callgrind)", args.stack);
+    eprintln!("profiling the {} side of {} ({iterations} iterations under callgrind)", args.side, args.stack);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
         .with_context(|| format!("running {} under callgrind", runner.display()))?;
