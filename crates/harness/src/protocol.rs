@@ -1,18 +1,39 @@
 //! What a runner prints on stdout for the orchestrator: one JSON document per invocation, and
 //! nothing else on stdout (what its libraries print goes to stderr: see [`crate::runner`], "The
-//! reply channel").
+//! reply channel"). docs/runner-protocol.md is the whole protocol, for runners in any language.
 
 use serde::{Deserialize, Serialize};
 
 use crate::{Capabilities, Kind, Measure, Side};
 
-/// `runner list`: one entry per stack the runner's family holds.
+/// The version of the runner protocol (docs/runner-protocol.md) that this harness speaks. The
+/// orchestrator uses only runners whose `list` reply names the same version; bump it with any
+/// change a runner must follow (commands, flags, replies, relay messages).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// `runner list`: the protocol version the runner speaks and the stacks its family holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListReply {
+    pub protocol_version: u32,
+    pub stacks: Vec<StackInfo>,
+}
+
+/// One stack a runner holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StackInfo {
     pub id: String,
     /// The library name and version the running code reports.
     pub library: String,
     pub capabilities: Capabilities,
+    /// The least warm-up a time sample of this stack needs, in milliseconds: a JIT compiles the
+    /// hot path only after it has run for a while. The orchestrator warms up every sample of a
+    /// cell at least as long as either stack asks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_warmup_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `runner sample`: the outcome of one sample of one cell.
@@ -101,6 +122,12 @@ pub enum Metric {
     HeapAfterTransferBytes,
     AllocationsPerHandshake,
     FreesPerHandshake,
+    /// Bytes a garbage-collected runtime (the JVM, Go's) allocated on its managed heap for this
+    /// side, per handshake: allocation, not bytes held, and not comparable byte for byte with
+    /// what malloc is asked for (a C library under it allocates apart).
+    RuntimeAllocBytesPerHandshake,
+    /// Objects a garbage-collected runtime allocated for this side, per handshake.
+    RuntimeAllocationsPerHandshake,
     // heap, memory-N
     /// Held per connection with N connections open and idle.
     HeapPerConnectionBytes,
@@ -151,6 +178,8 @@ impl Metric {
                 HeapAfterTransferBytes,
                 AllocationsPerHandshake,
                 FreesPerHandshake,
+                RuntimeAllocBytesPerHandshake,
+                RuntimeAllocationsPerHandshake,
             ],
             (Measure::Rss, _) => &[RssPeakBytes, RssPerConnectionBytes],
             (Measure::Net, _) => &[
@@ -201,6 +230,8 @@ impl Metric {
             HeapAfterTransferBytes => "heap_after_transfer_bytes",
             AllocationsPerHandshake => "allocations_per_handshake",
             FreesPerHandshake => "frees_per_handshake",
+            RuntimeAllocBytesPerHandshake => "runtime_alloc_bytes_per_handshake",
+            RuntimeAllocationsPerHandshake => "runtime_allocations_per_handshake",
             HeapPerConnectionBytes => "heap_per_connection_bytes",
             HeapPeakPerConnectionBytes => "heap_peak_per_connection_bytes",
             RssPeakBytes => "rss_peak_bytes",
@@ -226,9 +257,9 @@ impl Metric {
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",
             InstructionsPerHandshake | InstructionsPerMb => "instructions",
-            AllocationsPerHandshake => "allocations",
+            AllocationsPerHandshake | RuntimeAllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",
-            BytesWritten | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes
+            BytesWritten | RuntimeAllocBytesPerHandshake | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes
             | HeapPerConnectionBytes | HeapPeakPerConnectionBytes | RssPeakBytes | RssPerConnectionBytes => "B",
         }
     }

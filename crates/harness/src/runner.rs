@@ -34,7 +34,7 @@ use crate::io::{IoTrace, TraceReply};
 use crate::net::plain::{PlainTcp, PLAIN_STACKS};
 use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
 use std::sync::atomic::{AtomicBool, Ordering};
-use crate::protocol::{Reply, StackInfo};
+use crate::protocol::{ListReply, Reply, StackInfo, PROTOCOL_VERSION};
 use crate::{Error, Measure, Pki, Scenario, Side, Stack};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
@@ -308,8 +308,8 @@ pub fn main<F: Family>() -> ExitCode {
     };
     let reply = match Command::parse() {
         Command::List => {
-            let infos: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
-            serde_json::to_string(&infos)
+            let stacks: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
+            serde_json::to_string(&ListReply { protocol_version: PROTOCOL_VERSION, stacks })
         }
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
@@ -594,7 +594,7 @@ struct Describe;
 impl StackVisitor for Describe {
     type Output = StackInfo;
     fn visit<T: Stack>(self, stack: &T) -> StackInfo {
-        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities() }
+        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities(), min_warmup_ms: 0 }
     }
 }
 

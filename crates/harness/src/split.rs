@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use xxhash_rust::xxh3::Xxh3;
+use aws_lc_rs::digest::{Context as Sha256, SHA256};
 
 use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE};
 use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
@@ -288,7 +288,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
 
         let payload = transfer_payload();
         let (mut offset, mut inbox) = (0, vec![0u8; TRANSFER_WRITE_SIZE]);
-        let (mut tally, mut digest) = (0u64, Xxh3::new());
+        let (mut tally, mut digest) = (0u64, Sha256::new(&SHA256));
         let (mut clock, mut writes) = (spec.clock(side), 0u64);
         let (started, mut warmed) = (Instant::now(), 0);
         let mut peer_reached = false;
@@ -332,7 +332,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         }
         match side {
             Side::Server => {
-                self.relay.send(&Message::Tally(Tally { bytes: tally, digest: digest.digest128() }))?;
+                self.relay.send(&Message::Tally(Tally { bytes: tally, digest: sha256(digest) }))?;
                 Ok((writes, clock))
             }
             Side::Client => {
@@ -346,7 +346,7 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
                     tally += n as u64;
                 }
                 let Message::Tally(sent) = self.relay.recv()? else { return Err(unexpected("the sender's tally")) };
-                gate::check_transfer(sent, Tally { bytes: tally, digest: digest.digest128() })?;
+                gate::check_transfer(sent, Tally { bytes: tally, digest: sha256(digest) })?;
                 Ok((writes, clock))
             }
         }
@@ -397,6 +397,11 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
     }
 }
 
+/// The SHA-256 of what went through `digest`.
+fn sha256(digest: Sha256) -> [u8; 32] {
+    digest.finish().as_ref().try_into().expect("SHA-256 is 32 bytes")
+}
+
 fn unexpected(what: &str) -> Error {
     Error::Other(format!("the peer runner sent something else than {what}"))
 }
@@ -419,7 +424,8 @@ enum Message {
     Flight { bytes: Vec<u8>, done: bool, unread: u32 },
     Next(Next),
     Reached(bool),
-    Tally(Tally),
+    /// The sender's count and SHA-256 of the plaintext of a transfer.
+    Tally(Tally<[u8; 32]>),
     /// The peer stopped with this error.
     Abort(String),
     /// Memory-N: one flight per connection, whether all of the side's handshakes have
@@ -442,7 +448,7 @@ impl Relay {
             Message::Tally(tally) => {
                 frame.push(3);
                 frame.extend_from_slice(&tally.bytes.to_le_bytes());
-                frame.extend_from_slice(&tally.digest.to_le_bytes());
+                frame.extend_from_slice(&tally.digest);
             }
             Message::Abort(reason) => {
                 frame.push(4);
@@ -490,9 +496,9 @@ impl Relay {
             }
             (1, [n]) => Ok(Message::Next(next(*n).ok_or_else(garbled)?)),
             (2, [reached]) => Ok(Message::Reached(*reached != 0)),
-            (3, rest) if rest.len() == 24 => Ok(Message::Tally(Tally {
+            (3, rest) if rest.len() == 40 => Ok(Message::Tally(Tally {
                 bytes: u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")),
-                digest: u128::from_le_bytes(rest[8..].try_into().expect("16 bytes")),
+                digest: rest[8..].try_into().expect("32 bytes"),
             })),
             (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
             (5, [done, u0, u1, u2, u3, body @ ..]) => {
@@ -527,7 +533,7 @@ mod tests {
             Message::Flight { bytes: Vec::new(), done: false, unread: 0 },
             Message::Next(Next::Measure),
             Message::Reached(true),
-            Message::Tally(Tally { bytes: 1 << 40, digest: u128::MAX - 5 }),
+            Message::Tally(Tally { bytes: 1 << 40, digest: [0xa5; 32] }),
             Message::Flights { flights: vec![b"\x16\x03\x01".to_vec(), Vec::new(), b"abc".to_vec()], done: true, unread: 3 },
             Message::Flights { flights: Vec::new(), done: false, unread: 0 },
         ];

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ClientAuth, Endpoint, Error, Group, KeyType, Kind, LibError, Pki, Scenario, Suite, Version};
+use crate::{ClientAuth, Endpoint, Error, Group, KeyType, Kind, LibError, Measure, Pki, Scenario, Suite, Version};
 
 /// One TLS implementation in one configuration (e.g. rustls with the ring provider).
 ///
@@ -161,6 +161,17 @@ pub struct Capabilities {
     /// it names is unsupported with the reason, whatever the scenario.
     #[serde(default)]
     pub peer_limits: Vec<PeerLimit>,
+    /// Measures this stack cannot be measured by, each with its reason (e.g. callgrind cannot
+    /// follow a JIT's code): their cells are unsupported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measure_limits: Vec<MeasureLimit>,
+}
+
+/// A measure this stack cannot be measured by, because of `reason`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeasureLimit {
+    pub measure: Measure,
+    pub reason: String,
 }
 
 /// On `side`, this stack completes handshakes only with the peer stacks in `only` (e.g. as a
@@ -215,6 +226,15 @@ impl Capabilities {
             ems_off: true,
             exclusions: Vec::new(),
             peer_limits: Vec::new(),
+            measure_limits: Vec::new(),
+        }
+    }
+
+    /// `Err(reason)` when this stack cannot be measured by `measure`.
+    pub fn check_measure(&self, measure: Measure) -> Result<(), Error> {
+        match self.measure_limits.iter().find(|limit| limit.measure == measure) {
+            Some(limit) => Err(Error::Unsupported(limit.reason.clone())),
+            None => Ok(()),
         }
     }
 

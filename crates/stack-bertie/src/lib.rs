@@ -114,6 +114,7 @@ impl Stack for Bertie {
                          verifies the chain rejects it (only Bertie's own client, which does not, accepts it)"
                     .into(),
             }],
+            measure_limits: Vec::new(),
         }
     }
 

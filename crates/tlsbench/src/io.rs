@@ -91,11 +91,11 @@ pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
 
 /// `tlsbench io`: one table per scenario of [`io_scenarios`], one row per stack.
 pub fn io(args: IoArgs) -> Result<ExitCode> {
+    let runners = stacks::Runners::find()?;
     let ids: Vec<String> = match args.stacks.is_empty() {
-        true => stacks::all_ids().into_iter().map(String::from).collect(),
+        true => runners.default_stacks(),
         false => output::first_seen(args.stacks),
     };
-    let runners = stacks::Runners::find()?;
     let mut failed = 0;
     for (i, scenario) in io_scenarios(args.config).iter().enumerate() {
         let mut rows = Vec::new();

@@ -157,8 +157,9 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
 /// A new run: the pairs and scenarios asked for, each stack's library, the settings.
 fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let started = SystemTime::now();
+    let runners = stacks::Runners::find()?;
     let ids: Vec<String> = match args.stacks.is_empty() {
-        true => stacks::all_ids().into_iter().map(String::from).collect(),
+        true => runners.default_stacks(),
         false => first_seen(args.stacks.clone()),
     };
     let (pairs, globs) = match (view, &args.client, &args.server) {
@@ -194,7 +195,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         warmup_ms: args.warmup_ms.unwrap_or(if args.quick { 10 } else { DEFAULT_WARMUP_MS }),
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
-        runners: stacks::Runners::find()?,
+        runners,
         target: args.target_ci.map(|ci_percent| run::Target {
             ci_percent,
             budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
@@ -500,8 +501,8 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         }
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
         (ListWhat::Stacks, None) => {
-            let ids: Vec<String> = stacks::all_ids().into_iter().map(String::from).collect();
-            let infos = stacks::Runners::find()?.infos(&ids).context("listing the stacks")?;
+            let runners = stacks::Runners::find()?;
+            let infos = runners.infos(&runners.default_stacks()).context("listing the stacks")?;
             print!("{}", output::stack_list::render(&infos));
         }
     }

@@ -152,7 +152,10 @@ pub fn cells(
         for &scenario in scenarios.iter().filter(|s| measure.applies_to(s.kind)) {
             for (client, server) in pairs {
                 let (c, s) = ((client.as_str(), capabilities(client)), (server.as_str(), capabilities(server)));
-                let support = tlsbench_harness::check_pair(c, s, &scenario).map_err(|e| e.to_string());
+                let support = tlsbench_harness::check_pair(c, s, &scenario)
+                    .and_then(|()| c.1.check_measure(measure))
+                    .and_then(|()| s.1.check_measure(measure))
+                    .map_err(|e| e.to_string());
                 let auto = Process::auto(runners, client, server);
                 let processes: &[Process] = match (measure, choice, auto) {
                     (Measure::Rss, _, _) => &[Process::Split],
@@ -192,7 +195,7 @@ mod tests {
     fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {
         let runner = |(name, stacks): &(&str, &[(&str, &Capabilities)])| Runner {
             path: Path::new("/runners").join(name),
-            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone() }).collect(),
+            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone(), min_warmup_ms: 0 }).collect(),
         };
         Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
     }

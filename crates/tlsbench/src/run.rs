@@ -30,6 +30,15 @@ pub struct Settings {
     pub target: Option<Target>,
 }
 
+impl Settings {
+    /// The warm-up of a sample of `cell`: the run's, or longer where a stack of the pair needs
+    /// more before its figures settle (a JIT: its `list` entry says how long).
+    pub fn warmup_ms(&self, cell: &Cell) -> u64 {
+        let floor = |id: &str| self.runners.info(id).map_or(0, |info| info.min_warmup_ms);
+        self.warmup_ms.max(floor(&cell.client)).max(floor(&cell.server))
+    }
+}
+
 /// After the fixed rounds, cells whose intervals are wider than `ci_percent` get further
 /// samples until none is, or until the run has measured for `budget`.
 #[derive(Clone, Copy, Debug)]
@@ -189,12 +198,12 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     }
     let failed = |reason: String| (Status::Failed, reason);
     let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
-    let (scenario, min_time, warmup) =
-        (cell.scenario.name(), settings.min_time_ms.to_string(), settings.warmup_ms.to_string());
+    let warmup_ms = settings.warmup_ms(cell);
+    let (scenario, min_time, warmup) = (cell.scenario.name(), settings.min_time_ms.to_string(), warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
     let common =
         ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
-    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(settings.warmup_ms));
+    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(warmup_ms));
     let both = settings.runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
@@ -231,7 +240,9 @@ pub(crate) fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, S
 }
 
 /// One report from the two sides of a split-process sample. When a side fails, its own reason
-/// wins over its peer's "the peer stopped" or "went away".
+/// wins over its peer's echo of it ("the peer stopped", "went away"); two reasons of their own
+/// (one side's unreadable reply, and the other's word on the garbled message it was sent) are
+/// both given.
 pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
     let reason = |side: &str, result: &Result<Reply, String>| match result {
         Ok(Reply::Ok(_)) => None,
@@ -252,9 +263,10 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
             format!("the sides disagree on the work: {} iterations on the client, {} on the server", client.iterations, server.iterations),
         )),
         (client, server) => {
-            let echoes_peer = |r: &(Status, String)| r.1.contains("the peer");
+            let echoes_peer = |r: &(Status, String)| r.1.contains("the peer stopped") || r.1.contains("the peer runner went away");
             Err(match (reason("client", &client), reason("server", &server)) {
                 (Some(c), Some(s)) if echoes_peer(&c) && !echoes_peer(&s) => s,
+                (Some(c), Some(s)) if !echoes_peer(&c) && !echoes_peer(&s) && c.0 == s.0 => (c.0, format!("{}; {}", c.1, s.1)),
                 (Some(c), _) => c,
                 (None, Some(s)) => s,
                 (None, None) => unreachable!("at least one side did not reply Ok"),

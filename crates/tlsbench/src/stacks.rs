@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use tlsbench_harness::protocol::StackInfo;
+use tlsbench_harness::protocol::{ListReply, StackInfo, PROTOCOL_VERSION};
 
 use crate::executor;
 
@@ -32,6 +32,11 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "s2n-tls-recvbuf", owns: |library| library.starts_with("s2n-tls ") && library.ends_with(" (recv buffering)") },
     // Bertie reports no version at runtime either; its string also says what it does not verify.
     KnownStack { id: "bertie", owns: |library| library.starts_with("Bertie ") },
+    // Runners in other languages (runners/): Go's crypto/tls, the JDK's JSSE, and Netty's
+    // OpenSSL engine on tcnative, which must report the BoringSSL it really loaded.
+    KnownStack { id: "go", owns: |library| library.starts_with("Go crypto/tls go1.") },
+    KnownStack { id: "jsse", owns: |library| library.starts_with("JSSE ") },
+    KnownStack { id: "netty-tcnative", owns: |library| library.starts_with("netty-tcnative") && library.contains("BoringSSL") },
 ];
 
 /// Parses a stack id, naming the valid ones if it is unknown.
@@ -84,6 +89,9 @@ pub struct Runners {
     /// Broadest first: a pair that several runners hold is measured by the one with the most
     /// stacks, and a stack is described by it (the same runner every time).
     runners: Vec<Runner>,
+    /// Runner binaries that could not be used, with why (it failed to list its stacks, or
+    /// speaks another protocol version): their stacks are missing, and messages say why.
+    unusable: Vec<(PathBuf, String)>,
     /// Where they were looked for, for messages.
     dir: PathBuf,
 }
@@ -94,32 +102,58 @@ impl Runners {
         Runners::discover(&runner_dir()?)
     }
 
-    /// Every runner binary (`tlsbench-runner-*`) in `dir`, asked for its stacks.
+    /// Every runner binary (`tlsbench-runner-*`) in `dir`, asked for its stacks. The runners
+    /// are asked at once (a JVM takes a while to start). One that cannot be used is set aside
+    /// with its reason, so that a broken or stale runner costs its own stacks, not every command.
     pub fn discover(dir: &Path) -> Result<Runners> {
         let entries = std::fs::read_dir(dir).with_context(|| format!("looking for runners in {}", dir.display()))?;
-        let mut runners = Vec::new();
-        for path in entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)) {
-            let output = executor::call(&path, &["list"], LIST_TIME_LIMIT)
-                .with_context(|| format!("asking runner {} for its stacks", path.display()))?;
-            let stacks: Vec<StackInfo> = serde_json::from_str(&output.stdout)
-                .with_context(|| format!("runner {} printed an unreadable stack list", path.display()))?;
-            if let Some(stack) = stacks.iter().find(|s| known(&s.id).is_none()) {
-                bail!(
-                    "runner {} holds stack `{}`, which tlsbench does not know: add it to KNOWN in crates/tlsbench/src/stacks.rs \
-                     with the library it reports",
-                    path.display(),
-                    stack.id
-                );
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)).collect();
+        paths.sort();
+        let listed: Vec<Result<Vec<StackInfo>>> = std::thread::scope(|scope| {
+            let asking: Vec<_> = paths.iter().map(|path| scope.spawn(move || list(path))).collect();
+            asking.into_iter().map(|thread| thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("listing panicked")))).collect()
+        });
+        let (mut runners, mut unusable) = (Vec::new(), Vec::new());
+        for (path, listed) in paths.into_iter().zip(listed) {
+            match listed {
+                Ok(stacks) => runners.push(Runner { path, stacks }),
+                Err(e) => unusable.push((path, format!("{e:#}"))),
             }
-            runners.push(Runner { path, stacks });
         }
-        Ok(Runners::new(runners, dir))
+        let mut runners = Runners::new(runners, dir);
+        runners.unusable = unusable;
+        Ok(runners)
     }
 
     /// Runners as their `list` replies described them.
     pub fn new(mut runners: Vec<Runner>, dir: &Path) -> Runners {
         runners.sort_by(|a, b| b.stacks.len().cmp(&a.stacks.len()).then_with(|| a.path.cmp(&b.path)));
-        Runners { runners, dir: dir.to_path_buf() }
+        Runners { runners, unusable: Vec::new(), dir: dir.to_path_buf() }
+    }
+
+    /// Every known stack that some runner holds, in `KNOWN`'s order: what a command measures
+    /// when no stack is named. With them, a note naming the known stacks that no runner holds
+    /// and why, for stderr.
+    pub fn available(&self) -> (Vec<String>, Option<String>) {
+        let (held, missing): (Vec<&str>, Vec<&str>) = all_ids().into_iter().partition(|id| self.for_pair(id, id).is_some());
+        let note = (!missing.is_empty()).then(|| {
+            let why = match self.unusable.is_empty() {
+                true => "no runner holds them (build all runners: scripts/build.sh)".to_string(),
+                false => self.unusable.iter().map(|(path, why)| format!("{} is unusable: {why}", file_name(path))).collect::<Vec<_>>().join("; "),
+            };
+            format!("not measured: {}: {why}", missing.join(", "))
+        });
+        (held.into_iter().map(String::from).collect(), note)
+    }
+
+    /// The stacks a command takes when none is named ([`Runners::available`]); the note goes
+    /// to stderr.
+    pub fn default_stacks(&self) -> Vec<String> {
+        let (ids, note) = self.available();
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
+        ids
     }
 
     /// The runner that can measure `client` against `server` in one process, if any.
@@ -132,9 +166,10 @@ impl Runners {
         match self.for_pair(id, id) {
             Some(path) => Ok(path),
             None => bail!(
-                "no runner in {} holds stack `{id}` (runners found: {}; build all binaries: cargo build --release --workspace)",
+                "no runner in {} holds stack `{id}` (runners found: {}{}; build all runners: scripts/build.sh)",
                 self.dir.display(),
-                self.names()
+                self.names(),
+                self.unusable.iter().map(|(path, why)| format!("; {} is unusable: {why}", file_name(path))).collect::<String>()
             ),
         }
     }
@@ -163,9 +198,38 @@ impl Runners {
     fn names(&self) -> String {
         match self.runners.is_empty() {
             true => "none".to_string(),
-            false => self.runners.iter().map(|r| r.path.file_name().unwrap_or_default().to_string_lossy()).collect::<Vec<_>>().join(", "),
+            false => self.runners.iter().map(|r| file_name(&r.path)).collect::<Vec<_>>().join(", "),
         }
     }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap_or_default().to_string_lossy().into_owned()
+}
+
+/// A runner's stacks, as its `list` reply says; an error when it cannot say, speaks another
+/// version of the protocol, or holds a stack tlsbench does not know.
+fn list(path: &Path) -> Result<Vec<StackInfo>> {
+    let output = executor::call(path, &["list"], LIST_TIME_LIMIT).context("asking it for its stacks")?;
+    let with_stderr = |what: String| match &output.stderr {
+        Some(printed) => format!("{what} (stderr: {printed})"),
+        None => what,
+    };
+    let reply: serde_json::Value = serde_json::from_str(&output.stdout)
+        .map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
+    match reply.get("protocol_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == PROTOCOL_VERSION as u64 => {}
+        Some(v) => bail!("it speaks runner protocol {v}, this tlsbench speaks {PROTOCOL_VERSION} (rebuild it: scripts/build.sh)"),
+        None => bail!("its stack list names no protocol_version (this tlsbench speaks runner protocol {PROTOCOL_VERSION}; rebuild it: scripts/build.sh)"),
+    }
+    let reply: ListReply = serde_json::from_value(reply).map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
+    if let Some(stack) = reply.stacks.iter().find(|s| known(&s.id).is_none()) {
+        bail!(
+            "it holds stack `{}`, which tlsbench does not know: add it to KNOWN in crates/tlsbench/src/stacks.rs with the library it reports",
+            stack.id
+        );
+    }
+    Ok(reply.stacks)
 }
 
 /// How long a runner may take to list its stacks.
@@ -196,7 +260,11 @@ mod tests {
             "s2n-tls 0.3.47",
             "s2n-tls 0.3.47 (recv buffering)",
             "Bertie 0.1.0-pre.2 (no chain or host name verification)",
+            "Go crypto/tls go1.26.8",
+            "JSSE (SunJSSE 17, OpenJDK 17.0.15+6-Debian-1deb12u1)",
+            "netty-tcnative-boringssl-static 2.0.74.Final (BoringSSL, netty 4.1.128.Final)",
         ];
+        assert_eq!(libraries.len(), KNOWN.len(), "one library string per known stack");
         for (stack, own) in KNOWN.iter().zip(libraries) {
             for library in libraries.iter().chain(&["BoringSSL", "OpenSSL 1.1.1w"]) {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
@@ -205,7 +273,7 @@ mod tests {
     }
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
-        let info = |id: &&str| StackInfo { id: id.to_string(), library: String::new(), capabilities: tlsbench_harness::Capabilities::everything() };
+        let info = |id: &&str| StackInfo { id: id.to_string(), library: String::new(), capabilities: tlsbench_harness::Capabilities::everything(), min_warmup_ms: 0 };
         Runner { path: path.into(), stacks: ids.iter().map(info).collect() }
     }
 
@@ -227,7 +295,7 @@ mod tests {
         assert_eq!(
             missing,
             "no runner in /r holds stack `bertie` (runners found: tlsbench-runner-openssl, tlsbench-runner-boringssl; \
-             build all binaries: cargo build --release --workspace)"
+             build all runners: scripts/build.sh)"
         );
     }
 
@@ -254,6 +322,6 @@ mod tests {
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
-        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie)".to_string()));
+        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative)".to_string()));
     }
 }

@@ -454,6 +454,7 @@ pub mod fixture {
                         id: id.into(),
                         library: format!("{id} 1.0"),
                         capabilities: Capabilities::everything(),
+                        min_warmup_ms: 0,
                     })
                     .to_vec(),
                 samples: 3,

@@ -227,7 +227,9 @@ mod tests {
 
     #[test]
     fn every_known_stack_has_its_libraries() {
-        for stack in crate::stacks::all_ids() {
+        // Stacks in runners that callgrind cannot count (their `list` says so) are not profiled.
+        const NOT_UNDER_CALLGRIND: &[&str] = &["go", "jsse", "netty-tcnative"];
+        for stack in crate::stacks::all_ids().into_iter().filter(|id| !NOT_UNDER_CALLGRIND.contains(id)) {
             assert!(StackLibraries::of(stack).is_some(), "{stack} has no entry in STACK_LIBRARIES");
         }
     }

@@ -200,6 +200,9 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     };
     let runners = stacks::Runners::find()?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
+    for info in &infos {
+        info.capabilities.check_measure(Measure::Instructions).map_err(|reason| anyhow::anyhow!("{} cannot be profiled: {reason}", info.id))?;
+    }
     let Some(runner) = runners.for_pair(client, server) else {
         let peers: Vec<&str> = stacks::all_ids().into_iter().filter(|p| runners.for_pair(&args.stack, p).is_some()).collect();
         bail!("no runner holds both `{}` and `{peer}`: --peer names a stack that shares a runner with it (valid: {})", args.stack, peers.join(", "));
