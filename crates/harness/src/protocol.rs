@@ -25,15 +25,6 @@ pub struct StackInfo {
     /// The library name and version the running code reports.
     pub library: String,
     pub capabilities: Capabilities,
-    /// The least warm-up a time sample of this stack needs, in milliseconds: a JIT compiles the
-    /// hot path only after it has run for a while. The orchestrator warms up every sample of a
-    /// cell at least as long as either stack asks.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub min_warmup_ms: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// `runner sample`: the outcome of one sample of one cell.

@@ -594,7 +594,7 @@ struct Describe;
 impl StackVisitor for Describe {
     type Output = StackInfo;
     fn visit<T: Stack>(self, stack: &T) -> StackInfo {
-        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities(), min_warmup_ms: 0 }
+        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities() }
     }
 }
 

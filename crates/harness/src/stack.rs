@@ -165,6 +165,15 @@ pub struct Capabilities {
     /// follow a JIT's code): their cells are unsupported.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measure_limits: Vec<MeasureLimit>,
+    /// The least warm-up a time sample of this stack needs, in milliseconds: a JIT compiles the
+    /// hot path only after it has run a while. The orchestrator warms up every sample of a cell
+    /// at least as long as either of its stacks asks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_warmup_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A measure this stack cannot be measured by, because of `reason`.
@@ -227,6 +236,7 @@ impl Capabilities {
             exclusions: Vec::new(),
             peer_limits: Vec::new(),
             measure_limits: Vec::new(),
+            min_warmup_ms: 0,
         }
     }
 

@@ -115,6 +115,7 @@ impl Stack for Bertie {
                     .into(),
             }],
             measure_limits: Vec::new(),
+            min_warmup_ms: 0,
         }
     }
 

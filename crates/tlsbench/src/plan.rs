@@ -195,7 +195,7 @@ mod tests {
     fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {
         let runner = |(name, stacks): &(&str, &[(&str, &Capabilities)])| Runner {
             path: Path::new("/runners").join(name),
-            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone(), min_warmup_ms: 0 }).collect(),
+            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone() }).collect(),
         };
         Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
     }

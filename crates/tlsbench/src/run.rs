@@ -34,7 +34,7 @@ impl Settings {
     /// The warm-up of a sample of `cell`: the run's, or longer where a stack of the pair needs
     /// more before its figures settle (a JIT: its `list` entry says how long).
     pub fn warmup_ms(&self, cell: &Cell) -> u64 {
-        let floor = |id: &str| self.runners.info(id).map_or(0, |info| info.min_warmup_ms);
+        let floor = |id: &str| self.runners.info(id).map_or(0, |info| info.capabilities.min_warmup_ms);
         self.warmup_ms.max(floor(&cell.client)).max(floor(&cell.server))
     }
 }

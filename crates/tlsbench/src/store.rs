@@ -468,7 +468,7 @@ impl Store {
         for row in rows {
             let (id, library, capabilities) = row.map_err(|e| self.error(e))?;
             let capabilities = self.parse(run, &format!("capabilities of {id}"), &capabilities)?;
-            stacks.push(StackInfo { id, library, capabilities, min_warmup_ms: 0 });
+            stacks.push(StackInfo { id, library, capabilities });
         }
         Ok(stacks)
     }

@@ -315,11 +315,36 @@ pub fn precision(doc: &RunDocument) -> String {
     if let Some(line) = intervals(doc) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
+    if let Some(line) = warmups(doc) {
+        out += &columns::wrap(&line, WIDTH, 2);
+    }
     let env = &doc.run.environment;
     if let Some(warning) = crate::environment::noisy(env.conditions.as_ref(), env.cores, typical_wall_interval(doc)) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
     out
+}
+
+/// `warm-up: 25 ms per sample; jsse, netty-tcnative at least 2000 ms (...)`, when a stack of
+/// a run with time cells asks for a longer warm-up than the run's (a JIT's).
+fn warmups(doc: &RunDocument) -> Option<String> {
+    let timed = |id: &str| doc.results.iter().any(|r| r.measure == "time" && (r.client_stack == id || r.server_stack == id));
+    let longer: Vec<(&str, u64)> = doc
+        .run
+        .stacks
+        .iter()
+        .filter(|s| s.capabilities.min_warmup_ms > doc.run.warmup_ms && timed(&s.id))
+        .map(|s| (s.id.as_str(), s.capabilities.min_warmup_ms))
+        .collect();
+    if longer.is_empty() {
+        return None;
+    }
+    let stacks: Vec<String> = longer.iter().map(|(id, ms)| format!("{id} at least {ms} ms")).collect();
+    Some(format!(
+        "warm-up: {} ms per sample; {} (what their runtime needs before its figures settle), and so do their pairs",
+        doc.run.warmup_ms,
+        stacks.join(", ")
+    ))
 }
 
 /// The median of the wall-time rates' intervals (the table's ±), if the run has any.
@@ -454,7 +479,6 @@ pub mod fixture {
                         id: id.into(),
                         library: format!("{id} 1.0"),
                         capabilities: Capabilities::everything(),
-                        min_warmup_ms: 0,
                     })
                     .to_vec(),
                 samples: 3,
@@ -538,6 +562,29 @@ mod tests {
         );
         doc.run.target_ci = Some(7.0);
         assert!(intervals(&doc).unwrap().ends_with("--target-ci 7%: every result reached it"));
+    }
+
+    #[test]
+    fn a_stack_that_warms_up_longer_than_the_run_is_named_under_the_table() {
+        let mut doc = fixture::document();
+        assert_eq!(warmups(&doc), None);
+        for (stack, ms) in doc.run.stacks.iter_mut().zip([2000, 5000]) {
+            stack.capabilities.min_warmup_ms = ms;
+        }
+        assert_eq!(
+            warmups(&doc).unwrap(),
+            format!(
+                "warm-up: {} ms per sample; rustls-aws-lc-rs at least 2000 ms, openssl at least 5000 ms (what their runtime \
+                 needs before its figures settle), and so do their pairs",
+                doc.run.warmup_ms
+            )
+        );
+        assert!(precision(&doc).contains("rustls-aws-lc-rs at least 2000 ms"));
+        // A stack without time cells in the run took no warm-up.
+        doc.results.retain(|r| r.client_stack != "openssl" && r.server_stack != "openssl");
+        assert!(!warmups(&doc).unwrap().contains("openssl"));
+        doc.run.warmup_ms = 2000;
+        assert_eq!(warmups(&doc), None, "no longer than the run's own");
     }
 
     #[test]

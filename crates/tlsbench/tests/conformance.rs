@@ -1,0 +1,261 @@
+//! The runner protocol (docs/runner-protocol.md), held against every runner that
+//! `scripts/build.sh` builds beside tlsbench, in every language: each one's `list`, an
+//! in-process sample of each of its stacks with itself, split pairs across runners in both
+//! roles, the replies for what it cannot do; and runners that garble, truncate or speak another
+//! version, which cost their own cells or stacks and nothing else.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tlsbench_harness::protocol::{ListReply, Metric, Reply, PROTOCOL_VERSION};
+use tlsbench_harness::{Capabilities, Measure, Scenario, Side};
+
+/// Every runner `scripts/build.sh` builds: a missing one is a failure (run scripts/build.sh),
+/// not a runner quietly left out of the test.
+const BUILT: &[&str] = &["tlsbench-runner-openssl", "tlsbench-runner-boringssl", "tlsbench-runner-go", "tlsbench-runner-java"];
+
+/// The stack every split pair is made with: in the broadest Rust runner.
+const PEER: &str = "rustls-aws-lc-rs";
+
+/// Scenarios a stack's self-test takes, the first it supports: stacks that cannot pin a TLS 1.3
+/// suite run AES-256-GCM (libtls), and Bertie has no TLS 1.2.
+const SELF_TEST: &[&str] = &[
+    "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+    "handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm",
+    "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm",
+];
+
+fn runner_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().expect("tlsbench is in a directory").to_path_buf()
+}
+
+/// The runner binaries beside tlsbench, each with its `list` reply, checked to be there.
+fn runners() -> Vec<(PathBuf, ListReply)> {
+    let dir = runner_dir();
+    BUILT
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            assert!(path.exists(), "{} is missing: build every runner with scripts/build.sh", path.display());
+            let output = std::process::Command::new(&path).arg("list").output().unwrap();
+            assert!(output.status.success(), "{name} list: {}", String::from_utf8_lossy(&output.stderr));
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            assert_eq!(stdout.lines().count(), 1, "{name}: one line on stdout, the reply: {stdout}");
+            let reply: ListReply = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name} list: {e}: {stdout}"));
+            (path, reply)
+        })
+        .collect()
+}
+
+fn data_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        // The orchestrator makes the certificates before it starts a runner; so does this test.
+        tlsbench_harness::Pki::load_or_generate(dir.path(), &[tlsbench_harness::KeyType::EcdsaP256]).unwrap();
+        dir
+    })
+    .path()
+}
+
+/// One reply of `runner args...`, which must be its only line on stdout.
+fn reply(runner: &Path, args: &[&str]) -> Reply {
+    let output = std::process::Command::new(runner).args(args).arg("--data-dir").arg(data_dir()).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{} {args:?}: exit {:?}: {stderr}", runner.display(), output.status);
+    assert_eq!(stdout.lines().count(), 1, "{} {args:?}: one line on stdout: {stdout}", runner.display());
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{} {args:?}: {e}: {stdout}", runner.display()))
+}
+
+fn self_test_scenario(id: &str, capabilities: &Capabilities) -> Scenario {
+    let scenario = SELF_TEST.iter().map(|name| name.parse::<Scenario>().unwrap()).find(|s| capabilities.check(id, s).is_ok());
+    scenario.unwrap_or_else(|| panic!("{id} supports none of {SELF_TEST:?}"))
+}
+
+#[test]
+fn every_runner_speaks_this_protocol_version_and_lists_distinct_stacks() {
+    for (path, list) in runners() {
+        assert_eq!(list.protocol_version, PROTOCOL_VERSION, "{}", path.display());
+        assert!(!list.stacks.is_empty(), "{}", path.display());
+        for stack in &list.stacks {
+            assert!(!stack.library.is_empty(), "{}: {}", path.display(), stack.id);
+            assert!(!stack.capabilities.kinds.is_empty() && !stack.capabilities.versions.is_empty(), "{}: {}", path.display(), stack.id);
+        }
+    }
+    // And tlsbench takes every one of them: none is set aside, and each stack's library is its own.
+    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench")).args(["list", "stacks"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("not measured"), "{stderr}");
+    for (_, list) in runners() {
+        for stack in list.stacks {
+            let row = stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(stack.id.as_str()));
+            assert!(row.is_some_and(|row| row.contains(&stack.library)), "{} missing: {stdout}", stack.id);
+        }
+    }
+}
+
+#[test]
+fn every_stack_measures_itself_in_its_runner_with_both_sides_checked() {
+    for (path, list) in runners() {
+        for stack in &list.stacks {
+            let id = stack.id.as_str();
+            let scenario = self_test_scenario(id, &stack.capabilities);
+            let name = scenario.name();
+            let args = ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "5", "--warmup-ms", "0"];
+            let Reply::Ok(report) = reply(&path, &args) else { panic!("{id} {name}: {:?}", reply(&path, &args)) };
+            assert_eq!((report.client_library.as_str(), report.server_library.as_str()), (stack.library.as_str(), stack.library.as_str()));
+            assert!(report.iterations >= 1, "{id}");
+            for side in [Side::Client, Side::Server] {
+                let rate = report.values.iter().find(|v| v.side == side && v.metric == Metric::HandshakesPerS);
+                let rate = rate.unwrap_or_else(|| panic!("{id}: no {side} handshakes_per_s in {:?}", report.values));
+                assert!(rate.value > 0.0 && rate.seconds >= 0.005, "{id} {side}: {rate:?}");
+                let negotiated = report.negotiated.iter().find(|n| n.side == side).unwrap_or_else(|| panic!("{id}: no {side} negotiated"));
+                let pinned = format!("{} {}", scenario.version, scenario.suite().unwrap());
+                assert!(negotiated.negotiated.starts_with(&pinned), "{id} {side}: {} for {name}", negotiated.negotiated);
+            }
+            if stack.capabilities.check_measure(Measure::Io).is_ok() {
+                let args = ["sample", "--client", id, "--server", id, "--scenario", &name, "--measure", "io"];
+                let Reply::Ok(io) = reply(&path, &args) else { panic!("{id} io: {:?}", reply(&path, &args)) };
+                for side in [Side::Client, Side::Server] {
+                    let count = |metric| io.values.iter().find(|v| v.side == side && v.metric == metric).map(|v| v.value);
+                    assert!(count(Metric::RecordsWritten).is_some_and(|n| n >= 1.0), "{id} {side}: {:?}", io.values);
+                    assert!(count(Metric::BytesWritten).is_some_and(|n| n > 5.0), "{id} {side}: {:?}", io.values);
+                    assert_eq!(count(Metric::IoCalls), Some(count(Metric::ReadCalls).unwrap() + count(Metric::WriteCalls).unwrap()), "{id}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn what_a_runner_cannot_do_gets_a_reply_that_says_so() {
+    for (path, list) in runners() {
+        let id = list.stacks[0].id.as_str();
+        // The io measure does not apply to transfers, in any language.
+        let transfer = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm";
+        match reply(&path, &["sample", "--client", id, "--server", id, "--scenario", transfer, "--measure", "io"]) {
+            Reply::Unsupported { reason } => assert!(reason.contains("io") && reason.contains("transfer"), "{}: {reason}", path.display()),
+            other => panic!("{}: {other:?}", path.display()),
+        }
+        match reply(&path, &["sample", "--client", "wolfssl", "--server", id, "--scenario", SELF_TEST[0]]) {
+            Reply::Failed { reason } => {
+                assert!(reason.contains("`wolfssl`") && reason.contains(id), "{}: {reason}", path.display());
+            }
+            other => panic!("{}: {other:?}", path.display()),
+        }
+    }
+}
+
+/// `tlsbench run` in a directory of its own; its output and exported results.
+fn run(args: &[&str], runner_dir: Option<&Path>) -> (Output, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
+    command.env("TLSBENCH_DATA_DIR", data_dir()).current_dir(dir.path()).args(args).arg("--export-json").arg(&json);
+    if let Some(runners) = runner_dir {
+        command.env("TLSBENCH_RUNNER_DIR", runners);
+    }
+    let output = command.output().unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no export ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    (output, doc["results"].as_array().unwrap().clone())
+}
+
+#[test]
+fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
+    let others: Vec<String> = runners()
+        .into_iter()
+        .filter(|(_, list)| !list.stacks.iter().any(|s| s.id == PEER))
+        .flat_map(|(_, list)| list.stacks.into_iter().map(|s| s.id))
+        .collect();
+    assert!(others.len() >= 4, "boringssl, go, jsse and netty-tcnative at least: {others:?}");
+    for id in others {
+        for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
+            let args = ["run", "--client", client, "--server", server, "--process", "split", "--samples", "1"];
+            let scenarios = ["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"];
+            let (output, results) = run(&[&args[..], &scenarios, &["--min-time-ms", "5", "--warmup-ms", "0"]].concat(), None);
+            assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
+            assert!(results.iter().any(|r| r["metric"] == "mb_per_s"), "the transfer's length and SHA-256 crossed runners");
+            for r in &results {
+                assert_eq!((r["status"].as_str(), r["process"].as_str()), (Some("ok"), Some("split-process")), "{r}");
+                assert!(r["negotiated"].as_str().is_some_and(|n| n.starts_with("1.3 aes-128-gcm")), "{r}");
+            }
+        }
+    }
+}
+
+/// A runner directory with the real OpenSSL runner and a fake one written as a shell script,
+/// which claims the stack `go` and answers `list` with `list_reply`, `sample` with
+/// `sample_reply`, and `side` as `side_script` says.
+fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list_reply}' ;;\nsample) printf '%s' '{sample_reply}' ;;\nside) {side_script} ;;\nesac\n"
+    );
+    let fake = dir.path().join("tlsbench-runner-fake");
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn fake_list(version: u32) -> String {
+    let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
+    format!(r#"{{"protocol_version":{version},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#)
+}
+
+#[test]
+fn a_runner_that_garbles_or_truncates_costs_its_cells_with_the_reason_and_the_run_goes_on() {
+    // In one process: a reply with a metric no runner has. As the client of a split pair: a
+    // relay frame announcing 100 bytes with 2 behind it, then a reply cut short. As the server:
+    // a frame with an unknown tag.
+    let bogus_metric = r#"{"status":"ok","client_library":"Go crypto/tls go1.0","server_library":"Go crypto/tls go1.0","iterations":1,"values":[{"side":"client","metric":"handshakes_per_fortnight","value":1,"seconds":1}]}"#;
+    let side = r#"if [ "$3" = client ]; then printf '\144\000\000\000\001\000' >&0; printf '{"status":"ok","client_lib'; else cat <&0 >/dev/null & printf '\005\000\000\000\011garb' >&0; sleep 1; fi"#;
+    let runners = with_fake_runner(&fake_list(PROTOCOL_VERSION), bogus_metric, side);
+    let args = ["interop", "--stack", "go", "--stack", "openssl", "--scenario", SELF_TEST[0], "--samples", "1", "--min-time-ms", "5", "--warmup-ms", "0"];
+    let (output, results) = run(&args, Some(runners.path()));
+    assert_eq!(output.status.code(), Some(1), "failed cells fail the run: {}", String::from_utf8_lossy(&output.stderr));
+    let reason = |client: &str, server: &str| {
+        let cell = results.iter().find(|r| r["client_stack"] == client && r["server_stack"] == server && r["side"] == "client");
+        let cell = cell.unwrap_or_else(|| panic!("no {client} -> {server} cell"));
+        assert_eq!(cell["status"], "failed", "{cell}");
+        cell["reason"].as_str().unwrap().to_string()
+    };
+    let in_process = reason("go", "go");
+    assert!(in_process.starts_with("runner printed an unreadable reply: unknown variant `handshakes_per_fortnight`"), "{in_process}");
+    let truncated = reason("go", "openssl");
+    assert!(truncated.starts_with("client runner: runner printed an unreadable reply: EOF while parsing"), "{truncated}");
+    let garbled = reason("openssl", "go");
+    assert!(garbled.contains("the peer runner sent a garbled message (tag 9, 5 bytes)"), "{garbled}");
+    // The pair that the fake runner is not part of is measured.
+    let fine: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "openssl" && r["server_stack"] == "openssl").collect();
+    assert!(!fine.is_empty() && fine.iter().all(|r| r["status"] == "ok" && r["median"].as_f64().unwrap() > 0.0), "{fine:?}");
+}
+
+#[test]
+fn a_runner_of_another_protocol_version_is_set_aside_and_named_where_its_stacks_are_asked_for() {
+    let runners = with_fake_runner(&fake_list(PROTOCOL_VERSION + 1), "", "exit 1");
+    let tlsbench = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
+        command.env("TLSBENCH_RUNNER_DIR", runners.path()).env("TLSBENCH_DATA_DIR", data_dir());
+        command
+    };
+    let stale = format!("tlsbench-runner-fake is unusable: it speaks runner protocol {}, this tlsbench speaks {PROTOCOL_VERSION}", PROTOCOL_VERSION + 1);
+    // The other runners' stacks are all there; the missing ones are named, with why.
+    let listed = tlsbench().args(["list", "stacks"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&listed.stdout), String::from_utf8_lossy(&listed.stderr));
+    assert!(listed.status.success(), "{stderr}");
+    let ids: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().nth(1)).collect();
+    assert!(ids.contains(&"openssl") && !ids.contains(&"go"), "{stdout}");
+    assert!(stderr.contains("not measured: ") && stderr.contains(" go") && stderr.contains(&stale), "{stderr}");
+    // Asked for by name, its stack is an error that says why.
+    let asked = tlsbench().args(["run", "--stack", "go", "--samples", "1"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert_eq!(asked.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no runner in") && stderr.contains("holds stack `go`") && stderr.contains(&stale), "{stderr}");
+}
