@@ -1,0 +1,286 @@
+// Command tlsbench-runner-go is tlsbench's runner for Go's crypto/tls (the stack `go`): the
+// orchestrator starts it once per sample, and it prints one JSON reply (runner protocol v1,
+// crates/harness/src/runner.rs). Commands: list, sample (both sides in this process), side
+// (one side of a split-process pair, against any runner's stack), trace; serve and load
+// (the network mode) reply unsupported.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+	"time"
+)
+
+// The main goroutine stays on the main thread, and every side runs on it (the handshakes as
+// coroutines, see handshaker): one thread, as in the Rust runners, whose CPU clock is the
+// running side's. And one P unless GOMAXPROCS says otherwise: the garbage collector's work then
+// runs on that thread too, mostly as assists inside the calls whose allocations call for it,
+// rather than on another core, where it would be left out of the CPU clocks yet interrupt the
+// measured thread (stack scans, stop-the-world phases) in wall time: with two Ps here, wall time
+// came out 30% above CPU time. A split-process runner is pinned to one CPU, where Go takes one
+// P by itself, so in-process and split samples run alike.
+func init() {
+	runtime.LockOSThread()
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+}
+
+func main() {
+	// First of all: nothing a library prints may reach the reply channel.
+	replies, err := takeReplyChannel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tlsbench runner: setting up the reply channel:", err)
+		os.Exit(1)
+	}
+	line, err := json.Marshal(run(os.Args[1:]))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tlsbench runner: encoding the reply:", err)
+		os.Exit(1)
+	}
+	if _, err := replies.Write(append(line, '\n')); err != nil {
+		fmt.Fprintln(os.Stderr, "tlsbench runner: writing the reply:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// takeReplyChannel keeps the descriptor this process was given as stdout for the reply alone
+// (a close-on-exec copy), and makes descriptor 1, and os.Stdout, stderr.
+func takeReplyChannel() (*os.File, error) {
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 1, syscall.F_DUPFD_CLOEXEC, 3)
+	if errno != 0 {
+		return nil, errno
+	}
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		return nil, err
+	}
+	os.Stdout = os.Stderr
+	return os.NewFile(fd, "replies"), nil
+}
+
+// run answers one command. A panic anywhere (a coroutine's included: iter.Pull hands it to the
+// caller) becomes a failed reply.
+func run(args []string) (reply any) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "panic: %v\n%s", r, debug.Stack())
+			reply = Reply{Status: "failed", Reason: fmt.Sprintf("the Go runner panicked: %v", r)}
+		}
+	}()
+	command := ""
+	if len(args) > 0 {
+		command, args = args[0], args[1:]
+	}
+	switch command {
+	case "list":
+		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{{ID: stackID, Library: library(), Capabilities: capabilities()}}}
+	case "sample":
+		return replyOf(sample(args))
+	case "side":
+		return replyOf(side(args))
+	case "trace":
+		trace, err := traceCommand(args)
+		r := replyOf(nil, err)
+		return TraceReply{Status: r.Status, Reason: r.Reason, IoTrace: trace}
+	case "serve", "load":
+		return replyOf(nil, capabilities().checkMeasure(MeasureNet))
+	}
+	return Reply{Status: "failed", Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load)", command)}
+}
+
+// settings are the flags of sample and side (runner.rs's SampleSettings): all accepted, though
+// the instructions measure's are not used.
+type settings struct {
+	scenario, measure, cpuClock, countSide, dataDir string
+	minTimeMs, warmupMs, iterations, warmupIters    uint64
+}
+
+func newFlags(command string, s *settings) *flag.FlagSet {
+	f := flag.NewFlagSet(command, flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	if s != nil {
+		f.StringVar(&s.scenario, "scenario", "", "")
+		f.StringVar(&s.measure, "measure", string(MeasureTime), "")
+		f.Uint64Var(&s.minTimeMs, "min-time-ms", 100, "")
+		f.Uint64Var(&s.warmupMs, "warmup-ms", 50, "")
+		f.StringVar(&s.cpuClock, "cpu-clock", "on", "")
+		f.StringVar(&s.countSide, "count-side", "", "")
+		f.Uint64Var(&s.iterations, "iterations", 20, "")
+		f.Uint64Var(&s.warmupIters, "warmup-iterations", 2, "")
+		f.StringVar(&s.dataDir, "data-dir", "", "")
+	}
+	return f
+}
+
+// parse reads the flags; the scenario, measure and CPU clock setting are checked here.
+func parse(f *flag.FlagSet, args []string, s *settings) (Scenario, Measure, error) {
+	if err := f.Parse(args); err != nil {
+		return Scenario{}, "", fmt.Errorf("%s: %v", f.Name(), err)
+	}
+	if f.NArg() > 0 {
+		return Scenario{}, "", fmt.Errorf("%s: unexpected argument `%s`", f.Name(), f.Arg(0))
+	}
+	if s.scenario == "" {
+		return Scenario{}, "", fmt.Errorf("%s: --scenario is required", f.Name())
+	}
+	scenario, err := ParseScenario(s.scenario)
+	if err != nil {
+		return Scenario{}, "", err
+	}
+	measure, err := parseOne("measure", allMeasures, s.measure)
+	if err != nil {
+		return Scenario{}, "", err
+	}
+	if s.countSide != "" {
+		if _, err := parseSide(s.countSide); err != nil {
+			return Scenario{}, "", err
+		}
+	}
+	switch s.cpuClock {
+	case "on", "off":
+		cpuClockOn = s.cpuClock == "on"
+	default:
+		return Scenario{}, "", fmt.Errorf("unknown --cpu-clock `%s` (valid: on, off)", s.cpuClock)
+	}
+	if s.dataDir == "" {
+		s.dataDir = defaultDataDir()
+	}
+	return scenario, measure, nil
+}
+
+func parseSide(text string) (Side, error) {
+	switch text {
+	case "client":
+		return Client, nil
+	case "server":
+		return Server, nil
+	}
+	return 0, fmt.Errorf("unknown side `%s` (valid: client, server)", text)
+}
+
+func checkStack(id string) error {
+	if id != stackID {
+		return fmt.Errorf("stack `%s` is not in this runner (it has: %s)", id, stackID)
+	}
+	return nil
+}
+
+// supported says why the stack cannot take this sample, if it cannot: what it cannot be
+// measured by, a measure that does not apply to the kind, a scenario it cannot do.
+func supported(caps Capabilities, measure Measure, s Scenario) error {
+	if err := caps.checkMeasure(measure); err != nil {
+		return err
+	}
+	if err := checkMeasure(measure, s); err != nil {
+		return err
+	}
+	return caps.check(s)
+}
+
+// sample measures one sample with both sides in this process.
+func sample(args []string) (*SampleReport, error) {
+	var s settings
+	f := newFlags("sample", &s)
+	client, server := f.String("client", "", ""), f.String("server", "", "")
+	scenario, measure, err := parse(f, args, &s)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range []string{*client, *server} {
+		if err := checkStack(id); err != nil {
+			return nil, err
+		}
+	}
+	if err := supported(capabilities(), measure, scenario); err != nil {
+		return nil, err
+	}
+	cr, err := loadCredentials(s.dataDir, scenario.Key)
+	if err != nil {
+		return nil, err
+	}
+	switch measure {
+	case MeasureTime:
+		return timeSample(newPair(scenario, cr, false), spec(s))
+	case MeasureIo:
+		return ioSample(newPair(scenario, cr, true))
+	case MeasureHeap:
+		return heapSample(newPair(scenario, cr, false))
+	}
+	return nil, unsupported("measure %s is not taken by sample", measure)
+}
+
+func spec(s settings) sampleSpec {
+	return sampleSpec{warmup: time.Duration(s.warmupMs) * time.Millisecond, minTime: time.Duration(s.minTimeMs) * time.Millisecond}
+}
+
+// side measures this process's side of a split-process pair; the peer runner, reached through
+// the socket at --peer-fd, runs the other.
+func side(args []string) (*SampleReport, error) {
+	var s settings
+	f := newFlags("side", &s)
+	role, stack, peerStack := f.String("role", "", ""), f.String("stack", "", ""), f.String("peer-stack", "", "")
+	peerFd := f.Int("peer-fd", -1, "")
+	scenario, measure, err := parse(f, args, &s)
+	if err != nil {
+		return nil, err
+	}
+	own, err := parseSide(*role)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStack(*stack); err != nil {
+		return nil, err
+	}
+	if *peerStack == "" || *peerFd < 0 {
+		return nil, errors.New("side: --peer-stack and --peer-fd are required")
+	}
+	peer := os.NewFile(uintptr(*peerFd), "peer")
+	defer peer.Close()
+	caps := capabilities()
+	if err := caps.checkMeasure(measure); err != nil {
+		return nil, err
+	}
+	if measure != MeasureTime {
+		return nil, unsupported("measure %s is taken in one process, not split-process", measure)
+	}
+	if err := supported(caps, measure, scenario); err != nil {
+		return nil, err
+	}
+	cr, err := loadCredentials(s.dataDir, scenario.Key)
+	if err != nil {
+		return nil, err
+	}
+	return splitSample(own, scenario, cr, spec(s), peer)
+}
+
+// traceCommand records every transport call of both sides in one connection.
+func traceCommand(args []string) (*IoTrace, error) {
+	var s settings
+	f := newFlags("trace", &s)
+	client, server := f.String("client", "", ""), f.String("server", "", "")
+	scenario, _, err := parse(f, args, &s)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range []string{*client, *server} {
+		if err := checkStack(id); err != nil {
+			return nil, err
+		}
+	}
+	if err := supported(capabilities(), MeasureIo, scenario); err != nil {
+		return nil, err
+	}
+	cr, err := loadCredentials(s.dataDir, scenario.Key)
+	if err != nil {
+		return nil, err
+	}
+	return ioTrace(newPair(scenario, cr, true))
+}
