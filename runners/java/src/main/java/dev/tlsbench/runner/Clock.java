@@ -1,0 +1,94 @@
+package dev.tlsbench.runner;
+
+import dev.tlsbench.runner.Scenario.Side;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Arrays;
+
+/**
+ * One side's clock (driver.rs, Clock): wall time inside the side's library calls, and the thread's CPU
+ * time over the same calls (ThreadMXBean.getCurrentThreadCpuTime, which is CLOCK_THREAD_CPUTIME_ID on
+ * Linux: a system call each). The CPU clock is read outside the wall clock's pair, and what reading it
+ * adds to each region is measured once per process and taken off.
+ */
+public final class Clock implements Step.Meter {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static boolean cpuEnabled = true;
+    private static long overheadNs = -1;
+
+    long elapsedNs;
+    private long cpuTotalNs;
+    private long regions;
+    private long cpuStart;
+    private long start;
+
+    /** The runner's {@code --cpu-clock}: off, a sample reports wall time only. */
+    static void setCpuEnabled(boolean on) {
+        cpuEnabled = on;
+    }
+
+    @Override
+    public void begin(Side side) {
+        if (cpuEnabled) {
+            cpuStart = THREADS.getCurrentThreadCpuTime();
+        }
+        start = System.nanoTime();
+    }
+
+    @Override
+    public void end(Side side) {
+        elapsedNs += System.nanoTime() - start;
+        if (cpuEnabled) {
+            cpuTotalNs += Math.max(0, THREADS.getCurrentThreadCpuTime() - cpuStart);
+            regions++;
+        }
+    }
+
+    public double seconds() {
+        return elapsedNs / 1e9;
+    }
+
+    /** The CPU seconds of the timed calls less the clock's own cost per region; NaN when the CPU clock was off. */
+    public double cpuSeconds() {
+        if (regions == 0) {
+            return Double.NaN;
+        }
+        return Math.max((cpuTotalNs - overhead() * regions) / 1e9, Double.MIN_VALUE);
+    }
+
+    /** What the CPU clock counts in an empty region beyond the wall clock: the median of 301 empty regions. */
+    static synchronized long overhead() {
+        if (overheadNs < 0) {
+            long[] extra = new long[301];
+            for (int i = 0; i < extra.length; i++) {
+                long cpu = THREADS.getCurrentThreadCpuTime();
+                long wallStart = System.nanoTime();
+                long wall = System.nanoTime() - wallStart;
+                extra[i] = Math.max(0, THREADS.getCurrentThreadCpuTime() - cpu - wall);
+            }
+            Arrays.sort(extra);
+            overheadNs = extra[extra.length / 2];
+        }
+        return overheadNs;
+    }
+
+    /** Both sides' clocks, for a pair in one process. */
+    public static final class Pair implements Step.Meter {
+        final Clock client = new Clock();
+        final Clock server = new Clock();
+
+        @Override
+        public void begin(Side side) {
+            (side == Side.CLIENT ? client : server).begin(side);
+        }
+
+        @Override
+        public void end(Side side) {
+            (side == Side.CLIENT ? client : server).end(side);
+        }
+
+        Clock of(Side side) {
+            return side == Side.CLIENT ? client : server;
+        }
+    }
+}

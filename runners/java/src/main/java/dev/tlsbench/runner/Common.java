@@ -1,0 +1,40 @@
+package dev.tlsbench.runner;
+
+import dev.tlsbench.runner.Capabilities.Exclusion;
+import dev.tlsbench.runner.Capabilities.MeasureLimit;
+import dev.tlsbench.runner.Scenario.Kind;
+import dev.tlsbench.runner.Scenario.Measure;
+
+/** What both stacks of this runner share: the limits of measuring a JVM. */
+final class Common {
+    private Common() {
+    }
+
+    /**
+     * The warm-up a time sample needs in a fresh JVM before its figures settle: the JIT compiles the
+     * handshake and record paths with C2 only after they have run a while. Measured with {@link Settle}
+     * on the 2-core guest (JDK 17.0.15, G1, 100 ms windows, per-second medians): JSSE's full handshakes
+     * come within 10% of their plateau after 10 to 14 s (ECDSA; RSA about 8 s), its transfers after 6 to
+     * 8 s; netty-tcnative's client side (Java's share of its handshake) after 7 to 10 s, its transfers
+     * after 4 s. Pinned to one CPU, as split pairs are, the compiler threads share that CPU and none of
+     * these had settled after 20 s. 10 s is the in-process figure; split samples stay a little low.
+     */
+    static final long MIN_WARMUP_MS = 10_000;
+
+    static Capabilities capabilities() {
+        Capabilities caps = new Capabilities();
+        caps.minWarmupMs = MIN_WARMUP_MS;
+        caps.kinds.removeAll(java.util.List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
+        caps.exclusions.add(new Exclusion("memory-*",
+                "the Java runner does not run memory-N: a garbage-collected heap holds what the collector has not yet "
+                        + "reclaimed, so neither bytes held per connection nor the resident size measure the connections "
+                        + "(its heap measure reports runtime_alloc_bytes_per_handshake in the handshake kinds)"));
+        caps.measureLimits.add(new MeasureLimit(Measure.INSTRUCTIONS,
+                "the Java runner cannot be counted by callgrind: its collection toggles are client requests that JIT-compiled "
+                        + "code cannot issue, and under valgrind a JVM spends its instructions interpreting and compiling"));
+        caps.measureLimits.add(new MeasureLimit(Measure.RSS,
+                "the Java runner does not measure rss: a JVM's resident size is its heap reservation and the collector's "
+                        + "slack, not the connections' memory"));
+        return caps;
+    }
+}

@@ -1,0 +1,215 @@
+package dev.tlsbench.runner;
+
+import dev.tlsbench.runner.Scenario.Side;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every call of both sides in order, with the TLS records each side writes (transport.rs, IoLog and
+ * RecordStream): the {@code io} measure's counts and the {@code trace} reply's events.
+ *
+ * <p>A flight is what one side writes before its peer writes: it begins with a side's first write
+ * after the peer's (or after a phase mark). Flights are numbered from 1 per connection.
+ */
+public final class IoLog {
+    /** A TLS record, from its header; for a plaintext handshake record, the messages that begin in it. */
+    public static final class Record {
+        final int contentType;
+        final int length;
+        /** Null for records other than plaintext handshake records. */
+        final List<Integer> messages;
+        boolean continued;
+
+        Record(int contentType, int length, List<Integer> messages) {
+            this.contentType = contentType;
+            this.length = length;
+            this.messages = messages;
+        }
+
+        Json toJson() {
+            return Json.object().put("content_type", contentType).put("length", length)
+                    .put("messages", messages).put("continued", continued);
+        }
+    }
+
+    /** A read, a write, or a phase mark. */
+    public static final class Event {
+        final String event;
+        final Side side;
+        final int want;
+        final Integer got;
+        final int len;
+        final int flight;
+        final List<Record> records;
+        final String name;
+
+        private Event(String event, Side side, int want, Integer got, int len, int flight, List<Record> records, String name) {
+            this.event = event;
+            this.side = side;
+            this.want = want;
+            this.got = got;
+            this.len = len;
+            this.flight = flight;
+            this.records = records;
+            this.name = name;
+        }
+
+        Json toJson() {
+            return switch (event) {
+                case "read" -> Json.object().put("event", "read").put("side", side.text()).put("want", want).put("got", got);
+                case "write" -> Json.object().put("event", "write").put("side", side.text()).put("len", len)
+                        .put("flight", flight).put("records", records.stream().map(Record::toJson).toList());
+                default -> Json.object().put("event", "phase").put("name", name);
+            };
+        }
+    }
+
+    final List<Event> events = new ArrayList<>();
+    private int flight;
+    private Side lastWriter;
+    private boolean newFlight;
+    private RecordStream client = new RecordStream();
+    private RecordStream server = new RecordStream();
+
+    void read(Side side, int want, Integer got) {
+        events.add(new Event("read", side, want, got, 0, 0, null, null));
+    }
+
+    void write(Side side, byte[] bytes, int offset, int length) {
+        if (newFlight || lastWriter != side) {
+            flight++;
+            newFlight = false;
+            lastWriter = side;
+        }
+        Event write = new Event("write", side, 0, null, length, flight, new ArrayList<>(), null);
+        events.add(write);
+        (side == Side.CLIENT ? client : server).parse(bytes, offset, length, write);
+    }
+
+    void phase(String name) {
+        events.add(new Event("phase", null, 0, null, 0, 0, null, name));
+        newFlight = true;
+    }
+
+    void restartStreams() {
+        client = new RecordStream();
+        server = new RecordStream();
+        newFlight = true;
+    }
+
+    /** What was recorded since the log began or was last taken; flights count from 1 again. */
+    public List<Event> take() {
+        List<Event> taken = new ArrayList<>(events);
+        events.clear();
+        flight = 0;
+        lastWriter = null;
+        newFlight = false;
+        client = new RecordStream();
+        server = new RecordStream();
+        return taken;
+    }
+
+    /** One side's totals: read calls, empty reads, write calls, records written, bytes written. */
+    static long[] totals(List<Event> events, Side side) {
+        long[] t = new long[5];
+        for (Event e : events) {
+            if (e.side != side) {
+                continue;
+            }
+            if (e.event.equals("read")) {
+                t[0]++;
+                if (e.got == null) {
+                    t[1]++;
+                }
+            } else if (e.event.equals("write")) {
+                t[2]++;
+                t[4] += e.len;
+                t[3] += e.records.size();
+            }
+        }
+        return t;
+    }
+
+    /**
+     * One side's written bytes parsed as TLS records across write calls: each record is filed under the
+     * write its header began in; plaintext handshake records also get the handshake messages that begin
+     * in them (message headers are a stream of their own, across records).
+     */
+    private static final class RecordStream {
+        private final byte[] header = new byte[5];
+        private int headerLength;
+        private Event headerEvent;
+        private int bodyLeft;
+        private Record current;
+        private boolean encrypted;
+        private final byte[] messageHeader = new byte[4];
+        private int messageHeaderLength;
+        private int messageLeft;
+
+        void parse(byte[] bytes, int offset, int length, Event event) {
+            int end = offset + length;
+            while (offset < end) {
+                if (bodyLeft == 0) {
+                    if (headerLength == 0) {
+                        headerEvent = event;
+                    }
+                    int n = Math.min(5 - headerLength, end - offset);
+                    System.arraycopy(bytes, offset, header, headerLength, n);
+                    headerLength += n;
+                    offset += n;
+                    if (headerLength == 5) {
+                        headerLength = 0;
+                        beginRecord();
+                    }
+                } else {
+                    int n = Math.min(bodyLeft, end - offset);
+                    if (current != null) {
+                        parseMessages(bytes, offset, n, current);
+                    }
+                    bodyLeft -= n;
+                    offset += n;
+                }
+            }
+        }
+
+        private void beginRecord() {
+            int contentType = header[0] & 0xff;
+            int length = ((header[3] & 0xff) << 8) | (header[4] & 0xff);
+            boolean plaintextHandshake = contentType == 22 && !encrypted;
+            if (contentType == 20 || contentType == 23) {
+                encrypted = true;
+            }
+            Record record = new Record(contentType, length, plaintextHandshake ? new ArrayList<>() : null);
+            headerEvent.records.add(record);
+            current = plaintextHandshake ? record : null;
+            bodyLeft = length;
+        }
+
+        private void parseMessages(byte[] bytes, int offset, int length, Record record) {
+            boolean firstBytes = record.messages.isEmpty() && !record.continued;
+            if (firstBytes && (messageLeft > 0 || messageHeaderLength > 0)) {
+                record.continued = true;
+            }
+            int end = offset + length;
+            while (offset < end) {
+                if (messageLeft > 0) {
+                    int n = Math.min(messageLeft, end - offset);
+                    messageLeft -= n;
+                    offset += n;
+                    continue;
+                }
+                if (messageHeaderLength == 0) {
+                    record.messages.add(bytes[offset] & 0xff);
+                }
+                int n = Math.min(4 - messageHeaderLength, end - offset);
+                System.arraycopy(bytes, offset, messageHeader, messageHeaderLength, n);
+                messageHeaderLength += n;
+                offset += n;
+                if (messageHeaderLength == 4) {
+                    messageHeaderLength = 0;
+                    messageLeft = ((messageHeader[1] & 0xff) << 16) | ((messageHeader[2] & 0xff) << 8) | (messageHeader[3] & 0xff);
+                }
+            }
+        }
+    }
+}

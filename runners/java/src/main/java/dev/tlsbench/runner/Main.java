@@ -1,0 +1,327 @@
+package dev.tlsbench.runner;
+
+import dev.tlsbench.runner.Scenario.Measure;
+import dev.tlsbench.runner.Scenario.Side;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.reflect.Constructor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The Java runner of tlsbench (docs/runner-protocol.md, version 1): commands and flags as runner.rs's,
+ * one JSON reply on the reply channel, exit status 0 after any reply.
+ *
+ * <h2>The reply channel</h2>
+ * The reply goes to the descriptor the process was given as stdout, and nothing else may. The launcher
+ * script starts the JVM with that descriptor moved to 3 and descriptor 1 pointed at stderr
+ * ({@code 3>&1 1>&2}), so whatever the JVM or a native library (BoringSSL) writes to descriptor 1 lands
+ * on stderr; it names the descriptor in {@code -Dtlsbench.replyFd}. Started without the launcher
+ * ({@code java -jar}), the reply goes to FileDescriptor.out and only Java's System.out is redirected.
+ * Either way System.out becomes System.err before anything else runs.
+ */
+public final class Main {
+    static final int PROTOCOL_VERSION = 1;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        OutputStream replies;
+        try {
+            replies = takeReplyChannel();
+        } catch (Throwable e) {
+            System.err.println("tlsbench runner: setting up the reply channel: " + e);
+            System.exit(1);
+            return;
+        }
+        Json reply;
+        try {
+            reply = run(args);
+        } catch (Unsupported e) {
+            reply = Report.unsupported(e.getMessage());
+        } catch (Failure e) {
+            reply = Report.failed(e.getMessage());
+        } catch (Throwable e) {
+            e.printStackTrace();
+            reply = Report.failed(Failure.describe(e));
+        }
+        try {
+            write(replies, reply);
+        } catch (IOException e) {
+            System.err.println("tlsbench runner: writing the reply: " + e);
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    static void write(OutputStream replies, Json reply) throws IOException {
+        replies.write((reply + "\n").getBytes(StandardCharsets.UTF_8));
+        replies.flush();
+    }
+
+    /** The stdout this process was given, kept for the reply alone; System.out becomes System.err. */
+    static OutputStream takeReplyChannel() {
+        String fd = System.getProperty("tlsbench.replyFd");
+        FileOutputStream out = new FileOutputStream(fd == null ? FileDescriptor.out : descriptor(Integer.parseInt(fd)));
+        System.setOut(System.err);
+        return out;
+    }
+
+    /**
+     * A FileDescriptor for an inherited descriptor number. Java has no public constructor for one: the
+     * launcher opens java.io to this code for the private one, else a pipe or file is reopened through
+     * /proc (a socket cannot be).
+     */
+    static FileDescriptor descriptor(int fd) {
+        switch (fd) {
+            case 0:
+                return FileDescriptor.in;
+            case 1:
+                return FileDescriptor.out;
+            case 2:
+                return FileDescriptor.err;
+            default:
+                break;
+        }
+        try {
+            Constructor<FileDescriptor> constructor = FileDescriptor.class.getDeclaredConstructor(int.class);
+            constructor.setAccessible(true);
+            return constructor.newInstance(fd);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            try {
+                return new FileOutputStream("/proc/self/fd/" + fd, true).getFD();
+            } catch (IOException io) {
+                throw new IllegalStateException("cannot use descriptor " + fd + ": " + e + "; " + io);
+            }
+        }
+    }
+
+    static final List<Stack> STACKS = List.of(new JsseStack(), new NettyTcnativeStack());
+
+    static Stack stack(String id) {
+        for (Stack stack : STACKS) {
+            if (stack.id().equals(id)) {
+                return stack;
+            }
+        }
+        List<String> ids = STACKS.stream().map(Stack::id).toList();
+        throw Failure.other("stack `" + id + "` is not in this runner (it has: " + String.join(", ", ids) + ")");
+    }
+
+    static Json run(String[] args) throws Exception {
+        if (args.length == 0) {
+            throw Failure.other("usage: tlsbench-runner-java list|sample|side|trace|serve|load [--flag value]...");
+        }
+        String command = args[0];
+        Map<String, String> flags = flags(command, args);
+        return switch (command) {
+            case "list" -> list();
+            case "sample" -> sample(flags);
+            case "side" -> side(flags);
+            case "trace" -> trace(flags);
+            case "serve", "load" -> throw new Unsupported("the Java runner has no network mode in protocol version 1 ("
+                    + command + "): serve and load are the Rust runners' (docs/runner-protocol.md)");
+            default -> throw Failure.other("unknown command `" + command + "` (valid: list, sample, side, trace, serve, load)");
+        };
+    }
+
+    private static final List<String> SETTINGS = List.of("scenario", "measure", "min-time-ms", "warmup-ms", "cpu-clock",
+            "count-side", "iterations", "warmup-iterations", "data-dir");
+
+    /** The flags each command takes (runner.rs's clap definitions); every one is accepted, used or not. */
+    static Map<String, String> flags(String command, String[] args) {
+        List<String> known = new ArrayList<>();
+        switch (command) {
+            case "sample" -> {
+                known.addAll(List.of("client", "server"));
+                known.addAll(SETTINGS);
+            }
+            case "side" -> {
+                known.addAll(List.of("role", "stack", "peer-stack", "peer-fd"));
+                known.addAll(SETTINGS);
+            }
+            case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
+            case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers", "response"));
+            case "load" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "connect", "connections",
+                    "duration", "concurrency", "response"));
+            default -> { }
+        }
+        Map<String, String> flags = new HashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--")) {
+                throw Failure.other("unexpected argument '" + arg + "'");
+            }
+            String name = arg.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw Failure.other("a value is required for '--" + name + "'");
+            }
+            if (!known.contains(name)) {
+                throw Failure.other("unexpected argument '--" + name + "' for " + command);
+            }
+            flags.put(name, value);
+        }
+        return flags;
+    }
+
+    private static String required(Map<String, String> flags, String name) {
+        String value = flags.get(name);
+        if (value == null) {
+            throw Failure.other("the following required argument was not provided: --" + name);
+        }
+        return value;
+    }
+
+    private static long number(Map<String, String> flags, String name, long fallback) {
+        String value = flags.get(name);
+        try {
+            return value == null ? fallback : Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw Failure.other("invalid value '" + value + "' for '--" + name + "': not a number");
+        }
+    }
+
+    private static Scenario scenario(Map<String, String> flags) {
+        try {
+            return Scenario.parse(required(flags, "scenario"));
+        } catch (IllegalArgumentException e) {
+            throw Failure.other("invalid value '" + flags.get("scenario") + "' for '--scenario': " + e.getMessage());
+        }
+    }
+
+    static Json list() {
+        List<Json> stacks = new ArrayList<>();
+        for (Stack stack : STACKS) {
+            if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
+                System.err.println("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
+                continue;
+            }
+            // min_warmup_ms is one of the capabilities (docs/runner-protocol.md).
+            stacks.add(Json.object().put("id", stack.id()).put("library", stack.library())
+                    .put("capabilities", stack.capabilities().toJson()));
+        }
+        return Json.object().put("protocol_version", PROTOCOL_VERSION).put("stacks", stacks);
+    }
+
+    /** A sample's settings, checked: the measure, and the sample's length. */
+    private static Measure measure(Map<String, String> flags) {
+        String text = flags.getOrDefault("measure", "time");
+        try {
+            return Scenario.parse(Measure.class, "measure", text);
+        } catch (IllegalArgumentException e) {
+            throw Failure.other("invalid value '" + text + "' for '--measure': " + e.getMessage());
+        }
+    }
+
+    private static Driver.Spec spec(Map<String, String> flags) {
+        return new Driver.Spec(number(flags, "warmup-ms", 50) * 1_000_000, number(flags, "min-time-ms", 100) * 1_000_000);
+    }
+
+    /** The stack's own limits, then whether it can do the scenario (as check_pair does for its half). */
+    private static void check(Stack stack, Scenario scenario, Measure measure) {
+        if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
+            throw Failure.other("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
+        }
+        Capabilities caps = stack.capabilities();
+        caps.check(stack.id(), scenario);
+        caps.checkMeasure(measure);
+    }
+
+    /** The sides a JSSE stack plays in an in-process pair. */
+    private static Set<Side> jsseSides(Stack client, Stack server) {
+        Set<Side> sides = EnumSet.noneOf(Side.class);
+        if (client instanceof JsseStack) {
+            sides.add(Side.CLIENT);
+        }
+        if (server instanceof JsseStack) {
+            sides.add(Side.SERVER);
+        }
+        return sides;
+    }
+
+    /**
+     * The CPU clock and the certificates. The JVM-wide pins ({@link JvmPins}) come before this and before
+     * anything touches a TLS class, netty-tcnative's availability check included.
+     */
+    private static Pki prepare(Map<String, String> flags, Scenario scenario, Measure measure) {
+        String cpu = flags.getOrDefault("cpu-clock", "on");
+        if (!cpu.equals("on") && !cpu.equals("off")) {
+            throw Failure.other("invalid value '" + cpu + "' for '--cpu-clock' (valid: on, off)");
+        }
+        Clock.setCpuEnabled(cpu.equals("on") && measure == Measure.TIME);
+        return Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
+    }
+
+    static Json sample(Map<String, String> flags) {
+        Stack client = stack(required(flags, "client"));
+        Stack server = stack(required(flags, "server"));
+        Scenario scenario = scenario(flags);
+        Measure measure = measure(flags);
+        if (measure == Measure.RSS) {
+            throw new Unsupported("measure rss is taken one process per side (split-process)");
+        }
+        if (measure == Measure.NET) {
+            throw new Unsupported("measure net is taken over TCP, by the commands serve and load");
+        }
+        JvmPins.apply(scenario, jsseSides(client, server));
+        check(client, scenario, measure);
+        check(server, scenario, measure);
+        measure.check(scenario);
+        Pki pki = prepare(flags, scenario, measure);
+        return switch (measure) {
+            case TIME -> Driver.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
+            case IO -> Io.sample(new Pair(client, server, scenario, pki, Link.withIoLog())).toJson();
+            case HEAP -> Heap.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
+            default -> throw new Unsupported("measure " + measure.text() + " is not taken by the Java runner");
+        };
+    }
+
+    static Json side(Map<String, String> flags) {
+        Side role = Side.parse(required(flags, "role"));
+        Stack stack = stack(required(flags, "stack"));
+        required(flags, "peer-stack");
+        int peerFd = (int) number(flags, "peer-fd", -1);
+        if (peerFd < 0) {
+            throw Failure.other("the following required argument was not provided: --peer-fd");
+        }
+        Scenario scenario = scenario(flags);
+        Measure measure = measure(flags);
+        JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(role) : EnumSet.noneOf(Side.class));
+        check(stack, scenario, measure);
+        if (measure != Measure.TIME) {
+            throw new Unsupported("measure " + measure.text() + " is taken in one process, not split-process");
+        }
+        measure.check(scenario);
+        Pki pki = prepare(flags, scenario, measure);
+        FileDescriptor peer = descriptor(peerFd);
+        return Split.sampleSide(stack, role, scenario, pki, spec(flags), new FileInputStream(peer), new FileOutputStream(peer)).toJson();
+    }
+
+    static Json trace(Map<String, String> flags) {
+        Stack client = stack(required(flags, "client"));
+        Stack server = stack(required(flags, "server"));
+        Scenario scenario = scenario(flags);
+        JvmPins.apply(scenario, jsseSides(client, server));
+        check(client, scenario, Measure.IO);
+        check(server, scenario, Measure.IO);
+        Measure.IO.check(scenario);
+        Pki pki = prepare(flags, scenario, Measure.IO);
+        return Io.traceReply(new Pair(client, server, scenario, pki, Link.withIoLog()));
+    }
+}

@@ -1,0 +1,53 @@
+package dev.tlsbench.runner;
+
+import dev.tlsbench.runner.Scenario.Kind;
+import dev.tlsbench.runner.Scenario.Side;
+import java.util.ArrayList;
+import java.util.List;
+
+/** A sample's reply (protocol.rs, SampleReport): each side's values and what it negotiated. */
+public final class Report {
+    /** Application data moves in writes of this much plaintext (the TLS maximum record). */
+    static final int TRANSFER_WRITE_SIZE = 16 * 1024;
+    /** A timed transfer moves at least this much (64 MiB). */
+    static final long TRANSFER_MIN_WRITES = (64L << 20) / TRANSFER_WRITE_SIZE;
+
+    String clientLibrary = "";
+    String serverLibrary = "";
+    long iterations;
+    final List<Json> values = new ArrayList<>();
+    List<Json> negotiated = new ArrayList<>();
+
+    void value(Side side, String metric, double value, double seconds) {
+        values.add(Json.object().put("side", side.text()).put("metric", metric).put("value", value).put("seconds", seconds));
+    }
+
+    /** One side's rates from its clock: wall time, and CPU time over the same calls when the CPU clock ran. */
+    void rates(Side side, Kind kind, long iterations, Clock clock) {
+        boolean transfer = kind == Kind.TRANSFER;
+        double work = transfer ? iterations * (double) TRANSFER_WRITE_SIZE / 1e6 : iterations;
+        double wall = clock.seconds();
+        value(side, transfer ? "mb_per_s" : "handshakes_per_s", work / wall, wall);
+        double cpu = clock.cpuSeconds();
+        if (!Double.isNaN(cpu)) {
+            value(side, transfer ? "cpu_mb_per_s" : "cpu_handshakes_per_s", work / cpu, cpu);
+        }
+    }
+
+    Json toJson() {
+        Json json = Json.object().put("status", "ok").put("client_library", clientLibrary).put("server_library", serverLibrary)
+                .put("iterations", iterations).put("values", values);
+        if (!negotiated.isEmpty()) {
+            json.put("negotiated", negotiated);
+        }
+        return json;
+    }
+
+    static Json unsupported(String reason) {
+        return Json.object().put("status", "unsupported").put("reason", reason);
+    }
+
+    static Json failed(String reason) {
+        return Json.object().put("status", "failed").put("reason", reason);
+    }
+}
