@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --workspace --locked
+scripts/build.sh
 exec target/release/tlsbench run --quick --measure time --measure io "$@"

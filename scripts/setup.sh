@@ -25,6 +25,18 @@ need=()
 for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind strace nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+# The Java runner (runners/java): a JDK 17 or later and Maven, which fetches its pinned
+# dependencies (Netty, netty-tcnative-boringssl-static) from Maven Central.
+command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || need+=(maven)
+# The Go runner (runners/go) needs a recent Go (crypto/tls reports the negotiated group from
+# Go 1.25 on), more recent than Debian 12's golang-go: Go must be installed already, as it is on
+# the machines this project runs on (in /usr/local/go).
+export PATH="$PATH:/usr/local/go/bin"
+if ! command -v go >/dev/null; then
+    echo "tlsbench's Go runner needs Go 1.25 or later: install it from go.dev first" >&2
+    exit 1
+fi
 if ((${#need[@]})); then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds tlsbench and every runner into target/release, where tlsbench looks for its runners:
+# the Rust workspace (tlsbench and the Rust runners), the Go runner (crypto/tls) and the Java
+# runner (JSSE and Netty's tcnative engine). Run scripts/setup.sh first on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Go's own installs live in /usr/local/go; a login shell may not have it on its PATH.
+export PATH="$PATH:/usr/local/go/bin"
+out=target/release
+
+cargo build --release --workspace --locked
+
+echo "building the Go runner" >&2
+(cd runners/go && go build -trimpath -o "../../$out/tlsbench-runner-go" .)
+
+echo "building the Java runner" >&2
+# Quiet and batch: Maven's download log would bury the build's own messages. Its tests run in
+# scripts/test.sh.
+mvn -q -B -Dstyle.color=never -f runners/java/pom.xml package -DskipTests
+cp runners/java/target/tlsbench-runner-java.jar runners/java/tlsbench-runner-java "$out/"
