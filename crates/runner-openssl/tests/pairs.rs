@@ -308,3 +308,14 @@ fn bertie_s_client_interoperates_and_its_server_is_refused_for_its_missing_inter
     let err = mismatched(&OpenSsl, &Bertie, asked, asked, asked).unwrap_err();
     assert!(err.to_string().contains("unable to get local issuer certificate"), "{err}");
 }
+
+#[test]
+fn the_openssl_client_resumes_again_and_again_from_a_server_that_renews_its_tls12_ticket() {
+    // rustls's server issues a new ticket in every resumed TLS 1.2 handshake; OpenSSL's client
+    // retires the session it offered when one arrives. Many resumed handshakes, each checked.
+    let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
+    for name in ["handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm_mtls"] {
+        let report = driver::sample(&OpenSsl, &Rustls::aws_lc_rs(), &scenario(name), pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
+    }
+}

@@ -137,7 +137,9 @@ impl Stack for OpenSsl {
             unsafe { ssl.set_session(&session) }.map_err(LibError::context("setting the session to resume"))?;
         }
         ssl.set_connect_state();
-        OpenSslConnection::new(ssl, io)
+        let mut client = OpenSslConnection::new(ssl, io)?;
+        client.sessions = Some(config.sessions.clone());
+        Ok(client)
     }
 
     fn new_server(&self, config: &SslContext, io: Endpoint) -> Result<OpenSslConnection, LibError> {
@@ -218,12 +220,30 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
 /// One side of a connection; client and server differ only in the state set on the `Ssl`.
 pub struct OpenSslConnection {
     stream: SslStream<Endpoint>,
+    /// A client's store of sessions to resume.
+    sessions: Option<Arc<Mutex<Sessions>>>,
 }
 
 impl OpenSslConnection {
     fn new(ssl: Ssl, io: Endpoint) -> Result<Self, LibError> {
         let stream = SslStream::new(ssl, io).map_err(LibError::context("attaching the transport"))?;
-        Ok(Self { stream })
+        Ok(Self { stream, sessions: None })
+    }
+
+    /// After a client's TLS 1.2 handshake that resumed, keeps the connection's session, as a
+    /// client that saves `SSL_get1_session` after each connection does. A server that issues a
+    /// new ticket when it resumes (rustls, Go, JSSE do; OpenSSL's does not) makes OpenSSL 3.0's
+    /// client retire the session it offered (not resumable any more) and hold the new ticket in
+    /// a copy, without calling the new-session callback for it: the next connection would have
+    /// nothing to offer.
+    fn keep_resumed_session(&self) {
+        let ssl = self.stream.ssl();
+        let Some(sessions) = &self.sessions else { return };
+        if ssl.session_reused() && ssl.version2() == Some(SslVersion::TLS1_2) {
+            if let Some(session) = ssl.session() {
+                sessions.lock().unwrap_or_else(PoisonError::into_inner).keep(session.to_owned());
+            }
+        }
     }
 }
 
@@ -248,7 +268,10 @@ impl Connection for OpenSslConnection {
             };
         }
         match self.stream.do_handshake() {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                self.keep_resumed_session();
+                Ok(true)
+            }
             // The transport said WouldBlock: the peer has to move first.
             Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE) => Ok(false),
             // OpenSSL's error stack says only "certificate verify failed"; the verify result says why.
