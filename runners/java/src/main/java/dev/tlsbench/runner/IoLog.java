@@ -135,46 +135,31 @@ public final class IoLog {
      * write its header began in; plaintext handshake records also get the handshake messages that begin
      * in them (message headers are a stream of their own, across records).
      */
-    private static final class RecordStream {
-        private final byte[] header = new byte[5];
-        private int headerLength;
+    private static final class RecordStream extends Frames {
+        /** The write being parsed, and the one the last record header began in. */
+        private Event write;
         private Event headerEvent;
-        private int bodyLeft;
+        /** The plaintext handshake record whose body is being parsed, else null. */
         private Record current;
         private boolean encrypted;
-        private final byte[] messageHeader = new byte[4];
-        private int messageHeaderLength;
-        private int messageLeft;
+        private final MessageStream messages = new MessageStream();
 
-        void parse(byte[] bytes, int offset, int length, Event event) {
-            int end = offset + length;
-            while (offset < end) {
-                if (bodyLeft == 0) {
-                    if (headerLength == 0) {
-                        headerEvent = event;
-                    }
-                    int n = Math.min(5 - headerLength, end - offset);
-                    System.arraycopy(bytes, offset, header, headerLength, n);
-                    headerLength += n;
-                    offset += n;
-                    if (headerLength == 5) {
-                        headerLength = 0;
-                        beginRecord();
-                    }
-                } else {
-                    int n = Math.min(bodyLeft, end - offset);
-                    if (current != null) {
-                        parseMessages(bytes, offset, n, current);
-                    }
-                    bodyLeft -= n;
-                    offset += n;
-                }
-            }
+        RecordStream() {
+            super(5, 2);
         }
 
-        private void beginRecord() {
-            int contentType = header[0] & 0xff;
-            int length = ((header[3] & 0xff) << 8) | (header[4] & 0xff);
+        void parse(byte[] bytes, int offset, int length, Event event) {
+            write = event;
+            feed(bytes, offset, length);
+        }
+
+        @Override
+        void headerBegins(int contentType) {
+            headerEvent = write;
+        }
+
+        @Override
+        void frame(int contentType, int length) {
             boolean plaintextHandshake = contentType == 22 && !encrypted;
             if (contentType == 20 || contentType == 23) {
                 encrypted = true;
@@ -182,34 +167,37 @@ public final class IoLog {
             Record record = new Record(contentType, length, plaintextHandshake ? new ArrayList<>() : null);
             headerEvent.records.add(record);
             current = plaintextHandshake ? record : null;
-            bodyLeft = length;
         }
 
-        private void parseMessages(byte[] bytes, int offset, int length, Record record) {
+        @Override
+        void body(byte[] bytes, int offset, int length) {
+            if (current != null) {
+                messages.parse(bytes, offset, length, current);
+            }
+        }
+    }
+
+    /** The handshake messages in plaintext handshake records: each is filed under the record its header began in. */
+    private static final class MessageStream extends Frames {
+        private Record record;
+
+        MessageStream() {
+            super(4, 3);
+        }
+
+        /** The next piece of {@code record}'s body; it is continued if its first bytes continue a message. */
+        void parse(byte[] bytes, int offset, int length, Record record) {
             boolean firstBytes = record.messages.isEmpty() && !record.continued;
-            if (firstBytes && (messageLeft > 0 || messageHeaderLength > 0)) {
+            if (firstBytes && inFrame()) {
                 record.continued = true;
             }
-            int end = offset + length;
-            while (offset < end) {
-                if (messageLeft > 0) {
-                    int n = Math.min(messageLeft, end - offset);
-                    messageLeft -= n;
-                    offset += n;
-                    continue;
-                }
-                if (messageHeaderLength == 0) {
-                    record.messages.add(bytes[offset] & 0xff);
-                }
-                int n = Math.min(4 - messageHeaderLength, end - offset);
-                System.arraycopy(bytes, offset, messageHeader, messageHeaderLength, n);
-                messageHeaderLength += n;
-                offset += n;
-                if (messageHeaderLength == 4) {
-                    messageHeaderLength = 0;
-                    messageLeft = ((messageHeader[1] & 0xff) << 16) | ((messageHeader[2] & 0xff) << 8) | (messageHeader[3] & 0xff);
-                }
-            }
+            this.record = record;
+            feed(bytes, offset, length);
+        }
+
+        @Override
+        void headerBegins(int type) {
+            record.messages.add(type);
         }
     }
 }

@@ -170,57 +170,50 @@ public final class Link {
      * change_cipher_spec or application_data record. A few hundred bytes per connection; kept in a
      * buffer reused across connections.
      */
-    static final class Observed {
+    static final class Observed extends Frames {
         private static final int LIMIT = 64 * 1024;
         byte[] handshake = new byte[4096];
         int length;
-        private final byte[] header = new byte[5];
-        private int headerLength;
-        private int bodyLeft;
         private boolean bodyIsHandshake;
         boolean done;
 
+        Observed() {
+            super(5, 2);
+        }
+
         void reset() {
             length = 0;
-            headerLength = 0;
-            bodyLeft = 0;
+            restart();
             done = false;
         }
 
-        void feed(byte[] bytes, int offset, int count) {
-            int end = offset + count;
-            while (offset < end && !done) {
-                if (bodyLeft == 0) {
-                    int n = Math.min(5 - headerLength, end - offset);
-                    System.arraycopy(bytes, offset, header, headerLength, n);
-                    headerLength += n;
-                    offset += n;
-                    if (headerLength == 5) {
-                        headerLength = 0;
-                        int type = header[0] & 0xff;
-                        bodyLeft = ((header[3] & 0xff) << 8) | (header[4] & 0xff);
-                        bodyIsHandshake = type == 22;
-                        if (type == 20 || type == 23 || type < 20 || type > 24) {
-                            done = true;
-                        }
-                    }
-                } else {
-                    int n = Math.min(bodyLeft, end - offset);
-                    if (bodyIsHandshake) {
-                        if (length + n > LIMIT) {
-                            done = true;
-                            return;
-                        }
-                        if (length + n > handshake.length) {
-                            handshake = Arrays.copyOf(handshake, Math.max(handshake.length * 2, length + n));
-                        }
-                        System.arraycopy(bytes, offset, handshake, length, n);
-                        length += n;
-                    }
-                    bodyLeft -= n;
-                    offset += n;
-                }
+        @Override
+        void frame(int type, int bodyLength) {
+            bodyIsHandshake = type == 22;
+            if (type == 20 || type == 23 || type < 20 || type > 24) {
+                done = true;
             }
+        }
+
+        @Override
+        void body(byte[] bytes, int offset, int n) {
+            if (!bodyIsHandshake) {
+                return;
+            }
+            if (length + n > LIMIT) {
+                done = true;
+                return;
+            }
+            if (length + n > handshake.length) {
+                handshake = Arrays.copyOf(handshake, Math.max(handshake.length * 2, length + n));
+            }
+            System.arraycopy(bytes, offset, handshake, length, n);
+            length += n;
+        }
+
+        @Override
+        boolean stopped() {
+            return done;
         }
     }
 
