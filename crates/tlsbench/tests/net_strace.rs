@@ -112,11 +112,19 @@ impl Traced {
 }
 
 /// `strace -ff -o DIR/PREFIX tlsbench ...`: a trace file per thread, the runner's included.
+/// tlsbench finds only the OpenSSL runner, which holds the stacks measured here: the other
+/// runners it would ask for their stacks (a JVM among them) have threads of their own, some of
+/// which read their CPU time as the window marks do.
 fn straced(data: &Path, prefix: &str) -> Command {
+    let runners = data.join("runners");
+    if !runners.exists() {
+        std::fs::create_dir(&runners).unwrap();
+        std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("tlsbench-runner-openssl"), runners.join("tlsbench-runner-openssl")).unwrap();
+    }
     let mut cmd = Command::new("strace");
     cmd.args(["-ff", "-qq", "-o"]).arg(data.join(prefix)).arg("--").arg(assert_cmd::cargo::cargo_bin("tlsbench"));
     let log = File::create(data.join(format!("{prefix}.log"))).unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", data).current_dir(data).stdin(Stdio::null()).stderr(log);
+    cmd.env("TLSBENCH_DATA_DIR", data).env("TLSBENCH_RUNNER_DIR", &runners).current_dir(data).stdin(Stdio::null()).stderr(log);
     cmd
 }
 
