@@ -185,11 +185,11 @@ fn a_runner_that_fails_under_valgrind_shows_its_last_words() {
     // A runner that holds openssl (its list is the real runner's) and dies when it samples.
     let real = Command::cargo_bin("tlsbench-runner-openssl").unwrap().get_program().to_owned();
     let list = std::process::Command::new(&real).arg("list").output().unwrap();
-    let stacks: Vec<Value> = serde_json::from_slice(&list.stdout).unwrap();
-    let openssl: Vec<&Value> = stacks.iter().filter(|s| s["id"] == "openssl").collect();
+    let mut reply: Value = serde_json::from_slice(&list.stdout).unwrap();
+    reply["stacks"].as_array_mut().unwrap().retain(|s| s["id"] == "openssl");
     let runners = dir.path().join("runners");
     std::fs::create_dir(&runners).unwrap();
-    std::fs::write(runners.join("list.json"), serde_json::to_string(&openssl).unwrap()).unwrap();
+    std::fs::write(runners.join("list.json"), serde_json::to_string(&reply).unwrap()).unwrap();
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = list ]; then cat {}; exit 0; fi\necho 'the library aborted: no entropy' >&2\nexit 3\n",
         runners.join("list.json").display()
