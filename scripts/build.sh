@@ -15,6 +15,6 @@ echo "building the Go runner" >&2
 
 echo "building the Java runner" >&2
 # Quiet and batch: Maven's download log would bury the build's own messages. Its tests run in
-# scripts/test.sh.
-mvn -q -B -Dstyle.color=never -f runners/java/pom.xml package -DskipTests
+# scripts/test.sh. On stderr: scripts/quick-compare.sh's stdout is the results table.
+mvn -q -B -Dstyle.color=never -f runners/java/pom.xml package -DskipTests >&2
 cp runners/java/target/tlsbench-runner-java.jar runners/java/tlsbench-runner-java "$out/"
