@@ -139,7 +139,7 @@ impl Runners {
         let note = (!missing.is_empty()).then(|| {
             let why = match self.unusable.is_empty() {
                 true => "no runner holds them (build all runners: scripts/build.sh)".to_string(),
-                false => self.unusable.iter().map(|(path, why)| format!("{} is unusable: {why}", file_name(path))).collect::<Vec<_>>().join("; "),
+                false => self.unusable_runners(),
             };
             format!("not measured: {}: {why}", missing.join(", "))
         });
@@ -169,7 +169,10 @@ impl Runners {
                 "no runner in {} holds stack `{id}` (runners found: {}{}; build all runners: scripts/build.sh)",
                 self.dir.display(),
                 self.names(),
-                self.unusable.iter().map(|(path, why)| format!("; {} is unusable: {why}", file_name(path))).collect::<String>()
+                match self.unusable.is_empty() {
+                    true => String::new(),
+                    false => format!("; {}", self.unusable_runners()),
+                }
             ),
         }
     }
@@ -193,6 +196,11 @@ impl Runners {
             wanted.push(info.clone());
         }
         Ok(wanted)
+    }
+
+    /// `NAME is unusable: WHY` for each runner set aside, joined with "; ".
+    fn unusable_runners(&self) -> String {
+        self.unusable.iter().map(|(path, why)| format!("{} is unusable: {why}", file_name(path))).collect::<Vec<_>>().join("; ")
     }
 
     fn names(&self) -> String {
