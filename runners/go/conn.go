@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"net"
 )
 
 // handshaker runs one side's handshakes as a coroutine (iter.Pull): when crypto/tls reads and
@@ -64,17 +65,31 @@ func (h *handshaker) wait() bool { return h.yield(struct{}{}) }
 type conn struct {
 	side Side
 	cfg  *sideConfig
-	ep   *endpoint
+	ep   transport
+	hs   *handshaker // runs this connection's handshake
 	tls  *tls.Conn
 	done bool
 	puts int // the client's ticket store's count when the connection began
 	one  [1]byte
 }
 
+// transport is what a connection's crypto/tls runs on: an in-memory endpoint, or a socket
+// (network mode). While a handshake runs, a read that finds nothing yields to its coroutine.
+type transport interface {
+	net.Conn
+	yieldTo(h *handshaker)
+}
+
 // open prepares a connection on ep (the harness's part, outside any clock); create makes the
-// library's connection (the side's part).
-func (c *sideConfig) open(ep *endpoint) *conn {
-	cn := &conn{side: c.side, cfg: c, ep: ep}
+// library's connection (the side's part). Its handshake runs on the side's one coroutine.
+func (c *sideConfig) open(ep transport) *conn {
+	return c.openWith(ep, c.hs)
+}
+
+// openWith is open with a coroutine of the caller's (the network mode has one per connection
+// in flight).
+func (c *sideConfig) openWith(ep transport, hs *handshaker) *conn {
+	cn := &conn{side: c.side, cfg: c, ep: ep, hs: hs}
 	if c.cache != nil {
 		cn.puts = c.cache.puts
 	}
@@ -93,24 +108,27 @@ func (c *conn) create() {
 // once this side has completed it; after that it reads what arrives (session tickets).
 func (c *conn) handshake() (bool, error) {
 	if !c.done {
-		c.ep.blocking = c.cfg.hs
-		finished, err := c.cfg.hs.step(c.tls)
-		if !finished {
-			return false, nil
-		}
-		c.ep.blocking = nil
-		if err != nil {
-			return false, err
-		}
-		c.done = true
-		if c.side == Server {
-			return true, nil
+		finished, err := c.stepHandshake()
+		if !finished || err != nil || c.side == Server {
+			return finished && err == nil, err
 		}
 		// A TLS 1.3 server's tickets may already sit in crypto/tls's read buffer (it reads
 		// ahead), where only Read processes them: the client reads now, as an application
 		// reads after its handshake.
 	}
 	return true, c.drain()
+}
+
+// stepHandshake runs the handshake's coroutine until it completes (true) or waits for bytes.
+func (c *conn) stepHandshake() (bool, error) {
+	c.ep.yieldTo(c.hs)
+	finished, err := c.hs.step(c.tls)
+	if !finished {
+		return false, nil
+	}
+	c.ep.yieldTo(nil)
+	c.done = err == nil
+	return true, err
 }
 
 // drain reads what arrived after the handshake, which must not be application data.

@@ -1,8 +1,8 @@
 // Command tlsbench-runner-go is tlsbench's runner for Go's crypto/tls (the stack `go`): the
 // orchestrator starts it once per sample, and it prints one JSON reply (runner protocol v1,
 // crates/harness/src/runner.rs). Commands: list, sample (both sides in this process), side
-// (one side of a split-process pair, against any runner's stack), trace; serve and load
-// (the network mode) reply unsupported.
+// (one side of a split-process pair, against any runner's stack), trace, and the network
+// mode: serve and load.
 package main
 
 import (
@@ -40,12 +40,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tlsbench runner: setting up the reply channel:", err)
 		os.Exit(1)
 	}
-	line, err := json.Marshal(run(os.Args[1:]))
+	line, err := jsonLine(run(os.Args[1:], replies))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tlsbench runner: encoding the reply:", err)
 		os.Exit(1)
 	}
-	if _, err := replies.Write(append(line, '\n')); err != nil {
+	if _, err := replies.Write(line); err != nil {
 		fmt.Fprintln(os.Stderr, "tlsbench runner: writing the reply:", err)
 		os.Exit(1)
 	}
@@ -66,9 +66,16 @@ func takeReplyChannel() (*os.File, error) {
 	return os.NewFile(fd, "replies"), nil
 }
 
-// run answers one command. A panic anywhere (a coroutine's included: iter.Pull hands it to the
-// caller) becomes a failed reply.
-func run(args []string) (reply any) {
+// jsonLine is a reply as one line.
+func jsonLine(reply any) ([]byte, error) {
+	line, err := json.Marshal(reply)
+	return append(line, '\n'), err
+}
+
+// run answers one command (serve replies once on replies before it returns its last). A
+// panic anywhere (a coroutine's included: iter.Pull hands it to the caller) becomes a failed
+// reply.
+func run(args []string, replies io.Writer) (reply any) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "panic: %v\n%s", r, debug.Stack())
@@ -90,8 +97,10 @@ func run(args []string) (reply any) {
 		trace, err := traceCommand(args)
 		r := replyOf(nil, err)
 		return TraceReply{Status: r.Status, Reason: r.Reason, IoTrace: trace}
-	case "serve", "load":
-		return replyOf(nil, capabilities().checkMeasure(MeasureNet))
+	case "serve":
+		return netReplyOf(serveCommand(args, replies))
+	case "load":
+		return netReplyOf(loadCommand(args))
 	}
 	return Reply{Status: "failed", Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load)", command)}
 }

@@ -79,7 +79,6 @@ func capabilities() Capabilities {
 				"and a pure-Go runner cannot issue them (no C, no inline assembly), so callgrind would count Go's runtime, garbage collector and the harness too"},
 			{MeasureRss, "go: the Go runner does not hold N connections open (memory-N), and Go's heap grows to its garbage collector's goal " +
 				"and is returned lazily, so a process's peak RSS would show the collector's settings more than the connections"},
-			{MeasureNet, "go: the network mode (serve, load) is not implemented by the Go runner"},
 		},
 		// A fresh process's handshakes run 10-15% slower for their first 20 to 30 ms, while
 		// Go's heap and its allocator's caches grow, and are steady from about 40 ms (measured

@@ -135,6 +135,8 @@ func (e *endpoint) Read(b []byte) (int, error) {
 	}
 }
 
+func (e *endpoint) yieldTo(h *handshaker) { e.blocking = h }
+
 func (e *endpoint) Write(b []byte) (int, error) {
 	e.tx.push(b)
 	if e.log != nil {
