@@ -312,7 +312,7 @@ func (p *netPeer) release(c *conn, s *sock) {
 	if c.hs.running && c.hs.conn == c.tls {
 		s.closed = true
 		if finished, _ := c.hs.step(c.tls); !finished {
-			c.hs = nil // never returns: left to the garbage collector's care, not reused
+			c.hs = nil // still suspended (a closed socket fails every read, so this is not expected): never reused
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/netip"
 	"runtime"
 	"slices"
@@ -184,5 +185,42 @@ func TestTheReportHasTheHarnessFieldsAndNoOthers(t *testing.T) {
 	}
 	if fields["status"] != "ok" || fields["side"] != "client" || fields["rss_peak_bytes"] != nil {
 		t.Errorf("%s", line)
+	}
+}
+
+func TestAClientThatStopsMidHandshakeTimesOutAndTheServerGoesOn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	scenario := "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"
+	args := &netArgs{stack: stackID, scenario: scenario, dataDir: testDataDir(t, ECDSAP256)}
+	serverPeer, _ := args.setup(Server)
+	clientPeer, err := args.setup(Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, local, err := listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	var stop atomic.Bool
+	srv := &server{listener: fd, ioTimeout: 200 * time.Millisecond, stop: &stop, workers: 1}
+	done := make(chan *netReport)
+	go func() { done <- srv.serve(serverPeer) }()
+	// Three bytes of a record header: the server's handshake starts, reads them and waits.
+	stalled, err := net.Dial("tcp", local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	stalled.Write([]byte{22, 3, 1})
+	time.Sleep(400 * time.Millisecond)
+	settings := loadSettings{connect: netip.MustParseAddrPort(local), connections: 3, concurrency: 1, page: &Page{}, ioTimeout: time.Second}
+	client := load(clientPeer, settings)
+	stop.Store(true)
+	server := <-done
+	want := []failure{{"the client sent nothing for 0.2 s during the handshake", 1}}
+	if !slices.Equal(server.Failures, want) || server.Connections != 4 || client.Connections != 3 || client.Failed != 0 {
+		t.Errorf("server: %d connections, failures %v (want %v); client: %d connections, failures %v",
+			server.Connections, server.Failures, want, client.Connections, client.Failures)
 	}
 }
