@@ -12,7 +12,8 @@ import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
 /**
- * The one adapter: a connection of any stack, over javax.net.ssl.SSLEngine and the in-memory transport.
+ * The one adapter: a connection of any stack, over javax.net.ssl.SSLEngine and a {@link Transport}: the in-memory
+ * link, or a TCP socket in the network mode.
  *
  * <p>SSLEngine does no IO: the application moves bytes between the engine and its socket, so the IO
  * counted here is this adapter's, the record reader and writer its users write. It does what a typical
@@ -20,7 +21,7 @@ import javax.net.ssl.SSLSession;
  * connector do:
  * <ul>
  * <li><b>Reads</b>: when the engine needs bytes and the packet buffer holds no complete record, and
- *     only when the socket is readable (what a selector reports, here {@link Link.Endpoint#readable()},
+ *     only when the socket is readable (what a selector reports, here {@link Transport#readable()},
  *     not a call), one read of everything available, up to the packet buffer's free space; then every
  *     complete record in the buffer is unwrapped. No read is made to find out that nothing is there,
  *     so no read comes back empty: the side waits for the next readiness instead.</li>
@@ -45,7 +46,7 @@ public final class EngineConnection {
 
     private final SSLEngine engine;
     private final Stack.Config config;
-    private final Link.Endpoint io;
+    private final Transport io;
     private final Side side;
     /** Bytes read and not yet unwrapped (write mode). */
     private ByteBuffer netIn;
@@ -56,7 +57,7 @@ public final class EngineConnection {
     private boolean started;
     private boolean done;
 
-    private EngineConnection(SSLEngine engine, Stack.Config config, Link.Endpoint io, ByteBuffer[] buffers) {
+    private EngineConnection(SSLEngine engine, Stack.Config config, Transport io, ByteBuffer[] buffers) {
         this.engine = engine;
         this.config = config;
         this.io = io;
@@ -166,7 +167,7 @@ public final class EngineConnection {
             default -> throw new IllegalStateException("negotiated an unexpected protocol version: " + session.getProtocol());
         };
         Suite suite = Suite.negotiated(session.getCipherSuite(), version);
-        Hello hello = io.link().hello();
+        Hello hello = io.hello();
         if (!hello.serverHelloSeen) {
             throw new IllegalStateException("no ServerHello went over the transport");
         }
@@ -283,7 +284,7 @@ public final class EngineConnection {
             this.config = config;
         }
 
-        public EngineConnection open(Link.Endpoint io) throws Exception {
+        public EngineConnection open(Transport io) throws Exception {
             SSLEngine engine = config.newEngine();
             ByteBuffer[] buffers = pool.poll();
             if (buffers == null) {

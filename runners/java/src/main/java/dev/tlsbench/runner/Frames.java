@@ -8,7 +8,11 @@ package dev.tlsbench.runner;
  * complete, and of each piece of a body as it is fed.
  */
 abstract class Frames {
+    /** A direct buffer's bytes pass through this array: headers, and bodies only where {@link #readsBodies()}. */
+    private static final int SCRATCH = 4096;
+
     private final byte[] header;
+    private byte[] scratch;
     private final int lengthBytes;
     private int headerLength;
     private int bodyLeft;
@@ -46,6 +50,39 @@ abstract class Frames {
                 frame(header[0] & 0xff, length);
             }
         }
+    }
+
+    /**
+     * The bytes of {@code buffer} from index {@code from} to {@code to}; its position does not move. A direct
+     * buffer (no array to parse in place) is copied in small pieces, and of its bodies only what a subclass
+     * reads: counting records copies just their headers.
+     */
+    final void feed(java.nio.ByteBuffer buffer, int from, int to) {
+        if (buffer.hasArray()) {
+            feed(buffer.array(), buffer.arrayOffset() + from, to - from);
+            return;
+        }
+        if (scratch == null) {
+            scratch = new byte[SCRATCH];
+        }
+        int at = from;
+        while (at < to && !stopped()) {
+            int n;
+            if (bodyLeft > 0 && !readsBodies()) {
+                n = Math.min(bodyLeft, to - at);
+                bodyLeft -= n;
+            } else {
+                n = Math.min(to - at, bodyLeft > 0 ? SCRATCH : header.length - headerLength);
+                buffer.get(at, scratch, 0, n);
+                feed(scratch, 0, n);
+            }
+            at += n;
+        }
+    }
+
+    /** Whether a subclass reads the bodies ({@link #body}); if not, a direct buffer's bodies are skipped uncopied. */
+    boolean readsBodies() {
+        return true;
     }
 
     /** Whether a frame's header or body is partly fed, so that the next bytes continue it. */

@@ -196,6 +196,11 @@ public final class Link {
         }
 
         @Override
+        boolean readsBodies() {
+            return bodyIsHandshake;
+        }
+
+        @Override
         void body(byte[] bytes, int offset, int n) {
             if (!bodyIsHandshake) {
                 return;
@@ -220,7 +225,7 @@ public final class Link {
     /**
      * One side's end of the link, handed to its connection: reads find nothing when the pipe is empty.
      */
-    public static final class Endpoint {
+    public static final class Endpoint implements Transport {
         private final Link link;
         private final Side side;
 
@@ -229,6 +234,7 @@ public final class Link {
             this.side = side;
         }
 
+        @Override
         public Side side() {
             return side;
         }
@@ -237,12 +243,18 @@ public final class Link {
             return link;
         }
 
-        /** Whether the peer's bytes wait to be read: what a selector reports as readable; not a call. */
+        @Override
+        public Hello hello() {
+            return link.hello();
+        }
+
+        @Override
         public boolean readable() {
             return link.to(side).pending() > 0;
         }
 
         /** One read call: as many bytes as wait, up to what {@code dst} has room for; 0 when none wait. */
+        @Override
         public int read(ByteBuffer dst) {
             Pipe rx = link.to(side);
             rx.readCalls++;
@@ -261,6 +273,7 @@ public final class Link {
         }
 
         /** One write call of everything {@code src} holds (the in-memory pipe takes every byte). */
+        @Override
         public void write(ByteBuffer src) {
             Pipe tx = link.from(side);
             int n = src.remaining();
