@@ -20,6 +20,11 @@ public final class Gates {
         seen[side.ordinal()] = got;
     }
 
+    /** What {@code side}'s last passed handshake negotiated; null before the first. */
+    public Negotiated last(Side side) {
+        return seen[side.ordinal()];
+    }
+
     /** Each side's view of its last passed handshake, client first, as the reply's {@code negotiated}. */
     public List<Json> negotiated() {
         List<Json> list = new ArrayList<>();

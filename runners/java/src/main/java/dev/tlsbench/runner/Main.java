@@ -8,6 +8,10 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.reflect.Constructor;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -15,6 +19,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import sun.misc.Signal;
 
 /**
  * The Java runner of tlsbench (docs/runner-protocol.md, version 1): commands and flags as runner.rs's,
@@ -45,7 +51,7 @@ public final class Main {
         }
         Json reply;
         try {
-            reply = run(args);
+            reply = run(args, replies);
         } catch (Unsupported e) {
             reply = Report.unsupported(e.getMessage());
         } catch (Failure e) {
@@ -118,6 +124,11 @@ public final class Main {
     }
 
     static Json run(String[] args) throws Exception {
+        return run(args, null);
+    }
+
+    /** Runs a command; {@code replies} takes serve's first reply (its listening line). */
+    static Json run(String[] args, OutputStream replies) throws Exception {
         if (args.length == 0) {
             throw Failure.other("usage: tlsbench-runner-java list|sample|side|trace|serve|load [--flag value]...");
         }
@@ -128,8 +139,8 @@ public final class Main {
             case "sample" -> sample(flags);
             case "side" -> side(flags);
             case "trace" -> trace(flags);
-            case "serve", "load" -> throw new Unsupported("the Java runner has no network mode in protocol version 1 ("
-                    + command + "): serve and load are the Rust runners' (docs/runner-protocol.md)");
+            case "serve" -> serve(flags, replies);
+            case "load" -> load(flags);
             default -> throw Failure.other("unknown command `" + command + "` (valid: list, sample, side, trace, serve, load)");
         };
     }
@@ -150,9 +161,11 @@ public final class Main {
                 known.addAll(SETTINGS);
             }
             case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
-            case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers", "response"));
+            // --warmup-ms: this runner's own, the JIT's warm-up before the first connection (NetServe, NetLoad).
+            case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers", "response",
+                    "warmup-ms"));
             case "load" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "connect", "connections",
-                    "duration", "concurrency", "response"));
+                    "duration", "concurrency", "response", "warmup-ms"));
             default -> { }
         }
         Map<String, String> flags = new HashMap<>();
@@ -311,6 +324,101 @@ public final class Main {
         Pki pki = prepare(flags, scenario, measure);
         FileDescriptor peer = descriptor(peerFd);
         return Split.sampleSide(stack, role, scenario, pki, spec(flags), new FileInputStream(peer), new FileOutputStream(peer)).toJson();
+    }
+
+    /**
+     * What both ends of the network mode take (runner.rs, net_setup): a stack of this runner and a handshake
+     * scenario it supports, its JVM-wide pins for {@code side}, and the certificates.
+     */
+    private record NetSetup(Stack stack, Scenario scenario, Pki pki, long ioTimeoutNs, long warmupMs) {
+    }
+
+    private static NetSetup netSetup(Map<String, String> flags, Side side) {
+        String id = required(flags, "stack");
+        if (Net.PLAIN_STACKS.contains(id)) {
+            throw new Unsupported(id + " is plain TCP, which the Rust runners serve and load (tlsbench runs one of them for it); "
+                    + "the Java runner has " + String.join(", ", STACKS.stream().map(Stack::id).toList()));
+        }
+        Stack stack = stack(id);
+        if (!flags.containsKey("scenario")) {
+            throw Failure.other(id + " is a TLS stack: name its handshake with --scenario");
+        }
+        Scenario scenario = scenario(flags);
+        Net.checkKind(scenario);
+        JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(side) : EnumSet.noneOf(Side.class));
+        check(stack, scenario, Measure.NET);
+        Pki pki = Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
+        long ioTimeoutMs = number(flags, "io-timeout-ms", Net.DEFAULT_IO_TIMEOUT_MS);
+        return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000, number(flags, "warmup-ms", Common.MIN_WARMUP_MS));
+    }
+
+    private static Page page(String text, String flag) {
+        try {
+            return Page.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw Failure.other("invalid value '" + text + "' for '--" + flag + "': " + e.getMessage());
+        }
+    }
+
+    /** Set by SIGTERM or SIGINT: the server stops accepting and finishes what is in flight. */
+    static final AtomicBoolean STOP_SERVING = new AtomicBoolean();
+
+    /**
+     * Serves until SIGTERM or SIGINT: warms the JIT up, replies where it listens, then, once stopped, with what
+     * it measured.
+     */
+    static Json serve(Map<String, String> flags, OutputStream replies) throws Exception {
+        NetSetup setup = netSetup(flags, Side.SERVER);
+        InetSocketAddress listen = Net.address(flags.getOrDefault("listen", "127.0.0.1:0"), "listen");
+        int workers = (int) number(flags, "workers", Runtime.getRuntime().availableProcessors());
+        NetServe.Settings settings = new NetServe.Settings(Math.max(1, workers), page(flags.getOrDefault("response", "0"), "response"),
+                setup.ioTimeoutNs);
+        try (ServerSocketChannel listener = ServerSocketChannel.open(listen.getAddress() instanceof Inet6Address
+                ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET)) {
+            try {
+                listener.bind(listen, 1024);
+            } catch (IOException e) {
+                throw Failure.other("listening on " + Net.text(listen) + ": " + Net.describe(e));
+            }
+            for (String name : List.of("TERM", "INT")) {
+                Signal.handle(new Signal(name), signal -> STOP_SERVING.set(true));
+            }
+            Stack.Config config = Pair.config(setup.stack, Side.SERVER, setup.scenario, setup.pki);
+            Net.warmUp(setup.stack, setup.scenario, setup.pki, settings.page(), setup.warmupMs);
+            Json serving = Json.object().put("listening", Net.text((InetSocketAddress) listener.getLocalAddress()))
+                    .put("stack", setup.stack.id()).put("library", setup.stack.library()).put("workers", (long) settings.workers());
+            write(replies != null ? replies : System.err, serving);
+            NetReport report = NetServe.serve(setup.stack, config, setup.scenario, listener, settings, STOP_SERVING);
+            report.tellJit();
+            return report.toJson();
+        }
+    }
+
+    /** Connections of one client stack against a server, bounded in count and time, after the JIT's warm-up. */
+    static Json load(Map<String, String> flags) throws Exception {
+        NetSetup setup = netSetup(flags, Side.CLIENT);
+        InetSocketAddress connect = Net.address(required(flags, "connect"), "connect");
+        Long connections = flags.containsKey("connections") ? number(flags, "connections", 0) : null;
+        Long durationNs = null;
+        if (flags.containsKey("duration")) {
+            try {
+                double seconds = Double.parseDouble(flags.get("duration"));
+                if (!(seconds >= 0) || Double.isInfinite(seconds)) {
+                    throw new NumberFormatException();
+                }
+                durationNs = (long) (seconds * 1e9);
+            } catch (NumberFormatException e) {
+                throw Failure.other("invalid value '" + flags.get("duration") + "' for '--duration': not a number of seconds");
+            }
+        }
+        int concurrency = (int) number(flags, "concurrency", 1);
+        Page page = flags.containsKey("response") ? page(flags.get("response"), "response") : null;
+        Stack.Config config = Pair.config(setup.stack, Side.CLIENT, setup.scenario, setup.pki);
+        Net.warmUp(setup.stack, setup.scenario, setup.pki, page != null ? page : Page.EMPTY, setup.warmupMs);
+        NetLoad.Settings settings = new NetLoad.Settings(connect, connections, durationNs, concurrency, page, setup.ioTimeoutNs);
+        NetReport report = NetLoad.load(setup.stack, config, setup.scenario, settings);
+        report.tellJit();
+        return report.toJson();
     }
 
     static Json trace(Map<String, String> flags) {

@@ -72,7 +72,6 @@ class RunnerTest {
                 .startsWith("{\"status\":\"unsupported\",\"reason\":\"jsse: JDK 17's SunJSSE has no ML-KEM"));
         assertTrue(sample("jsse", "jsse", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "instructions")
                 .contains("callgrind"));
-        assertTrue(run("serve", "--stack", "jsse").startsWith("{\"status\":\"unsupported\""));
         assertEquals("{\"status\":\"failed\",\"reason\":\"stack `wolfssl` is not in this runner (it has: jsse, netty-tcnative)\"}",
                 sample("wolfssl", "jsse", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"));
     }
