@@ -152,6 +152,8 @@ type generator struct {
 	chunk    []byte // one write of the expected page
 	r        *netReport
 	buf      []byte
+	// hardStop: connections still in flight then fail (the run's deadline plus the io timeout).
+	hardStop time.Time
 }
 
 func newGenerator(peer *netPeer, settings loadSettings) *generator {
@@ -169,7 +171,7 @@ func (g *generator) run(count uint64, concurrency int, deadline time.Time) {
 	live := make([]*dialled, 0, concurrency)
 	fds := make([]pollFd, 0, concurrency)
 	var started uint64
-	hardStop := deadline.Add(g.settings.ioTimeout)
+	g.hardStop = deadline.Add(g.settings.ioTimeout)
 	wait := min(g.settings.ioTimeout, 100*time.Millisecond)
 	for {
 		for len(live) < concurrency && started < count && time.Now().Before(deadline) {
@@ -204,8 +206,8 @@ func (g *generator) run(count uint64, concurrency int, deadline time.Time) {
 			var done bool
 			var err error
 			switch {
-			case now.After(hardStop):
-				err = fmt.Errorf("still open when the load's time ran out (%s)", d.stage.during())
+			case now.After(g.hardStop):
+				err = stillOpen(d.stage)
 			case fds[i].revents != 0:
 				d.lastProgress = now
 				done, err = g.advance(d)
@@ -220,6 +222,10 @@ func (g *generator) run(count uint64, concurrency int, deadline time.Time) {
 			g.end(d, err)
 		}
 	}
+}
+
+func stillOpen(s loadStage) error {
+	return fmt.Errorf("still open when the load's time ran out (%s)", s.during())
 }
 
 // end drops a connection that completed (its socket's counts are added: per-connection
@@ -286,7 +292,11 @@ func (g *generator) advance(d *dialled) (bool, error) {
 		}
 		d.stage = stageResponse
 	}
-	for {
+	for reads := 1; ; reads++ {
+		// A server that streams without end must not hold the generator past its hard stop.
+		if reads%64 == 0 && time.Now().After(g.hardStop) {
+			return false, stillOpen(d.stage)
+		}
 		n, err := d.c.tls.Read(g.buf)
 		if n > 0 {
 			if d.received == 0 {

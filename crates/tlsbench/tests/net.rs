@@ -152,6 +152,19 @@ fn each_fault_is_one_clear_line_and_never_hangs_the_generator() {
     let reasons = failures(data, &reset, TLS13);
     assert!(reasons.iter().all(|r| r.contains("reset by peer") || r.contains("closed the connection during the handshake")), "{reasons:?}");
 
+    // Endless: after the request, streams bytes and never closes. The generator's hard stop
+    // (its duration plus the io timeout) ends the connection.
+    let endless = fake_server(|mut s| {
+        let _ = s.read(&mut [0u8; 1024]);
+        while s.write_all(&[b'x'; 16 * 1024]).is_ok() {}
+    });
+    let started = Instant::now();
+    let (ok, report, out) = load(data, &["--stack", "tcp", "--connect", &endless, "--duration", "0.3", "--io-timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(15), "an endless response never hangs the generator: {out}");
+    assert!(!ok, "{out}");
+    let reasons: Vec<String> = report.unwrap().failures.into_iter().map(|f| f.reason).collect();
+    assert!(reasons.iter().all(|r| r == "still open when the load's time ran out (during the response)"), "{reasons:?}");
+
     // Another version: a TLS 1.2-only server.
     let server = Server::start(data, &["--stack", "openssl", "--scenario", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
     let reasons = failures(data, &server.addr, TLS13);

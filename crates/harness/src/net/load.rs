@@ -126,6 +126,12 @@ struct Generator<'a, P: Peer> {
     polls: u64,
     handshake_latency: Latency,
     first_byte_latency: Latency,
+    /// When connections still in flight fail: the run's deadline plus the io timeout.
+    hard_stop: Instant,
+}
+
+fn still_open(stage: Stage) -> String {
+    format!("still open when the load's time ran out ({})", stage.during())
 }
 
 impl<'a, P: Peer> Generator<'a, P> {
@@ -142,6 +148,7 @@ impl<'a, P: Peer> Generator<'a, P> {
             polls: 0,
             handshake_latency: Latency::default(),
             first_byte_latency: Latency::default(),
+            hard_stop: Instant::now(),
         }
     }
 
@@ -161,7 +168,7 @@ impl<'a, P: Peer> Generator<'a, P> {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(concurrency as usize);
         let mut buf = vec![0u8; 16 * 1024];
         let mut started = 0u64;
-        let hard_stop = deadline + self.settings.io_timeout;
+        self.hard_stop = deadline + self.settings.io_timeout;
         loop {
             while live.len() < concurrency as usize && started < count && Instant::now() < deadline {
                 started += 1;
@@ -190,7 +197,7 @@ impl<'a, P: Peer> Generator<'a, P> {
             for i in (0..live.len()).rev() {
                 let dialled = &mut live[i];
                 let outcome = match fds[i].revents {
-                    _ if now > hard_stop => Err(format!("still open when the load's time ran out ({})", dialled.stage.during())),
+                    _ if now > self.hard_stop => Err(still_open(dialled.stage)),
                     0 if now - dialled.last_progress > self.settings.io_timeout => Err(format!(
                         "the server sent nothing for {} s {}",
                         self.settings.io_timeout.as_secs_f64(),
@@ -278,7 +285,11 @@ impl<'a, P: Peer> Generator<'a, P> {
         // Until the server has closed, then once more: looking for its close_notify, a library
         // may decrypt data that arrived just before it (rustls does), which is the response's.
         let mut closed = false;
-        loop {
+        for reads in 1u64.. {
+            // A server that streams without end must not hold the generator past its hard stop.
+            if reads % 64 == 0 && Instant::now() > self.hard_stop {
+                return Err(still_open(dialled.stage));
+            }
             let n = dialled.conn.receive(buf).map_err(|e| format!("reading the response: {}", one_line(&e.0)))?;
             if n > 0 {
                 if dialled.received == 0 {
