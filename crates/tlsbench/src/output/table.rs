@@ -218,7 +218,7 @@ pub fn format_cell(cell: &CellResult) -> String {
     // A count shows its interval, and its outliers, only beyond compare's noise threshold:
     // instruction counts that differ by 0.01% have "outliers" too.
     let beyond_noise = |spread: &f64| !count || *spread > default_threshold(&cell.measure) * 100.0;
-    if let Some(spread) = cell.ci95.and_then(|ci| crate::stats::ci_percent(median, ci)).filter(beyond_noise) {
+    if let Some(spread) = spread(cell).filter(beyond_noise) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
         text += &format!(" ±{spread:.decimals$}%");
     }
@@ -347,13 +347,22 @@ fn warmups(doc: &RunDocument) -> Option<String> {
     ))
 }
 
+/// The table's ±: the width of a cell's interval in % of its median. None for one sample, whose
+/// "interval" is the sample itself and says nothing about the spread.
+fn spread(cell: &CellResult) -> Option<f64> {
+    match cell.samples.len() {
+        0 | 1 => None,
+        _ => cell.median.zip(cell.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci)),
+    }
+}
+
 /// The median of the wall-time rates' intervals (the table's ±), if the run has any.
 fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
     let mut widths: Vec<f64> = doc
         .results
         .iter()
         .filter(|c| c.status == Status::Ok && !is_count(c) && !c.metric.starts_with("cpu_"))
-        .filter_map(|c| c.median.zip(c.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci)))
+        .filter_map(spread)
         .collect();
     widths.sort_by(f64::total_cmp);
     widths.get(widths.len().checked_sub(1)? / 2).copied()
@@ -363,9 +372,8 @@ fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
 /// the widest of the rates' intervals, wall time and CPU time apart (counts are exact), then
 /// what `--target-ci` reached or how to ask for narrower ones.
 pub fn intervals(doc: &RunDocument) -> Option<String> {
-    let width = |c: &&CellResult| c.median.zip(c.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci));
     let rates: Vec<(&CellResult, f64)> =
-        doc.results.iter().filter(|c| c.status == Status::Ok && !is_count(c)).filter_map(|c| width(&c).map(|w| (c, w))).collect();
+        doc.results.iter().filter(|c| c.status == Status::Ok && !is_count(c)).filter_map(|c| spread(c).map(|w| (c, w))).collect();
     let mut parts = Vec::new();
     for (clock, cpu) in [("wall time", false), ("CPU time", true)] {
         let mut of: Vec<&(&CellResult, f64)> = rates.iter().filter(|(c, _)| c.metric.starts_with("cpu_") == cpu).collect();
@@ -672,6 +680,8 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
         assert!(!is_count(rate) && format_cell(rate).ends_with(" ±1.2%"), "{}", format_cell(rate));
         let steady_rate = CellResult { ci95: Some([12345.0, 12345.0]), ..rate.clone() };
         assert_eq!(format_cell(&steady_rate), "12,345 ±0.0%", "a rate always says its spread");
+        let one_sample = CellResult { samples: vec![12345.0], median: Some(12345.0), ci95: Some([12345.0, 12345.0]), ..rate.clone() };
+        assert_eq!(format_cell(&one_sample), "12,345", "one sample has no spread to tell");
     }
 
     #[test]

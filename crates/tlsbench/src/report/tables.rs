@@ -139,6 +139,7 @@ mod tests {
         doc.results[1].reason = None;
         doc.results[1].median = Some(10000.0);
         doc.results[1].ci95 = Some([9900.0, 10100.0]);
+        doc.results[1].samples = vec![9900.0, 10000.0, 10100.0];
         let tables = MetricTable::all(&doc.results, Some("openssl"));
         assert_eq!(tables.len(), 2);
         let handshakes = &tables[0];
