@@ -166,16 +166,20 @@ fn run(args: &[&str], runner_dir: Option<&Path>) -> (Output, Vec<Value>) {
     (output, doc["results"].as_array().unwrap().clone())
 }
 
-#[test]
-fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
-    // The stacks that the broadest Rust runner, which holds PEER, does not hold.
+/// The stacks that the broadest Rust runner, which holds PEER, does not hold.
+fn stacks_outside_the_openssl_runner() -> Vec<String> {
     let all = runners();
     let peer_runner = all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner");
     let held = |id: &str| peer_runner.1.stacks.iter().any(|s| s.id == id);
     let mut others: Vec<String> = all.iter().flat_map(|(_, list)| list.stacks.iter().map(|s| s.id.clone())).filter(|id| !held(id)).collect();
     others.dedup();
     assert!(others.len() >= 4, "boringssl, go, jsse and netty-tcnative at least: {others:?}");
-    for id in others {
+    others
+}
+
+#[test]
+fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
+    for id in stacks_outside_the_openssl_runner() {
         for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
             let args = ["run", "--client", client, "--server", server, "--process", "split", "--samples", "1"];
             let scenarios = ["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"];
@@ -186,6 +190,33 @@ fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
                 assert_eq!((r["status"].as_str(), r["process"].as_str()), (Some("ok"), Some("split-process")), "{r}");
                 assert!(r["negotiated"].as_str().is_some_and(|n| n.starts_with("1.3 aes-128-gcm")), "{r}");
             }
+        }
+    }
+}
+
+#[test]
+fn stacks_of_every_runner_serve_and_load_over_loopback_with_a_rust_stack_in_each_role() {
+    for id in stacks_outside_the_openssl_runner() {
+        for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
+            let args = ["run", "--transport", "tcp", "--client", client, "--server", server, "--samples", "1", "--min-time-ms", "200"];
+            let (output, results) = run(&[&args[..], &["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"]].concat(), None);
+            assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
+            let median = |side: &str, metric: &str| {
+                let found = results.iter().find(|r| r["side"] == side && r["metric"] == metric);
+                found.and_then(|r| r["median"].as_f64()).unwrap_or_else(|| panic!("{client} -> {server}: no {side} {metric}: {results:?}"))
+            };
+            for r in &results {
+                assert_eq!((r["status"].as_str(), r["process"].as_str()), (Some("ok"), Some("tcp")), "{r}");
+                assert!(r["negotiated"].as_str().is_some_and(|n| n.starts_with("1.3 aes-128-gcm")), "{r}");
+            }
+            for side in ["client", "server"] {
+                assert!(median(side, "connections_per_s") > 0.0, "{client} -> {server}: the {side} completed connections");
+                let p50 = median(side, "handshake_p50_ms");
+                assert!(p50 > 0.0 && p50 <= median(side, "handshake_max_ms"), "{side}: the histogram crossed languages");
+                let (reads, writes) = (median(side, "read_calls"), median(side, "write_calls"));
+                assert!(reads >= 1.0 && writes >= 1.0 && median(side, "syscalls") >= reads + writes, "{client} -> {server} {side}");
+            }
+            assert!(median("server", "bytes_written") > median("client", "bytes_written"), "the server sends the certificate");
         }
     }
 }
