@@ -267,7 +267,9 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
 
     let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", "1"]);
     let mut server = Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
-    let first = server.next_line(settings.timeout).map_err(|e| failed(format!("server runner: {e:#}")))?;
+    // A runner that declares a warm-up (a JIT's) takes it before it listens and before it loads.
+    let warmup = Duration::from_millis(settings.warmup_ms(cell));
+    let first = server.next_line(settings.timeout + warmup).map_err(|e| failed(format!("server runner: {e:#}")))?;
     let listening = match serde_json::from_str::<Serving>(&first) {
         Ok(serving) => serving.listening,
         // It could not serve: its one reply says why.
@@ -275,7 +277,7 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
     };
     let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
     let load_args = args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
-    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(settings.warmup_ms));
+    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), warmup);
     let client = executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout);
     // In flight at SIGTERM: nothing, once the load generator has ended; its io timeout bounds it.
     let server = server.stop(DEFAULT_IO_TIMEOUT * 2);
