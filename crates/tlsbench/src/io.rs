@@ -65,8 +65,8 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
     };
     let runners = stacks::Runners::find()?;
     match call_trace(&runners, &client, &server, &args.scenario)? {
-        TraceReply::Ok(trace) if args.json => println!("{}", serde_json::to_string_pretty(&trace)?),
-        TraceReply::Ok(trace) => print!("{}", output::trace::render(&trace)),
+        TraceReply::Ok(trace) if args.json => output::print(format!("{}\n", serde_json::to_string_pretty(&trace)?)),
+        TraceReply::Ok(trace) => output::print(output::trace::render(&trace)),
         TraceReply::Unsupported { reason } => bail!("{} is unsupported: {reason}", args.scenario),
         TraceReply::Failed { reason } => bail!("{} failed: {reason}", args.scenario),
     }
@@ -118,9 +118,9 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
             rows.push(IoRow { stack: id.clone(), outcome, mtls });
         }
         if i > 0 {
-            println!();
+            output::print("\n");
         }
-        print!("{}", output::io_table::render(scenario, &rows));
+        output::print(output::io_table::render(scenario, &rows));
     }
     if failed > 0 {
         eprintln!("{failed} trace(s) failed; the reasons are listed under the tables");

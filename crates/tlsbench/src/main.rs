@@ -136,8 +136,8 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
 
     let doc = run::document(info, &states);
     match view {
-        View::Table => print!("{}", output::table::render(&doc)),
-        View::Matrix => print!("{}{}", output::matrix::render(&doc), output::table::precision(&doc)),
+        View::Table => output::print(output::table::render(&doc)),
+        View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::table::precision(&doc))),
     }
     write_exports(&args.exports, &doc)?;
     if args.quick && args.scenarios.is_empty() && view == View::Table {
@@ -388,13 +388,13 @@ fn write_exports(exports: &ExportArgs, doc: &RunDocument) -> Result<()> {
 
 fn runs(db: &Path) -> Result<()> {
     let store = Store::open_existing(db)?;
-    print!("{}", output::run_list::render(&store.runs()?, db));
+    output::print(output::run_list::render(&store.runs()?, db));
     Ok(())
 }
 
 fn show(args: ShowArgs) -> Result<ExitCode> {
     let loaded = load(args.run.as_deref(), &args.db.db)?;
-    print!("{}", output::table::render(&loaded.doc));
+    output::print(output::table::render(&loaded.doc));
     warn_if_interrupted(&loaded, &args.db.db);
     write_exports(&args.exports, &loaded.doc)?;
     Ok(ExitCode::SUCCESS)
@@ -405,7 +405,7 @@ fn compare(args: CompareArgs) -> Result<ExitCode> {
     let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
     let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
     let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
-    print!("{}", output::comparison::render(&named_a, &named_b, &comparison, args.threshold));
+    output::print(output::comparison::render(&named_a, &named_b, &comparison, args.threshold));
     warn_if_interrupted(&a, &args.db.db);
     warn_if_interrupted(&b, &args.db.db);
     let worse = comparison.count(compare::Verdict::Worse);
@@ -420,7 +420,7 @@ fn report(args: ReportArgs) -> Result<ExitCode> {
     let loaded = load(args.run.as_deref(), &args.db.db)?;
     let profiles = args.profiles.iter().map(|path| profile::Profile::read(path)).collect::<Result<Vec<_>>>()?;
     let report = report::Report::new(&loaded.doc, args.baseline.as_deref())?.with_profiles(profiles);
-    print!("{}", report.terminal());
+    output::print(report.terminal());
     warn_if_interrupted(&loaded, &args.db.db);
     if let Some(path) = &args.markdown {
         export::write_to(path, &export::MarkdownExporter { baseline: args.baseline.clone() }, &loaded.doc)?;
@@ -484,7 +484,7 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
     match (what, stack) {
         (ListWhat::Scenarios, None) => {
             for scenario in Scenario::all() {
-                println!("{scenario}");
+                output::print(format!("{scenario}\n"));
             }
         }
         (ListWhat::Scenarios, Some(id)) => {
@@ -496,14 +496,14 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
                     Ok(()) => "supported".to_string(),
                     Err(reason) => format!("unsupported: {reason}"),
                 };
-                println!("{:<72} {support}", scenario.name());
+                output::print(format!("{:<72} {support}\n", scenario.name()));
             }
         }
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
         (ListWhat::Stacks, None) => {
             let runners = stacks::Runners::find()?;
             let infos = runners.infos(&runners.default_stacks()).context("listing the stacks")?;
-            print!("{}", output::stack_list::render(&infos));
+            output::print(output::stack_list::render(&infos));
         }
     }
     Ok(())

@@ -161,7 +161,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
     };
     match serde_json::from_str::<Serving>(&first) {
         Ok(serving) => {
-            println!("{}", serving.listening);
+            crate::output::print(format!("{}\n", serving.listening));
             eprintln!(
                 "{} ({}) serves on {} with {} worker(s), response {}; Ctrl-C or SIGTERM stops it",
                 serving.stack, serving.library, serving.listening, serving.workers, args.response
@@ -329,7 +329,7 @@ fn finish(reply: NetReply, output: Option<&Path>) -> Result<ExitCode> {
         NetReply::Unsupported { reason } => bail!("unsupported: {reason}"),
         NetReply::Failed { reason } => bail!("{reason}"),
     };
-    print!("{}", render(&report));
+    crate::output::print(render(&report));
     if let Some(path) = output {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;

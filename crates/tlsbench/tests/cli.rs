@@ -39,6 +39,26 @@ fn list_stacks_shows_each_library_version() {
 }
 
 #[test]
+fn a_reader_that_stops_early_is_no_error() {
+    // `tlsbench list scenarios | head -1`: the pipe closes while tlsbench still writes.
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tlsbench"))
+        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+        .args(["list", "scenarios", "--stack", "openssl"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("handshake-"), "{first}");
+    let output = child.wait_with_output().unwrap();
+    let stderr = stderr(&output);
+    assert!(output.status.success() && !stderr.contains("panicked"), "{:?}: {stderr}", output.status);
+}
+
+#[test]
 fn list_scenarios_gives_canonical_names() {
     let dir = tempfile::tempdir().unwrap();
     let output = tlsbench(dir.path()).args(["list", "scenarios"]).output().unwrap();

@@ -10,6 +10,18 @@ pub mod stack_list;
 pub mod table;
 pub mod trace;
 
+use std::io::Write;
+
+/// Writes `text` to stdout. A reader that has gone (`tlsbench list scenarios | head`) is not an
+/// error: what follows (exports, the store) still happens, where `print!` would panic.
+pub fn print(text: impl std::fmt::Display) {
+    let mut stdout = std::io::stdout().lock();
+    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => eprintln!("warning: writing to stdout: {e}"),
+        _ => {}
+    }
+}
+
 /// The distinct items in order of first appearance: tables, charts and plans follow the order
 /// the run was planned in.
 pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {

@@ -236,7 +236,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let library = infos.iter().find(|i| i.id == args.stack).map(|i| i.library.clone()).unwrap_or_default();
     let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations };
     let profile = Profile::new(&subject, &graph, args.top)?;
-    print!("{}", profile.terminal());
+    crate::output::print(profile.terminal());
     let (svg, json) = (file("svg"), file("json"));
     std::fs::write(&svg, &profile.svg).with_context(|| format!("cannot write {}", svg.display()))?;
     std::fs::write(&json, serde_json::to_string_pretty(&profile)?).with_context(|| format!("cannot write {}", json.display()))?;
