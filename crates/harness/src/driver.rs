@@ -130,6 +130,7 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         iterations: measured.iterations,
         values,
         negotiated: pair.gates.negotiated(),
+        allocator: None,
     })
 }
 

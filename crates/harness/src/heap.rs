@@ -2,8 +2,9 @@
 //! included, tagged with the side whose library call made it.
 //!
 //! A runner binary routes malloc, calloc, realloc, free and the aligned allocators through
-//! [`interpose_malloc!`](crate::interpose_malloc), which forwards each call to glibc's own
-//! (`__libc_malloc`, ...) and reports it here. Shared libraries (libssl, libgnutls, AWS-LC inside
+//! [`interpose_malloc!`](crate::interpose_malloc), which forwards each call to the allocator
+//! chosen for the process ([`crate::allocator`]: glibc's own by default, jemalloc or mimalloc)
+//! and reports it here. Shared libraries (libssl, libgnutls, AWS-LC inside
 //! s2n-tls and rustls) bind `malloc` to the executable's definition, so their allocations are
 //! seen as well as Rust's. Until [`enable`] is called nothing is recorded and each call costs one
 //! untaken branch, so the time measure pays nothing for it.
@@ -290,9 +291,10 @@ impl Table {
     }
 }
 
-/// Defines malloc, calloc, realloc, free and the aligned allocators in the binary that invokes
-/// it, forwarding to glibc's implementations and reporting each block to [`crate::heap`]. Invoke
-/// it once, at the top level of a runner's (or a test's) crate.
+/// Defines malloc, calloc, realloc, free, the aligned allocators and malloc_usable_size in the
+/// binary that invokes it, forwarding each call to the allocator `TLSBENCH_ALLOCATOR` chose
+/// ([`crate::allocator`]: glibc's by default, jemalloc or mimalloc) and reporting each block to
+/// [`crate::heap`]. Invoke it once, at the top level of a runner's (or a test's) crate.
 #[macro_export]
 macro_rules! interpose_malloc {
     () => {
@@ -300,36 +302,27 @@ macro_rules! interpose_malloc {
         mod tlsbench_interposed_malloc {
             use std::ffi::{c_int, c_void};
 
+            use $crate::allocator as forward;
             use $crate::heap::{allocated, freed};
-
-            extern "C" {
-                fn __libc_malloc(size: usize) -> *mut c_void;
-                fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
-                fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
-                fn __libc_free(ptr: *mut c_void);
-                fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
-                fn __libc_valloc(size: usize) -> *mut c_void;
-                fn __libc_pvalloc(size: usize) -> *mut c_void;
-            }
 
             #[no_mangle]
             pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_malloc(size) };
+                let ptr = unsafe { forward::malloc(size) };
                 allocated(ptr.cast(), size);
                 ptr
             }
 
             #[no_mangle]
             pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_calloc(count, size) };
+                let ptr = unsafe { forward::calloc(count, size) };
                 allocated(ptr.cast(), count.wrapping_mul(size));
                 ptr
             }
 
             #[no_mangle]
             pub unsafe extern "C" fn realloc(old: *mut c_void, size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_realloc(old, size) };
-                // On failure the old block stays; realloc(p, 0) frees it and returns null.
+                let ptr = unsafe { forward::realloc(old, size) };
+                // On failure the old block stays; realloc(p, 0) frees it (glibc returns null).
                 if !ptr.is_null() || (size == 0 && !old.is_null()) {
                     freed(old.cast());
                     allocated(ptr.cast(), size);
@@ -340,12 +333,12 @@ macro_rules! interpose_malloc {
             #[no_mangle]
             pub unsafe extern "C" fn free(ptr: *mut c_void) {
                 freed(ptr.cast());
-                unsafe { __libc_free(ptr) }
+                unsafe { forward::free(ptr) }
             }
 
             #[no_mangle]
             pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_memalign(align, size) };
+                let ptr = unsafe { forward::memalign(align, size) };
                 allocated(ptr.cast(), size);
                 ptr
             }
@@ -358,11 +351,11 @@ macro_rules! interpose_malloc {
             #[no_mangle]
             pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> c_int {
                 if !align.is_power_of_two() || align % std::mem::size_of::<*mut c_void>() != 0 {
-                    return 22; // EINVAL
+                    return forward::EINVAL;
                 }
                 let ptr = unsafe { memalign(align, size) };
                 if ptr.is_null() {
-                    return 12; // ENOMEM
+                    return forward::ENOMEM;
                 }
                 unsafe { *out = ptr };
                 0
@@ -370,16 +363,21 @@ macro_rules! interpose_malloc {
 
             #[no_mangle]
             pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_valloc(size) };
+                let ptr = unsafe { forward::valloc(size) };
                 allocated(ptr.cast(), size);
                 ptr
             }
 
             #[no_mangle]
             pub unsafe extern "C" fn pvalloc(size: usize) -> *mut c_void {
-                let ptr = unsafe { __libc_pvalloc(size) };
+                let ptr = unsafe { forward::pvalloc(size) };
                 allocated(ptr.cast(), size);
                 ptr
+            }
+
+            #[no_mangle]
+            pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
+                unsafe { forward::malloc_usable_size(ptr) }
             }
         }
     };

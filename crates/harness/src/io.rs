@@ -259,6 +259,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         iterations: 1,
         values: trace.metrics(),
         negotiated: trace.negotiated.clone(),
+        allocator: None,
     })
 }
 

@@ -4,6 +4,7 @@
 //! Everything in the measured loop is generic over the [`Stack`] trait, so the calls into each
 //! library are statically dispatched; the runtime choice of stack happens once, in [`runner`].
 
+pub mod allocator;
 pub mod driver;
 mod error;
 pub mod gate;

@@ -46,6 +46,11 @@ pub struct SampleReport {
     /// What the sample's handshakes negotiated, as each side saw it; a runner may leave it out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub negotiated: Vec<SideNegotiated>,
+    /// The allocator the runner's process allocated with (its malloc forwards to it), with the
+    /// version its code reports; absent where the runner cannot switch allocators (a runtime's
+    /// own, or libc's without tlsbench's interposer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<crate::allocator::AllocatorInUse>,
 }
 
 impl SampleReport {

@@ -35,7 +35,7 @@ use crate::net::plain::{PlainTcp, PLAIN_STACKS};
 use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
 use std::sync::atomic::{AtomicBool, Ordering};
 use crate::protocol::{ListReply, Reply, StackInfo, PROTOCOL_VERSION};
-use crate::{Error, Measure, Pki, Scenario, Side, Stack};
+use crate::{Capabilities, Error, Measure, Pki, Scenario, Side, Stack};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
 pub trait Family {
@@ -287,10 +287,10 @@ impl SampleSettings {
     }
 }
 
-/// The reply for what a measurement returned.
+/// The reply for what a measurement returned, with the allocator the process ran on.
 fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
     match outcome {
-        Ok(report) => Reply::Ok(report),
+        Ok(report) => Reply::Ok(crate::protocol::SampleReport { allocator: crate::allocator::in_use(), ..report }),
         Err(Error::Unsupported(reason)) => Reply::Unsupported { reason },
         Err(error) => Reply::Failed { reason: error.to_string() },
     }
@@ -306,7 +306,17 @@ pub fn main<F: Family>() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let reply = match Command::parse() {
+    let command = Command::parse();
+    // A process whose allocator is not the one asked for measures nothing (`list` still answers).
+    if let (Err(reason), false) = (crate::allocator::check_requested(), matches!(command, Command::List)) {
+        let reply = Reply::Failed { reason };
+        let json = serde_json::to_string(&reply).expect("serializable");
+        return match writeln!(replies, "{json}").and_then(|()| replies.flush()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
+    let reply = match command {
         Command::List => {
             let stacks: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
             serde_json::to_string(&ListReply { protocol_version: PROTOCOL_VERSION, stacks })
@@ -594,7 +604,12 @@ struct Describe;
 impl StackVisitor for Describe {
     type Output = StackInfo;
     fn visit<T: Stack>(self, stack: &T) -> StackInfo {
-        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: stack.capabilities() }
+        // The allocators are the runner's: its malloc can switch when it is tlsbench's.
+        let allocators = match crate::allocator::switchable() {
+            true => crate::allocator::Allocator::ALL.to_vec(),
+            false => Vec::new(),
+        };
+        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: Capabilities { allocators, ..stack.capabilities() } }
     }
 }
 

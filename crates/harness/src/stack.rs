@@ -170,6 +170,11 @@ pub struct Capabilities {
     /// at least as long as either of its stacks asks.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub min_warmup_ms: u64,
+    /// The allocators the stack's runner can run it on (`TLSBENCH_ALLOCATOR`): filled in by the
+    /// runner, not the stack, where its malloc is tlsbench's interposer. Empty (absent): the
+    /// stack allocates through its language's runtime and takes no part in the allocator axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocators: Vec<crate::allocator::Allocator>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -237,6 +242,7 @@ impl Capabilities {
             peer_limits: Vec::new(),
             measure_limits: Vec::new(),
             min_warmup_ms: 0,
+            allocators: Vec::new(),
         }
     }
 

@@ -125,11 +125,17 @@ pub struct RunArgs {
     /// per side (auto); always one runner per side (split); or both ways, to compare them.
     #[arg(long, value_enum, value_name = "HOW", default_value_t = ProcessChoice::Auto)]
     pub process: ProcessChoice,
+    /// The allocator the runners' malloc forwards to (glibc, jemalloc, mimalloc), the C
+    /// libraries' allocations included; repeat for several: each is a column of the table,
+    /// `STACK (ALLOCATOR)` [default: glibc, unlabelled]. Stacks whose runtime allocates apart
+    /// from malloc (go, jsse, netty-tcnative) are n/a then.
+    #[arg(long = "allocator", value_name = "A")]
+    pub allocators: Vec<tlsbench_harness::allocator::Allocator>,
     /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]

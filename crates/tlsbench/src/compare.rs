@@ -106,11 +106,12 @@ impl Comparison<'_> {
     }
 }
 
-/// Matches the cells of `a` and `b` by scenario, pair, measure, side and metric and judges each
+/// Matches the cells of `a` and `b` by scenario, pair, process, allocator, measure, side and metric and judges each
 /// pair of cells; `threshold` (a fraction) replaces every measure's default when given.
 pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
     let key = |c: &CellResult| {
-        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), c.measure.clone(), c.side, c.metric.clone())
+        let allocator = c.allocator_key().to_string();
+        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, c.measure.clone(), c.side, c.metric.clone())
     };
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();

@@ -23,8 +23,8 @@ pub fn detect() -> Environment {
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
         rustc: env!("TLSBENCH_RUSTC_VERSION").to_string(),
-        // The runners use Rust's default global allocator, which is the C library's malloc.
-        allocator: "system (libc malloc)".into(),
+        // Filled in from the runners' replies as the run ends (`run::allocators_used`).
+        allocator: "none reported yet".into(),
         aslr,
         governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").unwrap_or_else(|| "unavailable".into()),
         conditions: None,

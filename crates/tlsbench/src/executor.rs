@@ -33,12 +33,24 @@ pub struct Output {
 
 /// Runs `program args...`, waits at most `limit`, and returns its output if it exited with 0.
 pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<Output> {
-    start(program, args, Stdio::null())?.finish(Instant::now() + limit, limit)
+    call_with(program, args, &[], limit)
+}
+
+/// `call` with variables added to the runner's environment (its allocator: see
+/// `tlsbench_harness::allocator`).
+pub fn call_with(program: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Result<Output> {
+    start_pinned(program, args, env, Stdio::null(), None)?.finish(Instant::now() + limit, limit)
 }
 
 /// Runs two programs whose stdin is one socket between them (the two sides of a split-process
 /// pair), with one deadline for both; returns each one's output as `call` does.
+#[cfg(test)]
 pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (Result<Output>, Result<Output>) {
+    call_pair_with(a, b, &[], limit)
+}
+
+/// `call_pair` with variables added to both runners' environment.
+pub fn call_pair_with(a: (&Path, &[&str]), b: (&Path, &[&str]), env: &[(&str, &str)], limit: Duration) -> (Result<Output>, Result<Output>) {
     let deadline = Instant::now() + limit;
     let (socket_a, socket_b) = match UnixStream::pair() {
         Ok(pair) => pair,
@@ -49,8 +61,8 @@ pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (
     // as in one process, and a side on a CPU of its own would start each turn on a CPU that sat
     // idle during its peer's (measured: up to a quarter slower on a VM).
     let cpu = first_allowed_cpu();
-    let first = start_pinned(a.0, a.1, Stdio::from(OwnedFd::from(socket_a)), cpu);
-    let second = start_pinned(b.0, b.1, Stdio::from(OwnedFd::from(socket_b)), cpu);
+    let first = start_pinned(a.0, a.1, env, Stdio::from(OwnedFd::from(socket_a)), cpu);
+    let second = start_pinned(b.0, b.1, env, Stdio::from(OwnedFd::from(socket_b)), cpu);
     match (first, second) {
         (Ok(first), Ok(second)) => (first.finish(deadline, limit), second.finish(deadline, limit)),
         (first, second) => {
@@ -68,13 +80,10 @@ struct Running {
     stderr: thread::JoinHandle<String>,
 }
 
-fn start(program: &Path, args: &[&str], stdin: Stdio) -> Result<Running> {
-    start_pinned(program, args, stdin, None)
-}
-
 /// Starts a runner, on `cpu` alone if given.
-fn start_pinned(program: &Path, args: &[&str], stdin: Stdio, cpu: Option<usize>) -> Result<Running> {
+fn start_pinned(program: &Path, args: &[&str], env: &[(&str, &str)], stdin: Stdio, cpu: Option<usize>) -> Result<Running> {
     let mut command = Command::new(program);
+    command.envs(env.iter().copied());
     if let Some(cpu) = cpu {
         // SAFETY: between fork and exec the closure only calls sched_setaffinity, a plain system
         // call, on a set built on its own stack.

@@ -140,6 +140,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let common: Vec<&str> = strs(&common);
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
     let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
+    let env = crate::run::allocator_env(cell);
     let (client, server) = match cell.process {
         Process::InProcess => {
             let both = runner(&cell.client)?;
@@ -148,7 +149,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
                 callgrind.command(both, &strs(&args), &out(side), &[])
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
-            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
+            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call_with(program, &strs(args), &env, limit);
             std::thread::scope(|scope| {
                 let client = scope.spawn(|| call(&client));
                 let server = call(&server);
@@ -164,7 +165,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
             };
             let (client, server) = (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
             let (client_args, server_args) = (strs(&client.1), strs(&server.1));
-            executor::call_pair((&client.0, &client_args), (&server.0, &server_args), limit)
+            executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &env, limit)
         }
         Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
     };

@@ -124,6 +124,9 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     store.record_conditions(&info.id, &conditions)?;
     let mut info = info;
     info.environment.conditions = Some(conditions);
+    // What the runners said they allocated with, not what was asked of them.
+    info.environment.allocator = run::allocators_used(&states);
+    store.record_allocators(&info.id, &info.environment.allocator)?;
     if finish? == Finish::Interrupted {
         eprintln!(
             "interrupted with {} sample(s) still to take; everything measured is stored in {}: `{}` measures the rest",
@@ -204,7 +207,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = settings.runners.infos(&ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process).into_iter().map(CellState::planned).collect();
+    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators)).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -349,7 +352,11 @@ impl run::Recorder for DbRecorder<'_> {
     fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> Result<()> {
         let sample = StoredSample { iterations: report.iterations, values: report.values.clone() };
         let libraries = [&report.client_library[..], &report.server_library[..]];
-        Ok(self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?)
+        self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?;
+        if let Some(used) = &report.allocator {
+            self.store.record_allocator_used(self.run, cell, &used.to_string())?;
+        }
+        Ok(())
     }
 
     fn ended(&mut self, cell: usize, status: Status, reason: &str) -> Result<()> {

@@ -299,6 +299,7 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         iterations: client.connections,
         values: [values(&client)?, values(&server)?].concat(),
         negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
+        allocator: None,
     })
 }
 

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use tlsbench_harness::{KeyType, Kind, Measure, Scenario};
+use tlsbench_harness::allocator::Allocator;
+use tlsbench_harness::{Capabilities, KeyType, Kind, Measure, Scenario};
 
 use crate::stacks::Runners;
 
@@ -55,6 +56,9 @@ pub struct Cell {
     pub scenario: Scenario,
     pub measure: Measure,
     pub process: Process,
+    /// The allocator the runners run on where the run chose allocators (`--allocator`); None:
+    /// glibc's in the Rust runners, unlabelled, and each runtime's own elsewhere.
+    pub allocator: Option<Allocator>,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
 }
@@ -136,6 +140,35 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
     Ok(all.into_iter().filter(|s| patterns.iter().any(|p| p.matches(&s.name()))).collect())
 }
 
+/// The allocator column(s) of a run: none (`[None]`, the runners' default, unlabelled) unless
+/// `--allocator` asked for another than glibc's, or for several.
+pub fn allocator_axis(chosen: &[Allocator]) -> Vec<Option<Allocator>> {
+    let chosen = crate::output::first_seen(chosen.iter().copied());
+    match chosen.as_slice() {
+        [] | [Allocator::Glibc] => vec![None],
+        _ => chosen.into_iter().map(Some).collect(),
+    }
+}
+
+/// Whether the stack `id` can run on `allocator`: its runner says which allocators its malloc
+/// can switch to.
+fn check_allocator(id: &str, capabilities: &Capabilities, allocator: Option<Allocator>, process: Process) -> Result<(), String> {
+    let Some(allocator) = allocator else { return Ok(()) };
+    if capabilities.allocators.is_empty() {
+        return Err(format!(
+            "{id}: allocates through its language's runtime, not through tlsbench's malloc, so it takes no part in the \
+             allocator axis (--allocator)"
+        ));
+    }
+    if !capabilities.allocators.contains(&allocator) {
+        return Err(format!("{id}: its runner cannot switch its malloc to {allocator}"));
+    }
+    if process == Process::Tcp && allocator != Allocator::Glibc {
+        return Err("the network mode (--transport tcp) runs each runner on glibc's malloc; --allocator applies in memory".into());
+    }
+    Ok(())
+}
+
 /// The cells of every measure, scenario it applies to, pair and process model. The process
 /// choice is for time; io and heap are taken in one process, where one runner tags each side's
 /// calls, rss in one process per side, since a process has one peak, and net over TCP. Support is what the
@@ -146,6 +179,7 @@ pub fn cells(
     measures: &[Measure],
     runners: &Runners,
     choice: ProcessChoice,
+    allocators: &[Option<Allocator>],
 ) -> Vec<Cell> {
     let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
     let mut cells = Vec::new();
@@ -167,14 +201,19 @@ pub fn cells(
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
                 for &process in processes {
-                    let support = support.clone().and_then(|()| match (process, auto) {
-                        (Process::InProcess, Process::Split) => Err(format!(
-                            "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
-                        )),
-                        _ => Ok(()),
-                    });
-                    let (client, server) = (client.clone(), server.clone());
-                    cells.push(Cell { client, server, scenario, measure, process, support });
+                    for &allocator in allocators {
+                        let support = support.clone().and_then(|()| match (process, auto) {
+                            (Process::InProcess, Process::Split) => Err(format!(
+                                "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
+                            )),
+                            _ => Ok(()),
+                        });
+                        let support = support
+                            .and_then(|()| check_allocator(client, c.1, allocator, process))
+                            .and_then(|()| check_allocator(server, s.1, allocator, process));
+                        let (client, server) = (client.clone(), server.clone());
+                        cells.push(Cell { client, server, scenario, measure, process, allocator, support });
+                    }
                 }
             }
         }
@@ -226,10 +265,48 @@ mod tests {
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         assert_eq!(scenarios.len(), 2);
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto);
+        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None]);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
         assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
         assert!(cells.iter().all(|c| c.process == Process::InProcess));
+    }
+
+    #[test]
+    fn each_allocator_is_a_cell_of_the_stacks_whose_runner_can_switch_to_it() {
+        let interposed = Capabilities { allocators: Allocator::ALL.to_vec(), ..Capabilities::everything() };
+        let (runtime, all) = (Capabilities::everything(), Capabilities::everything());
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &interposed)]), ("tlsbench-runner-go", &[("go", &runtime)]), ("tlsbench-runner-b", &[("bertie", &all)])]);
+        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string()), ("openssl".to_string(), "go".to_string())];
+        // glibc alone is the default: no axis, no label, every stack as before.
+        assert_eq!(allocator_axis(&[]), [None]);
+        assert_eq!(allocator_axis(&[Allocator::Glibc, Allocator::Glibc]), [None]);
+        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]));
+        assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
+
+        let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
+        assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
+        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis);
+        let support = |client: &str, server: &str, allocator| {
+            planned.iter().find(|c| c.client == client && c.server == server && c.allocator == Some(allocator)).expect("planned").support.clone()
+        };
+        for allocator in [Allocator::Jemalloc, Allocator::Glibc] {
+            assert_eq!(support("openssl", "openssl", allocator), Ok(()));
+            let runtime = "go: allocates through its language's runtime, not through tlsbench's malloc, so it takes no part in the \
+                           allocator axis (--allocator)";
+            assert_eq!(support("go", "go", allocator), Err(runtime.into()));
+            // Split across runners: each side's runner must switch.
+            assert_eq!(support("openssl", "go", allocator), Err(runtime.into()));
+        }
+        assert_eq!(planned.len(), pairs.len() * axis.len());
+        // A runner that declares some allocators and not this one.
+        let glibc_only = Capabilities { allocators: vec![Allocator::Glibc], ..Capabilities::everything() };
+        assert_eq!(
+            check_allocator("x", &glibc_only, Some(Allocator::Mimalloc), Process::InProcess),
+            Err("x: its runner cannot switch its malloc to mimalloc".into())
+        );
+        assert!(check_allocator("x", &interposed, Some(Allocator::Mimalloc), Process::Tcp).unwrap_err().contains("--transport tcp"));
+        assert_eq!(check_allocator("x", &interposed, Some(Allocator::Glibc), Process::Tcp), Ok(()));
     }
 
     #[test]
@@ -238,7 +315,7 @@ mod tests {
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("rustls-ring", &all)])]);
         let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
-        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice).iter().map(|c| c.process).collect::<Vec<_>>();
+        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
         assert_eq!(processes(ProcessChoice::Auto), [Process::InProcess]);
         assert_eq!(processes(ProcessChoice::Split), [Process::Split]);
         assert_eq!(processes(ProcessChoice::Both), [Process::InProcess, Process::Split]);
@@ -252,7 +329,7 @@ mod tests {
         let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
         let scenarios = select_scenarios(&globs, &measures).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
-        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both);
+        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None]);
         let planned = |measure: Measure| {
             let mut kinds: Vec<&str> = cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
             kinds.dedup();
@@ -276,7 +353,7 @@ mod tests {
         assert!(!scenarios.is_empty() && scenarios.iter().all(|s| matches!(s.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)), "{scenarios:?}");
         let pairs = [("openssl".to_string(), "boringssl".to_string())];
         for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
-            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice);
+            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None]);
             // Across link families too: each side is its own runner.
             assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
         }
@@ -292,6 +369,7 @@ mod tests {
             scenario: scenario.parse().unwrap(),
             measure,
             process: Process::InProcess,
+            allocator: None,
             support: Ok(()),
         };
         let memory = |n: usize, key: &str| cell(Measure::Heap, &format!("memory-{n}_1.3_x25519_{key}_aes-128-gcm"));
@@ -335,7 +413,7 @@ mod tests {
         let ids = ["openssl", "bertie"];
         let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
         let support = |client: &str, server: &str, version: &str| {
-            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto);
+            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None]);
             let cell = cells.into_iter().find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
             cell.expect("planned").support
         };

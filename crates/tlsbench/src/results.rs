@@ -105,6 +105,10 @@ pub struct CellResult {
     /// memory) or "tcp" (a server and a load generator on a loopback TCP socket: the transport).
     #[serde(default = "in_process")]
     pub process: String,
+    /// The allocator the runners' malloc forwarded to, where the run chose allocators
+    /// (`--allocator`); absent in a run that did not, whose Rust runners ran glibc's malloc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -142,12 +146,22 @@ fn in_process() -> String {
 impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
+    /// ` (jemalloc)` after the pair where the run chose allocators.
     pub fn pair_label(&self) -> String {
+        let pair = match &self.allocator {
+            Some(allocator) => format!("{} ({allocator})", pair_label(&self.client_stack, &self.server_stack)),
+            None => pair_label(&self.client_stack, &self.server_stack),
+        };
         match self.process.as_str() {
-            "split-process" => format!("{} [split]", pair_label(&self.client_stack, &self.server_stack)),
-            "tcp" => format!("{} [tcp]", pair_label(&self.client_stack, &self.server_stack)),
-            _ => pair_label(&self.client_stack, &self.server_stack),
+            "split-process" => format!("{pair} [split]"),
+            "tcp" => format!("{pair} [tcp]"),
+            _ => pair,
         }
+    }
+
+    /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
+    pub fn allocator_key(&self) -> &str {
+        self.allocator.as_deref().unwrap_or("glibc")
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use tlsbench_harness::allocator::{self, Allocator};
 use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
@@ -76,6 +77,9 @@ pub struct CellState {
     server_library: Option<String>,
     /// What the latest sample negotiated, client's view then server's.
     negotiated: [Option<String>; 2],
+    /// The allocator and version the runners reported (`jemalloc 5.3.1-...`); None where they
+    /// allocate through a runtime of their own.
+    allocator_used: Option<String>,
     /// Samples recorded so far.
     taken: usize,
     series: Vec<(Side, Metric, Vec<f64>)>,
@@ -150,7 +154,10 @@ fn take_round(
         if stop.load(Ordering::SeqCst) {
             return Ok(Finish::Interrupted);
         }
-        let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
+        let mut label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
+        if let Some(allocator) = state.cell.allocator {
+            label.push_str(&format!(" ({allocator})"));
+        }
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
@@ -204,6 +211,7 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     let common =
         ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(warmup_ms));
+    let env = allocator_env(cell);
     let both = settings.runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
@@ -212,16 +220,22 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         let side = |role, stack, peer| [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
         let (client_args, server_args) = (side("client", client, server), side("server", server, client));
         let (client, server) =
-            executor::call_pair((client_runner, &client_args), (server_runner, &server_args), limit);
+            executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
         return merge_sides(reply(client), reply(server));
     };
     let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
-    match reply(executor::call(both, &args, limit)) {
+    match reply(executor::call_with(both, &args, &env, limit)) {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
         Ok(Reply::Failed { reason }) => Err(failed(reason)),
         Err(reason) => Err(failed(reason)),
     }
+}
+
+/// The variable that sets a cell's runners on its allocator: always set, so that one left in
+/// the user's environment cannot put a cell of glibc's column on another allocator.
+pub(crate) fn allocator_env(cell: &Cell) -> [(&'static str, &'static str); 1] {
+    [(allocator::ENV, cell.allocator.unwrap_or(Allocator::Glibc).name())]
 }
 
 /// The runner's reply. A failed one, and one that cannot be read, carry the last lines the
@@ -250,6 +264,11 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
         Ok(Reply::Failed { reason }) | Err(reason) => Some((Status::Failed, format!("{side} runner: {reason}"))),
     };
     match (client, server) {
+        // A side whose runner allocates through its runtime reports none (a run without the axis).
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.allocator.is_some() && server.allocator.is_some() && client.allocator != server.allocator => Err((
+            Status::Failed,
+            format!("the sides ran on different allocators: {} on the client, {} on the server", describe(&client.allocator), describe(&server.allocator)),
+        )),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.iterations == server.iterations => Ok(SampleReport {
             client_library: client.client_library,
             server_library: server.server_library,
@@ -257,6 +276,7 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
             values: client.values.into_iter().chain(server.values).collect(),
             // Each side's own view, from the process that ran it.
             negotiated: client.negotiated.into_iter().filter(|n| n.side == Side::Client).chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server)).collect(),
+            allocator: client.allocator.or(server.allocator),
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
@@ -275,11 +295,46 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
     }
 }
 
+/// An allocator a runner reported, or that it reported none.
+fn describe(allocator: &Option<allocator::AllocatorInUse>) -> String {
+    allocator.as_ref().map_or_else(|| "none reported".to_string(), ToString::to_string)
+}
+
+/// What the run's environment says of its allocators, from what the runners reported: each
+/// allocator with its version, behind tlsbench's interposer; and the stacks whose runtimes
+/// allocate on their own.
+pub fn allocators_used(states: &[CellState]) -> String {
+    let used = crate::output::first_seen(states.iter().filter_map(|s| s.allocator_used.clone()));
+    let runtimes = crate::output::first_seen(
+        states.iter().filter(|s| s.taken > 0 && s.allocator_used.is_none()).flat_map(|s| [s.cell.client.clone(), s.cell.server.clone()]),
+    );
+    let mut parts = Vec::new();
+    if !used.is_empty() {
+        parts.push(format!("{}, behind tlsbench's malloc interposer", used.join(", ")));
+    }
+    if !runtimes.is_empty() {
+        parts.push(format!("{}: their runtime's own", runtimes.join(", ")));
+    }
+    match parts.is_empty() {
+        true => "none reported (no sample was taken)".to_string(),
+        false => parts.join("; "),
+    }
+}
+
 impl CellState {
     /// A cell of a new run: nothing taken, unsupported if planning said so.
     pub fn planned(cell: Cell) -> CellState {
         let outcome = cell.support.clone().map_err(|reason| (Status::Unsupported, reason));
-        CellState { cell, outcome, client_library: None, server_library: None, negotiated: [None, None], taken: 0, series: Vec::new() }
+        CellState {
+            cell,
+            outcome,
+            client_library: None,
+            server_library: None,
+            negotiated: [None, None],
+            allocator_used: None,
+            taken: 0,
+            series: Vec::new(),
+        }
     }
 
     /// A cell of a stored run, with the samples and the outcome stored for it.
@@ -292,9 +347,11 @@ impl CellState {
             other => return Err(format!("stored process model `{other}`")),
         };
         let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, support: Ok(()) };
+        let allocator = stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
+        state.allocator_used = stored.allocator_used.clone();
         state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
             state.push(&sample.values);
@@ -317,6 +374,8 @@ impl CellState {
             server: self.cell.server.clone(),
             measure: self.cell.measure.name().into(),
             process: self.cell.process.name().into(),
+            allocator: self.cell.allocator.map(|a| a.name().to_string()),
+            allocator_used: None,
             status,
             reason,
             client_library: None,
@@ -344,8 +403,20 @@ impl CellState {
         spreads.reduce(f64::max)
     }
 
-    /// Keeps a sample's values after checking each side reports its own library.
+    /// Keeps a sample's values after checking each side reports its own library, and that the
+    /// runners ran on the cell's allocator (glibc's where the run chose none).
     fn record(&mut self, report: &SampleReport) -> Result<(), (Status, String)> {
+        let asked = self.cell.allocator.unwrap_or(Allocator::Glibc);
+        match (&report.allocator, self.cell.allocator) {
+            (Some(used), _) if used.name != asked => {
+                return Err((Status::Failed, format!("the runner allocated with {used}, the cell asks for {asked}; result refused")));
+            }
+            (None, Some(asked)) if self.cell.process != Process::Tcp => {
+                return Err((Status::Failed, format!("the runner did not report its allocator, the cell asks for {asked}; result refused")));
+            }
+            _ => {}
+        }
+        self.allocator_used = report.allocator.as_ref().map(ToString::to_string);
         for (id, reported, kept) in [
             (&self.cell.client, &report.client_library, &mut self.client_library),
             (&self.cell.server, &report.server_library, &mut self.server_library),
@@ -406,6 +477,7 @@ impl CellState {
                     server_library: self.server_library.clone(),
                     measure: self.cell.measure.name().into(),
                     process: self.cell.process.name().into(),
+                    allocator: self.cell.allocator.map(|a| a.name().to_string()),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -438,6 +510,7 @@ mod tests {
             scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap(),
             measure: tlsbench_harness::Measure::Time,
             process: Process::InProcess,
+            allocator: None,
             support: Ok(()),
         }
     }
@@ -450,6 +523,7 @@ mod tests {
             iterations: 100,
             values: vec![value(Side::Client, 1000.0), value(Side::Server, 2000.0)],
             negotiated: Vec::new(),
+            allocator: None,
         }
     }
 
@@ -592,6 +666,45 @@ mod tests {
         assert_eq!(metrics, ["handshakes_per_s", "handshakes_per_s"]);
         // Before any sample, every metric of the measure has its place.
         assert_eq!(CellState::planned(cell()).results().len(), 4);
+    }
+
+    #[test]
+    fn a_result_from_another_allocator_is_refused_and_the_environment_says_what_ran() {
+        use tlsbench_harness::allocator::AllocatorInUse;
+        let used = |name, version: &str| Some(AllocatorInUse { name, version: version.into() });
+        let with = |allocator| SampleReport { allocator, ..report("OpenSSL 3.0.19 27 Jan 2026") };
+        let jemalloc_cell = || CellState::planned(Cell { allocator: Some(Allocator::Jemalloc), ..cell() });
+
+        let mut state = jemalloc_cell();
+        state.record(&with(used(Allocator::Jemalloc, "5.3.1"))).unwrap();
+        assert_eq!(state.results()[0].pair_label(), "rustls-ring -> openssl (jemalloc)");
+        assert_eq!(state.results()[0].allocator.as_deref(), Some("jemalloc"));
+        let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36"))).unwrap_err();
+        assert_eq!((status, reason.as_str()), (Status::Failed, "the runner allocated with glibc 2.36, the cell asks for jemalloc; result refused"));
+        // A runner from before the allocator axis says nothing: not taken as jemalloc.
+        let (_, reason) = jemalloc_cell().record(&with(None)).unwrap_err();
+        assert_eq!(reason, "the runner did not report its allocator, the cell asks for jemalloc; result refused");
+        // Without the axis, glibc's is expected from a runner that reports.
+        let (_, reason) = CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2"))).unwrap_err();
+        assert_eq!(reason, "the runner allocated with mimalloc 3.3.2, the cell asks for glibc; result refused");
+
+        let mut glibc = CellState::planned(cell());
+        glibc.record(&with(used(Allocator::Glibc, "2.36"))).unwrap();
+        let mut runtime = CellState::planned(Cell { client: "go".into(), server: "go".into(), ..cell() });
+        runtime.record(&SampleReport { client_library: "Go crypto/tls go1.26".into(), server_library: "Go crypto/tls go1.26".into(), ..with(None) }).unwrap();
+        assert_eq!(
+            allocators_used(&[state, glibc, runtime, CellState::planned(cell())]),
+            "jemalloc 5.3.1, glibc 2.36, behind tlsbench's malloc interposer; go: their runtime's own"
+        );
+        assert_eq!(allocators_used(&[CellState::planned(cell())]), "none reported (no sample was taken)");
+
+        // The two sides of a split pair must have run on the same allocator.
+        let (_, reason) =
+            merge_sides(Ok(Reply::Ok(with(used(Allocator::Jemalloc, "5.3.1")))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap_err();
+        assert_eq!(reason, "the sides ran on different allocators: jemalloc 5.3.1 on the client, glibc 2.36 on the server");
+        // A runtime's side (Go's, Java's) reports none: the other side's is the pair's.
+        let merged = merge_sides(Ok(Reply::Ok(with(None))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap();
+        assert_eq!(merged.allocator, used(Allocator::Glibc, "2.36"));
     }
 
     #[test]

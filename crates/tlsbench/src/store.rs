@@ -11,7 +11,7 @@ use crate::results::{pair_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 5;
+pub const DB_SCHEMA_VERSION: i64 = 6;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -58,6 +58,8 @@ CREATE TABLE cells (
     server_library TEXT,
     client_negotiated TEXT,          -- what the last sample's handshakes negotiated, e.g.
     server_negotiated TEXT,          -- '1.3 aes-256-gcm x25519, ticket received'
+    allocator      TEXT,             -- 'glibc', 'jemalloc' or 'mimalloc' (--allocator); NULL: none chosen
+    allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
@@ -137,6 +139,9 @@ pub struct StoredCell {
     pub server_library: Option<String>,
     /// What the last sample's handshakes negotiated, client's view then server's.
     pub negotiated: [Option<String>; 2],
+    /// The allocator the run chose for the cell (`--allocator`), and what its runners reported.
+    pub allocator: Option<String>,
+    pub allocator_used: Option<String>,
     pub samples: Vec<StoredSample>,
 }
 
@@ -208,8 +213,9 @@ impl Store {
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
-            // did not keep what was negotiated; versions 2 to 4, the run's conditions and target.
-            (2..=4, _) => {
+            // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
+            // versions 2 to 5, the cells' allocators.
+            (2..=5, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -217,10 +223,13 @@ impl Store {
                 if version <= 3 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;");
                 }
-                changes.push_str(
-                    "ALTER TABLE runs ADD COLUMN conditions TEXT; ALTER TABLE runs ADD COLUMN target_ci REAL;
-                     ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
-                );
+                if version <= 4 {
+                    changes.push_str(
+                        "ALTER TABLE runs ADD COLUMN conditions TEXT; ALTER TABLE runs ADD COLUMN target_ci REAL;
+                         ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
+                    );
+                }
+                changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -277,8 +286,9 @@ impl Store {
         for (position, cell) in run.cells.iter().enumerate() {
             tx.execute(
                 "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
-                                    reason, client_library, server_library, client_negotiated, server_negotiated)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    reason, client_library, server_library, client_negotiated, server_negotiated,
+                                    allocator, allocator_used)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -293,6 +303,8 @@ impl Store {
                     cell.server_library,
                     cell.negotiated[0],
                     cell.negotiated[1],
+                    cell.allocator,
+                    cell.allocator_used,
                 ],
             )
             .map_err(err)?;
@@ -328,6 +340,19 @@ impl Store {
         tx.commit().map_err(err)
     }
 
+    /// Stores the allocator the runners of cell `cell` reported (its version with it).
+    pub fn record_allocator_used(&mut self, run: &str, cell: usize, used: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("UPDATE cells SET allocator_used = ? WHERE run_id = ? AND position = ?", params![used, run, cell as i64])
+            .map(drop)
+            .map_err(|e| self.error(e))
+    }
+
+    /// Stores the run's allocators as its runners reported them (the environment's line).
+    pub fn record_allocators(&mut self, run: &str, allocators: &str) -> Result<(), StoreError> {
+        self.conn.execute("UPDATE runs SET allocator = ? WHERE id = ?", params![allocators, run]).map(drop).map_err(|e| self.error(e))
+    }
+
     /// Stores what the machine did while run `run` measured (its latest session, when resumed).
     pub fn record_conditions(&mut self, run: &str, conditions: &Conditions) -> Result<(), StoreError> {
         self.conn
@@ -354,7 +379,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position)
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
             )
@@ -372,7 +397,10 @@ impl Store {
             let Some(scenario) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
                 continue; // a run without cells: planned nothing
             };
-            let pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
+            let mut pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
+            if let Some(allocator) = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))? {
+                pair.push_str(&format!(" ({allocator})"));
+            }
             if !run.pairs.contains(&pair) {
                 run.pairs.push(pair);
             }
@@ -478,7 +506,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure, client_negotiated, server_negotiated
+                        measure, client_negotiated, server_negotiated, allocator, allocator_used
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -496,6 +524,8 @@ impl Store {
                         client_library: row.get(5)?,
                         server_library: row.get(6)?,
                         negotiated: [row.get(9)?, row.get(10)?],
+                        allocator: row.get(11)?,
+                        allocator_used: row.get(12)?,
                         samples: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
@@ -630,6 +660,8 @@ mod tests {
             client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
             server_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
             negotiated: [None, None],
+            allocator: None,
+            allocator_used: None,
             samples,
         }
     }
@@ -760,12 +792,43 @@ mod tests {
         let path = stored_then_downgraded(
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
-             ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 4;",
+             ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
+             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
         store.record_conditions("old", &conditions()).unwrap();
         assert_eq!(store.load("old").unwrap().info.environment.conditions, Some(conditions()));
+    }
+
+    #[test]
+    fn a_version_5_database_gains_the_allocator_columns_and_keeps_what_runners_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(
+            dir.path(),
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 5;",
+        );
+        let mut store = Store::create_or_open(&path).unwrap();
+        // A run from before the allocator axis: no allocator chosen, none reported.
+        assert_eq!(store.load("old").unwrap(), run("old"));
+        store.record_allocator_used("old", 0, "jemalloc 5.3.1").unwrap();
+        store.record_allocators("old", "jemalloc 5.3.1, behind tlsbench's malloc interposer").unwrap();
+        let loaded = store.load("old").unwrap();
+        assert_eq!(loaded.cells[0].allocator_used.as_deref(), Some("jemalloc 5.3.1"));
+        assert_eq!(loaded.info.environment.allocator, "jemalloc 5.3.1, behind tlsbench's malloc interposer");
+    }
+
+    #[test]
+    fn a_cell_keeps_its_allocator() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        let mut stored = run("run-1");
+        stored.cells[0].allocator = Some("mimalloc".into());
+        stored.cells[0].allocator_used = Some("mimalloc 3.3.2".into());
+        store.insert_run(&stored).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), stored);
+        let pairs = &store.runs().unwrap()[0].pairs;
+        assert!(pairs.contains(&"rustls-aws-lc-rs (mimalloc)".to_string()), "{pairs:?}");
     }
 
     #[test]
@@ -775,7 +838,8 @@ mod tests {
             dir.path(),
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
-             ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 2;",
+             ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -791,7 +855,8 @@ mod tests {
             dir.path(),
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
-             ALTER TABLE runs DROP COLUMN time_budget_s; PRAGMA user_version = 3;",
+             ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
+             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -814,7 +879,7 @@ mod tests {
         other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 5; use \
+            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 6; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")

@@ -523,6 +523,7 @@ pub mod fixture {
             server_library: Some(format!("{stack} 1.0")),
             measure: "time".into(),
             process: "in-process".into(),
+            allocator: None,
             side,
             metric: "handshakes_per_s".into(),
             unit: "1/s".into(),

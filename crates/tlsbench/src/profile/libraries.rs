@@ -168,12 +168,19 @@ const ALLOCATOR_NAMES: &[&str] = &[
     "__rust_realloc",
     "__rust_alloc_zeroed",
 ];
-const ALLOCATOR_PREFIXES: &[&str] = &["_int_", "__libc_malloc", "__libc_free", "__libc_realloc", "__libc_calloc", "__libc_memalign", "tcache_", "_mid_memalign", "__rdl_", "__rg_"];
+/// With `TLSBENCH_ALLOCATOR`: jemalloc's functions (prefixed `_rjem_`) and mimalloc's (`mi_`,
+/// `_mi_`), built into the runner by tikv-jemalloc-sys and libmimalloc-sys.
+const ALLOCATOR_PREFIXES: &[&str] = &[
+    "_int_", "__libc_malloc", "__libc_free", "__libc_realloc", "__libc_calloc", "__libc_memalign", "tcache_", "_mid_memalign", "__rdl_", "__rg_",
+    "_rjem_", "mi_", "_mi_",
+];
+/// Where the allocators' sources are built from (their static functions have no prefix).
+const ALLOCATOR_PATHS: &[&str] = &["/tikv-jemalloc-sys-", "/libmimalloc-sys-"];
 
 /// tlsbench's own source, wherever it was built: crates/harness (the heap interposer in it is
 /// the allocator, matched first), the stack adapters and the runners.
 const HARNESS_PATHS: &[&str] = &["/crates/harness/", "/crates/stack-", "/crates/runner-"];
-const HEAP_INTERPOSER: &str = "/crates/harness/src/heap.rs";
+const HEAP_INTERPOSER: &[&str] = &["/crates/harness/src/heap.rs", "/crates/harness/src/allocator.rs"];
 
 impl StackLibraries {
     /// The entry of `stack`; every known stack has one (a test checks).
@@ -186,7 +193,7 @@ impl StackLibraries {
         match class {
             Class::Tls => self.tls,
             Class::Crypto => self.crypto,
-            Class::Allocator => "malloc/free, heap measure's interposer, Rust's __rust_alloc",
+            Class::Allocator => "malloc/free (glibc's, jemalloc or mimalloc), heap measure's interposer, Rust's __rust_alloc",
             Class::Libc => "libc.so, libm.so",
             Class::Harness => "tlsbench: transport, driver, stack adapter",
             Class::Other => "Rust std/core/alloc, ld.so, vdso, unknown",
@@ -195,7 +202,9 @@ impl StackLibraries {
 
     pub fn classify(&self, function: &Function) -> Class {
         let name = function.name.as_str();
-        if ALLOCATOR_NAMES.contains(&name) || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p)) || function.file.contains(HEAP_INTERPOSER) {
+        if ALLOCATOR_NAMES.contains(&name) || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p)) 
+            || HEAP_INTERPOSER.iter().chain(ALLOCATOR_PATHS).any(|p| function.file.contains(p))
+        {
             return Class::Allocator;
         }
         let matches = |is: &Is| match *is {

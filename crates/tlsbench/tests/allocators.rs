@@ -1,0 +1,121 @@
+//! End-to-end: the allocator axis (`run --allocator A`, repeated). Each allocator is a column of
+//! the run's table; the runners report what they allocated with, and the run's environment
+//! records those reports; a stack whose runtime allocates apart from malloc is n/a with that
+//! reason; a name tlsbench does not know is an error naming the valid ones. That the named
+//! allocator really serves the allocations is crates/runner-openssl/tests/allocator.rs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tlsbench_harness::protocol::{Reply, PROTOCOL_VERSION};
+use tlsbench_harness::Capabilities;
+
+const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+fn runner_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().unwrap().to_path_buf()
+}
+
+/// A runner directory with the real OpenSSL runner and a fake one holding `go`, whose list
+/// declares no allocators (as the Go runner's), and which fails any sample it is asked for.
+fn runners_with_a_runtime_stack() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
+    let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
+    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+    let script = format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n");
+    let fake = dir.path().join("tlsbench-runner-fake");
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
+    let (dir, runners) = (tempfile::tempdir().unwrap(), runners_with_a_runtime_stack());
+    let json = dir.path().join("r.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench"))
+        .current_dir(dir.path())
+        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+        .env("TLSBENCH_RUNNER_DIR", runners.path())
+        // Left in the user's environment, it must not move the cells off their allocator.
+        .env("TLSBENCH_ALLOCATOR", "mimalloc")
+        .args(["run", "--stack", "openssl", "--stack", "rustls-ring", "--stack", "go", "--allocator", "jemalloc", "--allocator", "mimalloc"])
+        .args(["--allocator", "jemalloc", "--measure", "heap", "--scenario", SCENARIO, "--samples", "1", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+
+    // One column per allocator (a repeated one once), side by side in one table.
+    for label in ["openssl (jemalloc)", "openssl (mimalloc)", "rustls-ring (jemalloc)", "rustls-ring (mimalloc)", "go (jemalloc)"] {
+        assert!(stdout.contains(label), "{label} in:\n{stdout}");
+    }
+    for stack in ["openssl", "rustls-ring"] {
+        for allocator in ["jemalloc", "mimalloc"] {
+            let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack && r["allocator"] == allocator).collect();
+            assert!(!cells.is_empty(), "{stack} {allocator}");
+            assert!(cells.iter().all(|r| r["status"] == "ok"), "{cells:?}");
+            let allocations = cells.iter().find(|r| r["metric"] == "allocations_per_handshake" && r["side"] == "server").unwrap();
+            assert!(allocations["median"].as_f64().unwrap() > 10.0, "{allocations}");
+        }
+    }
+    assert!(!results.iter().any(|r| r["allocator"].is_null() || r["allocator"] == "glibc"), "only the allocators asked for");
+    // The runtime's stack: n/a in every allocator's column, saying why, and never run.
+    let go: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "go").collect();
+    assert!(!go.is_empty());
+    for r in go {
+        assert_eq!(r["status"], "unsupported", "{r}");
+        let reason = r["reason"].as_str().unwrap();
+        assert!(reason.starts_with("go: allocates through its language's runtime, not through tlsbench's malloc"), "{reason}");
+    }
+    // The environment: what the runners reported, with versions; no longer "system (libc malloc)".
+    let environment = doc["run"]["environment"]["allocator"].as_str().unwrap();
+    assert!(environment.starts_with("jemalloc 5.") && environment.contains(", mimalloc "), "{environment}");
+    assert!(environment.ends_with("behind tlsbench's malloc interposer"), "{environment}");
+    let stacks = doc["run"]["stacks"].as_array().unwrap();
+    let declared = |id: &str| stacks.iter().find(|s| s["id"] == id).unwrap()["capabilities"]["allocators"].clone();
+    assert_eq!(declared("openssl"), serde_json::json!(["glibc", "jemalloc", "mimalloc"]));
+    assert!(declared("go").is_null(), "absent: the runner cannot switch");
+}
+
+#[test]
+fn an_unknown_allocator_is_an_error_naming_the_valid_ones() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench")).args(["run", "--allocator", "tcmalloc"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)"), "{stderr}");
+}
+
+#[test]
+fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
+    let data = tempfile::tempdir().unwrap();
+    let sample = |allocator: Option<&str>| {
+        let mut command = Command::new(runner_dir().join("tlsbench-runner-openssl"));
+        command.args(["sample", "--client", "openssl", "--server", "openssl", "--scenario", SCENARIO, "--measure", "io"]);
+        command.arg("--data-dir").arg(data.path());
+        match allocator {
+            Some(name) => command.env("TLSBENCH_ALLOCATOR", name),
+            None => command.env_remove("TLSBENCH_ALLOCATOR"),
+        };
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice::<Reply>(&output.stdout).unwrap()
+    };
+    for (asked, expected) in [(None, "glibc"), (Some("glibc"), "glibc"), (Some("jemalloc"), "jemalloc"), (Some("mimalloc"), "mimalloc")] {
+        let Reply::Ok(report) = sample(asked) else { panic!("{asked:?}") };
+        let used = report.allocator.expect("the runner reports its allocator");
+        assert_eq!(used.name.name(), expected);
+        assert!(used.version.chars().next().is_some_and(|c| c.is_ascii_digit()), "{used}");
+    }
+    assert_eq!(
+        sample(Some("tcmalloc")),
+        Reply::Failed { reason: "TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)".into() }
+    );
+}
