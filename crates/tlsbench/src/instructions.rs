@@ -48,9 +48,12 @@ impl Callgrind {
     /// The program and arguments that run `runner args` under callgrind, with collection off
     /// until the runner switches it on, its output in `out`. `extra` are further callgrind
     /// options (the profile's).
-    pub fn command(&self, runner: &Path, args: &[&str], out: &Path, extra: &[&str]) -> (PathBuf, Vec<String>) {
-        let mut argv: Vec<String> = vec![
-            "-i".into(),
+    /// `env` is the runner's whole environment: `env -i` clears the rest, so that the counts do
+    /// not depend on the user's variables.
+    pub fn command(&self, runner: &Path, args: &[&str], out: &Path, extra: &[&str], env: &[(&str, &str)]) -> (PathBuf, Vec<String>) {
+        let mut argv: Vec<String> = vec!["-i".into()];
+        argv.extend(env.iter().map(|(name, value)| format!("{name}={value}")));
+        argv.extend([
             self.setarch.display().to_string(),
             "-R".into(),
             self.valgrind.display().to_string(),
@@ -60,7 +63,7 @@ impl Callgrind {
             "--collect-atstart=no".into(),
             "--cache-sim=no".into(),
             format!("--callgrind-out-file={}", out.display()),
-        ];
+        ]);
         argv.extend(extra.iter().map(|s| s.to_string()));
         argv.push(runner.display().to_string());
         argv.extend(args.iter().map(|s| s.to_string()));
@@ -146,10 +149,10 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
             let both = runner(&cell.client)?;
             let counting = |side: Side| {
                 let args = pair_counting_args(&cell.client, &cell.server, side, &cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
-                callgrind.command(both, &strs(&args), &out(side), &[])
+                callgrind.command(both, &strs(&args), &out(side), &[], &env)
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
-            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call_with(program, &strs(args), &env, limit);
+            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
             std::thread::scope(|scope| {
                 let client = scope.spawn(|| call(&client));
                 let server = call(&server);
@@ -161,11 +164,11 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
             let side = |role: Side, stack: &str, peer: &str| {
                 let role_name = role.to_string();
                 let args = [&["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
-                callgrind.command(if role == Side::Client { client_runner } else { server_runner }, &args, &out(role), &[])
+                callgrind.command(if role == Side::Client { client_runner } else { server_runner }, &args, &out(role), &[], &env)
             };
             let (client, server) = (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
             let (client_args, server_args) = (strs(&client.1), strs(&server.1));
-            executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &env, limit)
+            executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &[], limit)
         }
         Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
     };
@@ -230,13 +233,14 @@ mod tests {
     }
 
     #[test]
-    fn the_command_runs_the_runner_under_callgrind_without_aslr_or_environment() {
+    fn the_command_runs_the_runner_under_callgrind_without_aslr_or_environment_but_its_allocator() {
         let callgrind = Callgrind { env: "/usr/bin/env".into(), setarch: "/usr/bin/setarch".into(), valgrind: "/usr/bin/valgrind".into() };
-        let (program, args) = callgrind.command(Path::new("/bin/runner"), &["sample", "--x"], Path::new("/tmp/out"), &["--dump-line=yes"]);
+        let allocator = [("TLSBENCH_ALLOCATOR", "jemalloc")];
+        let (program, args) = callgrind.command(Path::new("/bin/runner"), &["sample", "--x"], Path::new("/tmp/out"), &["--dump-line=yes"], &allocator);
         assert_eq!(program, Path::new("/usr/bin/env"));
         let runner = args.iter().position(|a| a == "/bin/runner").unwrap();
         let (before, after) = args.split_at(runner);
-        assert_eq!(&before[..4], ["-i", "/usr/bin/setarch", "-R", "/usr/bin/valgrind"]);
+        assert_eq!(&before[..5], ["-i", "TLSBENCH_ALLOCATOR=jemalloc", "/usr/bin/setarch", "-R", "/usr/bin/valgrind"]);
         for option in ["--tool=callgrind", "--collect-atstart=no", "--cache-sim=no", "--callgrind-out-file=/tmp/out", "--dump-line=yes"] {
             assert!(before.iter().any(|a| a == option), "{option} missing from {before:?}");
         }

@@ -119,3 +119,26 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
         Reply::Failed { reason: "TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)".into() }
     );
 }
+
+#[test]
+fn instruction_counts_run_on_the_allocator_of_their_column() {
+    // callgrind's runner starts with `env -i`: its allocator must still reach it.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench"))
+        .current_dir(dir.path())
+        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+        .args(["run", "--stack", "openssl", "--allocator", "jemalloc", "--measure", "instructions", "--scenario", SCENARIO])
+        .args(["--samples", "1", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        assert_eq!((r["status"].as_str(), r["allocator"].as_str()), (Some("ok"), Some("jemalloc")), "{r}");
+        assert!(r["median"].as_f64().unwrap() > 100_000.0, "a handshake's instructions: {r}");
+    }
+}

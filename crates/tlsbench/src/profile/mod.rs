@@ -219,7 +219,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let scenario = args.scenario.name();
     let runner_args = instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
     let runner_args: Vec<&str> = runner_args.iter().map(String::as_str).collect();
-    let (program, argv) = callgrind.command(runner, &runner_args, &out, &[]);
+    let (program, argv) = callgrind.command(runner, &runner_args, &out, &[], &[]);
     eprintln!("profiling the {} side of {} ({iterations} iterations under callgrind)", args.side, args.stack);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
