@@ -281,7 +281,7 @@ mod tests {
     }
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
-        let info = |id: &&str| StackInfo { id: id.to_string(), library: String::new(), capabilities: tlsbench_harness::Capabilities::everything() };
+        let info = |id: &&str| StackInfo::new(*id, "", tlsbench_harness::Capabilities::everything());
         Runner { path: path.into(), stacks: ids.iter().map(info).collect() }
     }
 

@@ -496,7 +496,7 @@ impl Store {
         for row in rows {
             let (id, library, capabilities) = row.map_err(|e| self.error(e))?;
             let capabilities = self.parse(run, &format!("capabilities of {id}"), &capabilities)?;
-            stacks.push(StackInfo { id, library, capabilities });
+            stacks.push(StackInfo::new(id, library, capabilities));
         }
         Ok(stacks)
     }

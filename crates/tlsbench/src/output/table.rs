@@ -483,11 +483,7 @@ pub mod fixture {
                     conditions: None,
                 },
                 stacks: ["rustls-aws-lc-rs", "openssl"]
-                    .map(|id| StackInfo {
-                        id: id.into(),
-                        library: format!("{id} 1.0"),
-                        capabilities: Capabilities::everything(),
-                    })
+                    .map(|id| StackInfo::new(id, format!("{id} 1.0"), Capabilities::everything()))
                     .to_vec(),
                 samples: 3,
                 min_time_ms: 100,
