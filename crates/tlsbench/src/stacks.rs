@@ -330,6 +330,20 @@ mod tests {
     }
 
     #[test]
+    fn an_opt_in_stack_without_its_runner_is_no_note_but_naming_it_says_how_to_build_it() {
+        let all_but_opt_in: Vec<&str> = all_ids().into_iter().filter(|id| opt_in(id).is_none()).collect();
+        let runners = Runners::new(vec![runner("/r/tlsbench-runner-all", &all_but_opt_in)], Path::new("/r"));
+        let (held, note) = runners.available();
+        assert_eq!(held, all_but_opt_in);
+        assert_eq!(note, None);
+        let err = runners.of("rustls-aws-lc-rs-fips").unwrap_err().to_string();
+        assert!(err.ends_with("its runner is built only on request: scripts/build.sh --fips)"), "{err}");
+        // Another stack missing is still noted.
+        let runners = Runners::new(vec![runner("/r/tlsbench-runner-all", &all_but_opt_in[1..])], Path::new("/r"));
+        assert!(runners.available().1.is_some_and(|note| note.starts_with("not measured: rustls-aws-lc-rs: ")));
+    }
+
+    #[test]
     fn only_executable_runner_files_are_runners() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
