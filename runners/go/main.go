@@ -88,7 +88,7 @@ func run(args []string, replies io.Writer) (reply any) {
 	}
 	switch command {
 	case "list":
-		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{{ID: stackID, Library: library(), Capabilities: capabilities()}}}
+		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{{ID: stackID, Library: library(), TLSLibrary: tlsLibrary(), Backend: backend(), Capabilities: capabilities()}}}
 	case "sample":
 		return replyOf(sample(args))
 	case "side":

@@ -37,7 +37,16 @@ type ListReply struct {
 type StackInfo struct {
 	ID           string       `json:"id"`
 	Library      string       `json:"library"`
+	TLSLibrary   string       `json:"tls_library"`
+	Backend      Backend      `json:"backend"`
 	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Backend is the crypto library under the stack (crates/harness/src/stack.rs, Backend).
+type Backend struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Reply is a sample's outcome: {"status":"ok", ...report} or {"status":..., "reason":...}.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/fips140"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,19 @@ func TestWildcardsMatchAnyTextIncludingNone(t *testing.T) {
 		if got := wildcardMatch(c.pattern, c.text); got != c.want {
 			t.Errorf("%q ~ %q: %v", c.pattern, c.text, got)
 		}
+	}
+}
+
+func TestTheBackendIsGoCryptoWithItsFIPSMode(t *testing.T) {
+	b := backend()
+	if b.Name != "Go crypto" || b.Version != runtime.Version() {
+		t.Fatalf("backend %+v", b)
+	}
+	want := "FIPS 140-3 mode off"
+	if fips140.Enabled() {
+		want = "FIPS 140-3 mode on"
+	}
+	if !strings.HasPrefix(b.Detail, want) {
+		t.Fatalf("backend detail %q, want it to start with %q", b.Detail, want)
 	}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"crypto/fips140"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +29,27 @@ const (
 )
 
 func library() string { return "Go crypto/tls " + runtime.Version() }
+
+// tlsLibrary is the TLS library without its backend: the same string, crypto/tls and Go's crypto
+// come with the toolchain.
+func tlsLibrary() string { return library() }
+
+// backend is the crypto crypto/tls runs on: Go's own packages, with whether they run in FIPS 140-3
+// mode (GODEBUG=fips140=on) and the frozen module the build chose (GOFIPS140), if any.
+func backend() Backend {
+	mode := "FIPS 140-3 mode off"
+	if fips140.Enabled() {
+		mode = "FIPS 140-3 mode on"
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, setting := range info.Settings {
+			if setting.Key == "GOFIPS140" && setting.Value != "off" {
+				mode += ", module " + setting.Value
+			}
+		}
+	}
+	return Backend{Name: "Go crypto", Version: runtime.Version(), Detail: mode}
+}
 
 type Capabilities struct {
 	Kinds         []Kind         `json:"kinds"`

@@ -26,5 +26,5 @@ pub mod transport;
 pub use error::{Error, LibError};
 pub use pki::Pki;
 pub use scenario::{ClientAuth, Config, Group, KeyType, Kind, Measure, Scenario, Suite, Version};
-pub use stack::{check_pair, Capabilities, Connection, Exclusion, MeasureLimit, Negotiated, PeerLimit, Side, Stack};
+pub use stack::{check_pair, Backend, Capabilities, Connection, Exclusion, MeasureLimit, Negotiated, PeerLimit, Side, Stack};
 pub use transport::{Endpoint, Link};

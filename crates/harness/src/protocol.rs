@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Capabilities, Kind, Measure, Side};
+use crate::{Backend, Capabilities, Kind, Measure, Side};
 
 /// The version of the runner protocol (docs/runner-protocol.md) that this harness speaks. The
 /// orchestrator uses only runners whose `list` reply names the same version; bump it with any
@@ -24,7 +24,21 @@ pub struct StackInfo {
     pub id: String,
     /// The library name and version the running code reports.
     pub library: String,
+    /// The TLS library without its backend, e.g. `rustls 0.23.46`; absent from runners (and
+    /// stored runs) from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_library: Option<String>,
+    /// The crypto library the stack runs on; absent as `tls_library` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Backend>,
     pub capabilities: Capabilities,
+}
+
+impl StackInfo {
+    /// A stack with no TLS library or backend named apart from its library string.
+    pub fn new(id: impl Into<String>, library: impl Into<String>, capabilities: Capabilities) -> StackInfo {
+        StackInfo { id: id.into(), library: library.into(), tls_library: None, backend: None, capabilities }
+    }
 }
 
 /// `runner sample`: the outcome of one sample of one cell.

@@ -609,7 +609,13 @@ impl StackVisitor for Describe {
             true => crate::allocator::Allocator::ALL.to_vec(),
             false => Vec::new(),
         };
-        StackInfo { id: stack.id().to_string(), library: stack.library(), capabilities: Capabilities { allocators, ..stack.capabilities() } }
+        StackInfo {
+            id: stack.id().to_string(),
+            library: stack.library(),
+            tls_library: Some(stack.tls_library()),
+            backend: Some(stack.backend()),
+            capabilities: Capabilities { allocators, ..stack.capabilities() },
+        }
     }
 }
 

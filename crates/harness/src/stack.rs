@@ -24,6 +24,15 @@ pub trait Stack: Sync {
     /// The library name and version as the running code reports it, e.g. `OpenSSL 3.0.19 ...`.
     fn library(&self) -> String;
 
+    /// The TLS library alone, without the crypto backend or the stack's configuration, e.g.
+    /// `rustls 0.23.46` for both of rustls's providers: what rows are grouped by.
+    fn tls_library(&self) -> String {
+        self.library()
+    }
+
+    /// The crypto library the stack runs on, as the running code reports it where it can.
+    fn backend(&self) -> Backend;
+
     /// What this stack can do; scenarios outside it are `unsupported`.
     fn capabilities(&self) -> Capabilities;
 
@@ -45,6 +54,43 @@ pub trait Stack: Sync {
 
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError>;
     fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError>;
+}
+
+/// The crypto library under a stack's TLS code (its "backend"), e.g. AWS-LC reached through
+/// aws-lc-rs, or the system's OpenSSL libcrypto.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backend {
+    /// The crypto library, e.g. `AWS-LC`, `ring`, `OpenSSL libcrypto`: stacks group by it (with
+    /// the version), so stacks on the same library say the same name.
+    pub name: String,
+    /// Its version as the running code reports it, else as the build's lock file pins it.
+    pub version: String,
+    /// How the stack reaches it, or what else sets it apart, e.g. `aws-lc-rs 1.19.0`,
+    /// `FIPS mode on`, `system library`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Backend {
+    pub fn new(name: impl Into<String>, version: impl Into<String>, detail: Option<String>) -> Backend {
+        Backend { name: name.into(), version: version.into(), detail }
+    }
+
+    /// `AWS-LC 1.66.2`: what stacks are grouped by.
+    pub fn group(&self) -> String {
+        format!("{} {}", self.name, self.version)
+    }
+}
+
+impl fmt::Display for Backend {
+    /// `AWS-LC 1.66.2 (aws-lc-rs 1.19.0)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.name, self.version)?;
+        match &self.detail {
+            Some(detail) => write!(f, " ({detail})"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One side of a connection. Calls never block: when the peer's bytes are needed and not yet

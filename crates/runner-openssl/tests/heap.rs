@@ -145,6 +145,10 @@ impl Stack for FixedFlight {
         "a test fixture".into()
     }
 
+    fn backend(&self) -> tlsbench_harness::Backend {
+        tlsbench_harness::Backend::new("no crypto", "-", None)
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::everything()
     }

@@ -9,7 +9,7 @@ use bertie::tls13utils::{AppData, Bytes};
 use openssl::pkey::PKey;
 use openssl::x509::X509;
 use tlsbench_harness::pki::SERVER_NAME;
-use tlsbench_harness::{Exclusion, 
+use tlsbench_harness::{Backend, Exclusion, 
     Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Stack, Suite,
     Version,
 };
@@ -73,6 +73,15 @@ impl Stack for Bertie {
         // Bertie's own benchmarks makes it faster. libcrux chooses its AES-NI and AVX2 paths
         // from the CPU it runs on.
         format!("Bertie {} (libcrux {}, default features; {VERIFICATION})", env!("BERTIE_VERSION"), env!("LIBCRUX_VERSION"))
+    }
+
+    fn tls_library(&self) -> String {
+        format!("Bertie {}", env!("BERTIE_VERSION"))
+    }
+
+    /// libcrux, which reports no version at runtime: the lock file's.
+    fn backend(&self) -> Backend {
+        Backend::new("libcrux", env!("LIBCRUX_VERSION"), None)
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -15,7 +15,7 @@ use boring::x509::X509;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
 };
 
@@ -47,6 +47,13 @@ impl Stack for BoringSsl {
             boring_sys::BORINGSSL_API_VERSION,
             env!("BORING_SYS_VERSION")
         )
+    }
+
+    /// BoringSSL is its own crypto. It has no release versions: the crate that vendors it pins
+    /// it, and its headers' API version narrows it.
+    fn backend(&self) -> Backend {
+        let api = format!("API version {}, static", boring_sys::BORINGSSL_API_VERSION);
+        Backend::new(boring::version::version(), format!("boring-sys {}", env!("BORING_SYS_VERSION")), Some(api))
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack,
     Suite, Version,
 };
 
@@ -74,6 +74,14 @@ impl Stack for GnuTls {
         // SAFETY: with NULL, gnutls_check_version returns the runtime library's static version string.
         let version = unsafe { CStr::from_ptr(sys::gnutls_check_version(ptr::null())) };
         format!("GnuTLS {}", version.to_string_lossy())
+    }
+
+    /// GnuTLS's crypto is Nettle (its public-key half, hogweed, on GMP): the versions the
+    /// loaded libraries report.
+    fn backend(&self) -> Backend {
+        // SAFETY: plain getters of the loaded libraries' version numbers and GMP's static string.
+        let (major, minor, gmp) = unsafe { (sys::nettle_version_major(), sys::nettle_version_minor(), CStr::from_ptr(sys::__gmp_version)) };
+        Backend::new("Nettle", format!("{major}.{minor}"), Some(format!("GMP {}", gmp.to_string_lossy())))
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -652,6 +660,17 @@ mod sys {
     pub type gnutls_db_store_func = extern "C" fn(*mut c_void, gnutls_datum_t, gnutls_datum_t) -> c_int;
     pub type gnutls_db_retr_func = extern "C" fn(*mut c_void, gnutls_datum_t) -> gnutls_datum_t;
     pub type gnutls_db_remove_func = extern "C" fn(*mut c_void, gnutls_datum_t) -> c_int;
+
+    // GnuTLS's crypto libraries, for their versions (the backend).
+    #[link(name = "nettle")]
+    extern "C" {
+        pub fn nettle_version_major() -> c_int;
+        pub fn nettle_version_minor() -> c_int;
+    }
+    #[link(name = "gmp")]
+    extern "C" {
+        pub static __gmp_version: *const c_char;
+    }
 
     #[link(name = "gnutls")]
     extern "C" {

@@ -9,7 +9,7 @@ use std::sync::Once;
 
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack, Suite,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack, Suite,
     Version,
 };
 
@@ -63,6 +63,14 @@ impl Stack for LibTls {
     fn library(&self) -> String {
         // libtls has no runtime version call; this is the version built against (see build.rs).
         format!("LibreTLS {}", env!("LIBTLS_VERSION"))
+    }
+
+    /// LibreTLS runs on the system's OpenSSL: the loaded libcrypto's own version string.
+    fn backend(&self) -> Backend {
+        // SAFETY: OpenSSL_version(OPENSSL_VERSION) returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(sys::OpenSSL_version(0)) }.to_string_lossy().into_owned();
+        let number = version.split_whitespace().nth(1).unwrap_or(&version).to_string();
+        Backend::new("OpenSSL libcrypto", number, Some("system library".into()))
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -385,6 +393,12 @@ extern "C" fn write_cb(_ctx: *mut sys::tls, buf: *const c_void, len: usize, arg:
 /// The few libtls functions this adapter calls, as declared in LibreTLS's `<tls.h>` (3.7).
 #[allow(non_camel_case_types)]
 mod sys {
+    // libtls's libcrypto, for its version (the backend).
+    #[link(name = "crypto")]
+    extern "C" {
+        pub fn OpenSSL_version(t: std::ffi::c_int) -> *const std::ffi::c_char;
+    }
+
     use std::ffi::{c_char, c_int, c_void};
 
     #[repr(C)]

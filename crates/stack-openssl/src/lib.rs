@@ -17,7 +17,7 @@ use openssl::x509::{X509VerifyResult, X509};
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
 };
 
@@ -75,6 +75,11 @@ impl Stack for OpenSsl {
     fn library(&self) -> String {
         // The runtime library's own string: the loaded libssl may differ from the headers built against.
         openssl::version::version().to_string()
+    }
+
+    /// libssl's crypto is the libcrypto loaded beside it: its own version string.
+    fn backend(&self) -> Backend {
+        Backend::new("OpenSSL libcrypto", openssl_version_number(openssl::version::version()), Some("system library".into()))
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -373,6 +378,11 @@ extern "C" {
 /// contract, which is all `ForeignTypeRef::as_ptr` does); `openssl` does not re-export that trait.
 fn raw(ssl: &SslRef) -> *mut openssl_sys::SSL {
     ssl as *const SslRef as *mut openssl_sys::SSL
+}
+
+/// `3.0.19` of `OpenSSL 3.0.19 27 Jan 2026`, or the whole string if it has no second word.
+pub fn openssl_version_number(version: &str) -> String {
+    version.split_whitespace().nth(1).unwrap_or(version).to_string()
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::{
-    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
 };
 
@@ -32,8 +32,8 @@ pub struct Rustls {
     provider_version: &'static str,
     provider: fn() -> CryptoProvider,
     ticketer: fn() -> Result<Arc<dyn rustls::server::ProducesTickets>, rustls::Error>,
-    /// ring has no ML-KEM.
-    groups: &'static [Group],
+    /// Whether the configs must be FIPS-approved (rustls's own `fips()` check), or fail.
+    fips: bool,
 }
 
 impl Rustls {
@@ -44,7 +44,21 @@ impl Rustls {
             provider_version: env!("AWS_LC_RS_VERSION"),
             provider: rustls::crypto::aws_lc_rs::default_provider,
             ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
-            groups: Group::ALL,
+            fips: false,
+        }
+    }
+
+    /// aws-lc-rs on AWS-LC's FIPS module, with the FIPS-approved suites and groups only (no
+    /// ChaCha20-Poly1305, no X25519 alone).
+    #[cfg(feature = "fips")]
+    pub fn aws_lc_rs_fips() -> Self {
+        Self {
+            id: "rustls-aws-lc-rs-fips",
+            provider_name: "aws-lc-rs",
+            provider_version: env!("AWS_LC_RS_VERSION"),
+            provider: rustls::crypto::default_fips_provider,
+            ticketer: rustls::crypto::aws_lc_rs::Ticketer::new,
+            fips: true,
         }
     }
 
@@ -55,7 +69,16 @@ impl Rustls {
             provider_version: env!("RING_VERSION"),
             provider: rustls::crypto::ring::default_provider,
             ticketer: rustls::crypto::ring::Ticketer::new,
-            groups: &[Group::X25519, Group::Secp256r1, Group::Secp384r1],
+            fips: false,
+        }
+    }
+
+    /// A FIPS stack's config must be FIPS-approved as rustls sees it: every algorithm of the
+    /// provider approved, and AWS-LC in FIPS mode (its power-on self-tests passed).
+    fn check_fips(&self, config_is_fips: bool) -> Result<(), LibError> {
+        match self.fips && !config_is_fips {
+            true => Err(LibError(format!("{}: the config is not in FIPS mode (rustls's fips() is false)", self.id))),
+            false => Ok(()),
         }
     }
 
@@ -90,12 +113,38 @@ impl Stack for Rustls {
     }
 
     fn library(&self) -> String {
-        format!("rustls {} ({} {})", env!("RUSTLS_VERSION"), self.provider_name, self.provider_version)
+        let fips = if self.fips { ", FIPS" } else { "" };
+        format!("rustls {} ({} {}{fips})", env!("RUSTLS_VERSION"), self.provider_name, self.provider_version)
+    }
+
+    fn tls_library(&self) -> String {
+        format!("rustls {}", env!("RUSTLS_VERSION"))
+    }
+
+    /// ring reports no version at runtime (the lock file's); AWS-LC does, and says whether it
+    /// is the FIPS module in FIPS mode (its power-on self-tests passed). aws-lc-rs's `fips`
+    /// feature swaps the module for the whole binary, so this asks AWS-LC, not the stack.
+    fn backend(&self) -> Backend {
+        if self.provider_name == "ring" {
+            return Backend::new("ring", self.provider_version, None);
+        }
+        let via = format!("{} {}", self.provider_name, self.provider_version);
+        match (aws_lc_rs::try_fips_mode(), self.fips) {
+            (Ok(()), _) => Backend::new("AWS-LC FIPS", aws_lc_rs::awslc_version(), Some(format!("{via}, FIPS mode on"))),
+            (Err(_), true) => Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(format!("{via}, FIPS mode off"))),
+            (Err(_), false) => Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(via)),
+        }
     }
 
     fn capabilities(&self) -> Capabilities {
         // rustls always negotiates the extended master secret in TLS 1.2.
-        Capabilities { groups: self.groups.to_vec(), ems_off: false, ..Capabilities::everything() }
+        // The provider's own groups and suites: ring has no ML-KEM, the FIPS provider only the
+        // FIPS-approved ones.
+        let provider = (self.provider)();
+        let groups = Group::ALL.iter().copied().filter(|&g| provider.kx_groups.iter().any(|kx| kx.name() == named_group(g)));
+        let suite_in = |s: Suite| provider.cipher_suites.iter().any(|cs| cs.suite() == cipher_suite(Version::Tls13, KeyType::EcdsaP256, s));
+        let suites = Suite::ALL.iter().copied().filter(|&s| suite_in(s));
+        Capabilities { groups: groups.collect(), suites: suites.collect(), ems_off: false, ..Capabilities::everything() }
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
@@ -120,6 +169,7 @@ impl Stack for Rustls {
                 Resumption::disabled()
             }
         };
+        self.check_fips(config.fips())?;
         Ok(Arc::new(config))
     }
 
@@ -139,6 +189,7 @@ impl Stack for Rustls {
         };
         let (chain, key) = chain_and_key(&credentials.chain_pem, &credentials.key_pem)?;
         let mut config = builder.with_single_cert(chain, key).map_err(LibError::new)?;
+        self.check_fips(config.fips())?;
         if !scenario.is_pinned() {
             // As shipped: a session cache of its own, and TLS 1.3 tickets that refer to it.
             return Ok(Arc::new(config));
@@ -455,5 +506,47 @@ mod tests {
         assert!(library.starts_with("rustls 0.23."), "{library}");
         assert!(library.contains("(ring 0.17."), "{library}");
         assert!(Rustls::aws_lc_rs().library().contains("(aws-lc-rs 1."));
+    }
+
+    /// One TLS library on two backends: ring, and the AWS-LC that aws-lc-rs runs (its version
+    /// as AWS-LC reports it), not in FIPS mode in a build without the `fips` feature.
+    #[test]
+    fn reports_one_tls_library_and_each_provider_s_backend() {
+        let (ring, aws) = (Rustls::ring(), Rustls::aws_lc_rs());
+        assert_eq!(ring.tls_library(), aws.tls_library());
+        assert!(ring.library().starts_with(&format!("{} (", ring.tls_library())), "{}", ring.library());
+        assert_eq!(ring.backend(), Backend::new("ring", env!("RING_VERSION"), None));
+        let backend = aws.backend();
+        assert_eq!(backend.version, aws_lc_rs::awslc_version());
+        assert!(!backend.version.is_empty() && backend.version.chars().next().unwrap().is_ascii_digit(), "{backend}");
+        #[cfg(not(feature = "fips"))]
+        assert_eq!(backend, Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(format!("aws-lc-rs {}", env!("AWS_LC_RS_VERSION")))));
+    }
+
+    /// The FIPS stack (`--features fips`): AWS-LC's FIPS module in FIPS mode, configs that
+    /// rustls calls FIPS-approved, and every scenario it takes passes its gates.
+    #[cfg(feature = "fips")]
+    #[test]
+    fn the_fips_stack_runs_aws_lc_s_fips_module_in_fips_mode() {
+        let stack = Rustls::aws_lc_rs_fips();
+        let backend = stack.backend();
+        assert_eq!(backend.name, "AWS-LC FIPS", "{backend}");
+        assert!(backend.detail.as_deref().is_some_and(|d| d.ends_with(", FIPS mode on")), "{backend}");
+        let dir = tempfile::tempdir().unwrap();
+        let pki = Pki::load_or_generate(dir.path(), KeyType::ALL).unwrap();
+        let mut measured = 0;
+        for scenario in Scenario::all().into_iter().filter(|s| Measure::Time.applies_to(s.kind)) {
+            if stack.capabilities().check(stack.id(), &scenario).is_err() {
+                continue;
+            }
+            assert!(stack.client_config(&scenario, &pki).unwrap().fips(), "{scenario}");
+            assert!(stack.server_config(&scenario, &pki).unwrap().fips(), "{scenario}");
+            driver::sample(&stack, &stack, &scenario, &pki, &ONCE).unwrap_or_else(|e| panic!("{scenario}: {e}"));
+            measured += 1;
+        }
+        assert!(measured > 100, "measured only {measured} scenarios");
+        // Not FIPS-approved, so not offered: ChaCha20-Poly1305 and X25519.
+        let chacha: Scenario = "handshake-full_1.3_secp256r1_ecdsa-p256_chacha20-poly1305".parse().unwrap();
+        assert!(stack.capabilities().check(stack.id(), &chacha).is_err());
     }
 }

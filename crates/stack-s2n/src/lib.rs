@@ -13,7 +13,7 @@ use s2n_tls::connection;
 use s2n_tls::enums::{Blinding, ClientAuthType, Mode};
 use s2n_tls::security::Policy;
 use tlsbench_harness::pki::{CLIENT_NAME, SERVER_NAME};
-use tlsbench_harness::{Exclusion, 
+use tlsbench_harness::{Backend, Exclusion, 
     Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Stack,
     Suite, Version,
 };
@@ -129,6 +129,16 @@ impl Stack for S2n {
             false => format!("s2n-tls {version}"),
             true => format!("s2n-tls {version} (recv buffering)"),
         }
+    }
+
+    fn tls_library(&self) -> String {
+        format!("s2n-tls {}", env!("S2N_TLS_VERSION"))
+    }
+
+    /// s2n-tls-sys links the AWS-LC of aws-lc-rs (aws-lc-sys): its version as AWS-LC reports it.
+    fn backend(&self) -> Backend {
+        let via = format!("aws-lc-sys {} via aws-lc-rs {}", env!("AWS_LC_SYS_VERSION"), env!("AWS_LC_RS_VERSION"));
+        Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(via))
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use tlsbench_harness::Measure;
 
+use crate::group::GroupBy;
 use crate::plan::ProcessChoice;
 use crate::{stacks, store};
 
@@ -183,6 +184,9 @@ pub struct ExportArgs {
 pub struct ShowArgs {
     /// A run id (`tlsbench runs` lists them) or an exported JSON file [default: the latest run].
     pub run: Option<String>,
+    /// Split each metric's table by the stacks' TLS library or crypto backend.
+    #[arg(long, value_name = "WHAT")]
+    pub group_by: Option<GroupBy>,
     #[command(flatten)]
     pub db: DbArg,
     #[command(flatten)]
@@ -213,6 +217,10 @@ pub struct ReportArgs {
     /// The stack (or `client -> server` pair) the factor columns divide by.
     #[arg(long, value_name = "STACK")]
     pub baseline: Option<String>,
+    /// Split each metric's table by the stacks' TLS library or crypto backend (a baseline gives
+    /// factor columns in its own group's tables).
+    #[arg(long, value_name = "WHAT")]
+    pub group_by: Option<GroupBy>,
     /// Write DIR/index.html: one self-contained page with the environment, charts and tables.
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,

@@ -6,6 +6,7 @@ mod environment;
 mod executor;
 mod instructions;
 mod export;
+mod group;
 mod io;
 mod net;
 mod output;
@@ -401,7 +402,7 @@ fn runs(db: &Path) -> Result<()> {
 
 fn show(args: ShowArgs) -> Result<ExitCode> {
     let loaded = load(args.run.as_deref(), &args.db.db)?;
-    output::print(output::table::render(&loaded.doc));
+    output::print(output::table::render_grouped(&loaded.doc, args.group_by));
     warn_if_interrupted(&loaded, &args.db.db);
     write_exports(&args.exports, &loaded.doc)?;
     Ok(ExitCode::SUCCESS)
@@ -426,11 +427,11 @@ fn compare(args: CompareArgs) -> Result<ExitCode> {
 fn report(args: ReportArgs) -> Result<ExitCode> {
     let loaded = load(args.run.as_deref(), &args.db.db)?;
     let profiles = args.profiles.iter().map(|path| profile::Profile::read(path)).collect::<Result<Vec<_>>>()?;
-    let report = report::Report::new(&loaded.doc, args.baseline.as_deref())?.with_profiles(profiles);
+    let report = report::Report::grouped(&loaded.doc, args.baseline.as_deref(), args.group_by)?.with_profiles(profiles);
     output::print(report.terminal());
     warn_if_interrupted(&loaded, &args.db.db);
     if let Some(path) = &args.markdown {
-        export::write_to(path, &export::MarkdownExporter { baseline: args.baseline.clone() }, &loaded.doc)?;
+        export::write_to(path, &export::MarkdownExporter { baseline: args.baseline.clone(), group_by: args.group_by }, &loaded.doc)?;
     }
     if let Some(dir) = &args.html {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -235,7 +235,7 @@ mod tests {
     fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {
         let runner = |(name, stacks): &(&str, &[(&str, &Capabilities)])| Runner {
             path: Path::new("/runners").join(name),
-            stacks: stacks.iter().map(|(id, caps)| StackInfo { id: id.to_string(), library: "x".into(), capabilities: (*caps).clone() }).collect(),
+            stacks: stacks.iter().map(|(id, caps)| StackInfo::new(*id, "x", (*caps).clone())).collect(),
         };
         Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
     }

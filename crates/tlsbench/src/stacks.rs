@@ -18,8 +18,16 @@ pub struct KnownStack {
 }
 
 pub const KNOWN: &[KnownStack] = &[
-    KnownStack { id: "rustls-aws-lc-rs", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") },
+    KnownStack {
+        id: "rustls-aws-lc-rs",
+        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && !library.contains(", FIPS)"),
+    },
     KnownStack { id: "rustls-ring", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring ") },
+    // On AWS-LC's FIPS module, in a runner of its own (crates/runner-fips, opt-in).
+    KnownStack {
+        id: "rustls-aws-lc-rs-fips",
+        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && library.ends_with(", FIPS)"),
+    },
     KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
     KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
@@ -38,6 +46,14 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "jsse", owns: |library| library.starts_with("JSSE ") },
     KnownStack { id: "netty-tcnative", owns: |library| library.starts_with("netty-tcnative") && library.contains("BoringSSL") },
 ];
+
+/// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
+/// absence is no note of its own, and a command that names one says how to get it.
+pub const OPT_IN: &[(&str, &str)] = &[("rustls-aws-lc-rs-fips", "scripts/build.sh --fips")];
+
+fn opt_in(id: &str) -> Option<&'static str> {
+    OPT_IN.iter().find(|(opt, _)| *opt == id).map(|(_, build)| *build)
+}
 
 /// Parses a stack id, naming the valid ones if it is unknown.
 pub fn parse_id(id: &str) -> Result<String, String> {
@@ -136,6 +152,7 @@ impl Runners {
     /// and why, for stderr.
     pub fn available(&self) -> (Vec<String>, Option<String>) {
         let (held, missing): (Vec<&str>, Vec<&str>) = all_ids().into_iter().partition(|id| self.for_pair(id, id).is_some());
+        let missing: Vec<&str> = missing.into_iter().filter(|id| opt_in(id).is_none()).collect();
         let note = (!missing.is_empty()).then(|| {
             let why = match self.unusable.is_empty() {
                 true => "no runner holds them (build all runners: scripts/build.sh)".to_string(),
@@ -166,12 +183,16 @@ impl Runners {
         match self.for_pair(id, id) {
             Some(path) => Ok(path),
             None => bail!(
-                "no runner in {} holds stack `{id}` (runners found: {}{}; build all runners: scripts/build.sh)",
+                "no runner in {} holds stack `{id}` (runners found: {}{}; {})",
                 self.dir.display(),
                 self.names(),
                 match self.unusable.is_empty() {
                     true => String::new(),
                     false => format!("; {}", self.unusable_runners()),
+                },
+                match opt_in(id) {
+                    Some(build) => format!("its runner is built only on request: {build}"),
+                    None => "build all runners: scripts/build.sh".to_string(),
                 }
             ),
         }
@@ -261,6 +282,7 @@ mod tests {
         let libraries = [
             "rustls 0.23.46 (aws-lc-rs 1.19.0)",
             "rustls 0.23.46 (ring 0.17.14)",
+            "rustls 0.23.46 (aws-lc-rs 1.19.0, FIPS)",
             "OpenSSL 3.0.19 27 Jan 2026",
             "BoringSSL (API version 44, boring-sys 5.4.0)",
             "GnuTLS 3.7.9",
@@ -281,7 +303,7 @@ mod tests {
     }
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
-        let info = |id: &&str| StackInfo { id: id.to_string(), library: String::new(), capabilities: tlsbench_harness::Capabilities::everything() };
+        let info = |id: &&str| StackInfo::new(*id, "", tlsbench_harness::Capabilities::everything());
         Runner { path: path.into(), stacks: ids.iter().map(info).collect() }
     }
 
@@ -308,6 +330,20 @@ mod tests {
     }
 
     #[test]
+    fn an_opt_in_stack_without_its_runner_is_no_note_but_naming_it_says_how_to_build_it() {
+        let all_but_opt_in: Vec<&str> = all_ids().into_iter().filter(|id| opt_in(id).is_none()).collect();
+        let runners = Runners::new(vec![runner("/r/tlsbench-runner-all", &all_but_opt_in)], Path::new("/r"));
+        let (held, note) = runners.available();
+        assert_eq!(held, all_but_opt_in);
+        assert_eq!(note, None);
+        let err = runners.of("rustls-aws-lc-rs-fips").unwrap_err().to_string();
+        assert!(err.ends_with("its runner is built only on request: scripts/build.sh --fips)"), "{err}");
+        // Another stack missing is still noted.
+        let runners = Runners::new(vec![runner("/r/tlsbench-runner-all", &all_but_opt_in[1..])], Path::new("/r"));
+        assert!(runners.available().1.is_some_and(|note| note.starts_with("not measured: rustls-aws-lc-rs: ")));
+    }
+
+    #[test]
     fn only_executable_runner_files_are_runners() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
@@ -330,6 +366,6 @@ mod tests {
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
-        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative)".to_string()));
+        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative)".to_string()));
     }
 }

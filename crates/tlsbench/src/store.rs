@@ -11,7 +11,7 @@ use crate::results::{pair_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 6;
+pub const DB_SCHEMA_VERSION: i64 = 7;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -40,6 +40,8 @@ CREATE TABLE run_stacks (
     position     INTEGER NOT NULL,
     id           TEXT NOT NULL,
     library      TEXT NOT NULL,    -- the version the stack's runner reported
+    tls_library  TEXT,             -- the TLS library without its backend; NULL: not reported
+    backend      TEXT,             -- JSON: the crypto backend {name, version, detail}; NULL: not reported
     capabilities TEXT NOT NULL,    -- JSON
     PRIMARY KEY (run_id, position)
 );
@@ -214,8 +216,9 @@ impl Store {
             (DB_SCHEMA_VERSION, _) => {}
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
             // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
-            // versions 2 to 5, the cells' allocators.
-            (2..=5, _) => {
+            // versions 2 to 5, the cells' allocators; versions 2 to 6, the stacks' TLS libraries
+            // and backends (left NULL: those runs' runners did not report them).
+            (2..=6, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -229,7 +232,10 @@ impl Store {
                          ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
                     );
                 }
-                changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
+                if version <= 5 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
+                }
+                changes.push_str("ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;");
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -278,8 +284,16 @@ impl Store {
         .map_err(err)?;
         for (position, stack) in info.stacks.iter().enumerate() {
             tx.execute(
-                "INSERT INTO run_stacks (run_id, position, id, library, capabilities) VALUES (?, ?, ?, ?, ?)",
-                params![info.id, position as i64, stack.id, stack.library, json(&stack.capabilities)],
+                "INSERT INTO run_stacks (run_id, position, id, library, tls_library, backend, capabilities) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                params![
+                    info.id,
+                    position as i64,
+                    stack.id,
+                    stack.library,
+                    stack.tls_library,
+                    stack.backend.as_ref().map(json),
+                    json(&stack.capabilities)
+                ],
             )
             .map_err(err)?;
         }
@@ -487,16 +501,25 @@ impl Store {
     fn stacks(&self, run: &str) -> Result<Vec<StackInfo>, StoreError> {
         let mut statement = self
             .conn
-            .prepare("SELECT id, library, capabilities FROM run_stacks WHERE run_id = ? ORDER BY position")
+            .prepare("SELECT id, library, tls_library, backend, capabilities FROM run_stacks WHERE run_id = ? ORDER BY position")
             .map_err(|e| self.error(e))?;
         let rows = statement
-            .query_map([run], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))
+            .query_map([run], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            })
             .map_err(|e| self.error(e))?;
         let mut stacks = Vec::new();
         for row in rows {
-            let (id, library, capabilities) = row.map_err(|e| self.error(e))?;
+            let (id, library, tls_library, backend, capabilities) = row.map_err(|e| self.error(e))?;
+            let backend = backend.map(|b| self.parse(run, &format!("backend of {id}"), &b)).transpose()?;
             let capabilities = self.parse(run, &format!("capabilities of {id}"), &capabilities)?;
-            stacks.push(StackInfo { id, library, capabilities });
+            stacks.push(StackInfo { id, library, tls_library, backend, capabilities });
         }
         Ok(stacks)
     }
@@ -793,7 +816,7 @@ mod tests {
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 4;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -806,7 +829,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 5;",
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 5;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the allocator axis: no allocator chosen, none reported.
@@ -816,6 +839,45 @@ mod tests {
         let loaded = store.load("old").unwrap();
         assert_eq!(loaded.cells[0].allocator_used.as_deref(), Some("jemalloc 5.3.1"));
         assert_eq!(loaded.info.environment.allocator, "jemalloc 5.3.1, behind tlsbench's malloc interposer");
+    }
+
+    /// The fixture's run with its stacks described as runners now describe them.
+    fn run_with_backends(id: &str) -> StoredRun {
+        let mut stored = run(id);
+        for stack in &mut stored.info.stacks {
+            stack.tls_library = Some(format!("{} tls", stack.id));
+            stack.backend = Some(tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some(format!("under {}", stack.id))));
+        }
+        stored.info.stacks[1].backend.as_mut().unwrap().detail = None;
+        stored
+    }
+
+    #[test]
+    fn a_run_keeps_its_stacks_tls_libraries_and_backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        store.insert_run(&run_with_backends("run-1")).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), run_with_backends("run-1"));
+    }
+
+    #[test]
+    fn a_version_6_database_gains_the_tls_library_and_backend_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        // A version 6 file as tlsbench 6 wrote it: its run_stacks without the two columns.
+        Store::create_or_open(&path).unwrap().insert_run(&run_with_backends("old")).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 6;")
+            .unwrap();
+        let mut store = Store::create_or_open(&path).unwrap();
+        // Its stacks name no TLS library or backend (its runners did not report them); the rest is as stored.
+        assert_eq!(store.load("old").unwrap(), run("old"));
+        let after = Connection::open(&path).unwrap();
+        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), DB_SCHEMA_VERSION);
+        // And new runs beside it keep theirs.
+        store.insert_run(&run_with_backends("new")).unwrap();
+        assert_eq!(store.load("new").unwrap(), run_with_backends("new"));
     }
 
     #[test]
@@ -839,7 +901,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
              ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -856,7 +918,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 3;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -876,23 +938,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let other = Connection::open(&path).unwrap();
-        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
+        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 8;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 6; use \
+            "results database {} has schema version 8, but this tlsbench ({}) reads only versions 2 to 7; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")
         );
         for result in [Store::create_or_open(&path), Store::open_existing(&path)] {
             let err = result.err().expect("refused");
-            assert!(matches!(err, StoreError::SchemaVersion { found: 7, .. }));
+            assert!(matches!(err, StoreError::SchemaVersion { found: 8, .. }));
             assert_eq!(err.to_string(), expected);
         }
         let after = Connection::open(&path).unwrap();
         let version: i64 = after.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         let tables: i64 = after.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
-        assert_eq!((version, tables), (7, 1));
+        assert_eq!((version, tables), (8, 1));
     }
 
     #[test]

@@ -99,6 +99,74 @@ fn every_runner_speaks_this_protocol_version_and_lists_distinct_stacks() {
     }
 }
 
+/// Every stack names its TLS library and its crypto backend, each as its running code reports
+/// it: stacks on one crypto library agree on it, and each backend is the one its library string
+/// (reported apart) says it runs on.
+#[test]
+fn every_stack_names_its_tls_library_and_its_backend() {
+    for (path, list) in runners() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let find = |id: &str| list.stacks.iter().find(|s| s.id == id);
+        for stack in &list.stacks {
+            let id = &stack.id;
+            let tls = stack.tls_library.as_deref().unwrap_or_else(|| panic!("{name}: {id} names no TLS library"));
+            let backend = stack.backend.as_ref().unwrap_or_else(|| panic!("{name}: {id} names no backend"));
+            assert!(!tls.is_empty() && !backend.name.is_empty() && !backend.version.is_empty(), "{name}: {id}: {stack:?}");
+            let library = &stack.library;
+            match id.as_str() {
+                "rustls-ring" => {
+                    assert_eq!(backend.name, "ring", "{name}");
+                    assert!(library.contains(&format!("(ring {})", backend.version)), "{name}: {library} / {backend}");
+                }
+                "rustls-aws-lc-rs" | "rustls-aws-lc-rs-fips" => {
+                    let fips = id.ends_with("-fips");
+                    assert_eq!(backend.name, if fips { "AWS-LC FIPS" } else { "AWS-LC" }, "{name}");
+                    let via = backend.detail.as_deref().unwrap_or_default();
+                    let crate_version = via.strip_prefix("aws-lc-rs ").map(|v| v.split(',').next().unwrap());
+                    assert!(crate_version.is_some_and(|v| library.contains(&format!("(aws-lc-rs {v}"))), "{name}: {library} / {backend}");
+                    assert_eq!(via.ends_with(", FIPS mode on"), fips, "{name}: {backend}");
+                }
+                // s2n-tls links the AWS-LC that aws-lc-rs builds: the same library as rustls's.
+                "s2n-tls" | "s2n-tls-recvbuf" => {
+                    let rustls = find("rustls-aws-lc-rs").and_then(|s| s.backend.as_ref()).expect("beside rustls-aws-lc-rs");
+                    assert_eq!(backend.group(), rustls.group(), "{name}: {id}");
+                    assert_eq!(Some(tls), find("s2n-tls").and_then(|s| s.tls_library.as_deref()), "{name}: one TLS library");
+                }
+                "openssl" => {
+                    assert_eq!(backend.name, "OpenSSL libcrypto", "{name}");
+                    assert!(library.starts_with(&format!("OpenSSL {} ", backend.version)), "{name}: {library} / {backend}");
+                }
+                // LibreTLS runs on the system's OpenSSL: the same libcrypto as the openssl stack's.
+                "libtls" => assert_eq!(Some(backend), find("openssl").and_then(|s| s.backend.as_ref()), "{name}"),
+                "boringssl" => {
+                    assert_eq!(backend.name, "BoringSSL", "{name}");
+                    assert!(library.contains(&backend.version), "{name}: {library} / {backend}");
+                }
+                "gnutls" => assert_eq!(backend.name, "Nettle", "{name}: {backend}"),
+                "bertie" => {
+                    assert_eq!(backend.name, "libcrux", "{name}");
+                    assert!(library.contains(&format!("(libcrux {}", backend.version)), "{name}: {library} / {backend}");
+                }
+                "go" => {
+                    assert_eq!(backend.name, "Go crypto", "{name}");
+                    assert!(library.ends_with(&backend.version), "{name}: {library} / {backend}");
+                }
+                "jsse" => {
+                    assert_eq!(backend.name, "JDK providers", "{name}");
+                    assert!(backend.detail.as_deref().is_some_and(|d| d.contains("AES-GCM") && d.contains("ECDH")), "{name}: {backend}");
+                }
+                "netty-tcnative" => assert_eq!(backend.name, "BoringSSL", "{name}: {backend}"),
+                other => panic!("{name}: {other}: add what its backend must be to this test"),
+            }
+        }
+        // rustls's providers are one TLS library on two backends.
+        if let (Some(aws), Some(ring)) = (find("rustls-aws-lc-rs"), find("rustls-ring")) {
+            assert_eq!(aws.tls_library, ring.tls_library, "{name}");
+            assert_ne!(aws.backend, ring.backend, "{name}");
+        }
+    }
+}
+
 #[test]
 fn every_stack_measures_itself_in_its_runner_with_both_sides_checked() {
     for (path, list) in runners() {

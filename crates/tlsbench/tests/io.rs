@@ -61,7 +61,7 @@ fn trace_takes_an_interop_pair_a_handshake_kind_and_json() {
 fn trace_refuses_what_it_cannot_trace_and_names_the_valid_stacks() {
     let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "wolfssl"]);
     assert!(!ok);
-    assert!(err.contains("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, openssl,"), "{err}");
+    assert!(err.contains("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl,"), "{err}");
     let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "bertie"]);
     assert!(!ok);
     assert!(err.contains("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm is unsupported: bertie: close_notify not implemented"), "{err}");

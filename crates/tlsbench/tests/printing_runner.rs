@@ -44,6 +44,12 @@ impl<S: Stack> Stack for Printing<S> {
     fn library(&self) -> String {
         self.0.library()
     }
+    fn tls_library(&self) -> String {
+        self.0.tls_library()
+    }
+    fn backend(&self) -> tlsbench_harness::Backend {
+        self.0.backend()
+    }
     fn capabilities(&self) -> tlsbench_harness::Capabilities {
         self.0.capabilities()
     }

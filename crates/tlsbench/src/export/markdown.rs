@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::Exporter;
 use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::group::GroupBy;
 use crate::report::tables::{factor_legend, MetricTable};
 use crate::results::RunDocument;
 
@@ -12,6 +13,8 @@ use crate::results::RunDocument;
 pub struct MarkdownExporter {
     /// The stack the factor columns divide by; none without a baseline.
     pub baseline: Option<String>,
+    /// Each metric's table split by the stacks' library or backend (`--group-by`).
+    pub group_by: Option<GroupBy>,
 }
 
 impl Exporter for MarkdownExporter {
@@ -26,7 +29,7 @@ impl Exporter for MarkdownExporter {
             writeln!(md, "- {what}: {value}")?;
         }
 
-        for table in MetricTable::all(&doc.results, self.baseline.as_deref()) {
+        for table in MetricTable::grouped(doc, self.baseline.as_deref(), self.group_by) {
             md += "\n";
             md += &table.markdown();
         }

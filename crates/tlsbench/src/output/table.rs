@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use tlsbench_harness::Side;
 
 use crate::compare::{default_threshold, judged_by_range};
+use crate::group::{self, GroupBy};
 use crate::output::columns::{self, Column};
 use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
@@ -25,16 +26,37 @@ pub const WIDTH: usize = 120;
 /// by the rest. Below: the legend, and each distinct reason a cell has no number, numbered as
 /// the cells refer to it.
 pub fn render(doc: &RunDocument) -> String {
+    render_grouped(doc, None)
+}
+
+/// [`render`], with each metric's block split by group (`--group-by`): a block per group that
+/// has cells of the metric, the group's heading above it.
+pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
     if doc.results.is_empty() {
         return "no results\n".to_string();
     }
     let reasons = Reasons::new(&doc.results);
     let metrics = first_seen(doc.results.iter().map(|c| (&c.metric[..], &c.unit[..], &c.better[..])));
+    let groups = by.map(|by| group::split(doc, by));
     let mut out = String::new();
     for (metric, unit, better) in metrics {
-        let cells: Vec<&CellResult> = doc.results.iter().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)).collect();
-        out += &metric_block(&format!("{metric} ({unit}, {better} is better)"), &cells, &reasons);
-        out.push('\n');
+        let of_metric = |c: &&CellResult| (&c.metric[..], &c.unit[..]) == (metric, unit);
+        let title = format!("{metric} ({unit}, {better} is better)");
+        let Some(groups) = &groups else {
+            let cells: Vec<&CellResult> = doc.results.iter().filter(of_metric).collect();
+            out += &metric_block(&title, &cells, &reasons);
+            out.push('\n');
+            continue;
+        };
+        for group in groups {
+            let cells: Vec<&CellResult> = group.cells.iter().copied().filter(of_metric).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            out += &columns::wrap(&group.heading(), WIDTH, 2);
+            out += &metric_block(&title, &cells, &reasons);
+            out.push('\n');
+        }
     }
     out += &columns::wrap(&format!("{LEGEND}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
@@ -483,11 +505,7 @@ pub mod fixture {
                     conditions: None,
                 },
                 stacks: ["rustls-aws-lc-rs", "openssl"]
-                    .map(|id| StackInfo {
-                        id: id.into(),
-                        library: format!("{id} 1.0"),
-                        capabilities: Capabilities::everything(),
-                    })
+                    .map(|id| StackInfo::new(id, format!("{id} 1.0"), Capabilities::everything()))
                     .to_vec(),
                 samples: 3,
                 min_time_ms: 100,
@@ -511,6 +529,19 @@ pub mod fixture {
                 },
             ],
         }
+    }
+
+    /// The fixture's stacks described as runners now describe them: rustls on AWS-LC, openssl
+    /// on its libcrypto.
+    pub fn with_backends(mut doc: RunDocument) -> RunDocument {
+        for stack in &mut doc.run.stacks {
+            let (tls, backend) = match stack.id.as_str() {
+                "rustls-aws-lc-rs" => ("rustls 0.23.46", tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into()))),
+                _ => ("OpenSSL 3.0.19", tlsbench_harness::Backend::new("OpenSSL libcrypto", "3.0.19", None)),
+            };
+            (stack.tls_library, stack.backend) = (Some(tls.into()), Some(backend));
+        }
+        doc
     }
 
     /// A time cell without numbers; the callers fill in what their status needs.
@@ -614,6 +645,30 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn grouped_each_metric_has_a_block_per_group_under_its_heading() {
+        let doc = fixture::with_backends(fixture::document());
+        let text = render_grouped(&doc, Some(GroupBy::Backend));
+        let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("backend ")).collect();
+        assert_eq!(
+            headings,
+            [
+                "backend AWS-LC 1.66.2: rustls-aws-lc-rs (aws-lc-rs 1.19.0)",
+                "backend OpenSSL libcrypto 3.0.19: openssl",
+                "backend AWS-LC 1.66.2: rustls-aws-lc-rs (aws-lc-rs 1.19.0)",
+            ],
+            "{text}"
+        );
+        // Each block holds its group's rows only; the reasons stay numbered over the whole run.
+        let openssl_block = text.split("backend OpenSSL libcrypto 3.0.19: openssl\n").nth(1).unwrap().split("\n\n").next().unwrap();
+        assert!(openssl_block.contains("openssl |") && !openssl_block.contains("rustls-aws-lc-rs |"), "{openssl_block}");
+        assert!(openssl_block.contains("failed[1]") && openssl_block.contains("n/a[2]"), "{openssl_block}");
+        assert!(text.contains("[1] failed: negotiated TLS 1.2, expected TLS 1.3"), "{text}");
+        // Ungrouped, as before.
+        assert_eq!(render_grouped(&doc, None), render(&doc));
+        assert!(!render(&doc).contains("backend "));
+    }
 
     #[test]
     fn numbers_have_four_significant_digits() {

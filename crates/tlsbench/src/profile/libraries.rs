@@ -84,6 +84,12 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
         rules: &[&RUSTLS, &AWS_LC],
     },
     StackLibraries {
+        stacks: &["rustls-aws-lc-rs-fips"],
+        tls: "rustls, rustls-webpki, rustls-pki-types",
+        crypto: "aws-lc-rs (AWS-LC's FIPS module)",
+        rules: &[&RUSTLS, &AWS_LC, &[(Crypto, Path("/aws-lc-fips-sys-"))]],
+    },
+    StackLibraries {
         stacks: &["rustls-ring"],
         tls: "rustls, rustls-webpki, rustls-pki-types",
         crypto: "ring",

@@ -7,6 +7,7 @@ pub mod tables;
 
 use anyhow::bail;
 
+use crate::group::GroupBy;
 use crate::output::table::{few_samples_warning, notes, LEGEND};
 use crate::profile::Profile;
 use crate::results::{CellResult, RunDocument};
@@ -22,7 +23,13 @@ pub struct Report<'a> {
 
 impl<'a> Report<'a> {
     /// The report of `doc`; `baseline` must be one of its stacks (or `client -> server` pairs).
+    #[cfg(test)]
     pub fn new(doc: &'a RunDocument, baseline: Option<&'a str>) -> anyhow::Result<Report<'a>> {
+        Report::grouped(doc, baseline, None)
+    }
+
+    /// The report of `doc`, each metric's table split by the stacks' library or backend with `by`.
+    pub fn grouped(doc: &'a RunDocument, baseline: Option<&'a str>, by: Option<GroupBy>) -> anyhow::Result<Report<'a>> {
         if let Some(baseline) = baseline {
             let mut pairs: Vec<String> = Vec::new();
             for pair in doc.results.iter().map(CellResult::pair_label) {
@@ -34,7 +41,7 @@ impl<'a> Report<'a> {
                 bail!("baseline `{baseline}` is not a stack of run {} (valid: {})", doc.run.id, pairs.join(", "));
             }
         }
-        Ok(Report { doc, baseline, tables: MetricTable::all(&doc.results, baseline), profiles: Vec::new() })
+        Ok(Report { doc, baseline, tables: MetricTable::grouped(doc, baseline, by), profiles: Vec::new() })
     }
 
     /// The HTML page shows these profiles too.

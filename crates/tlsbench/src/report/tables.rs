@@ -5,7 +5,9 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use crate::output::table::{format_cell, Grid};
-use crate::results::{CellResult, Status};
+use crate::group::{self, GroupBy};
+use crate::output::first_seen;
+use crate::results::{CellResult, RunDocument, Status};
 
 /// The cells of one metric laid out as a grid, with the baseline's column if there is one.
 pub struct MetricTable<'a> {
@@ -15,14 +17,41 @@ pub struct MetricTable<'a> {
     pub grid: Grid<'a>,
     /// Index into `grid.pairs`.
     pub baseline: Option<usize>,
+    /// The group's heading when the tables are grouped (`--group-by`).
+    pub group: Option<String>,
 }
 
 impl<'a> MetricTable<'a> {
     /// One table per metric, in order of first appearance. A baseline that is not one of a
     /// metric's columns gives that table no factor columns.
     pub fn all(results: &'a [CellResult], baseline: Option<&str>) -> Vec<MetricTable<'a>> {
+        Self::of_cells(&results.iter().collect::<Vec<_>>(), baseline, None)
+    }
+
+    /// [`MetricTable::all`], or with `by`, per metric a table for each group that has its cells
+    /// (a baseline gives factor columns in the tables of its own group).
+    pub fn grouped(doc: &'a RunDocument, baseline: Option<&str>, by: Option<GroupBy>) -> Vec<MetricTable<'a>> {
+        let Some(by) = by else { return Self::all(&doc.results, baseline) };
+        let groups = group::split(doc, by);
+        let per_group: Vec<Vec<MetricTable<'a>>> =
+            groups.iter().map(|g| Self::of_cells(&g.cells, baseline, Some(g.heading()))).collect();
+        // Metric by metric, as ungrouped, each metric's groups together.
+        let metrics = first_seen(per_group.iter().flatten().map(|t| (t.metric, t.unit)));
+        let mut tables: Vec<MetricTable<'a>> = Vec::new();
+        let mut per_group: Vec<std::collections::VecDeque<MetricTable<'a>>> = per_group.into_iter().map(Into::into).collect();
+        for metric in metrics {
+            for group in &mut per_group {
+                if group.front().is_some_and(|t| (t.metric, t.unit) == metric) {
+                    tables.extend(group.pop_front());
+                }
+            }
+        }
+        tables
+    }
+
+    fn of_cells(results: &[&'a CellResult], baseline: Option<&str>, group: Option<String>) -> Vec<MetricTable<'a>> {
         let mut metrics: Vec<(&str, &str, &str)> = Vec::new();
-        for cell in results {
+        for &cell in results {
             let key = (&cell.metric[..], &cell.unit[..], &cell.better[..]);
             if !metrics.contains(&key) {
                 metrics.push(key);
@@ -31,16 +60,20 @@ impl<'a> MetricTable<'a> {
         metrics
             .into_iter()
             .map(|(metric, unit, better)| {
-                let grid = Grid::new(results.iter().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
+                let grid = Grid::new(results.iter().copied().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
                 let baseline = baseline.and_then(|b| grid.pairs.iter().position(|p| p == b));
-                MetricTable { metric, unit, better, grid, baseline }
+                MetricTable { metric, unit, better, grid, baseline, group: group.clone() }
             })
             .collect()
     }
 
     /// `handshakes_per_s (1/s, higher is better)`
     pub fn title(&self) -> String {
-        format!("{} ({}, {} is better)", self.metric, self.unit, self.better)
+        let title = format!("{} ({}, {} is better)", self.metric, self.unit, self.better);
+        match &self.group {
+            Some(group) => format!("{title}, {group}"),
+            None => title,
+        }
     }
 
     /// `scenario`, `side`, each pair, then `pair/baseline` for each other pair.
@@ -153,6 +186,25 @@ mod tests {
         assert_eq!(tables[1].baseline, None);
         assert_eq!(tables[1].header(), ["scenario", "side", "rustls-aws-lc-rs"]);
         assert_eq!(MetricTable::all(&doc.results, None)[0].header().len(), 4);
+    }
+
+    #[test]
+    fn grouped_tables_are_per_metric_and_group_with_factors_in_the_baseline_s_group() {
+        let doc = fixture::with_backends(fixture::document());
+        let tables = MetricTable::grouped(&doc, Some("openssl"), Some(GroupBy::Library));
+        let titles: Vec<String> = tables.iter().map(MetricTable::title).collect();
+        assert_eq!(
+            titles,
+            [
+                "handshakes_per_s (1/s, higher is better), library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
+                "handshakes_per_s (1/s, higher is better), library OpenSSL 3.0.19: openssl on OpenSSL libcrypto 3.0.19",
+                "heap_peak_bytes (B, lower is better), library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
+            ]
+        );
+        assert_eq!(tables[0].header(), ["scenario", "side", "rustls-aws-lc-rs"]);
+        assert_eq!(tables[1].baseline, Some(0));
+        assert_eq!(tables[1].header(), ["scenario", "side", "openssl"]);
+        assert_eq!(MetricTable::grouped(&doc, None, None).len(), MetricTable::all(&doc.results, None).len());
     }
 
     #[test]

@@ -40,6 +40,46 @@ public final class JsseStack implements Stack {
         }
     }
 
+    /**
+     * JSSE's crypto is the JCA providers that the JDK's provider order picks for the algorithms its
+     * handshakes and records use: asked the way JSSE asks (getInstance without naming a provider).
+     */
+    @Override
+    public Backend backend() {
+        String[][] uses = {
+            {"Cipher", "AES/GCM/NoPadding", "AES-GCM"}, {"Cipher", "ChaCha20-Poly1305", "ChaCha20-Poly1305"},
+            {"KeyAgreement", "ECDH", "ECDH"}, {"KeyAgreement", "XDH", "XDH"}, {"Signature", "SHA256withECDSA", "ECDSA"},
+            {"Signature", "RSASSA-PSS", "RSA-PSS"}, {"Mac", "HmacSHA256", "HMAC"}, {"MessageDigest", "SHA-256", "SHA-2"},
+        };
+        java.util.Map<String, List<String>> byProvider = new java.util.LinkedHashMap<>();
+        for (String[] use : uses) {
+            String provider;
+            try {
+                provider = providerOf(use[0], use[1]);
+            } catch (Exception e) {
+                provider = "none";
+            }
+            byProvider.computeIfAbsent(provider, p -> new java.util.ArrayList<>()).add(use[2]);
+        }
+        StringBuilder detail = new StringBuilder();
+        byProvider.forEach((provider, algorithms) ->
+                detail.append(detail.length() == 0 ? "" : ", ").append(provider).append(": ").append(String.join(" ", algorithms)));
+        return new Backend("JDK providers", System.getProperty("java.runtime.version"), detail.toString());
+    }
+
+    /** The provider (name and version) that getInstance gives for the algorithm. */
+    private static String providerOf(String service, String algorithm) throws Exception {
+        java.security.Provider provider = switch (service) {
+            case "Cipher" -> javax.crypto.Cipher.getInstance(algorithm).getProvider();
+            case "KeyAgreement" -> javax.crypto.KeyAgreement.getInstance(algorithm).getProvider();
+            case "Signature" -> java.security.Signature.getInstance(algorithm).getProvider();
+            case "Mac" -> javax.crypto.Mac.getInstance(algorithm).getProvider();
+            case "MessageDigest" -> java.security.MessageDigest.getInstance(algorithm).getProvider();
+            default -> throw new IllegalArgumentException(service);
+        };
+        return provider.getName() + " " + provider.getVersionStr();
+    }
+
     @Override
     public Capabilities capabilities() {
         Capabilities caps = Common.capabilities();

@@ -227,6 +227,7 @@ public final class Main {
             }
             // min_warmup_ms is one of the capabilities (docs/runner-protocol.md).
             stacks.add(Json.object().put("id", stack.id()).put("library", stack.library())
+                    .put("tls_library", stack.tlsLibrary()).put("backend", stack.backend().toJson())
                     .put("capabilities", stack.capabilities().toJson()));
         }
         return Json.object().put("protocol_version", PROTOCOL_VERSION).put("stacks", stacks);

@@ -47,8 +47,22 @@ public final class NettyTcnativeStack implements Stack {
 
     @Override
     public String library() {
-        // Each part as the running code reports it: BoringSSL's own version string (tcnative's
-        // SSL.versionString()), the tcnative artifact whose native library was loaded, and netty's version.
+        return ARTIFACT + " " + tcnativeVersion() + " (" + OpenSsl.versionString() + ", netty " + nettyVersion() + ")";
+    }
+
+    @Override
+    public String tlsLibrary() {
+        return "netty " + nettyVersion() + " OpenSslEngine";
+    }
+
+    /** BoringSSL, static in tcnative's JNI library: it has no release versions, the artifact pins it. */
+    @Override
+    public Backend backend() {
+        return new Backend(OpenSsl.versionString(), ARTIFACT + " " + tcnativeVersion(), "static in its JNI library");
+    }
+
+    /** The tcnative artifact whose native library was loaded, from its Maven properties. */
+    private static String tcnativeVersion() {
         String tcnative = "unknown";
         try (InputStream in = OpenSsl.class.getClassLoader().getResourceAsStream("META-INF/maven/io.netty/" + ARTIFACT + "/pom.properties")) {
             if (in != null) {
@@ -59,9 +73,12 @@ public final class NettyTcnativeStack implements Stack {
         } catch (Exception e) {
             // Reported as unknown.
         }
+        return tcnative;
+    }
+
+    private static String nettyVersion() {
         Version netty = Version.identify().get("netty-handler");
-        return ARTIFACT + " " + tcnative + " (" + OpenSsl.versionString() + ", netty "
-                + (netty == null ? "unknown" : netty.artifactVersion()) + ")";
+        return netty == null ? "unknown" : netty.artifactVersion();
     }
 
     @Override

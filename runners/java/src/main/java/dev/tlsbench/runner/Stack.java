@@ -13,6 +13,14 @@ public interface Stack {
     /** The library name and version as the running code reports them. */
     String library();
 
+    /** The TLS library without its backend; the library string where that names no backend. */
+    default String tlsLibrary() {
+        return library();
+    }
+
+    /** The crypto library the stack runs on, as the running code reports it. */
+    Backend backend();
+
     Capabilities capabilities();
 
     /** A client config: exactly the scenario's version, suite and groups where pinned; verifies the server for real. */

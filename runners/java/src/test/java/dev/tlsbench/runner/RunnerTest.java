@@ -41,6 +41,12 @@ class RunnerTest {
         assertTrue(list.contains("\"id\":\"netty-tcnative\",\"library\":\"netty-tcnative-boringssl-static 2.0."), list);
         assertTrue(list.contains("(BoringSSL, netty 4.1."), list);
         assertTrue(list.contains("\"min_warmup_ms\":10000}"), list);
+        // Each with its backend: the JCA providers JSSE's algorithms come from, and tcnative's BoringSSL.
+        assertTrue(list.contains("\"backend\":{\"name\":\"JDK providers\",\"version\":\"" + System.getProperty("java.runtime.version") + "\""), list);
+        java.security.Provider aesGcm = javax.crypto.Cipher.getInstance("AES/GCM/NoPadding").getProvider();
+        assertTrue(list.contains(aesGcm.getName() + " " + aesGcm.getVersionStr() + ": AES-GCM"), list);
+        assertTrue(list.contains("\"tls_library\":\"netty 4.1."), list);
+        assertTrue(list.contains("\"backend\":{\"name\":\"BoringSSL\",\"version\":\"netty-tcnative-boringssl-static 2.0."), list);
     }
 
     @Test
