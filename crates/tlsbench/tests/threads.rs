@@ -32,12 +32,11 @@ fn runners_with_a_runtime_stack() -> tempfile::TempDir {
     dir
 }
 
-fn runner_sample(stack: &str, scenario: &str, extra: &[&str]) -> Reply {
-    let data = runner_dir().join("threads-test-data");
+fn runner_sample(data: &Path, stack: &str, scenario: &str, extra: &[&str]) -> Reply {
     let output = Command::new(runner_dir().join("tlsbench-runner-openssl"))
         .args(["sample", "--client", stack, "--server", stack, "--scenario", scenario, "--min-time-ms", "20", "--warmup-ms", "5"])
         .arg("--data-dir")
-        .arg(&data)
+        .arg(data)
         .args(extra)
         .output()
         .unwrap();
@@ -47,8 +46,10 @@ fn runner_sample(stack: &str, scenario: &str, extra: &[&str]) -> Reply {
 
 #[test]
 fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path();
     for (stack, scenario) in [("openssl", SCENARIO), ("rustls-ring", SCENARIO), ("rustls-aws-lc-rs", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm")] {
-        let Reply::Ok(report) = runner_sample(stack, scenario, &["--threads", "3"]) else { panic!("{stack}") };
+        let Reply::Ok(report) = runner_sample(data, stack, scenario, &["--threads", "3"]) else { panic!("{stack}") };
         assert_eq!(report.threads.len(), 3, "{stack}");
         // Every thread completed verified handshakes (the gates fail the sample otherwise),
         // and each side of each thread has its own rates.
@@ -59,13 +60,19 @@ fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
             }
         }
         assert_eq!(report.iterations, report.threads.iter().map(|t| t.iterations).sum::<u64>());
-        assert_eq!(report.values, sum_threads(&report.threads), "{stack}");
+        // Equal but for the last bit: serde_json's default parser does not round every float exactly.
+        let sums = sum_threads(&report.threads);
+        assert_eq!(report.values.len(), sums.len(), "{stack}");
+        for (value, sum) in report.values.iter().zip(&sums) {
+            assert_eq!((value.side, value.metric), (sum.side, sum.metric), "{stack}");
+            assert!((value.value - sum.value).abs() <= 1e-12 * sum.value && (value.seconds - sum.seconds).abs() <= 1e-12, "{stack}: {value:?} {sum:?}");
+        }
         assert!(report.negotiated_by_side().iter().all(Option::is_some), "{stack}: {:?}", report.negotiated);
         // One pair replies as before: no per-thread part.
-        let Reply::Ok(one) = runner_sample(stack, scenario, &[]) else { panic!("{stack}") };
+        let Reply::Ok(one) = runner_sample(data, stack, scenario, &[]) else { panic!("{stack}") };
         assert!(one.threads.is_empty());
     }
-    let Reply::Unsupported { reason } = runner_sample("openssl", SCENARIO, &["--threads", "2", "--measure", "io"]) else { panic!() };
+    let Reply::Unsupported { reason } = runner_sample(data, "openssl", SCENARIO, &["--threads", "2", "--measure", "io"]) else { panic!() };
     assert_eq!(reason, "--threads applies to the time measure (rates that can scale with threads); measure io is taken with one pair");
 }
 
@@ -124,7 +131,8 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
     assert!(csv.lines().next().unwrap().ends_with(",allocator,threads,scaling_efficiency"), "{csv}");
     let row = csv.lines().find(|l| l.contains(",openssl,openssl,") && l.contains(",server,handshakes_per_s_per_thread,") && l.contains(",2,")).unwrap();
     let efficiency: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
-    assert_eq!(efficiency, find("openssl", "handshakes_per_s_per_thread", "server", Some(2))["scaling_efficiency"].as_f64().unwrap());
+    let in_json = find("openssl", "handshakes_per_s_per_thread", "server", Some(2))["scaling_efficiency"].as_f64().unwrap();
+    assert!((efficiency - in_json).abs() < 1e-12, "{efficiency} {in_json}");
 }
 
 #[test]
