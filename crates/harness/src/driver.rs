@@ -2,12 +2,14 @@
 //! one process. Each side has its own clock, which runs only inside calls into that side's
 //! library; checks, digests and bookkeeping happen outside both clocks.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::gate::{self, Gates, Tally};
-use crate::protocol::{Metric, MetricValue, SampleReport};
+use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
 use crate::step::{self, Meter};
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
@@ -118,20 +120,167 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
     let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new(), gates: Gates::default() };
-    let measured = match scenario.kind {
-        Kind::Transfer => pair.transfer(spec)?,
-        _ => pair.handshakes(spec)?,
-    };
-    let mut values = side_values(spec, Side::Client, scenario.kind, measured.iterations, &measured.clocks.client);
-    values.extend(side_values(spec, Side::Server, scenario.kind, measured.iterations, &measured.clocks.server));
+    let measured = pair.measure(spec, None)?;
     Ok(SampleReport {
         client_library: client.library(),
         server_library: server.library(),
         iterations: measured.iterations,
-        values,
+        values: measured.values(spec, scenario.kind),
         negotiated: pair.gates.negotiated(),
         allocator: None,
+        threads: Vec::new(),
     })
+}
+
+/// Measures one sample with `threads` independent pairs, one per thread, in this process (the
+/// method of rustls-bench's `--threads`). Each thread builds its own configs and connections,
+/// warms up, then all start their measured loops together; each keeps its own clocks and gates,
+/// and goes on until every thread has done its part, so that they run side by side throughout.
+/// The report carries each thread's rates, and their sums as the sample's values. The time
+/// measure only: see [`check_threads`].
+pub fn sample_threads<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    scenario: &Scenario,
+    pki: &Pki,
+    spec: &SampleSpec,
+    threads: usize,
+) -> Result<SampleReport, Error> {
+    check_measure(spec.measure(), scenario)?;
+    check_threads(spec.measure(), threads)?;
+    client.capabilities().check(client.id(), scenario)?;
+    server.capabilities().check(server.id(), scenario)?;
+    let together = Together::new(threads);
+    let one = || -> Result<(Measured, Gates), Error> {
+        let pair = Pair {
+            client,
+            server,
+            client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
+            server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
+            scenario,
+            link: Link::new(),
+            gates: Gates::default(),
+        };
+        Ok((pair.measure(spec, Some(&together))?, pair.gates))
+    };
+    let outcomes: Vec<Result<(Measured, Gates), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    // A thread that fails lets the others stop (or not wait for it to start).
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(one))
+                        .unwrap_or_else(|_| Err(Error::Other("a measuring thread panicked".into())));
+                    if outcome.is_err() {
+                        together.abandon();
+                    }
+                    outcome
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a thread's panic is caught")).collect()
+    });
+    let mut measured = Vec::with_capacity(threads);
+    // The first failure is the cause; the others' "another thread failed" follows from it.
+    let mut first_error = None;
+    for outcome in outcomes {
+        match outcome {
+            Ok(ok) => measured.push(ok),
+            Err(Error::Other(reason)) if reason == ANOTHER_FAILED => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(error) = first_error {
+        return Err(error);
+    }
+    let negotiated = measured.first().map(|(_, gates)| gates.negotiated()).unwrap_or_default();
+    let threads: Vec<ThreadSample> =
+        measured.iter().map(|(m, _)| ThreadSample { iterations: m.iterations, values: m.values(spec, scenario.kind) }).collect();
+    Ok(SampleReport {
+        client_library: client.library(),
+        server_library: server.library(),
+        iterations: threads.iter().map(|t| t.iterations).sum(),
+        values: sum_threads(&threads),
+        negotiated,
+        allocator: None,
+        threads,
+    })
+}
+
+/// `Unsupported` unless `threads` pairs can be measured side by side under `measure`.
+pub fn check_threads(measure: Measure, threads: usize) -> Result<(), Error> {
+    match (threads, measure) {
+        (0, _) => Err(Error::Other("--threads must be at least 1".into())),
+        (1, _) | (_, Measure::Time) => Ok(()),
+        // Instructions: one callgrind toggle per process, and valgrind runs threads one at a
+        // time. Heap and io: per-connection counts, which do not change with threads (and the
+        // heap tags and io logs are the process's).
+        _ => Err(Error::Unsupported(format!(
+            "--threads applies to the time measure (rates that can scale with threads); measure {measure} is taken with one pair"
+        ))),
+    }
+}
+
+const ANOTHER_FAILED: &str = "another thread of the sample failed";
+
+/// The threads of one sample: they start their measured loops together, and end them together.
+struct Together {
+    threads: usize,
+    /// How many threads are ready to measure, and whether one has failed.
+    ready: Mutex<(usize, bool)>,
+    all_ready: Condvar,
+    /// Threads whose own clocks have done their part.
+    finished: AtomicUsize,
+    failed: AtomicBool,
+}
+
+impl Together {
+    fn new(threads: usize) -> Together {
+        Together { threads, ready: Mutex::new((0, false)), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
+    }
+
+    /// Waits (asleep, not spinning: the others may need this CPU) until every thread is ready.
+    fn start(&self) -> Result<(), Error> {
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        ready.0 += 1;
+        self.all_ready.notify_all();
+        while ready.0 < self.threads && !ready.1 {
+            ready = self.all_ready.wait(ready).unwrap_or_else(|e| e.into_inner());
+        }
+        match ready.1 {
+            true => Err(Error::Other(ANOTHER_FAILED.into())),
+            false => Ok(()),
+        }
+    }
+
+    fn abandon(&self) {
+        self.failed.store(true, Ordering::Relaxed);
+        self.ready.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.all_ready.notify_all();
+    }
+
+    /// Whether a thread's measured loop ends, given whether its own part is `done` (counted once
+    /// in `counted`): when every thread's is, or one thread failed.
+    fn over(&self, done: bool, counted: &mut bool) -> Result<bool, Error> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(Error::Other(ANOTHER_FAILED.into()));
+        }
+        if done && !*counted {
+            *counted = true;
+            self.finished.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(*counted && self.finished.load(Ordering::Relaxed) == self.threads)
+    }
+}
+
+/// Whether the measured loop ends: alone, when this pair's part is `done`; among threads, see
+/// [`Together::over`].
+fn over(together: Option<&Together>, done: bool, counted: &mut bool) -> Result<bool, Error> {
+    match together {
+        None => Ok(done),
+        Some(together) => together.over(done, counted),
+    }
 }
 
 /// One side's rates in a sample, from its own clock: by wall time, and by the thread's CPU time
@@ -182,6 +331,15 @@ pub(crate) fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Resul
 struct Measured {
     iterations: u64,
     clocks: Clocks,
+}
+
+impl Measured {
+    /// Both sides' rates.
+    fn values(&self, spec: &SampleSpec, kind: Kind) -> Vec<MetricValue> {
+        let mut values = side_values(spec, Side::Client, kind, self.iterations, &self.clocks.client);
+        values.extend(side_values(spec, Side::Server, kind, self.iterations, &self.clocks.server));
+        values
+    }
 }
 
 /// Wall time spent inside one side's library calls; under callgrind, also the only place where
@@ -332,11 +490,20 @@ pub(crate) struct Pair<'a, C: Stack, S: Stack> {
 }
 
 impl<C: Stack, S: Stack> Pair<'_, C, S> {
+    /// The measured part of a sample of the scenario's kind; `together` with the other threads
+    /// of a sample of several.
+    fn measure(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
+        match self.scenario.kind {
+            Kind::Transfer => self.transfer(spec, together),
+            _ => self.handshakes(spec, together),
+        }
+    }
+
     /// Handshakes, each on new connections, until both clocks reach the minimum. Creating and
     /// dropping the connections is part of each side's cost. A first, unmeasured handshake is
     /// full and leaves the session that the first resumption resumes; each resumed handshake
     /// then leaves the next one (a new TLS 1.3 ticket, or the same TLS 1.2 session).
-    fn handshakes(&self, spec: &SampleSpec) -> Result<Measured, Error> {
+    fn handshakes(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
         self.checked_handshake(&mut Clocks::default(), false)?;
         let resumed = self.scenario.kind.is_resumption();
         let (started, mut warmed) = (Instant::now(), 0);
@@ -344,9 +511,10 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
             self.checked_handshake(&mut Clocks::default(), resumed)?;
             warmed += 1;
         }
+        together.map(Together::start).transpose()?;
         let mut clocks = Clocks::measured(spec);
-        let mut iterations = 0;
-        while !spec.done(iterations, 0, clocks.both_reached(spec)) {
+        let (mut iterations, mut counted) = (0, false);
+        while !over(together, spec.done(iterations, 0, clocks.both_reached(spec)), &mut counted)? {
             self.checked_handshake(&mut clocks, resumed)?;
             iterations += 1;
         }
@@ -381,7 +549,7 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
 
     /// After an unmeasured handshake, the server sends 16 KiB writes and the client receives
     /// each; every byte is checked by length and digest at the end.
-    fn transfer(&self, spec: &SampleSpec) -> Result<Measured, Error> {
+    fn transfer(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
         let (mut client, mut server) = self.handshake(&mut Clocks::default())?;
         self.check(&client, &server, false)?;
 
@@ -392,9 +560,10 @@ impl<C: Stack, S: Stack> Pair<'_, C, S> {
             stream.send_one(&mut client, &mut server, &mut Clocks::default())?;
             warmed += 1;
         }
+        together.map(Together::start).transpose()?;
         let mut clocks = Clocks::measured(spec);
-        let mut writes = 0u64;
-        while !spec.done(writes, TRANSFER_MIN_WRITES, clocks.both_reached(spec)) {
+        let (mut writes, mut counted) = (0u64, false);
+        while !over(together, spec.done(writes, TRANSFER_MIN_WRITES, clocks.both_reached(spec)), &mut counted)? {
             stream.send_one(&mut client, &mut server, &mut clocks)?;
             writes += 1;
         }

@@ -13,16 +13,22 @@
 //! its own anonymous mapping: it is never itself counted as heap. Runners are single-threaded;
 //! a lock still guards the table against any thread a library starts.
 
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Acquire, Ordering::Release};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::Acquire, Ordering::Release};
 
 use crate::Side;
 
 /// Set by the interposed allocator on its first call: this binary's allocations can be seen.
 static INTERPOSED: AtomicBool = AtomicBool::new(false);
 static ENABLED: AtomicBool = AtomicBool::new(false);
-/// The side whose library is running: 0 for neither (the harness itself), 1 client, 2 server.
-static TAG: AtomicU8 = AtomicU8::new(0);
+thread_local! {
+    /// The side whose library is running on this thread: 0 for neither (the harness itself), 1
+    /// client, 2 server. Per thread, so that the pairs of `sample --threads` never share a
+    /// written cache line (nor, were heap taken with threads, each other's tags). A `const`
+    /// initialiser and a type without drop: no lazy initialisation and no destructor to
+    /// register, so reading it from inside malloc allocates nothing.
+    static TAG: Cell<u8> = const { Cell::new(0) };
+}
 /// Blocks the table had no room for (the counts are then wrong, and the sample fails).
 static LOST: AtomicU64 = AtomicU64::new(0);
 
@@ -70,9 +76,9 @@ pub fn enable() -> Result<(), String> {
 /// allocated the block.
 #[inline]
 pub fn tagged<T>(side: Side, call: impl FnOnce() -> T) -> T {
-    let previous = TAG.swap(tag_of(Some(side)), Relaxed);
+    let previous = TAG.replace(tag_of(Some(side)));
     let out = call();
-    TAG.store(previous, Relaxed);
+    TAG.set(previous);
     out
 }
 
@@ -83,9 +89,9 @@ pub fn untagged<T>(call: impl FnOnce() -> T) -> T {
     if !ENABLED.load(Relaxed) {
         return call();
     }
-    let previous = TAG.swap(0, Relaxed);
+    let previous = TAG.replace(0);
     let out = call();
-    TAG.store(previous, Relaxed);
+    TAG.set(previous);
     out
 }
 
@@ -144,7 +150,7 @@ pub fn freed(ptr: *mut u8) {
 
 #[cold]
 fn record_allocation(ptr: usize, size: u64) {
-    let tag = TAG.load(Relaxed);
+    let tag = TAG.get();
     if !TABLE.insert(ptr, size, tag) {
         LOST.fetch_add(1, Relaxed);
         return;

@@ -65,6 +65,34 @@ pub struct SampleReport {
     /// own, or libc's without tlsbench's interposer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<crate::allocator::AllocatorInUse>,
+    /// `sample --threads N` (N > 1): each thread's own pair, in thread order; `iterations` and
+    /// `values` are then their sums (the aggregate). Empty for one pair on one thread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadSample>,
+}
+
+/// What one thread's pair did in a sample of several threads: its iterations and its own
+/// clocks' rates, as a one-thread sample reports them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadSample {
+    pub iterations: u64,
+    pub values: Vec<MetricValue>,
+}
+
+/// The aggregate of threads' values: per side and metric, the sum of their rates (and of their
+/// measured seconds), in the order the first thread reports them.
+pub fn sum_threads(threads: &[ThreadSample]) -> Vec<MetricValue> {
+    let mut sums: Vec<MetricValue> = Vec::new();
+    for value in threads.iter().flat_map(|t| &t.values) {
+        match sums.iter_mut().find(|s| (s.side, s.metric) == (value.side, value.metric)) {
+            Some(sum) => {
+                sum.value += value.value;
+                sum.seconds += value.seconds;
+            }
+            None => sums.push(*value),
+        }
+    }
+    sums
 }
 
 impl SampleReport {

@@ -224,6 +224,10 @@ struct SampleArgs {
     client: String,
     #[arg(long)]
     server: String,
+    /// Independent pairs measured side by side, one per thread (the time measure only); the
+    /// reply carries each thread's rates and their sums.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: u32,
     #[command(flatten)]
     settings: SampleSettings,
 }
@@ -366,7 +370,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
-    let measure = MeasurePair { measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec };
+    let measure = MeasurePair { measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec, threads: args.threads as usize };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
@@ -609,12 +613,13 @@ impl StackVisitor for Describe {
             true => crate::allocator::Allocator::ALL.to_vec(),
             false => Vec::new(),
         };
+        // Every stack of a Rust runner can run as several pairs on threads (`sample --threads`).
         StackInfo {
             id: stack.id().to_string(),
             library: stack.library(),
             tls_library: Some(stack.tls_library()),
             backend: Some(stack.backend()),
-            capabilities: Capabilities { allocators, ..stack.capabilities() },
+            capabilities: Capabilities { allocators, threads: true, ..stack.capabilities() },
         }
     }
 }
@@ -624,13 +629,16 @@ struct MeasurePair<'a> {
     scenario: &'a Scenario,
     pki: &'a Pki,
     spec: SampleSpec,
+    threads: usize,
 }
 
 impl PairVisitor for MeasurePair<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         check_pair(client, server, self.scenario)?;
+        driver::check_threads(self.measure, self.threads)?;
         match self.measure {
+            Measure::Time if self.threads > 1 => driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads),
             Measure::Time | Measure::Instructions => driver::sample(client, server, self.scenario, self.pki, &self.spec),
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
             Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),

@@ -221,6 +221,10 @@ pub struct Capabilities {
     /// stack allocates through its language's runtime and takes no part in the allocator axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allocators: Vec<crate::allocator::Allocator>,
+    /// Whether the stack's runner measures several pairs side by side, one per thread
+    /// (`sample --threads N`): filled in by the runner. False (absent): one pair per sample.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threads: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -289,6 +293,7 @@ impl Capabilities {
             measure_limits: Vec::new(),
             min_warmup_ms: 0,
             allocators: Vec::new(),
+            threads: false,
         }
     }
 

@@ -28,6 +28,7 @@ extern "C" {
 fn main() {
     allocations_inside_openssl_are_charged_to_the_side_that_made_them();
     every_allocator_entry_point_is_counted();
+    a_side_tag_is_its_threads_own();
     the_pipes_a_side_writes_into_are_charged_to_neither_side();
     the_heap_measure_agrees_with_valgrind_dhat();
     println!("heap: all checks passed");
@@ -86,6 +87,33 @@ fn every_allocator_entry_point_is_counted() {
     heap::tagged(Side::Server, || heap::untagged(|| drop(black_box(vec![0u8; 4096]))));
     assert_eq!(heap::usage(Side::Server).allocations, server0.allocations);
     assert_eq!(heap::lost(), 0);
+}
+
+/// The tag is per thread (`sample --threads` runs pairs on threads): what another thread
+/// allocates while this one runs a side's call is not that side's, and another thread's tag
+/// charges its own allocations.
+fn a_side_tag_is_its_threads_own() {
+    heap::reset_peak(Side::Server);
+    let (client0, server0) = usage();
+    // Barriers (futexes, no allocation) order the other thread's blocks inside this thread's
+    // tagged call; the threads are spawned outside it, since spawning allocates.
+    let (inside, done) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            inside.wait();
+            drop(black_box(vec![0u8; 3000])); // untagged on this thread: the harness's
+            heap::tagged(Side::Server, || drop(black_box(vec![0u8; 2000])));
+            done.wait();
+        });
+        heap::tagged(Side::Client, || {
+            inside.wait();
+            done.wait();
+        });
+    });
+    let (client, server) = usage();
+    assert_eq!(client.allocations - client0.allocations, 0, "another thread's blocks charged to this thread's side");
+    assert_eq!(server.allocations - server0.allocations, 1);
+    assert_eq!(server.peak - server0.held, 2000);
 }
 
 /// A side whose library writes a flight into the transport and keeps the connection open must

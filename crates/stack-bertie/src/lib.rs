@@ -126,6 +126,7 @@ impl Stack for Bertie {
             measure_limits: Vec::new(),
             min_warmup_ms: 0,
             allocators: Vec::new(),
+            threads: false,
         }
     }
 

@@ -132,11 +132,20 @@ pub struct RunArgs {
     /// from malloc (go, jsse, netty-tcnative) are n/a then.
     #[arg(long = "allocator", value_name = "A")]
     pub allocators: Vec<tlsbench_harness::allocator::Allocator>,
+    /// Thread counts for the time measure: N independent pairs, one per thread, in one runner
+    /// (rustls-bench's `--threads`); e.g. `--threads 2` or `--threads 2,4`. Asking for N > 1
+    /// also measures one thread in the same run, since scaling efficiency is the rate of N
+    /// threads against N times one thread's. Rows `STACK (N threads)` give the aggregate rate
+    /// (the sum of the threads' rates); the `..._per_thread` blocks give the rate per thread
+    /// and the efficiency. In-process cells of Rust runners only: the others are n/a saying
+    /// why. Other measures are taken with one pair.
+    #[arg(long = "threads", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Vec<u32>,
     /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]

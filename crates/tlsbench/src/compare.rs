@@ -106,12 +106,14 @@ impl Comparison<'_> {
     }
 }
 
-/// Matches the cells of `a` and `b` by scenario, pair, process, allocator, measure, side and metric and judges each
+/// Matches the cells of `a` and `b` by scenario, pair, process, allocator, thread count, measure, side and metric and judges each
 /// pair of cells; `threshold` (a fraction) replaces every measure's default when given.
 pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
     let key = |c: &CellResult| {
         let allocator = c.allocator_key().to_string();
-        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, c.measure.clone(), c.side, c.metric.clone())
+        // A run without --threads measured one pair.
+        let threads = c.threads.unwrap_or(1);
+        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, threads, c.measure.clone(), c.side, c.metric.clone())
     };
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();

@@ -208,7 +208,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = settings.runners.infos(&ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators)).into_iter().map(CellState::planned).collect();
+    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(&args.threads)).into_iter().map(CellState::planned).collect();
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -270,6 +270,18 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
     }
     if tcp && args.process != plan::ProcessChoice::Auto {
         bail!("--process places the two sides in memory; over --transport tcp each side is its own runner on a socket");
+    }
+    if args.threads.iter().any(|&n| n > 1) {
+        if tcp {
+            bail!("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with `tlsbench serve --workers N`");
+        }
+        if !measures.contains(&Measure::Time) {
+            let names: Vec<&str> = measures.iter().map(|m| m.name()).collect();
+            bail!("--threads applies to the time measure (valid: --measure time); this run measures {}", names.join(", "));
+        }
+        if args.process == plan::ProcessChoice::Split {
+            bail!("--threads runs N pairs inside one runner, in-process; --process split runs one side per runner (valid with --threads: auto, both)");
+        }
     }
     Ok(measures)
 }

@@ -300,6 +300,7 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         values: [values(&client)?, values(&server)?].concat(),
         negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
         allocator: None,
+        threads: Vec::new(),
     })
 }
 

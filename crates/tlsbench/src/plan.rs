@@ -59,6 +59,9 @@ pub struct Cell {
     /// The allocator the runners run on where the run chose allocators (`--allocator`); None:
     /// glibc's in the Rust runners, unlabelled, and each runtime's own elsewhere.
     pub allocator: Option<Allocator>,
+    /// The pairs measured side by side, one per thread (`--threads`), when more than one; None:
+    /// one pair, as without the axis.
+    pub threads: Option<u32>,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
 }
@@ -81,7 +84,8 @@ impl Cell {
             (Measure::Net, _) => warmup + min_time + tlsbench_harness::net::DEFAULT_IO_TIMEOUT * 2,
             (Measure::Instructions, _) => crate::instructions::budget(&self.scenario),
             (_, Some(connections)) => connection_budget(self.scenario.key) * connections as u32,
-            (Measure::Time, None) => (min_time + warmup) * 2 * TIME_SAMPLE_SLACK,
+            // N pairs on threads may share fewer cores: up to N times as long.
+            (Measure::Time, None) => (min_time + warmup) * 2 * TIME_SAMPLE_SLACK * self.threads.unwrap_or(1),
             (_, None) => Duration::ZERO,
         };
         timeout + budget
@@ -150,6 +154,37 @@ pub fn allocator_axis(chosen: &[Allocator]) -> Vec<Option<Allocator>> {
     }
 }
 
+/// The thread counts of a run's time cells: one pair (`None`) always, since efficiency is
+/// against one thread measured in the same run, then each N > 1 asked for, in increasing order.
+pub fn thread_axis(chosen: &[u32]) -> Vec<Option<u32>> {
+    let mut counts: Vec<u32> = chosen.iter().copied().filter(|&n| n > 1).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    std::iter::once(None).chain(counts.into_iter().map(Some)).collect()
+}
+
+/// Whether the stack `id` can be measured as `threads` pairs side by side: its runner says so,
+/// and only in one process.
+fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, process: Process) -> Result<(), String> {
+    let Some(threads) = threads else { return Ok(()) };
+    match process {
+        Process::Tcp => {
+            return Err("the network mode (--transport tcp) scales a server with its --workers; --threads applies in memory".into())
+        }
+        Process::Split => {
+            return Err(format!(
+                "--threads runs {threads} pairs inside one runner, so it applies to in-process cells; a split-process pair runs \
+                 one side per process"
+            ))
+        }
+        Process::InProcess => {}
+    }
+    match capabilities.threads {
+        true => Ok(()),
+        false => Err(format!("{id}: its runner measures one pair per sample (no `sample --threads`), so it takes no part in --threads")),
+    }
+}
+
 /// Whether the stack `id` can run on `allocator`: its runner says which allocators its malloc
 /// can switch to.
 fn check_allocator(id: &str, capabilities: &Capabilities, allocator: Option<Allocator>, process: Process) -> Result<(), String> {
@@ -180,6 +215,7 @@ pub fn cells(
     runners: &Runners,
     choice: ProcessChoice,
     allocators: &[Option<Allocator>],
+    threads: &[Option<u32>],
 ) -> Vec<Cell> {
     let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
     let mut cells = Vec::new();
@@ -200,19 +236,28 @@ pub fn cells(
                     (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => &[Process::Split],
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
+                // Threads are an axis of the time measure only (see driver::check_threads).
+                let threads = match measure {
+                    Measure::Time => threads,
+                    _ => &[None],
+                };
                 for &process in processes {
                     for &allocator in allocators {
-                        let support = support.clone().and_then(|()| match (process, auto) {
-                            (Process::InProcess, Process::Split) => Err(format!(
-                                "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
-                            )),
-                            _ => Ok(()),
-                        });
-                        let support = support
-                            .and_then(|()| check_allocator(client, c.1, allocator, process))
-                            .and_then(|()| check_allocator(server, s.1, allocator, process));
-                        let (client, server) = (client.clone(), server.clone());
-                        cells.push(Cell { client, server, scenario, measure, process, allocator, support });
+                        for &threads in threads {
+                            let support = support.clone().and_then(|()| match (process, auto) {
+                                (Process::InProcess, Process::Split) => Err(format!(
+                                    "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
+                                )),
+                                _ => Ok(()),
+                            });
+                            let support = support
+                                .and_then(|()| check_allocator(client, c.1, allocator, process))
+                                .and_then(|()| check_allocator(server, s.1, allocator, process))
+                                .and_then(|()| check_threads(client, c.1, threads, process))
+                                .and_then(|()| check_threads(server, s.1, threads, process));
+                            let (client, server) = (client.clone(), server.clone());
+                            cells.push(Cell { client, server, scenario, measure, process, allocator, threads, support });
+                        }
                     }
                 }
             }
@@ -265,7 +310,7 @@ mod tests {
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         assert_eq!(scenarios.len(), 2);
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None]);
+        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None]);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
         assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
         assert!(cells.iter().all(|c| c.process == Process::InProcess));
@@ -281,12 +326,12 @@ mod tests {
         // glibc alone is the default: no axis, no label, every stack as before.
         assert_eq!(allocator_axis(&[]), [None]);
         assert_eq!(allocator_axis(&[Allocator::Glibc, Allocator::Glibc]), [None]);
-        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]));
+        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]), &[None]);
         assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
 
         let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
         assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
-        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis);
+        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None]);
         let support = |client: &str, server: &str, allocator| {
             planned.iter().find(|c| c.client == client && c.server == server && c.allocator == Some(allocator)).expect("planned").support.clone()
         };
@@ -310,12 +355,44 @@ mod tests {
     }
 
     #[test]
+    fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
+        // One thread is always in the axis: efficiency is against it, in the same run.
+        assert_eq!(thread_axis(&[]), [None]);
+        assert_eq!(thread_axis(&[1]), [None]);
+        assert_eq!(thread_axis(&[4, 2, 1, 2]), [None, Some(2), Some(4)]);
+
+        let threads = Capabilities { threads: true, ..Capabilities::everything() };
+        let runtime = Capabilities::everything();
+        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &threads), ("rustls-ring", &threads)]), ("tlsbench-runner-go", &[("go", &runtime)])]);
+        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time, Measure::Heap]).unwrap();
+        let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string()), ("openssl".to_string(), "go".to_string())];
+        let planned = cells(&pairs, &scenarios, &[Measure::Time, Measure::Heap], &infos, ProcessChoice::Both, &[None], &thread_axis(&[2]));
+        let support = |client: &str, server: &str, process, threads| {
+            let found = planned.iter().find(|c| (&c.client[..], &c.server[..], c.process, c.threads, c.measure) == (client, server, process, threads, Measure::Time));
+            found.expect("planned").support.clone()
+        };
+        assert_eq!(support("openssl", "openssl", Process::InProcess, None), Ok(()));
+        assert_eq!(support("openssl", "openssl", Process::InProcess, Some(2)), Ok(()));
+        assert_eq!(
+            support("openssl", "openssl", Process::Split, Some(2)),
+            Err("--threads runs 2 pairs inside one runner, so it applies to in-process cells; a split-process pair runs one side per process".into())
+        );
+        assert_eq!(support("go", "go", Process::Split, None), Ok(()));
+        assert!(support("go", "go", Process::Split, Some(2)).unwrap_err().contains("in-process cells"));
+        assert!(check_threads("go", &runtime, Some(2), Process::InProcess).unwrap_err().starts_with("go: its runner measures one pair per sample"));
+        assert!(check_threads("openssl", &threads, Some(2), Process::Tcp).unwrap_err().contains("--workers"));
+        // Heap is taken with one pair: no thread variants.
+        assert!(planned.iter().filter(|c| c.measure == Measure::Heap).all(|c| c.threads.is_none()));
+        assert_eq!(planned.iter().filter(|c| c.measure == Measure::Heap).count(), pairs.len());
+    }
+
+    #[test]
     fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
         let all = Capabilities::everything();
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("rustls-ring", &all)])]);
         let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
-        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
+        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
         assert_eq!(processes(ProcessChoice::Auto), [Process::InProcess]);
         assert_eq!(processes(ProcessChoice::Split), [Process::Split]);
         assert_eq!(processes(ProcessChoice::Both), [Process::InProcess, Process::Split]);
@@ -329,7 +406,7 @@ mod tests {
         let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
         let scenarios = select_scenarios(&globs, &measures).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
-        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None]);
+        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None]);
         let planned = |measure: Measure| {
             let mut kinds: Vec<&str> = cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
             kinds.dedup();
@@ -353,7 +430,7 @@ mod tests {
         assert!(!scenarios.is_empty() && scenarios.iter().all(|s| matches!(s.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)), "{scenarios:?}");
         let pairs = [("openssl".to_string(), "boringssl".to_string())];
         for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
-            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None]);
+            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None]);
             // Across link families too: each side is its own runner.
             assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
         }
@@ -370,6 +447,7 @@ mod tests {
             measure,
             process: Process::InProcess,
             allocator: None,
+            threads: None,
             support: Ok(()),
         };
         let memory = |n: usize, key: &str| cell(Measure::Heap, &format!("memory-{n}_1.3_x25519_{key}_aes-128-gcm"));
@@ -413,7 +491,7 @@ mod tests {
         let ids = ["openssl", "bertie"];
         let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
         let support = |client: &str, server: &str, version: &str| {
-            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None]);
+            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None]);
             let cell = cells.into_iter().find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
             cell.expect("planned").support
         };

@@ -109,6 +109,14 @@ pub struct CellResult {
     /// (`--allocator`); absent in a run that did not, whose Rust runners ran glibc's malloc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,
+    /// The pairs measured side by side, one per thread (`--threads N`, N > 1); absent: one.
+    /// The rates are then the sums of the threads' rates (the aggregate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// On a `..._per_thread` result of N threads: its rate per thread over the rate of the
+    /// same cell with one thread in the same run (medians), e.g. 0.92; 1 is perfect scaling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling_efficiency: Option<f64>,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -146,12 +154,10 @@ fn in_process() -> String {
 impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
-    /// ` (jemalloc)` after the pair where the run chose allocators.
+    /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
+    /// on threads, ` (jemalloc, 2 threads)` for both.
     pub fn pair_label(&self) -> String {
-        let pair = match &self.allocator {
-            Some(allocator) => format!("{} ({allocator})", pair_label(&self.client_stack, &self.server_stack)),
-            None => pair_label(&self.client_stack, &self.server_stack),
-        };
+        let pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads);
         match self.process.as_str() {
             "split-process" => format!("{pair} [split]"),
             "tcp" => format!("{pair} [tcp]"),
@@ -162,6 +168,16 @@ impl CellResult {
     /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
     pub fn allocator_key(&self) -> &str {
         self.allocator.as_deref().unwrap_or("glibc")
+    }
+}
+
+/// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
+/// ` (jemalloc, 2 threads)`; nothing for the default.
+pub fn variant_label(allocator: Option<&str>, threads: Option<u32>) -> String {
+    let parts: Vec<String> = allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} threads"))).collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Measuring a planned run: every sample of every cell in its own runner process, cells
 //! interleaved in a new random order each round so that machine drift hits all stacks alike.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use tlsbench_harness::{Measure, Side};
 
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
-use crate::results::{pair_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
+use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 use crate::store::{StoredCell, StoredRun};
 use crate::{executor, stacks, stats};
 
@@ -154,14 +155,18 @@ fn take_round(
         if stop.load(Ordering::SeqCst) {
             return Ok(Finish::Interrupted);
         }
-        let mut label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
-        if let Some(allocator) = state.cell.allocator {
-            label.push_str(&format!(" ({allocator})"));
-        }
+        let label = format!(
+            "{} {}{}",
+            state.cell.scenario,
+            pair_label(&state.cell.client, &state.cell.server),
+            variant_label(state.cell.allocator.map(Allocator::name), state.cell.threads)
+        );
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
-        let outcome = sample(&state.cell, settings).and_then(|report| state.record(&report).map(|()| report));
+        let outcome = sample(&state.cell, settings)
+            .and_then(|report| aggregate_threads(&state.cell, report))
+            .and_then(|report| state.record(&report).map(|()| report));
         progress.sample_done(round, &label);
         match outcome {
             Ok(report) => recorder.sample(i, index, &report)?,
@@ -185,7 +190,74 @@ pub fn planned_samples(states: &[CellState], settings: &Settings) -> u64 {
 /// A run's document: its header and the results of every cell, in planned order. Built by
 /// this one function for a run that just ended and for a stored one, so that the two are equal.
 pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
-    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: states.iter().flat_map(CellState::results).collect() }
+    let results = states.iter().flat_map(CellState::results).collect();
+    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: with_rates_per_thread(results) }
+}
+
+/// The time measure's rates of a run with `--threads`: after the results, per thread rate
+/// metric (`handshakes_per_s_per_thread`, ...), one result per cell of several threads (its
+/// aggregate divided by N) and per cell of one thread that has such a sibling (its own rate),
+/// the former with its scaling efficiency: its rate per thread over the one-thread cell's rate,
+/// medians of the same run. Nothing is added to a run without threads.
+fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
+    let is_rate = |r: &CellResult| r.measure == Measure::Time.name() && r.better == "higher";
+    let one_thread: HashMap<_, &CellResult> = results.iter().filter(|r| is_rate(r) && r.threads.is_none()).map(|r| (key_of(r), r)).collect();
+    let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.threads.is_some()).map(key_of).collect();
+    // In the order of the results they come from, so that blocks and rows keep the run's order.
+    let mut added = Vec::new();
+    for r in results.iter().filter(|r| is_rate(r)) {
+        match r.threads {
+            None if has_threads.contains(&key_of(r)) => added.push(per_thread(r, 1, None)),
+            None => {}
+            Some(n) => {
+                let one = one_thread.get(&key_of(r)).filter(|one| one.status == Status::Ok).and_then(|one| one.median);
+                let efficiency = match (r.median, one) {
+                    (Some(aggregate), Some(one)) if one > 0.0 => Some(aggregate / (f64::from(n) * one)),
+                    _ => None,
+                };
+                added.push(per_thread(r, n, efficiency));
+            }
+        }
+    }
+    results.extend(added);
+    results
+}
+
+/// A cell's result as its variants share it: all but the thread count.
+fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Side, String) {
+    (r.scenario.clone(), r.client_stack.clone(), r.server_stack.clone(), r.process.clone(), r.allocator.clone(), r.side, r.metric.clone())
+}
+
+/// The rate per thread of a cell of `n` threads: each sample's aggregate divided by n.
+fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>) -> CellResult {
+    let per = |x: f64| x / f64::from(n);
+    CellResult {
+        metric: format!("{}_per_thread", cell.metric),
+        samples: cell.samples.iter().map(|&x| per(x)).collect(),
+        median: cell.median.map(per),
+        ci95: cell.ci95.map(|[lo, hi]| [per(lo), per(hi)]),
+        min: cell.min.map(per),
+        max: cell.max.map(per),
+        scaling_efficiency: efficiency,
+        ..cell.clone()
+    }
+}
+
+/// A sample of `--threads N` as the cell keeps it: the runner must have reported N threads,
+/// each of which measured; the sample's values are the sums of the threads' rates (computed
+/// here, from the threads' own).
+pub(crate) fn aggregate_threads(cell: &Cell, report: SampleReport) -> Result<SampleReport, (Status, String)> {
+    let Some(n) = cell.threads else { return Ok(report) };
+    let failed = |reason: String| Err((Status::Failed, reason));
+    if report.threads.len() != n as usize {
+        return failed(format!("the runner reported {} thread(s)' results, the cell asks for {n}; result refused", report.threads.len()));
+    }
+    if let Some(i) = report.threads.iter().position(|t| t.iterations == 0) {
+        return failed(format!("thread {} of {n} measured no iteration; result refused", i + 1));
+    }
+    let values = tlsbench_harness::protocol::sum_threads(&report.threads);
+    let iterations = report.threads.iter().map(|t| t.iterations).sum();
+    Ok(SampleReport { values, iterations, ..report })
 }
 
 /// The cells of a stored run as they stood after its last stored sample.
@@ -223,7 +295,12 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
             executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
         return merge_sides(reply(client), reply(server));
     };
-    let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
+    let threads = cell.threads.map(|n| n.to_string());
+    let threads: &[&str] = match &threads {
+        Some(n) => &["--threads", n],
+        None => &[],
+    };
+    let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], threads, &common].concat();
     match reply(executor::call_with(both, &args, &env, limit)) {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
@@ -277,6 +354,7 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
             // Each side's own view, from the process that ran it.
             negotiated: client.negotiated.into_iter().filter(|n| n.side == Side::Client).chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server)).collect(),
             allocator: client.allocator.or(server.allocator),
+            threads: Vec::new(),
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
@@ -348,7 +426,8 @@ impl CellState {
         };
         let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
         let allocator = stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, support: Ok(()) };
+        let threads = stored.threads;
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, threads, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         state.allocator_used = stored.allocator_used.clone();
@@ -376,6 +455,7 @@ impl CellState {
             process: self.cell.process.name().into(),
             allocator: self.cell.allocator.map(|a| a.name().to_string()),
             allocator_used: None,
+            threads: self.cell.threads,
             status,
             reason,
             client_library: None,
@@ -478,6 +558,8 @@ impl CellState {
                     measure: self.cell.measure.name().into(),
                     process: self.cell.process.name().into(),
                     allocator: self.cell.allocator.map(|a| a.name().to_string()),
+                    threads: self.cell.threads,
+                    scaling_efficiency: None,
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -511,6 +593,7 @@ mod tests {
             measure: tlsbench_harness::Measure::Time,
             process: Process::InProcess,
             allocator: None,
+            threads: None,
             support: Ok(()),
         }
     }
@@ -524,6 +607,7 @@ mod tests {
             values: vec![value(Side::Client, 1000.0), value(Side::Server, 2000.0)],
             negotiated: Vec::new(),
             allocator: None,
+            threads: Vec::new(),
         }
     }
 
@@ -705,6 +789,70 @@ mod tests {
         // A runtime's side (Go's, Java's) reports none: the other side's is the pair's.
         let merged = merge_sides(Ok(Reply::Ok(with(None))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap();
         assert_eq!(merged.allocator, used(Allocator::Glibc, "2.36"));
+    }
+
+    #[test]
+    fn a_sample_of_threads_is_the_sum_of_its_threads_and_each_must_have_measured() {
+        use tlsbench_harness::protocol::ThreadSample;
+        let two = Cell { threads: Some(2), ..cell() };
+        let thread = |client: f64, server: f64, iterations| ThreadSample {
+            iterations,
+            values: vec![
+                MetricValue { side: Side::Client, metric: Metric::HandshakesPerS, value: client, seconds: 0.1 },
+                MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: server, seconds: 0.2 },
+            ],
+        };
+        // The runner's own sums are not taken on trust.
+        let reported = SampleReport { threads: vec![thread(900.0, 1800.0, 90), thread(700.0, 1500.0, 70)], ..report("OpenSSL 3.0.19 27 Jan 2026") };
+        let kept = aggregate_threads(&two, reported.clone()).unwrap();
+        assert_eq!(kept.iterations, 160);
+        let value = |side| kept.values.iter().find(|v| v.side == side).unwrap().value;
+        assert_eq!((value(Side::Client), value(Side::Server)), (900.0 + 700.0, 1800.0 + 1500.0));
+
+        let one_thread = SampleReport { threads: vec![thread(900.0, 1800.0, 90)], ..reported.clone() };
+        assert_eq!(
+            aggregate_threads(&two, one_thread).unwrap_err(),
+            (Status::Failed, "the runner reported 1 thread(s)' results, the cell asks for 2; result refused".into())
+        );
+        let idle = SampleReport { threads: vec![thread(900.0, 1800.0, 90), thread(0.0, 0.0, 0)], ..reported.clone() };
+        assert_eq!(aggregate_threads(&two, idle).unwrap_err().1, "thread 2 of 2 measured no iteration; result refused");
+        // A cell of one pair keeps the report as it is.
+        assert_eq!(aggregate_threads(&cell(), report("x")).unwrap(), report("x"));
+    }
+
+    #[test]
+    fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread() {
+        // Two threads: the client scales perfectly, the server's rate per thread falls.
+        let measured = |threads, client_factor: f64, server_factor: f64| {
+            let mut state = CellState::planned(Cell { threads, ..cell() });
+            for (client, server) in [(1000.0, 2000.0), (1010.0, 2020.0), (990.0, 1980.0)] {
+                let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
+                let values = vec![value(Side::Client, client * client_factor), value(Side::Server, server * server_factor)];
+                state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+            }
+            state
+        };
+        let (one, two) = (measured(None, 1.0, 1.0), measured(Some(2), 2.0, 1.5));
+        let doc = document(fixture_info(), &[one, two]);
+        let find = |metric: &str, side, threads| {
+            doc.results.iter().find(|r| r.metric == metric && r.side == side && r.threads == threads).unwrap_or_else(|| panic!("{metric} {side:?} {threads:?}"))
+        };
+        assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).pair_label(), "rustls-ring -> openssl (2 threads)");
+        assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).median, Some(3000.0));
+        let per_thread = find("handshakes_per_s_per_thread", Side::Server, Some(2));
+        assert_eq!((per_thread.median, per_thread.samples.len()), (Some(1500.0), 3));
+        assert_eq!(per_thread.scaling_efficiency, Some(0.75));
+        assert_eq!(find("handshakes_per_s_per_thread", Side::Client, Some(2)).scaling_efficiency, Some(1.0));
+        // One thread's row of the per-thread block: its own rate, the reference, no efficiency.
+        let reference = find("handshakes_per_s_per_thread", Side::Server, None);
+        assert_eq!((reference.median, reference.scaling_efficiency), (Some(2000.0), None));
+        assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75%)"), "{}", crate::output::table::render(&doc));
+        // A run without threads gains nothing.
+        assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)]).results.iter().all(|r| !r.metric.ends_with("_per_thread")));
+    }
+
+    fn fixture_info() -> RunInfo {
+        crate::output::table::fixture::document().run
     }
 
     #[test]

@@ -7,11 +7,11 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 
-use crate::results::{pair_label, Conditions, Environment, RunInfo, Status};
+use crate::results::{pair_label, variant_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 7;
+pub const DB_SCHEMA_VERSION: i64 = 8;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -62,6 +62,7 @@ CREATE TABLE cells (
     server_negotiated TEXT,          -- '1.3 aes-256-gcm x25519, ticket received'
     allocator      TEXT,             -- 'glibc', 'jemalloc' or 'mimalloc' (--allocator); NULL: none chosen
     allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
+    threads        INTEGER,          -- pairs side by side, one per thread (--threads N, N > 1); NULL: one
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
@@ -144,6 +145,8 @@ pub struct StoredCell {
     /// The allocator the run chose for the cell (`--allocator`), and what its runners reported.
     pub allocator: Option<String>,
     pub allocator_used: Option<String>,
+    /// The pairs measured side by side (`--threads N`, N > 1); None: one.
+    pub threads: Option<u32>,
     pub samples: Vec<StoredSample>,
 }
 
@@ -217,8 +220,9 @@ impl Store {
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
             // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
             // versions 2 to 5, the cells' allocators; versions 2 to 6, the stacks' TLS libraries
-            // and backends (left NULL: those runs' runners did not report them).
-            (2..=6, _) => {
+            // and backends (left NULL: those runs' runners did not report them); versions 2 to 7,
+            // the cells' thread counts.
+            (2..=7, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -235,7 +239,10 @@ impl Store {
                 if version <= 5 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
                 }
-                changes.push_str("ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;");
+                if version <= 6 {
+                    changes.push_str("ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;");
+                }
+                changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -301,8 +308,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
                                     reason, client_library, server_library, client_negotiated, server_negotiated,
-                                    allocator, allocator_used)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    allocator, allocator_used, threads)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -319,6 +326,7 @@ impl Store {
                     cell.negotiated[1],
                     cell.allocator,
                     cell.allocator_used,
+                    cell.threads,
                 ],
             )
             .map_err(err)?;
@@ -393,7 +401,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator, c.threads
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
             )
@@ -412,9 +420,9 @@ impl Store {
                 continue; // a run without cells: planned nothing
             };
             let mut pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
-            if let Some(allocator) = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))? {
-                pair.push_str(&format!(" ({allocator})"));
-            }
+            let allocator = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
+            let threads = row.get::<_, Option<u32>>(9).map_err(|e| self.error(e))?;
+            pair.push_str(&variant_label(allocator.as_deref(), threads));
             if !run.pairs.contains(&pair) {
                 run.pairs.push(pair);
             }
@@ -529,7 +537,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure, client_negotiated, server_negotiated, allocator, allocator_used
+                        measure, client_negotiated, server_negotiated, allocator, allocator_used, threads
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -549,6 +557,7 @@ impl Store {
                         negotiated: [row.get(9)?, row.get(10)?],
                         allocator: row.get(11)?,
                         allocator_used: row.get(12)?,
+                        threads: row.get(13)?,
                         samples: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
@@ -685,6 +694,7 @@ mod tests {
             negotiated: [None, None],
             allocator: None,
             allocator_used: None,
+            threads: None,
             samples,
         }
     }
@@ -816,7 +826,7 @@ mod tests {
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 4;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -829,7 +839,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 5;",
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 5;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the allocator axis: no allocator chosen, none reported.
@@ -868,7 +878,7 @@ mod tests {
         Store::create_or_open(&path).unwrap().insert_run(&run_with_backends("old")).unwrap();
         Connection::open(&path)
             .unwrap()
-            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 6;")
+            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 6;")
             .unwrap();
         let mut store = Store::create_or_open(&path).unwrap();
         // Its stacks name no TLS library or backend (its runners did not report them); the rest is as stored.
@@ -878,6 +888,32 @@ mod tests {
         // And new runs beside it keep theirs.
         store.insert_run(&run_with_backends("new")).unwrap();
         assert_eq!(store.load("new").unwrap(), run_with_backends("new"));
+    }
+
+    #[test]
+    fn a_version_7_database_gains_the_threads_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 7;");
+        let mut store = Store::create_or_open(&path).unwrap();
+        // A run from before the threads axis measured one pair per cell.
+        assert_eq!(store.load("old").unwrap(), run("old"));
+        let mut stored = run("new");
+        stored.cells[0].threads = Some(2);
+        store.insert_run(&stored).unwrap();
+        assert_eq!(store.load("new").unwrap(), stored);
+    }
+
+    #[test]
+    fn a_cell_keeps_its_thread_count_and_its_label_says_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        let mut stored = run("run-1");
+        stored.cells[0].threads = Some(4);
+        stored.cells[0].allocator = Some("jemalloc".into());
+        store.insert_run(&stored).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), stored);
+        let pairs = &store.runs().unwrap()[0].pairs;
+        assert!(pairs.contains(&"rustls-aws-lc-rs (jemalloc, 4 threads)".to_string()), "{pairs:?}");
     }
 
     #[test]
@@ -901,7 +937,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
              ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -918,7 +954,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; PRAGMA user_version = 3;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -938,17 +974,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let other = Connection::open(&path).unwrap();
-        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 8;").unwrap();
+        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 9;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 8, but this tlsbench ({}) reads only versions 2 to 7; use \
+            "results database {} has schema version 9, but this tlsbench ({}) reads only versions 2 to 8; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")
         );
         for result in [Store::create_or_open(&path), Store::open_existing(&path)] {
             let err = result.err().expect("refused");
-            assert!(matches!(err, StoreError::SchemaVersion { found: 8, .. }));
+            assert!(matches!(err, StoreError::SchemaVersion { found: 9, .. }));
             assert_eq!(err.to_string(), expected);
         }
         let after = Connection::open(&path).unwrap();

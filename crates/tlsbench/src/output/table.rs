@@ -17,6 +17,9 @@ pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confi
                           median (a count has one only when it is wider than the noise threshold of `tlsbench \
                           compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
+/// Explains the efficiency after a rate per thread, in a run with `--threads`.
+pub const EFFICIENCY_LEGEND: &str = "(92%): scaling efficiency, the rate per thread of N threads over one thread's, same run";
+
 /// The terminal's width that the table keeps to.
 pub const WIDTH: usize = 120;
 
@@ -58,7 +61,11 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
             out.push('\n');
         }
     }
-    out += &columns::wrap(&format!("{LEGEND}; [n]: the reason numbered n below"), WIDTH, 2);
+    let efficiency = match doc.results.iter().any(|c| c.scaling_efficiency.is_some()) {
+        true => format!("; {EFFICIENCY_LEGEND}"),
+        false => String::new(),
+    };
+    out += &columns::wrap(&format!("{LEGEND}{efficiency}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
@@ -247,6 +254,9 @@ pub fn format_cell(cell: &CellResult) -> String {
     let range = cell.samples.iter().fold([median, median], |[lo, hi], &x| [lo.min(x), hi.max(x)]);
     if !cell.outliers.is_empty() && crate::stats::ci_percent(median, range).is_none_or(|r| beyond_noise(&r)) {
         text += " *";
+    }
+    if let Some(efficiency) = cell.scaling_efficiency {
+        text += &format!(" ({:.0}%)", efficiency * 100.0);
     }
     text
 }
@@ -555,6 +565,8 @@ pub mod fixture {
             measure: "time".into(),
             process: "in-process".into(),
             allocator: None,
+            threads: None,
+            scaling_efficiency: None,
             side,
             metric: "handshakes_per_s".into(),
             unit: "1/s".into(),
