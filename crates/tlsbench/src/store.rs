@@ -973,24 +973,26 @@ mod tests {
     fn a_database_of_another_schema_version_is_refused_and_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
+        // A file from a later tlsbench.
+        let newer = DB_SCHEMA_VERSION + 1;
         let other = Connection::open(&path).unwrap();
-        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 9;").unwrap();
+        other.execute_batch(&format!("CREATE TABLE runs (id TEXT); PRAGMA user_version = {newer};")).unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 9, but this tlsbench ({}) reads only versions 2 to 8; use \
-             the tlsbench that wrote it, or --db PATH to choose another file",
+            "results database {} has schema version {newer}, but this tlsbench ({}) reads only versions 2 to \
+             {DB_SCHEMA_VERSION}; use the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")
         );
         for result in [Store::create_or_open(&path), Store::open_existing(&path)] {
             let err = result.err().expect("refused");
-            assert!(matches!(err, StoreError::SchemaVersion { found: 9, .. }));
+            assert!(matches!(err, StoreError::SchemaVersion { found, .. } if found == newer));
             assert_eq!(err.to_string(), expected);
         }
         let after = Connection::open(&path).unwrap();
         let version: i64 = after.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         let tables: i64 = after.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
-        assert_eq!((version, tables), (8, 1));
+        assert_eq!((version, tables), (newer, 1));
     }
 
     #[test]
