@@ -131,6 +131,7 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         values,
         negotiated: pair.gates.negotiated(),
         allocator: None,
+        build: None,
     })
 }
 

@@ -260,6 +260,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         values: trace.metrics(),
         negotiated: trace.negotiated.clone(),
         allocator: None,
+        build: None,
     })
 }
 

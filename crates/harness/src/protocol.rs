@@ -16,6 +16,10 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub struct ListReply {
     pub protocol_version: u32,
     pub stacks: Vec<StackInfo>,
+    /// The build the runner is (`scripts/build.sh --build NAME`); absent from runners that
+    /// scripts/build.sh does not build with flags of its own (Go's, Java's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::build::BuildInfo>,
 }
 
 /// One stack a runner holds.
@@ -51,6 +55,9 @@ pub struct SampleReport {
     /// own, or libc's without tlsbench's interposer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<crate::allocator::AllocatorInUse>,
+    /// The name of the build the runner is (see [`ListReply::build`]); absent as there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 impl SampleReport {

@@ -61,6 +61,10 @@ pub struct Environment {
     pub kernel: String,
     pub rustc: String,
     pub allocator: String,
+    /// The runners' builds as they reported them (name, profile, flags) and what that means for
+    /// the C libraries; absent in runs from before builds were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builds: Option<String>,
     pub aslr: String,
     pub governor: String,
     /// What the machine did while the run measured; absent in runs from before it was kept.
@@ -109,6 +113,10 @@ pub struct CellResult {
     /// (`--allocator`); absent in a run that did not, whose Rust runners ran glibc's malloc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,
+    /// The build of the runners that measured it, where the run chose builds (`--build`):
+    /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -146,12 +154,16 @@ fn in_process() -> String {
 impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
-    /// ` (jemalloc)` after the pair where the run chose allocators.
+    /// ` (jemalloc)` after the pair where the run chose allocators, ` [native]` where it chose
+    /// builds.
     pub fn pair_label(&self) -> String {
-        let pair = match &self.allocator {
+        let mut pair = match &self.allocator {
             Some(allocator) => format!("{} ({allocator})", pair_label(&self.client_stack, &self.server_stack)),
             None => pair_label(&self.client_stack, &self.server_stack),
         };
+        if let Some(build) = &self.build {
+            pair.push_str(&format!(" [{build}]"));
+        }
         match self.process.as_str() {
             "split-process" => format!("{pair} [split]"),
             "tcp" => format!("{pair} [tcp]"),
@@ -162,6 +174,11 @@ impl CellResult {
     /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
     pub fn allocator_key(&self) -> &str {
         self.allocator.as_deref().unwrap_or("glibc")
+    }
+
+    /// The build as cells are matched across runs: a run that chose none ran release's.
+    pub fn build_key(&self) -> &str {
+        self.build.as_deref().unwrap_or("release")
     }
 }
 

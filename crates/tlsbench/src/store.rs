@@ -11,7 +11,7 @@ use crate::results::{pair_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 6;
+pub const DB_SCHEMA_VERSION: i64 = 7;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -33,7 +33,8 @@ CREATE TABLE runs (
     allocator TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL,
     conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
     target_ci     REAL,              -- --target-ci in %, and its --time-budget
-    time_budget_s REAL
+    time_budget_s REAL,
+    builds        TEXT               -- the runners' builds as they reported them (--build); NULL before schema 7
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),
@@ -60,6 +61,7 @@ CREATE TABLE cells (
     server_negotiated TEXT,          -- '1.3 aes-256-gcm x25519, ticket received'
     allocator      TEXT,             -- 'glibc', 'jemalloc' or 'mimalloc' (--allocator); NULL: none chosen
     allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
+    build          TEXT,             -- 'release', 'native' or 'lto' (--build); NULL: none chosen (release's)
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
@@ -142,6 +144,8 @@ pub struct StoredCell {
     /// The allocator the run chose for the cell (`--allocator`), and what its runners reported.
     pub allocator: Option<String>,
     pub allocator_used: Option<String>,
+    /// The build the run chose for the cell (`--build`).
+    pub build: Option<String>,
     pub samples: Vec<StoredSample>,
 }
 
@@ -214,8 +218,8 @@ impl Store {
             (DB_SCHEMA_VERSION, _) => {}
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
             // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
-            // versions 2 to 5, the cells' allocators.
-            (2..=5, _) => {
+            // versions 2 to 5, the cells' allocators; versions 2 to 6, the builds.
+            (2..=6, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -229,7 +233,10 @@ impl Store {
                          ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
                     );
                 }
-                changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
+                if version <= 5 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
+                }
+                changes.push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -252,8 +259,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -273,6 +280,7 @@ impl Store {
                 env.conditions.as_ref().map(json),
                 info.target_ci,
                 info.time_budget_s,
+                env.builds,
             ],
         )
         .map_err(err)?;
@@ -287,8 +295,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
                                     reason, client_library, server_library, client_negotiated, server_negotiated,
-                                    allocator, allocator_used)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    allocator, allocator_used, build)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -305,6 +313,7 @@ impl Store {
                     cell.negotiated[1],
                     cell.allocator,
                     cell.allocator_used,
+                    cell.build,
                 ],
             )
             .map_err(err)?;
@@ -379,7 +388,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator,
+                        c.build
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
             )
@@ -400,6 +410,9 @@ impl Store {
             let mut pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
             if let Some(allocator) = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))? {
                 pair.push_str(&format!(" ({allocator})"));
+            }
+            if let Some(build) = row.get::<_, Option<String>>(9).map_err(|e| self.error(e))? {
+                pair.push_str(&format!(" [{build}]"));
             }
             if !run.pairs.contains(&pair) {
                 run.pairs.push(pair);
@@ -438,7 +451,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s
+                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -456,6 +469,7 @@ impl Store {
                                 allocator: row.get(11)?,
                                 aslr: row.get(12)?,
                                 governor: row.get(13)?,
+                                builds: row.get(17)?,
                                 conditions: None, // parsed below, as the command line
                             },
                             stacks: Vec::new(),
@@ -506,7 +520,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure, client_negotiated, server_negotiated, allocator, allocator_used
+                        measure, client_negotiated, server_negotiated, allocator, allocator_used, build
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -526,6 +540,7 @@ impl Store {
                         negotiated: [row.get(9)?, row.get(10)?],
                         allocator: row.get(11)?,
                         allocator_used: row.get(12)?,
+                        build: row.get(13)?,
                         samples: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
@@ -662,6 +677,7 @@ mod tests {
             negotiated: [None, None],
             allocator: None,
             allocator_used: None,
+            build: None,
             samples,
         }
     }
@@ -793,7 +809,7 @@ mod tests {
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 4;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -806,7 +822,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 5;",
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 5;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the allocator axis: no allocator chosen, none reported.
@@ -816,6 +832,34 @@ mod tests {
         let loaded = store.load("old").unwrap();
         assert_eq!(loaded.cells[0].allocator_used.as_deref(), Some("jemalloc 5.3.1"));
         assert_eq!(loaded.info.environment.allocator, "jemalloc 5.3.1, behind tlsbench's malloc interposer");
+    }
+
+    #[test]
+    fn a_version_6_database_gains_the_build_columns_and_its_runs_ran_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 6;");
+        let mut store = Store::create_or_open(&path).unwrap();
+        let old = store.load("old").unwrap();
+        assert_eq!(old, run("old"));
+        assert_eq!((old.cells[0].build.as_deref(), old.info.environment.builds.as_deref()), (None, None));
+        // And the migrated file takes runs with builds.
+        let mut new = run("new");
+        new.cells[0].build = Some("native".into());
+        new.info.environment.builds = Some("native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native)".into());
+        store.insert_run(&new).unwrap();
+        assert_eq!(store.load("new").unwrap(), new);
+    }
+
+    #[test]
+    fn a_cell_keeps_its_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        let mut stored = run("run-1");
+        stored.cells[0].build = Some("lto".into());
+        store.insert_run(&stored).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), stored);
+        let pairs = &store.runs().unwrap()[0].pairs;
+        assert!(pairs.contains(&"rustls-aws-lc-rs [lto]".to_string()), "{pairs:?}");
     }
 
     #[test]
@@ -839,7 +883,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
              ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -856,7 +900,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; PRAGMA user_version = 3;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -876,23 +920,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let other = Connection::open(&path).unwrap();
-        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;").unwrap();
+        other.execute_batch("CREATE TABLE runs (id TEXT); PRAGMA user_version = 8;").unwrap();
         drop(other);
         let expected = format!(
-            "results database {} has schema version 7, but this tlsbench ({}) reads only versions 2 to 6; use \
+            "results database {} has schema version 8, but this tlsbench ({}) reads only versions 2 to 7; use \
              the tlsbench that wrote it, or --db PATH to choose another file",
             path.display(),
             env!("CARGO_PKG_VERSION")
         );
         for result in [Store::create_or_open(&path), Store::open_existing(&path)] {
             let err = result.err().expect("refused");
-            assert!(matches!(err, StoreError::SchemaVersion { found: 7, .. }));
+            assert!(matches!(err, StoreError::SchemaVersion { found: 8, .. }));
             assert_eq!(err.to_string(), expected);
         }
         let after = Connection::open(&path).unwrap();
         let version: i64 = after.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         let tables: i64 = after.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
-        assert_eq!((version, tables), (7, 1));
+        assert_eq!((version, tables), (8, 1));
     }
 
     #[test]

@@ -155,7 +155,16 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
             notes.push(format!("{}: A ran {}, B ran {}", stack_a.id, stack_a.library, stack_b.library));
         }
     }
+    let (builds_a, builds_b) = (crate::compare::builds_of(a), crate::compare::builds_of(b));
+    if builds_a != builds_b {
+        notes.push(format!("the runs differ in build: A {}, B {}", builds_a.join(", "), builds_b.join(", ")));
+    }
     let (env_a, env_b) = (&a.run.environment, &b.run.environment);
+    if let (Some(runners_a), Some(runners_b)) = (&env_a.builds, &env_b.builds) {
+        if runners_a != runners_b {
+            notes.push(format!("A's runners: {runners_a}; B's: {runners_b}"));
+        }
+    }
     let machine = [
         ("cpu", env_a.cpu.clone(), env_b.cpu.clone()),
         ("cores", env_a.cores.to_string(), env_b.cores.to_string()),
