@@ -50,9 +50,14 @@ fn table(comparison: &Comparison) -> Table {
             Some(j) => (format!("{:.3}x", j.factor), format_p(j.p), j.verdict.to_string()),
             None => ("-".into(), "-".into(), "-".into()),
         };
+        // A row that matched across builds is both builds' (the notes say which is which).
+        let pair = match row.a.build_key() == row.b.build_key() {
+            true => row.a.pair_label(),
+            false => CellResult { build: None, ..row.a.clone() }.pair_label(),
+        };
         table.add_row([
             row.a.scenario.clone(),
-            row.a.pair_label(),
+            pair,
             row.a.side.to_string(),
             row.a.metric.clone(),
             format_cell(row.a),
