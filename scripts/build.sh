@@ -5,17 +5,58 @@
 # --fips also builds the opt-in runner of rustls on AWS-LC's FIPS module (crates/runner-fips): a
 # long C build (aws-lc-fips-sys, with Go and cmake), built alone because its aws-lc-rs feature
 # would swap the AWS-LC of every other crate built with it.
+#
+# --build NAME builds the Rust runners with other compiler flags into target/builds/NAME, where
+# `tlsbench run --build NAME` finds them (release, the default, is the above):
+#   native  RUSTFLAGS=-C target-cpu=native; CFLAGS/CXXFLAGS=-march=native for the C libraries
+#           built from source (BoringSSL, AWS-LC, s2n-tls, ring's C, jemalloc, mimalloc);
+#   lto     the cargo profile `lto`: release with fat LTO and one codegen unit. Rust code only:
+#           the C libraries are compiled by gcc, whose LTO objects rustc's LLVM LTO cannot read
+#           (cross-language LTO needs clang and lld of rustc's LLVM version), so they are
+#           compiled as in release.
+# Each build has its own cargo target directory (target/builds/NAME/cargo): other flags would
+# otherwise rebuild everything in target/release. The system's OpenSSL, GnuTLS and libtls are
+# Debian's builds in every build; Go's and Java's runners are release's only.
 set -euo pipefail
-fips=false
-for arg in "$@"; do
-    case "$arg" in
-        --fips) fips=true ;;
-        *) echo "scripts/build.sh: unknown option $arg (valid: --fips)" >&2; exit 2 ;;
-    esac
-done
 cd "$(dirname "$0")/.."
 # Go's own installs live in /usr/local/go; a login shell may not have it on its PATH.
 export PATH="$PATH:/usr/local/go/bin"
+
+build=release fips=false
+while (($#)); do
+    case "$1" in
+        --build) build="${2:?--build needs a name: release, native or lto}"; shift 2 ;;
+        --build=*) build="${1#--build=}"; shift ;;
+        --fips) fips=true; shift ;;
+        *) echo "unknown argument \`$1\` (usage: scripts/build.sh [--build release|native|lto] [--fips])" >&2; exit 2 ;;
+    esac
+done
+if $fips && [ "$build" != release ]; then
+    echo "--fips builds release's FIPS runner; build it without --build $build" >&2; exit 2
+fi
+
+case "$build" in
+    release) ;;
+    native|lto)
+        profile=release
+        unset RUSTFLAGS CFLAGS CXXFLAGS
+        if [ "$build" = native ]; then
+            export RUSTFLAGS="-C target-cpu=native" CFLAGS="-march=native" CXXFLAGS="-march=native"
+        else
+            profile=lto
+        fi
+        # The runners say which build they are (crates/build-info: export_build).
+        export TLSBENCH_BUILD="$build" CARGO_TARGET_DIR="target/builds/$build/cargo"
+        cargo build --profile "$profile" --locked -p tlsbench-runner-openssl -p tlsbench-runner-boringssl
+        for runner in tlsbench-runner-openssl tlsbench-runner-boringssl; do
+            cp "$CARGO_TARGET_DIR/$profile/$runner" "target/builds/$build/"
+        done
+        echo "build $build: runners in target/builds/$build (tlsbench run --build $build)" >&2
+        exit 0
+        ;;
+    *) echo "unknown build \`$build\` (valid: release, native, lto)" >&2; exit 2 ;;
+esac
+
 out=target/release
 
 cargo build --release --workspace --locked

@@ -1,6 +1,8 @@
-//! For the stack adapters' build scripts. Some libraries do not report their version at
+//! For the workspace's build scripts. Some libraries do not report their version at
 //! runtime (rustls, Bertie, s2n-tls, BoringSSL's vendoring crate), so the version this build
 //! links is read from the workspace's Cargo.lock and compiled in as an environment variable.
+//! And the build a runner is (`scripts/build.sh --build NAME`: its profile and flags) is
+//! compiled in the same way, so that the runner can say which build it is.
 
 use std::path::Path;
 
@@ -17,6 +19,39 @@ pub fn export_locked_versions(pairs: &[(&str, &str)]) {
     }
 }
 
+/// Sets the `TLSBENCH_BUILD_*` variables the harness reports as its runner's build
+/// (`tlsbench_harness::build`): the build's name (`TLSBENCH_BUILD`, which scripts/build.sh sets;
+/// else the cargo profile), the profile, its opt-level, and the flags rustc and the C compilers
+/// were given (RUSTFLAGS; CFLAGS and CXXFLAGS, which the cc and cmake crates pass on to the C
+/// libraries built from source).
+pub fn export_build() {
+    for var in ["TLSBENCH_BUILD", "CFLAGS", "CXXFLAGS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let profile = profile_of(&var("OUT_DIR")).unwrap_or_else(|| var("PROFILE"));
+    let name = match var("TLSBENCH_BUILD") {
+        name if name.is_empty() => profile.clone(),
+        name => name,
+    };
+    // Cargo passes the build's rustc flags to build scripts separated by 0x1f.
+    let rustflags = var("CARGO_ENCODED_RUSTFLAGS").split('\x1f').filter(|f| !f.is_empty()).collect::<Vec<_>>().join(" ");
+    for (key, value) in
+        [("NAME", name), ("PROFILE", profile), ("OPT_LEVEL", var("OPT_LEVEL")), ("RUSTFLAGS", rustflags), ("CFLAGS", var("CFLAGS")), ("CXXFLAGS", var("CXXFLAGS"))]
+    {
+        println!("cargo:rustc-env=TLSBENCH_BUILD_{key}={value}");
+    }
+}
+
+/// The cargo profile's directory in a build script's OUT_DIR
+/// (`TARGET_DIR[/TRIPLE]/PROFILE/build/CRATE-HASH/out`): `release`, `debug`, or a custom
+/// profile's name (`lto`), which the PROFILE variable does not tell (it says `release`).
+fn profile_of(out_dir: &str) -> Option<String> {
+    let parts: Vec<&str> = out_dir.split('/').collect();
+    let build = parts.iter().rposition(|p| *p == "build")?;
+    Some(parts.get(build.checked_sub(1)?)?.to_string())
+}
+
 /// The version of `[[package]] name = "krate"` in a Cargo.lock.
 fn locked_version(lock: &str, krate: &str) -> Option<String> {
     let entry = lock.split("[[package]]").find(|p| p.contains(&format!("name = \"{krate}\"\n")))?;
@@ -27,6 +62,13 @@ fn locked_version(lock: &str, krate: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_profile_is_the_directory_above_build() {
+        assert_eq!(profile_of("/w/target/builds/lto/cargo/lto/build/tlsbench-harness-0123/out").as_deref(), Some("lto"));
+        assert_eq!(profile_of("/w/target/release/build/tlsbench-harness-0123/out").as_deref(), Some("release"));
+        assert_eq!(profile_of("out"), None);
+    }
 
     #[test]
     fn finds_the_version_of_the_named_package_only() {

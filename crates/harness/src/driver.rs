@@ -129,6 +129,7 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
         negotiated: pair.gates.negotiated(),
         allocator: None,
         threads: Vec::new(),
+        build: None,
     })
 }
 
@@ -205,6 +206,7 @@ pub fn sample_threads<C: Stack, S: Stack>(
         negotiated,
         allocator: None,
         threads,
+        build: None,
     })
 }
 

@@ -261,6 +261,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         negotiated: trace.negotiated.clone(),
         allocator: None,
         threads: Vec::new(),
+        build: None,
     })
 }
 

@@ -5,6 +5,7 @@
 //! library are statically dispatched; the runtime choice of stack happens once, in [`runner`].
 
 pub mod allocator;
+pub mod build;
 pub mod driver;
 mod error;
 pub mod gate;

@@ -45,7 +45,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         return Err(Error::Other(format!("the heap table overflowed: {} blocks were not counted", heap::lost())));
     }
     let negotiated = pair.gates.negotiated();
-    Ok(SampleReport { client_library: client.library(), server_library: server.library(), iterations, values, negotiated, allocator: None, threads: Vec::new() })
+    Ok(SampleReport { client_library: client.library(), server_library: server.library(), iterations, values, negotiated, allocator: None, threads: Vec::new(), build: None })
 }
 
 struct Pair<'a, C: Stack, S: Stack> {

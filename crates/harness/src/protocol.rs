@@ -16,6 +16,10 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub struct ListReply {
     pub protocol_version: u32,
     pub stacks: Vec<StackInfo>,
+    /// The build the runner is (`scripts/build.sh --build NAME`); absent from runners that
+    /// scripts/build.sh does not build with flags of its own (Go's, Java's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::build::BuildInfo>,
 }
 
 /// One stack a runner holds.
@@ -69,6 +73,9 @@ pub struct SampleReport {
     /// `values` are then their sums (the aggregate). Empty for one pair on one thread.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadSample>,
+    /// The name of the build the runner is (see [`ListReply::build`]); absent as there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// What one thread's pair did in a sample of several threads: its iterations and its own

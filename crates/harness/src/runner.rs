@@ -291,10 +291,11 @@ impl SampleSettings {
     }
 }
 
-/// The reply for what a measurement returned, with the allocator the process ran on.
+/// The reply for what a measurement returned, with the allocator the process ran on and the
+/// build it is.
 fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
     match outcome {
-        Ok(report) => Reply::Ok(crate::protocol::SampleReport { allocator: crate::allocator::in_use(), ..report }),
+        Ok(report) => Reply::Ok(crate::protocol::SampleReport { allocator: crate::allocator::in_use(), build: Some(crate::build::this().name), ..report }),
         Err(Error::Unsupported(reason)) => Reply::Unsupported { reason },
         Err(error) => Reply::Failed { reason: error.to_string() },
     }
@@ -323,7 +324,7 @@ pub fn main<F: Family>() -> ExitCode {
     let reply = match command {
         Command::List => {
             let stacks: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
-            serde_json::to_string(&ListReply { protocol_version: PROTOCOL_VERSION, stacks })
+            serde_json::to_string(&ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: Some(crate::build::this()) })
         }
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),

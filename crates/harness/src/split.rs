@@ -49,7 +49,7 @@ pub fn sample_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new() })
+    Ok(SampleReport { client_library, server_library, iterations, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new(), build: None })
 }
 
 /// The `rss` measure of memory-N, one side per process: the process's peak resident memory,
@@ -83,7 +83,7 @@ pub fn memory_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations: n as u64, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new() })
+    Ok(SampleReport { client_library, server_library, iterations: n as u64, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new(), build: None })
 }
 
 /// One connection first (lazy initialisation), then the peak is reset and N are opened.

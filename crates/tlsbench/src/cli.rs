@@ -141,11 +141,18 @@ pub struct RunArgs {
     /// why. Other measures are taken with one pair.
     #[arg(long = "threads", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Vec<u32>,
+    /// The build of the runners (scripts/build.sh --build NAME): release (today's), native
+    /// (-C target-cpu=native, and -march=native for the C libraries built from source) or lto
+    /// (fat LTO, one codegen unit); repeat for several: each is a column of the table,
+    /// `STACK [BUILD]` [default: release, unlabelled]. Go's and Java's runners are built by
+    /// their own toolchains: n/a in builds other than release.
+    #[arg(long = "build", value_enum, value_name = "BUILD")]
+    pub builds: Vec<crate::builds::Build>,
     /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "builds"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]
@@ -215,6 +222,14 @@ pub struct CompareArgs {
     /// Exit with status 1 when any cell of B is worse than in A.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Only A's cells of this build (`run --build`). Two runs of one build each are matched
+    /// cell by cell whatever their builds (release against native: `compare RUN_A RUN_B`);
+    /// two builds of one run: `compare RUN RUN --build-a release --build-b native`.
+    #[arg(long, value_enum, value_name = "BUILD")]
+    pub build_a: Option<crate::builds::Build>,
+    /// Only B's cells of this build (see --build-a).
+    #[arg(long, value_enum, value_name = "BUILD")]
+    pub build_b: Option<crate::builds::Build>,
     #[command(flatten)]
     pub db: DbArg,
 }

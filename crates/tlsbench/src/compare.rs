@@ -106,14 +106,34 @@ impl Comparison<'_> {
     }
 }
 
-/// Matches the cells of `a` and `b` by scenario, pair, process, allocator, thread count, measure, side and metric and judges each
-/// pair of cells; `threshold` (a fraction) replaces every measure's default when given.
+/// The builds a run's cells ran (`release` for a run that chose none), in the order of its cells.
+pub fn builds_of(doc: &RunDocument) -> Vec<&str> {
+    crate::output::first_seen(doc.results.iter().map(CellResult::build_key))
+}
+
+/// Keeps only the cells of `build` (`compare --build-a`/`--build-b`): so that two build
+/// columns of one run, or one column of a run with several, compare as two runs do.
+pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
+    let builds: Vec<String> = builds_of(doc).into_iter().map(String::from).collect();
+    if !builds.iter().any(|b| b == build) {
+        anyhow::bail!("run {} has no cells of build `{build}` (its builds: {})", doc.run.id, builds.join(", "));
+    }
+    doc.results.retain(|c| c.build_key() == build);
+    Ok(())
+}
+
+/// Matches the cells of `a` and `b` by scenario, pair, process, allocator, thread count, build,
+/// measure, side and metric and judges each pair of cells; `threshold` (a fraction) replaces every measure's
+/// default when given. Where each run measured one build, the build is left out of the match:
+/// a run of release's runners against one of native's is the comparison of the two builds.
 pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
+    let by_build = builds_of(a).len() > 1 || builds_of(b).len() > 1;
     let key = |c: &CellResult| {
         let allocator = c.allocator_key().to_string();
         // A run without --threads measured one pair.
         let threads = c.threads.unwrap_or(1);
-        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, threads, c.measure.clone(), c.side, c.metric.clone())
+        let build = if by_build { c.build_key().to_string() } else { String::new() };
+        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, threads, build, c.measure.clone(), c.side, c.metric.clone())
     };
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();

@@ -25,6 +25,8 @@ pub fn detect() -> Environment {
         rustc: env!("TLSBENCH_RUSTC_VERSION").to_string(),
         // Filled in from the runners' replies as the run ends (`run::allocators_used`).
         allocator: "none reported yet".into(),
+        // Set by the run from its runners' `list` replies (`describe_builds`).
+        builds: None,
         aslr,
         governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").unwrap_or_else(|| "unavailable".into()),
         conditions: None,

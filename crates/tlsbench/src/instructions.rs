@@ -142,7 +142,8 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let common = counted_args(&cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
     let common: Vec<&str> = strs(&common);
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
-    let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
+    let runners = settings.runners_for(cell);
+    let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
     let env = crate::run::allocator_env(cell);
     let (client, server) = match cell.process {
         Process::InProcess => {

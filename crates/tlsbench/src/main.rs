@@ -1,5 +1,6 @@
 //! tlsbench: measures TLS implementations the same way and reports how they compare.
 
+mod builds;
 mod cli;
 mod compare;
 mod environment;
@@ -29,6 +30,7 @@ use clap::Parser;
 use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Measure, Pki, Scenario};
 
+use builds::Build;
 use output::first_seen;
 use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs, Transport};
 use results::{RunDocument, RunInfo, Status};
@@ -200,6 +202,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         timeout: Duration::from_secs_f64(args.timeout),
         data_dir: pki::default_data_dir(),
         runners,
+        builds: Vec::new(),
         target: args.target_ci.map(|ci_percent| run::Target {
             ci_percent,
             budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
@@ -208,13 +211,21 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = settings.runners.infos(&ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(&args.threads)).into_iter().map(CellState::planned).collect();
+    let build_axis = plan::build_axis(&args.builds);
+    let mut settings = settings;
+    settings.builds = find_builds(&settings.runners, build_axis.iter().flatten().copied(), &ids)?;
+    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(&args.threads), &build_axis)
+        .into_iter()
+        .map(CellState::planned)
+        .collect();
+    let mut environment = environment::detect();
+    environment.builds = Some(describe_builds(&settings, &build_axis));
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),
         tlsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
-        environment: environment::detect(),
+        environment,
         stacks: infos,
         samples: settings.samples,
         min_time_ms: settings.min_time_ms,
@@ -223,6 +234,46 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         time_budget_s: settings.target.map(|t| t.budget.as_secs_f64()),
     };
     Ok((info, states, settings))
+}
+
+/// The runners of each build other than release that the run measures, each checked to be
+/// that build and to hold every stack of `ids` that release's Rust runners hold.
+fn find_builds(release: &stacks::Runners, chosen: impl Iterator<Item = Build>, ids: &[String]) -> Result<Vec<(Build, stacks::Runners)>> {
+    let mut found = Vec::new();
+    builds::check(Build::Release, release)?;
+    for build in first_seen(chosen.filter(|&b| b != Build::Release)) {
+        let runners = builds::find(build)?;
+        builds::missing(release, build, &runners, ids)?;
+        found.push((build, runners));
+    }
+    Ok(found)
+}
+
+/// The environment's line on builds: each build of the run as its runners reported it, and
+/// what a build does not reach.
+fn describe_builds(settings: &Settings, axis: &[Option<Build>]) -> String {
+    let reported = |runners: &stacks::Runners| {
+        first_seen(runners.all().iter().filter_map(|r| r.build.as_ref().map(ToString::to_string))).join("; ")
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for build in axis {
+        let runners = match build {
+            None | Some(Build::Release) => &settings.runners,
+            Some(b) => &settings.builds.iter().find(|(x, _)| x == b).expect("found above").1,
+        };
+        match reported(runners) {
+            r if r.is_empty() => parts.push(format!("{}: runners that report no build", build.unwrap_or(Build::Release))),
+            r => parts.push(r),
+        }
+    }
+    // What no build's flags reach, said once.
+    parts.push(
+        "BoringSSL, AWS-LC (aws-lc-rs, s2n-tls), s2n-tls, ring, jemalloc and mimalloc are compiled from source with the build's \
+         CFLAGS; the system's OpenSSL, GnuTLS and libtls are Debian's builds, the same in every build; Go's and Java's runners \
+         are built by their own toolchains"
+            .to_string(),
+    );
+    parts.join("; ")
 }
 
 /// Samples per cell unless `--samples` says: instruction counts repeat, so a few samples show
@@ -318,9 +369,13 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         timeout: stored.timeout,
         data_dir: pki::default_data_dir(),
         runners: stacks::Runners::find()?,
+        builds: Vec::new(),
         // A resumed run takes the samples it planned; its further rounds are not resumed.
         target: None,
     };
+    let mut settings = settings;
+    let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
+    settings.builds = find_builds(&settings.runners, states.iter().filter_map(|s| s.cell.build), &ids)?;
     if run::planned_samples(&states, &settings) == 0 {
         eprintln!("run {id} is complete: nothing to measure");
         return Ok((info, states, settings));
@@ -421,7 +476,13 @@ fn show(args: ShowArgs) -> Result<ExitCode> {
 }
 
 fn compare(args: CompareArgs) -> Result<ExitCode> {
-    let (a, b) = (load(Some(&args.a), &args.db.db)?, load(Some(&args.b), &args.db.db)?);
+    let (mut a, mut b) = (load(Some(&args.a), &args.db.db)?, load(Some(&args.b), &args.db.db)?);
+    for (loaded, build) in [(&mut a, args.build_a), (&mut b, args.build_b)] {
+        if let Some(build) = build {
+            compare::select_build(&mut loaded.doc, build.name())?;
+            loaded.name = format!("{} [{build}]", loaded.name);
+        }
+    }
     let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
     let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
     let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };

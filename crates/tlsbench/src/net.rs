@@ -256,7 +256,8 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
 /// gate does in memory.
 pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
-    let runner = |id: &str| settings.runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));
+    let runners = settings.runners_for(cell);
+    let runner = |id: &str| runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));
     let (server_runner, client_runner) = (runner(&cell.server)?, runner(&cell.client)?);
     let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy().into_owned());
     let io_timeout = DEFAULT_IO_TIMEOUT.as_millis().to_string();
@@ -301,6 +302,7 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
         allocator: None,
         threads: Vec::new(),
+        build: None,
     })
 }
 

@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::{Capabilities, KeyType, Kind, Measure, Scenario};
 
+use crate::builds::{self, Build};
 use crate::stacks::Runners;
 
 /// How a run places the two sides of its pairs.
@@ -62,6 +63,9 @@ pub struct Cell {
     /// The pairs measured side by side, one per thread (`--threads`), when more than one; None:
     /// one pair, as without the axis.
     pub threads: Option<u32>,
+    /// The build whose runners measure the cell where the run chose builds (`--build`); None:
+    /// release's, unlabelled.
+    pub build: Option<Build>,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
 }
@@ -185,6 +189,25 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
     }
 }
 
+/// The build column(s) of a run: none (`[None]`, release's runners, unlabelled) unless
+/// `--build` asked for another than release, or for several.
+pub fn build_axis(chosen: &[Build]) -> Vec<Option<Build>> {
+    let chosen = crate::output::first_seen(chosen.iter().copied());
+    match chosen.as_slice() {
+        [] | [Build::Release] => vec![None],
+        _ => chosen.into_iter().map(Some).collect(),
+    }
+}
+
+/// Whether the stack `id` has a runner in `build`: Go's and Java's are built by their own
+/// toolchains, in release only. (A Rust stack missing from a build was refused before planning.)
+fn check_build(id: &str, runners: &Runners, build: Option<Build>) -> Result<(), String> {
+    match build {
+        None | Some(Build::Release) => Ok(()),
+        Some(build) => builds::runtime_only(runners, build, id).map_or(Ok(()), Err),
+    }
+}
+
 /// Whether the stack `id` can run on `allocator`: its runner says which allocators its malloc
 /// can switch to.
 fn check_allocator(id: &str, capabilities: &Capabilities, allocator: Option<Allocator>, process: Process) -> Result<(), String> {
@@ -216,6 +239,7 @@ pub fn cells(
     choice: ProcessChoice,
     allocators: &[Option<Allocator>],
     threads: &[Option<u32>],
+    builds: &[Option<Build>],
 ) -> Vec<Cell> {
     let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
     let mut cells = Vec::new();
@@ -244,19 +268,23 @@ pub fn cells(
                 for &process in processes {
                     for &allocator in allocators {
                         for &threads in threads {
-                            let support = support.clone().and_then(|()| match (process, auto) {
-                                (Process::InProcess, Process::Split) => Err(format!(
-                                    "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
-                                )),
-                                _ => Ok(()),
-                            });
-                            let support = support
-                                .and_then(|()| check_allocator(client, c.1, allocator, process))
-                                .and_then(|()| check_allocator(server, s.1, allocator, process))
-                                .and_then(|()| check_threads(client, c.1, threads, process))
-                                .and_then(|()| check_threads(server, s.1, threads, process));
-                            let (client, server) = (client.clone(), server.clone());
-                            cells.push(Cell { client, server, scenario, measure, process, allocator, threads, support });
+                            for &build in builds {
+                                let support = support.clone().and_then(|()| match (process, auto) {
+                                    (Process::InProcess, Process::Split) => Err(format!(
+                                        "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
+                                    )),
+                                    _ => Ok(()),
+                                });
+                                let support = support
+                                    .and_then(|()| check_allocator(client, c.1, allocator, process))
+                                    .and_then(|()| check_allocator(server, s.1, allocator, process))
+                                    .and_then(|()| check_threads(client, c.1, threads, process))
+                                    .and_then(|()| check_threads(server, s.1, threads, process))
+                                    .and_then(|()| check_build(client, runners, build))
+                                    .and_then(|()| check_build(server, runners, build));
+                                let (client, server) = (client.clone(), server.clone());
+                                cells.push(Cell { client, server, scenario, measure, process, allocator, threads, build, support });
+                            }
                         }
                     }
                 }
@@ -281,6 +309,7 @@ mod tests {
         let runner = |(name, stacks): &(&str, &[(&str, &Capabilities)])| Runner {
             path: Path::new("/runners").join(name),
             stacks: stacks.iter().map(|(id, caps)| StackInfo::new(*id, "x", (*caps).clone())).collect(),
+            build: None,
         };
         Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
     }
@@ -310,7 +339,7 @@ mod tests {
         let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         assert_eq!(scenarios.len(), 2);
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None]);
+        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
         assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
         assert!(cells.iter().all(|c| c.process == Process::InProcess));
@@ -326,12 +355,12 @@ mod tests {
         // glibc alone is the default: no axis, no label, every stack as before.
         assert_eq!(allocator_axis(&[]), [None]);
         assert_eq!(allocator_axis(&[Allocator::Glibc, Allocator::Glibc]), [None]);
-        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]), &[None]);
+        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]), &[None], &[None]);
         assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
 
         let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
         assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
-        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None]);
+        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None], &[None]);
         let support = |client: &str, server: &str, allocator| {
             planned.iter().find(|c| c.client == client && c.server == server && c.allocator == Some(allocator)).expect("planned").support.clone()
         };
@@ -366,7 +395,7 @@ mod tests {
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &threads), ("rustls-ring", &threads)]), ("tlsbench-runner-go", &[("go", &runtime)])]);
         let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time, Measure::Heap]).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string()), ("openssl".to_string(), "go".to_string())];
-        let planned = cells(&pairs, &scenarios, &[Measure::Time, Measure::Heap], &infos, ProcessChoice::Both, &[None], &thread_axis(&[2]));
+        let planned = cells(&pairs, &scenarios, &[Measure::Time, Measure::Heap], &infos, ProcessChoice::Both, &[None], &thread_axis(&[2]), &[None]);
         let support = |client: &str, server: &str, process, threads| {
             let found = planned.iter().find(|c| (&c.client[..], &c.server[..], c.process, c.threads, c.measure) == (client, server, process, threads, Measure::Time));
             found.expect("planned").support.clone()
@@ -387,12 +416,47 @@ mod tests {
     }
 
     #[test]
+    fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
+        let all = Capabilities::everything();
+        let mut infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-go", &[("go", &all)])]);
+        // The Rust runner says its build; Go's says none.
+        let built = Runner {
+            path: Path::new("/runners/tlsbench-runner-a").into(),
+            stacks: infos.info("openssl").into_iter().cloned().collect(),
+            build: Some(tlsbench_harness::build::BuildInfo {
+                name: "release".into(),
+                profile: "release".into(),
+                opt_level: "3".into(),
+                rustflags: String::new(),
+                cflags: String::new(),
+                cxxflags: String::new(),
+            }),
+        };
+        let go = infos.all().iter().find(|r| r.path.ends_with("tlsbench-runner-go")).unwrap().clone();
+        infos = Runners::new(vec![built, go], Path::new("/runners"));
+        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string())];
+        assert_eq!(build_axis(&[]), [None]);
+        assert_eq!(build_axis(&[Build::Release]), [None]);
+        let axis = build_axis(&[Build::Release, Build::Native, Build::Release]);
+        assert_eq!(axis, [Some(Build::Release), Some(Build::Native)]);
+        let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
+        assert_eq!(planned.len(), pairs.len() * axis.len());
+        let support = |id: &str, build| planned.iter().find(|c| c.client == id && c.build == Some(build)).expect("planned").support.clone();
+        assert_eq!(support("openssl", Build::Release), Ok(()));
+        assert_eq!(support("openssl", Build::Native), Ok(()));
+        assert_eq!(support("go", Build::Release), Ok(()));
+        let reason = support("go", Build::Native).unwrap_err();
+        assert!(reason.starts_with("go: its runner (tlsbench-runner-go) is built by its own toolchain"), "{reason}");
+    }
+
+    #[test]
     fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
         let all = Capabilities::everything();
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("rustls-ring", &all)])]);
         let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
-        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
+        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
         assert_eq!(processes(ProcessChoice::Auto), [Process::InProcess]);
         assert_eq!(processes(ProcessChoice::Split), [Process::Split]);
         assert_eq!(processes(ProcessChoice::Both), [Process::InProcess, Process::Split]);
@@ -406,7 +470,7 @@ mod tests {
         let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
         let scenarios = select_scenarios(&globs, &measures).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
-        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None]);
+        let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None], &[None]);
         let planned = |measure: Measure| {
             let mut kinds: Vec<&str> = cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
             kinds.dedup();
@@ -430,7 +494,7 @@ mod tests {
         assert!(!scenarios.is_empty() && scenarios.iter().all(|s| matches!(s.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)), "{scenarios:?}");
         let pairs = [("openssl".to_string(), "boringssl".to_string())];
         for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
-            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None]);
+            let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None], &[None]);
             // Across link families too: each side is its own runner.
             assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
         }
@@ -448,6 +512,7 @@ mod tests {
             process: Process::InProcess,
             allocator: None,
             threads: None,
+            build: None,
             support: Ok(()),
         };
         let memory = |n: usize, key: &str| cell(Measure::Heap, &format!("memory-{n}_1.3_x25519_{key}_aes-128-gcm"));
@@ -491,7 +556,7 @@ mod tests {
         let ids = ["openssl", "bertie"];
         let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
         let support = |client: &str, server: &str, version: &str| {
-            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None]);
+            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
             let cell = cells.into_iter().find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
             cell.expect("planned").support
         };

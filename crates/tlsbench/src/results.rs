@@ -61,6 +61,10 @@ pub struct Environment {
     pub kernel: String,
     pub rustc: String,
     pub allocator: String,
+    /// The runners' builds as they reported them (name, profile, flags) and what that means for
+    /// the C libraries; absent in runs from before builds were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builds: Option<String>,
     pub aslr: String,
     pub governor: String,
     /// What the machine did while the run measured; absent in runs from before it was kept.
@@ -117,6 +121,10 @@ pub struct CellResult {
     /// same cell with one thread in the same run (medians), e.g. 0.92; 1 is perfect scaling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling_efficiency: Option<f64>,
+    /// The build of the runners that measured it, where the run chose builds (`--build`):
+    /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -155,9 +163,12 @@ impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
-    /// on threads, ` (jemalloc, 2 threads)` for both.
+    /// on threads, ` (jemalloc, 2 threads)` for both; ` [native]` where the run chose builds.
     pub fn pair_label(&self) -> String {
-        let pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads);
+        let mut pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads);
+        if let Some(build) = &self.build {
+            pair.push_str(&format!(" [{build}]"));
+        }
         match self.process.as_str() {
             "split-process" => format!("{pair} [split]"),
             "tcp" => format!("{pair} [tcp]"),
@@ -168,6 +179,11 @@ impl CellResult {
     /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
     pub fn allocator_key(&self) -> &str {
         self.allocator.as_deref().unwrap_or("glibc")
+    }
+
+    /// The build as cells are matched across runs: a run that chose none ran release's.
+    pub fn build_key(&self) -> &str {
+        self.build.as_deref().unwrap_or("release")
     }
 }
 

@@ -11,6 +11,7 @@ use tlsbench_harness::allocator::{self, Allocator};
 use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
+use crate::builds::Build;
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
@@ -27,12 +28,23 @@ pub struct Settings {
     /// [`Cell::time_limit`]); a runner still going after that is killed and its cell fails.
     pub timeout: Duration,
     pub data_dir: PathBuf,
+    /// Release's runners: every cell's but those of another build.
     pub runners: stacks::Runners,
+    /// The runners of each other build the run measures (`--build`), each checked to be it.
+    pub builds: Vec<(Build, stacks::Runners)>,
     /// `--target-ci`: further rounds for the cells still wider than it.
     pub target: Option<Target>,
 }
 
 impl Settings {
+    /// The runners that measure `cell`: its build's.
+    pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
+        match cell.build {
+            None | Some(Build::Release) => &self.runners,
+            Some(build) => self.builds.iter().find(|(b, _)| *b == build).map(|(_, r)| r).expect("the runners of every planned build were found"),
+        }
+    }
+
     /// The warm-up of a sample of `cell`: the run's, or longer where a stack of the pair needs
     /// more before its figures settle (a JIT: its `list` entry says how long).
     pub fn warmup_ms(&self, cell: &Cell) -> u64 {
@@ -155,12 +167,15 @@ fn take_round(
         if stop.load(Ordering::SeqCst) {
             return Ok(Finish::Interrupted);
         }
-        let label = format!(
+        let mut label = format!(
             "{} {}{}",
             state.cell.scenario,
             pair_label(&state.cell.client, &state.cell.server),
             variant_label(state.cell.allocator.map(Allocator::name), state.cell.threads)
         );
+        if let Some(build) = state.cell.build {
+            label.push_str(&format!(" [{build}]"));
+        }
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
@@ -276,7 +291,8 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         return crate::instructions::sample(cell, settings);
     }
     let failed = |reason: String| (Status::Failed, reason);
-    let runner = |id: &str| settings.runners.of(id).map_err(|e| failed(e.to_string()));
+    let runners = settings.runners_for(cell);
+    let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
     let warmup_ms = settings.warmup_ms(cell);
     let (scenario, min_time, warmup) = (cell.scenario.name(), settings.min_time_ms.to_string(), warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
@@ -284,7 +300,7 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(warmup_ms));
     let env = allocator_env(cell);
-    let both = settings.runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
+    let both = runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
         // The socket to the peer is each runner's stdin.
@@ -355,6 +371,7 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
             negotiated: client.negotiated.into_iter().filter(|n| n.side == Side::Client).chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server)).collect(),
             allocator: client.allocator.or(server.allocator),
             threads: Vec::new(),
+            build: client.build.or(server.build),
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
@@ -427,7 +444,8 @@ impl CellState {
         let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
         let allocator = stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
         let threads = stored.threads;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, threads, support: Ok(()) };
+        let build = stored.build.as_deref().map(str::parse).transpose().map_err(|e| format!("stored build: {e}"))?;
+        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, threads, build, support: Ok(()) };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         state.allocator_used = stored.allocator_used.clone();
@@ -456,6 +474,7 @@ impl CellState {
             allocator: self.cell.allocator.map(|a| a.name().to_string()),
             allocator_used: None,
             threads: self.cell.threads,
+            build: self.cell.build.map(|b| b.name().to_string()),
             status,
             reason,
             client_library: None,
@@ -497,6 +516,13 @@ impl CellState {
             _ => {}
         }
         self.allocator_used = report.allocator.as_ref().map(ToString::to_string);
+        // The directory was checked when the run started; a runner replaced since must not
+        // slip its numbers into another build's column.
+        if let (Some(build), Some(reported)) = (self.cell.build.filter(|&b| b != Build::Release), &report.build) {
+            if reported != build.name() {
+                return Err((Status::Failed, format!("the runner is build `{reported}`, the cell asks for `{build}`; result refused")));
+            }
+        }
         for (id, reported, kept) in [
             (&self.cell.client, &report.client_library, &mut self.client_library),
             (&self.cell.server, &report.server_library, &mut self.server_library),
@@ -560,6 +586,7 @@ impl CellState {
                     allocator: self.cell.allocator.map(|a| a.name().to_string()),
                     threads: self.cell.threads,
                     scaling_efficiency: None,
+                    build: self.cell.build.map(|b| b.name().to_string()),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -594,6 +621,7 @@ mod tests {
             process: Process::InProcess,
             allocator: None,
             threads: None,
+            build: None,
             support: Ok(()),
         }
     }
@@ -608,6 +636,7 @@ mod tests {
             negotiated: Vec::new(),
             allocator: None,
             threads: Vec::new(),
+            build: None,
         }
     }
 

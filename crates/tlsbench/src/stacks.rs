@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use tlsbench_harness::build::BuildInfo;
 use tlsbench_harness::protocol::{ListReply, StackInfo, PROTOCOL_VERSION};
 
 use crate::executor;
@@ -88,6 +89,9 @@ const RUNNER_PREFIX: &str = "tlsbench-runner-";
 pub struct Runner {
     pub path: PathBuf,
     pub stacks: Vec<StackInfo>,
+    /// The build it says it is (`scripts/build.sh --build NAME`); None from runners built by
+    /// their own toolchains (Go's, Java's).
+    pub build: Option<BuildInfo>,
 }
 
 impl Runner {
@@ -125,14 +129,14 @@ impl Runners {
         let entries = std::fs::read_dir(dir).with_context(|| format!("looking for runners in {}", dir.display()))?;
         let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)).collect();
         paths.sort();
-        let listed: Vec<Result<Vec<StackInfo>>> = std::thread::scope(|scope| {
+        let listed: Vec<Result<(Vec<StackInfo>, Option<BuildInfo>)>> = std::thread::scope(|scope| {
             let asking: Vec<_> = paths.iter().map(|path| scope.spawn(move || list(path))).collect();
             asking.into_iter().map(|thread| thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("listing panicked")))).collect()
         });
         let (mut runners, mut unusable) = (Vec::new(), Vec::new());
         for (path, listed) in paths.into_iter().zip(listed) {
             match listed {
-                Ok(stacks) => runners.push(Runner { path, stacks }),
+                Ok((stacks, build)) => runners.push(Runner { path, stacks, build }),
                 Err(e) => unusable.push((path, format!("{e:#}"))),
             }
         }
@@ -219,6 +223,21 @@ impl Runners {
         Ok(wanted)
     }
 
+    /// The runners found, broadest first.
+    pub fn all(&self) -> &[Runner] {
+        &self.runners
+    }
+
+    /// Where they were looked for.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The runner that describes `id` (see [`Runners::of`]), if any.
+    pub fn runner_of(&self, id: &str) -> Option<&Runner> {
+        self.runners.iter().find(|r| r.holds(id))
+    }
+
     /// `NAME is unusable: WHY` for each runner set aside, joined with "; ".
     fn unusable_runners(&self) -> String {
         self.unusable.iter().map(|(path, why)| format!("{} is unusable: {why}", file_name(path))).collect::<Vec<_>>().join("; ")
@@ -236,9 +255,9 @@ fn file_name(path: &Path) -> String {
     path.file_name().unwrap_or_default().to_string_lossy().into_owned()
 }
 
-/// A runner's stacks, as its `list` reply says; an error when it cannot say, speaks another
-/// version of the protocol, or holds a stack tlsbench does not know.
-fn list(path: &Path) -> Result<Vec<StackInfo>> {
+/// A runner's stacks and build, as its `list` reply says; an error when it cannot say, speaks
+/// another version of the protocol, or holds a stack tlsbench does not know.
+fn list(path: &Path) -> Result<(Vec<StackInfo>, Option<BuildInfo>)> {
     let output = executor::call(path, &["list"], LIST_TIME_LIMIT).context("asking it for its stacks")?;
     let with_stderr = |what: String| match &output.stderr {
         Some(printed) => format!("{what} (stderr: {printed})"),
@@ -258,7 +277,7 @@ fn list(path: &Path) -> Result<Vec<StackInfo>> {
             stack.id
         );
     }
-    Ok(reply.stacks)
+    Ok((reply.stacks, reply.build))
 }
 
 /// How long a runner may take to list its stacks.
@@ -304,7 +323,7 @@ mod tests {
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
         let info = |id: &&str| StackInfo::new(*id, "", tlsbench_harness::Capabilities::everything());
-        Runner { path: path.into(), stacks: ids.iter().map(info).collect() }
+        Runner { path: path.into(), stacks: ids.iter().map(info).collect(), build: None }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::results::{pair_label, variant_label, Conditions, Environment, RunInfo
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 8;
+pub const DB_SCHEMA_VERSION: i64 = 9;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -33,7 +33,8 @@ CREATE TABLE runs (
     allocator TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL,
     conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
     target_ci     REAL,              -- --target-ci in %, and its --time-budget
-    time_budget_s REAL
+    time_budget_s REAL,
+    builds        TEXT               -- the runners' builds as they reported them (--build); NULL before schema 7
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),
@@ -63,6 +64,7 @@ CREATE TABLE cells (
     allocator      TEXT,             -- 'glibc', 'jemalloc' or 'mimalloc' (--allocator); NULL: none chosen
     allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
     threads        INTEGER,          -- pairs side by side, one per thread (--threads N, N > 1); NULL: one
+    build          TEXT,             -- 'release', 'native' or 'lto' (--build); NULL: none chosen (release's)
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.
@@ -147,6 +149,8 @@ pub struct StoredCell {
     pub allocator_used: Option<String>,
     /// The pairs measured side by side (`--threads N`, N > 1); None: one.
     pub threads: Option<u32>,
+    /// The build the run chose for the cell (`--build`).
+    pub build: Option<String>,
     pub samples: Vec<StoredSample>,
 }
 
@@ -221,8 +225,8 @@ impl Store {
             // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
             // versions 2 to 5, the cells' allocators; versions 2 to 6, the stacks' TLS libraries
             // and backends (left NULL: those runs' runners did not report them); versions 2 to 7,
-            // the cells' thread counts.
-            (2..=7, _) => {
+            // the cells' thread counts; versions 2 to 8, the builds.
+            (2..=8, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -242,7 +246,10 @@ impl Store {
                 if version <= 6 {
                     changes.push_str("ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;");
                 }
-                changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
+                if version <= 7 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
+                }
+                changes.push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -265,8 +272,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -286,6 +293,7 @@ impl Store {
                 env.conditions.as_ref().map(json),
                 info.target_ci,
                 info.time_budget_s,
+                env.builds,
             ],
         )
         .map_err(err)?;
@@ -308,8 +316,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
                                     reason, client_library, server_library, client_negotiated, server_negotiated,
-                                    allocator, allocator_used, threads)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    allocator, allocator_used, threads, build)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -327,6 +335,7 @@ impl Store {
                     cell.allocator,
                     cell.allocator_used,
                     cell.threads,
+                    cell.build,
                 ],
             )
             .map_err(err)?;
@@ -401,7 +410,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator, c.threads
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator, c.threads,
+                        c.build
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
             )
@@ -423,6 +433,9 @@ impl Store {
             let allocator = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
             let threads = row.get::<_, Option<u32>>(9).map_err(|e| self.error(e))?;
             pair.push_str(&variant_label(allocator.as_deref(), threads));
+            if let Some(build) = row.get::<_, Option<String>>(10).map_err(|e| self.error(e))? {
+                pair.push_str(&format!(" [{build}]"));
+            }
             if !run.pairs.contains(&pair) {
                 run.pairs.push(pair);
             }
@@ -460,7 +473,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s
+                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -478,6 +491,7 @@ impl Store {
                                 allocator: row.get(11)?,
                                 aslr: row.get(12)?,
                                 governor: row.get(13)?,
+                                builds: row.get(17)?,
                                 conditions: None, // parsed below, as the command line
                             },
                             stacks: Vec::new(),
@@ -537,7 +551,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure, client_negotiated, server_negotiated, allocator, allocator_used, threads
+                        measure, client_negotiated, server_negotiated, allocator, allocator_used, threads, build
                  FROM cells WHERE run_id = ? ORDER BY position",
             )
             .map_err(|e| self.error(e))?;
@@ -558,6 +572,7 @@ impl Store {
                         allocator: row.get(11)?,
                         allocator_used: row.get(12)?,
                         threads: row.get(13)?,
+                        build: row.get(14)?,
                         samples: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
@@ -695,6 +710,7 @@ mod tests {
             allocator: None,
             allocator_used: None,
             threads: None,
+            build: None,
             samples,
         }
     }
@@ -826,7 +842,7 @@ mod tests {
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 4;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -839,7 +855,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 5;",
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 5;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the allocator axis: no allocator chosen, none reported.
@@ -878,7 +894,7 @@ mod tests {
         Store::create_or_open(&path).unwrap().insert_run(&run_with_backends("old")).unwrap();
         Connection::open(&path)
             .unwrap()
-            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 6;")
+            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 6;")
             .unwrap();
         let mut store = Store::create_or_open(&path).unwrap();
         // Its stacks name no TLS library or backend (its runners did not report them); the rest is as stored.
@@ -893,7 +909,7 @@ mod tests {
     #[test]
     fn a_version_7_database_gains_the_threads_column() {
         let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 7;");
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 7;");
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the threads axis measured one pair per cell.
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -917,6 +933,34 @@ mod tests {
     }
 
     #[test]
+    fn a_version_8_database_gains_the_build_columns_and_its_runs_ran_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 8;");
+        let mut store = Store::create_or_open(&path).unwrap();
+        let old = store.load("old").unwrap();
+        assert_eq!(old, run("old"));
+        assert_eq!((old.cells[0].build.as_deref(), old.info.environment.builds.as_deref()), (None, None));
+        // And the migrated file takes runs with builds.
+        let mut new = run("new");
+        new.cells[0].build = Some("native".into());
+        new.info.environment.builds = Some("native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native)".into());
+        store.insert_run(&new).unwrap();
+        assert_eq!(store.load("new").unwrap(), new);
+    }
+
+    #[test]
+    fn a_cell_keeps_its_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
+        let mut stored = run("run-1");
+        stored.cells[0].build = Some("lto".into());
+        store.insert_run(&stored).unwrap();
+        assert_eq!(store.load("run-1").unwrap(), stored);
+        let pairs = &store.runs().unwrap()[0].pairs;
+        assert!(pairs.contains(&"rustls-aws-lc-rs [lto]".to_string()), "{pairs:?}");
+    }
+
+    #[test]
     fn a_cell_keeps_its_allocator() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
@@ -937,7 +981,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
              ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -954,7 +998,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; PRAGMA user_version = 3;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));

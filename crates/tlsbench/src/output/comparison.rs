@@ -50,9 +50,14 @@ fn table(comparison: &Comparison) -> Table {
             Some(j) => (format!("{:.3}x", j.factor), format_p(j.p), j.verdict.to_string()),
             None => ("-".into(), "-".into(), "-".into()),
         };
+        // A row that matched across builds is both builds' (the notes say which is which).
+        let pair = match row.a.build_key() == row.b.build_key() {
+            true => row.a.pair_label(),
+            false => CellResult { build: None, ..row.a.clone() }.pair_label(),
+        };
         table.add_row([
             row.a.scenario.clone(),
-            row.a.pair_label(),
+            pair,
             row.a.side.to_string(),
             row.a.metric.clone(),
             format_cell(row.a),
@@ -155,7 +160,16 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
             notes.push(format!("{}: A ran {}, B ran {}", stack_a.id, stack_a.library, stack_b.library));
         }
     }
+    let (builds_a, builds_b) = (crate::compare::builds_of(a), crate::compare::builds_of(b));
+    if builds_a != builds_b {
+        notes.push(format!("the runs differ in build: A {}, B {}", builds_a.join(", "), builds_b.join(", ")));
+    }
     let (env_a, env_b) = (&a.run.environment, &b.run.environment);
+    if let (Some(runners_a), Some(runners_b)) = (&env_a.builds, &env_b.builds) {
+        if runners_a != runners_b {
+            notes.push(format!("A's runners: {runners_a}; B's: {runners_b}"));
+        }
+    }
     let machine = [
         ("cpu", env_a.cpu.clone(), env_b.cpu.clone()),
         ("cores", env_a.cores.to_string(), env_b.cores.to_string()),

@@ -79,6 +79,7 @@ fn environment(doc: &RunDocument) -> String {
         ("kernel", env.kernel.clone()),
         ("compiler", env.rustc.clone()),
         ("allocator", env.allocator.clone()),
+        ("builds", env.builds.clone().unwrap_or_else(|| "not recorded (a run from before builds were)".into())),
         ("ASLR", env.aslr.clone()),
         ("frequency governor", env.governor.clone()),
         ("tlsbench", run.tlsbench_version.clone()),

@@ -1,0 +1,186 @@
+//! End-to-end: the build axis (`run --build NAME`, repeated). Each build is a column of the
+//! run's table, measured by the runners in that build's directory, which must say they are that
+//! build; the run's environment records what they said; Go's and Java's stacks are n/a outside
+//! release; a build not built, a stale one and an unknown name are errors that say what to do;
+//! `compare` matches two builds cell by cell, across runs and within one.
+//!
+//! CI does not build native or lto (a full build of the C libraries each, too long for it): the
+//! "native" directory here holds the release runner behind a filter that renames its build in
+//! its replies, which is all tlsbench sees of a build. That a real build reports its flags is
+//! the runner's own `list` below, and scripts/build.sh --build native on a machine that has the
+//! time.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tlsbench_harness::protocol::{ListReply, PROTOCOL_VERSION};
+use tlsbench_harness::Capabilities;
+
+const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+fn release_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().unwrap().to_path_buf()
+}
+
+fn executable(path: &Path, script: &str) {
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A release directory with the real OpenSSL runner and a fake Go runner (no build in its
+/// list), and a builds directory whose `native` holds the OpenSSL runner renamed `native`.
+struct Dirs {
+    root: tempfile::TempDir,
+}
+
+impl Dirs {
+    fn new() -> Dirs {
+        let root = tempfile::tempdir().unwrap();
+        let release = root.path().join("release");
+        std::fs::create_dir_all(&release).unwrap();
+        std::os::unix::fs::symlink(release_dir().join("tlsbench-runner-openssl"), release.join("tlsbench-runner-openssl")).unwrap();
+        let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
+        let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+        executable(
+            &release.join("tlsbench-runner-fake"),
+            &format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"unsupported\",\"reason\":\"a fake\"}}' ;;\nesac\n"),
+        );
+        let dirs = Dirs { root };
+        dirs.native_as("native");
+        dirs
+    }
+
+    /// builds/native's runner: release's, its replies saying build `name`.
+    fn native_as(&self, name: &str) {
+        let native = self.root.path().join("builds/native");
+        std::fs::create_dir_all(&native).unwrap();
+        let real = release_dir().join("tlsbench-runner-openssl");
+        executable(
+            &native.join("tlsbench-runner-openssl"),
+            &format!(
+                "#!/bin/sh\n'{}' \"$@\" | sed -e 's/\"build\":{{\"name\":\"[a-z]*\"/\"build\":{{\"name\":\"{name}\"/' -e 's/\"build\":\"[a-z]*\"/\"build\":\"{name}\"/'\n",
+                real.display()
+            ),
+        );
+    }
+
+    fn tlsbench(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_tlsbench"))
+            .current_dir(self.root.path())
+            .env("TLSBENCH_DATA_DIR", self.root.path().join("data"))
+            .env("TLSBENCH_RUNNER_DIR", self.root.path().join("release"))
+            .env("TLSBENCH_BUILDS_DIR", self.root.path().join("builds"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell() {
+    let dirs = Dirs::new();
+    let run = |extra: &[&str], json: &str| {
+        let mut args = vec!["run", "--stack", "openssl", "--stack", "go", "--measure", "io", "--scenario", SCENARIO, "--samples", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--export-json", json, "--export-csv", "r.csv"]);
+        let output = dirs.tlsbench(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(dirs.root.path().join(json)).unwrap()).unwrap();
+        (String::from_utf8_lossy(&output.stdout).into_owned(), doc)
+    };
+    let (stdout, doc) = run(&["--build", "release", "--build", "native", "--build", "native"], "both.json");
+    for label in ["openssl [release]", "openssl [native]", "go [native]"] {
+        assert!(stdout.contains(label), "{label} in:\n{stdout}");
+    }
+    let results = doc["results"].as_array().unwrap();
+    for build in ["release", "native"] {
+        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "openssl" && r["build"] == build).collect();
+        assert!(!cells.is_empty() && cells.iter().all(|r| r["status"] == "ok"), "{build}: {cells:?}");
+    }
+    // Go's runner is built by its own toolchain: n/a in native's column, never run there.
+    let go_native: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "go" && r["build"] == "native").collect();
+    assert!(!go_native.is_empty());
+    for r in go_native {
+        assert_eq!(r["status"], "unsupported", "{r}");
+        assert!(r["reason"].as_str().unwrap().starts_with("go: its runner (tlsbench-runner-fake) is built by its own toolchain"), "{r}");
+    }
+    // The environment: each build as its runners said, and what no build reaches.
+    let builds = doc["run"]["environment"]["builds"].as_str().unwrap();
+    assert!(builds.starts_with("release (cargo profile ") && builds.contains("; native (cargo profile "), "{builds}");
+    assert!(builds.contains("the system's OpenSSL, GnuTLS and libtls are Debian's builds"), "{builds}");
+    let csv = std::fs::read_to_string(dirs.root.path().join("r.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",allocator,build"), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with(SCENARIO) && l.ends_with(",native")), "{csv}");
+
+    // Two builds of one run, compared as two runs.
+    let id = doc["run"]["id"].as_str().unwrap();
+    let output = dirs.tlsbench(&["compare", id, id, "--build-a", "release", "--build-b", "native"]);
+    let compared = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(compared.contains("the runs differ in build: A release, B native"), "{compared}");
+    assert!(!compared.contains("only in"), "every cell matched:\n{compared}");
+    // A row matched across builds is both builds': labelled without either.
+    assert!(compared.contains("┆ openssl ") && !compared.contains("openssl [release]"), "{compared}");
+    let output = dirs.tlsbench(&["compare", id, id, "--build-a", "lto"]);
+    assert!(stderr(&output).contains(&format!("run {id} has no cells of build `lto` (its builds: release, native)")), "{}", stderr(&output));
+
+    // A run of release against a run of native: matched cell by cell, the build what differs.
+    let (_, plain) = run(&[], "release.json");
+    let (native_stdout, native) = run(&["--build", "native"], "native.json");
+    assert!(native_stdout.contains("openssl [native]"), "{native_stdout}");
+    assert!(plain["results"].as_array().unwrap().iter().all(|r| r["build"].is_null()), "no --build: unlabelled");
+    let output = dirs.tlsbench(&["compare", "release.json", "native.json"]);
+    let compared = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(compared.contains("the runs differ in build: A release, B native"), "{compared}");
+    let openssl_cells = native["results"].as_array().unwrap().iter().filter(|r| r["client_stack"] == "openssl").count();
+    assert!(openssl_cells > 0 && !compared.contains("only in A: ") && !compared.contains("only in B: openssl"), "{compared}");
+}
+
+#[test]
+fn a_build_not_built_stale_or_unknown_is_an_error_saying_what_to_do() {
+    let dirs = Dirs::new();
+    let args = ["run", "--stack", "openssl", "--measure", "io", "--scenario", SCENARIO, "--samples", "1"];
+    let with = |build: &str| dirs.tlsbench(&[&args[..], &["--build", build]].concat());
+
+    let output = with("lto");
+    let lto = dirs.root.path().join("builds/lto");
+    assert_eq!(
+        stderr(&output).trim(),
+        format!("error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)", lto.display())
+    );
+    // A runner left from another build in native's directory.
+    dirs.native_as("release");
+    let output = with("native");
+    let native = dirs.root.path().join("builds/native");
+    assert_eq!(
+        stderr(&output).trim(),
+        format!(
+            "error: tlsbench-runner-openssl in {} is build `release`, not `native` (stale, or copied from another build): \
+             rebuild it with scripts/build.sh --build native",
+            native.display()
+        )
+    );
+    let output = with("pgo");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("invalid value 'pgo' for '--build <BUILD>'") && stderr(&output).contains("[possible values: release, native, lto]"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_runner_reports_the_build_it_was_compiled_as() {
+    let output = Command::new(release_dir().join("tlsbench-runner-openssl")).arg("list").output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let reply: ListReply = serde_json::from_slice(&output.stdout).unwrap();
+    let build = reply.build.expect("a Rust runner says its build");
+    // Built by cargo for these tests: no TLSBENCH_BUILD, so the name is the profile's, and
+    // the profile is the directory cargo built into.
+    let profile = release_dir().file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!((build.name.as_str(), build.profile.as_str()), (option_env!("TLSBENCH_BUILD").unwrap_or(&profile), profile.as_str()));
+    assert_eq!(build.rustflags, option_env!("RUSTFLAGS").unwrap_or_default());
+}
