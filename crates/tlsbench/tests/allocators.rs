@@ -4,33 +4,15 @@
 //! reason; a name tlsbench does not know is an error naming the valid ones. That the named
 //! allocator really serves the allocations is crates/runner-openssl/tests/allocator.rs.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tlsbench_harness::protocol::{Reply, PROTOCOL_VERSION};
-use tlsbench_harness::Capabilities;
+use tlsbench_harness::protocol::Reply;
+
+mod fake_go;
+use fake_go::{runner_dir, runners_with_a_runtime_stack};
 
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
-
-fn runner_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().unwrap().to_path_buf()
-}
-
-/// A runner directory with the real OpenSSL runner and a fake one holding `go`, whose list
-/// declares no allocators (as the Go runner's), and which fails any sample it is asked for.
-fn runners_with_a_runtime_stack() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
-    let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
-    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
-    let script = format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n");
-    let fake = dir.path().join("tlsbench-runner-fake");
-    std::fs::write(&fake, script).unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
 
 #[test]
 fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {

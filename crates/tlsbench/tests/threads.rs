@@ -4,33 +4,17 @@
 //! efficiency against that one thread. Combinations that cannot be measured so are errors or
 //! n/a cells that name what is valid.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tlsbench_harness::protocol::{sum_threads, Reply, PROTOCOL_VERSION};
-use tlsbench_harness::{Capabilities, Side};
+use tlsbench_harness::protocol::{sum_threads, Reply};
+use tlsbench_harness::Side;
+
+mod fake_go;
+use fake_go::{runner_dir, runners_with_a_runtime_stack};
 
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
-
-fn runner_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().unwrap().to_path_buf()
-}
-
-/// The real OpenSSL runner, and a fake one holding `go` whose list declares no `threads` (as
-/// the Go runner's) and which replies `failed` to any sample.
-fn runners_with_a_runtime_stack() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
-    let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
-    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
-    let script = format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n");
-    let fake = dir.path().join("tlsbench-runner-fake");
-    std::fs::write(&fake, script).unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
 
 fn runner_sample(data: &Path, stack: &str, scenario: &str, extra: &[&str]) -> Reply {
     let output = Command::new(runner_dir().join("tlsbench-runner-openssl"))
@@ -128,9 +112,15 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
     assert!(find("go", "handshakes_per_s_per_thread", "server", Some(2))["scaling_efficiency"].is_null());
 
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",allocator,threads,scaling_efficiency"), "{csv}");
-    let row = csv.lines().find(|l| l.contains(",openssl,openssl,") && l.contains(",server,handshakes_per_s_per_thread,") && l.contains(",2,")).unwrap();
-    let efficiency: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}: {csv}"));
+    let (threads, scaling_efficiency) = (column("threads"), column("scaling_efficiency"));
+    let row: Vec<&str> = csv
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|r| r[1..3] == ["openssl", "openssl"] && r[6..8] == ["server", "handshakes_per_s_per_thread"] && r[threads] == "2")
+        .unwrap();
+    let efficiency: f64 = row[scaling_efficiency].parse().unwrap();
     let in_json = find("openssl", "handshakes_per_s_per_thread", "server", Some(2))["scaling_efficiency"].as_f64().unwrap();
     assert!((efficiency - in_json).abs() < 1e-12, "{efficiency} {in_json}");
 }
