@@ -239,8 +239,9 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
 }
 
 /// A cell's result as its variants share it: all but the thread count.
-fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Side, String) {
-    (r.scenario.clone(), r.client_stack.clone(), r.server_stack.clone(), r.process.clone(), r.allocator.clone(), r.side, r.metric.clone())
+fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Option<String>, Side, String) {
+    let (allocator, build) = (r.allocator.clone(), r.build.clone());
+    (r.scenario.clone(), r.client_stack.clone(), r.server_stack.clone(), r.process.clone(), allocator, build, r.side, r.metric.clone())
 }
 
 /// The rate per thread of a cell of `n` threads: each sample's aggregate divided by n.
@@ -878,6 +879,35 @@ mod tests {
         assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75%)"), "{}", crate::output::table::render(&doc));
         // A run without threads gains nothing.
         assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)]).results.iter().all(|r| !r.metric.ends_with("_per_thread")));
+    }
+
+    #[test]
+    fn each_build_scales_against_its_own_one_thread_cell() {
+        use crate::builds::Build;
+        let measured = |build, threads, factor: f64| {
+            let mut state = CellState::planned(Cell { build: Some(build), threads, ..cell() });
+            for rate in [1000.0, 1010.0, 990.0] {
+                let values = vec![MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: rate * factor, seconds: 0.1 }];
+                state.record(&SampleReport { values, build: Some(build.name().into()), ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+            }
+            state
+        };
+        // native's one thread is twice release's; each build's two threads scale perfectly.
+        let cells = [
+            measured(Build::Release, None, 1.0),
+            measured(Build::Release, Some(2), 2.0),
+            measured(Build::Native, None, 2.0),
+            measured(Build::Native, Some(2), 4.0),
+        ];
+        let doc = document(fixture_info(), &cells);
+        for build in ["release", "native"] {
+            let per_thread = doc
+                .results
+                .iter()
+                .find(|r| r.metric == "handshakes_per_s_per_thread" && r.threads == Some(2) && r.build.as_deref() == Some(build))
+                .unwrap();
+            assert_eq!(per_thread.scaling_efficiency, Some(1.0), "{build}");
+        }
     }
 
     fn fixture_info() -> RunInfo {
