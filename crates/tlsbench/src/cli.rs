@@ -141,6 +141,14 @@ pub struct RunArgs {
     /// why. Other measures are taken with one pair.
     #[arg(long = "threads", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Vec<u32>,
+    /// Over --transport tcp, the server's worker threads: e.g. `--workers 2` or `--workers 2,4`.
+    /// A cell of N workers loads the server with N load generators, one runner each with one
+    /// connection at a time (one runner per worker, since a load generator is one thread).
+    /// Asking for N > 1 also measures one worker in the same run; the
+    /// `connections_per_s_per_worker` block gives the server's rate per worker and its scaling
+    /// efficiency against one worker, as --threads does in memory.
+    #[arg(long = "workers", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: Vec<u32>,
     /// The build of the runners (scripts/build.sh --build NAME): release (today's), native
     /// (-C target-cpu=native, and -march=native for the C libraries built from source) or lto
     /// (fat LTO, one codegen unit); repeat for several: each is a column of the table,
@@ -152,7 +160,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "builds"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]

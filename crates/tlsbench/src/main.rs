@@ -214,7 +214,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let build_axis = plan::build_axis(&args.builds);
     let mut settings = settings;
     settings.builds = find_builds(&settings.runners, build_axis.iter().flatten().copied(), &ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(&args.threads), &build_axis)
+    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(if tcp { &args.workers } else { &args.threads }), &build_axis)
         .into_iter()
         .map(CellState::planned)
         .collect();
@@ -322,9 +322,12 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
     if tcp && args.process != plan::ProcessChoice::Auto {
         bail!("--process places the two sides in memory; over --transport tcp each side is its own runner on a socket");
     }
+    if !tcp && !args.workers.is_empty() {
+        bail!("--workers is the server's worker threads over --transport tcp; in memory, --threads N measures N pairs side by side");
+    }
     if args.threads.iter().any(|&n| n > 1) {
         if tcp {
-            bail!("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with `tlsbench serve --workers N`");
+            bail!("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with --workers N");
         }
         if !measures.contains(&Measure::Time) {
             let names: Vec<&str> = measures.iter().map(|m| m.name()).collect();

@@ -250,10 +250,11 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
 }
 
 /// One sample of a cell of `tlsbench run --transport tcp`: the server's runner on a loopback
-/// port with one worker, the client's runner as a load generator of one connection at a time
-/// (as `openssl s_time`) for the sample's time, then SIGTERM to the server. Each side's report
-/// becomes the metrics of the measure `net`; a connection that failed fails the cell, as a
-/// gate does in memory.
+/// port with N workers (`--workers`, one by default), N runners of the client's stack as load
+/// generators of one connection at a time each (as `openssl s_time`) for the sample's time,
+/// then SIGTERM to the server. A load generator is one thread, so N workers get N of them; their
+/// reports merge into the client's. Each side's report becomes the metrics of the measure
+/// `net`; a connection that failed fails the cell, as a gate does in memory.
 pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let runners = settings.runners_for(cell);
@@ -266,7 +267,8 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         [&[command][..], &common, more].concat().into_iter().map(String::from).collect()
     };
 
-    let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", "1"]);
+    let workers = cell.threads.unwrap_or(1);
+    let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", &workers.to_string()]);
     let mut server = Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
     // A runner that declares a warm-up (a JIT's) takes it before it listens and before it loads.
     let warmup = Duration::from_millis(settings.warmup_ms(cell));
@@ -279,10 +281,20 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
     let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
     let load_args = args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), warmup);
-    let client = executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout);
-    // In flight at SIGTERM: nothing, once the load generator has ended; its io timeout bounds it.
+    let generators: Vec<Result<String>> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout)))
+            .collect();
+        calls.into_iter().map(|call| call.join().expect("a load generator's thread panicked")).collect()
+    });
+    // In flight at SIGTERM: nothing, once the load generators have ended; their io timeout
+    // bounds it.
     let server = server.stop(DEFAULT_IO_TIMEOUT * 2);
-    let (client, server) = (side_outcome("client", client)?, side_outcome("server", server)?);
+    let server = side_outcome("server", server)?;
+    let client = merged_clients(generators)?;
+    if server.concurrency != workers {
+        return Err(failed(format!("the server's runner served with {} worker(s), the cell asks for {workers}", server.concurrency)));
+    }
     let reasons: Vec<String> = [&client, &server]
         .iter()
         .flat_map(|r| r.failures.iter().map(move |f| format!("{} × {} ({})", count(f.count), f.reason, r.side)))
@@ -304,6 +316,23 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         threads: Vec::new(),
         build: None,
     })
+}
+
+/// The load generators' reports as one, as `tlsbench merge` does with several machines'. Each
+/// must have completed connections: a generator that did not loaded no worker.
+fn merged_clients(generators: Vec<Result<String>>) -> Result<NetReport, (Status, String)> {
+    let (n, mut merged) = (generators.len(), None::<NetReport>);
+    for (i, generator) in generators.into_iter().enumerate() {
+        let report = side_outcome("client", generator)?;
+        if n > 1 && report.connections == 0 {
+            return Err((Status::Failed, format!("load generator {} of {n} completed no connection in {:.2} s", i + 1, report.seconds())));
+        }
+        match &mut merged {
+            None => merged = Some(report),
+            Some(merged) => merged.merge(&report).map_err(|e| (Status::Failed, format!("client runners: {e}")))?,
+        }
+    }
+    Ok(merged.expect("at least one load generator"))
 }
 
 fn as_strs(args: &[String]) -> Vec<&str> {

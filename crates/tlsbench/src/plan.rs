@@ -60,8 +60,9 @@ pub struct Cell {
     /// The allocator the runners run on where the run chose allocators (`--allocator`); None:
     /// glibc's in the Rust runners, unlabelled, and each runtime's own elsewhere.
     pub allocator: Option<Allocator>,
-    /// The pairs measured side by side, one per thread (`--threads`), when more than one; None:
-    /// one pair, as without the axis.
+    /// The pairs measured side by side, one per thread (`--threads`), when more than one; over
+    /// TCP, the server's workers (`--workers`), each with a load generator of its own. None: one
+    /// pair, or one worker, as without the axis.
     pub threads: Option<u32>,
     /// The build whose runners measure the cell where the run chose builds (`--build`); None:
     /// release's, unlabelled.
@@ -168,13 +169,12 @@ pub fn thread_axis(chosen: &[u32]) -> Vec<Option<u32>> {
 }
 
 /// Whether the stack `id` can be measured as `threads` pairs side by side: its runner says so,
-/// and only in one process.
+/// and only in one process. Over TCP they are a server's workers, which every runner's `serve`
+/// takes.
 fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, process: Process) -> Result<(), String> {
     let Some(threads) = threads else { return Ok(()) };
     match process {
-        Process::Tcp => {
-            return Err("the network mode (--transport tcp) scales a server with its --workers; --threads applies in memory".into())
-        }
+        Process::Tcp => return Ok(()),
         Process::Split => {
             return Err(format!(
                 "--threads runs {threads} pairs inside one runner, so it applies to in-process cells; a split-process pair runs \
@@ -260,9 +260,10 @@ pub fn cells(
                     (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => &[Process::Split],
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
-                // Threads are an axis of the time measure only (see driver::check_threads).
+                // Threads are an axis of the time measure (see driver::check_threads), and
+                // workers of the network mode's.
                 let threads = match measure {
-                    Measure::Time => threads,
+                    Measure::Time | Measure::Net => threads,
                     _ => &[None],
                 };
                 for &process in processes {
@@ -409,7 +410,8 @@ mod tests {
         assert_eq!(support("go", "go", Process::Split, None), Ok(()));
         assert!(support("go", "go", Process::Split, Some(2)).unwrap_err().contains("in-process cells"));
         assert!(check_threads("go", &runtime, Some(2), Process::InProcess).unwrap_err().starts_with("go: its runner measures one pair per sample"));
-        assert!(check_threads("openssl", &threads, Some(2), Process::Tcp).unwrap_err().contains("--workers"));
+        // Over TCP, threads are the server's workers: every runner serves with several.
+        assert_eq!(check_threads("go", &runtime, Some(2), Process::Tcp), Ok(()));
         // Heap is taken with one pair: no thread variants.
         assert!(planned.iter().filter(|c| c.measure == Measure::Heap).all(|c| c.threads.is_none()));
         assert_eq!(planned.iter().filter(|c| c.measure == Measure::Heap).count(), pairs.len());

@@ -163,9 +163,11 @@ impl CellResult {
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
-    /// on threads, ` (jemalloc, 2 threads)` for both; ` [native]` where the run chose builds.
+    /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
+    /// both; ` [native]` where the run chose builds.
     pub fn pair_label(&self) -> String {
-        let mut pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads);
+        let tcp = self.process == "tcp";
+        let mut pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads, tcp);
         if let Some(build) = &self.build {
             pair.push_str(&format!(" [{build}]"));
         }
@@ -189,8 +191,9 @@ impl CellResult {
 
 /// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
 /// ` (jemalloc, 2 threads)`; nothing for the default.
-pub fn variant_label(allocator: Option<&str>, threads: Option<u32>) -> String {
-    let parts: Vec<String> = allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} threads"))).collect();
+pub fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
+    let unit = if tcp { "workers" } else { "threads" };
+    let parts: Vec<String> = allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
     match parts.is_empty() {
         true => String::new(),
         false => format!(" ({})", parts.join(", ")),

@@ -171,7 +171,7 @@ fn take_round(
             "{} {}{}",
             state.cell.scenario,
             pair_label(&state.cell.client, &state.cell.server),
-            variant_label(state.cell.allocator.map(Allocator::name), state.cell.threads)
+            variant_label(state.cell.allocator.map(Allocator::name), state.cell.threads, state.cell.process == Process::Tcp)
         );
         if let Some(build) = state.cell.build {
             label.push_str(&format!(" [{build}]"));
@@ -213,9 +213,16 @@ pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
 /// metric (`handshakes_per_s_per_thread`, ...), one result per cell of several threads (its
 /// aggregate divided by N) and per cell of one thread that has such a sibling (its own rate),
 /// the former with its scaling efficiency: its rate per thread over the one-thread cell's rate,
-/// medians of the same run. Nothing is added to a run without threads.
+/// medians of the same run. Over TCP (`--workers`), the same for the server's connections per
+/// second, per worker (`connections_per_s_per_worker`). Nothing is added to a run without
+/// threads or workers.
 fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
-    let is_rate = |r: &CellResult| r.measure == Measure::Time.name() && r.better == "higher";
+    let is_rate = |r: &CellResult| {
+        let time = r.measure == Measure::Time.name() && r.better == "higher";
+        // The load generators' rate is the server's, seen from the other end: not per worker.
+        let net = r.measure == Measure::Net.name() && r.metric == Metric::ConnectionsPerS.name() && r.side == Side::Server;
+        time || net
+    };
     let one_thread: HashMap<_, &CellResult> = results.iter().filter(|r| is_rate(r) && r.threads.is_none()).map(|r| (key_of(r), r)).collect();
     let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.threads.is_some()).map(key_of).collect();
     // In the order of the results they come from, so that blocks and rows keep the run's order.
@@ -244,11 +251,13 @@ fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Op
     (r.scenario.clone(), r.client_stack.clone(), r.server_stack.clone(), r.process.clone(), allocator, build, r.side, r.metric.clone())
 }
 
-/// The rate per thread of a cell of `n` threads: each sample's aggregate divided by n.
+/// The rate per thread (per worker, over TCP) of a cell of `n` threads: each sample's aggregate
+/// divided by n.
 fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>) -> CellResult {
     let per = |x: f64| x / f64::from(n);
+    let unit = if cell.process == Process::Tcp.name() { "worker" } else { "thread" };
     CellResult {
-        metric: format!("{}_per_thread", cell.metric),
+        metric: format!("{}_per_{unit}", cell.metric),
         samples: cell.samples.iter().map(|&x| per(x)).collect(),
         median: cell.median.map(per),
         ci95: cell.ci95.map(|[lo, hi]| [per(lo), per(hi)]),
@@ -264,6 +273,10 @@ fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>) -> CellResult 
 /// here, from the threads' own).
 pub(crate) fn aggregate_threads(cell: &Cell, report: SampleReport) -> Result<SampleReport, (Status, String)> {
     let Some(n) = cell.threads else { return Ok(report) };
+    // A server's workers share its counts: its rate is already theirs together.
+    if cell.process == Process::Tcp {
+        return Ok(report);
+    }
     let failed = |reason: String| Err((Status::Failed, reason));
     if report.threads.len() != n as usize {
         return failed(format!("the runner reported {} thread(s)' results, the cell asks for {n}; result refused", report.threads.len()));
@@ -879,6 +892,44 @@ mod tests {
         assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75%)"), "{}", crate::output::table::render(&doc));
         // A run without threads gains nothing.
         assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)]).results.iter().all(|r| !r.metric.ends_with("_per_thread")));
+    }
+
+    #[test]
+    fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_was() {
+        // One worker: 500 connections/s at 1,200 µs of CPU each; two: 800/s at 1,250 µs.
+        let measured = |threads, rate: f64, cpu_user: f64| {
+            let mut state = CellState::planned(Cell { measure: Measure::Net, process: Process::Tcp, threads, ..cell() });
+            for jitter in [1.0, 1.01, 0.99] {
+                let value = |side, metric, value| MetricValue { side, metric, value, seconds: 1.0 };
+                let values = [Side::Client, Side::Server].into_iter().flat_map(|side| {
+                    [
+                        value(side, Metric::ConnectionsPerS, rate * jitter),
+                        value(side, Metric::CpuUserUsPerConnection, cpu_user),
+                        value(side, Metric::CpuSystemUsPerConnection, 200.0),
+                    ]
+                });
+                state.record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+            }
+            state
+        };
+        // The server's runner reports its workers' counts together: kept as they are.
+        let tcp = Cell { process: Process::Tcp, threads: Some(2), ..cell() };
+        assert_eq!(aggregate_threads(&tcp, report("x")).unwrap(), report("x"));
+
+        let doc = document(fixture_info(), &[measured(None, 500.0, 1000.0), measured(Some(2), 800.0, 1050.0)]);
+        let per_worker: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == "connections_per_s_per_worker").collect();
+        // The server's only: the load generators' rate is the same connections seen from the client.
+        assert!(per_worker.iter().all(|r| r.side == Side::Server), "{per_worker:?}");
+        let two = per_worker.iter().find(|r| r.threads == Some(2)).expect("two workers' row");
+        assert_eq!((two.median, two.scaling_efficiency), (Some(400.0), Some(0.8)));
+        assert_eq!(two.pair_label(), "rustls-ring -> openssl (2 workers) [tcp]");
+        assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
+        // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
+        let busy = crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
+        assert!(busy.contains("rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
+        assert!(crate::output::table::render(&doc).contains("400.0 ±1.0% (80%)"), "{}", crate::output::table::render(&doc));
+        // Without workers, no such line.
+        assert_eq!(crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results), None);
     }
 
     #[test]

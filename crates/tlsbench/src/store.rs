@@ -411,7 +411,7 @@ impl Store {
             .prepare(
                 "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
                         (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator, c.threads,
-                        c.build
+                        c.build, c.process
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
             )
@@ -432,7 +432,8 @@ impl Store {
             let mut pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
             let allocator = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
             let threads = row.get::<_, Option<u32>>(9).map_err(|e| self.error(e))?;
-            pair.push_str(&variant_label(allocator.as_deref(), threads));
+            let tcp = row.get::<_, Option<String>>(11).map_err(|e| self.error(e))?.as_deref() == Some("tcp");
+            pair.push_str(&variant_label(allocator.as_deref(), threads, tcp));
             if let Some(build) = row.get::<_, Option<String>>(10).map_err(|e| self.error(e))? {
                 pair.push_str(&format!(" [{build}]"));
             }

@@ -314,3 +314,54 @@ fn run_over_tcp_takes_the_net_measure_only() {
     let transport = error(&["--transport", "udp"]);
     assert!(transport.contains("possible values: memory, tcp"), "{transport}");
 }
+
+#[test]
+fn workers_give_the_servers_rate_per_worker_against_one_worker_of_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = tlsbench(dir.path())
+        .args(["run", "--transport", "tcp", "--stack", "rustls-aws-lc-rs", "--workers", "2"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--samples", "2", "--min-time-ms", "200", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{printed}");
+    assert!(printed.contains("rustls-aws-lc-rs (2 workers) [tcp]"), "{printed}");
+    assert!(printed.contains("server workers busy"), "the table says how busy the workers were: {printed}");
+
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+    let find = |metric: &str, side: &str, workers: Option<u64>| {
+        let found = results.iter().find(|r| r["metric"] == metric && r["side"] == side && r["threads"].as_u64() == workers);
+        found.unwrap_or_else(|| panic!("no {metric} of the {side} with {workers:?} workers"))
+    };
+    let median = |r: &serde_json::Value| r["median"].as_f64().unwrap();
+    // Per worker: the server's aggregate over its workers, and its efficiency against one worker.
+    let (one, two) = (find("connections_per_s", "server", None), find("connections_per_s", "server", Some(2)));
+    let per_worker = find("connections_per_s_per_worker", "server", Some(2));
+    assert!((median(per_worker) - median(two) / 2.0).abs() < 1e-6 * median(two), "{per_worker}");
+    let efficiency = per_worker["scaling_efficiency"].as_f64().expect("an efficiency");
+    assert!((efficiency - median(two) / (2.0 * median(one))).abs() < 1e-9, "{efficiency}");
+    assert!(results.iter().filter(|r| r["metric"] == "connections_per_s_per_worker").all(|r| r["side"] == "server"));
+    // Both load generators' connections reach the client's side of the cell.
+    let client_two = find("connections_per_s", "client", Some(2));
+    assert!((median(client_two) / median(two) - 1.0).abs() < 0.5, "client {client_two}, server {two}");
+}
+
+#[test]
+fn workers_belong_to_tcp_and_threads_to_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = |args: &[&str]| {
+        let out = tlsbench(dir.path()).arg("run").args(args).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let workers = error(&["--stack", "openssl", "--workers", "2"]);
+    assert!(workers.contains("--workers is the server's worker threads over --transport tcp"), "{workers}");
+    let threads = error(&["--transport", "tcp", "--stack", "openssl", "--threads", "2"]);
+    assert!(threads.contains("over --transport tcp a server scales with --workers N"), "{threads}");
+    let zero = error(&["--transport", "tcp", "--stack", "openssl", "--workers", "0"]);
+    assert!(zero.contains("--workers"), "{zero}");
+}

@@ -135,7 +135,7 @@ fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("--threads applies to the time measure (valid: --measure time); this run measures heap"), "{stderr}");
     let (_, stderr) = run(&["--threads", "2", "--transport", "tcp"]);
-    assert!(stderr.contains("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with `tlsbench serve --workers N`"), "{stderr}");
+    assert!(stderr.contains("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with --workers N"), "{stderr}");
     let (_, stderr) = run(&["--threads", "2", "--process", "split"]);
     assert!(stderr.contains("(valid with --threads: auto, both)"), "{stderr}");
     let (code, stderr) = run(&["--threads", "0"]);

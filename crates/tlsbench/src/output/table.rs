@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use tlsbench_harness::protocol::Metric;
 use tlsbench_harness::Side;
 
 use crate::compare::{default_threshold, judged_by_range};
@@ -18,7 +19,8 @@ pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confi
                           compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
 /// Explains the efficiency after a rate per thread, in a run with `--threads`.
-pub const EFFICIENCY_LEGEND: &str = "(92%): scaling efficiency, the rate per thread of N threads over one thread's, same run";
+pub const EFFICIENCY_LEGEND: &str =
+    "(92%): scaling efficiency, the rate per thread of N threads (per worker of N workers) over one's, same run";
 
 /// The terminal's width that the table keeps to.
 pub const WIDTH: usize = 120;
@@ -68,6 +70,9 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
     out += &columns::wrap(&format!("{LEGEND}{efficiency}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
+    }
+    if let Some(line) = workers_busy(&doc.results) {
+        out += &columns::wrap(&line, WIDTH, 2);
     }
     for (i, (status, reason)) in reasons.0.iter().enumerate() {
         out += &columns::wrap(&format!("[{}] {}: {reason}", i + 1, status_word(*status)), WIDTH, 4);
@@ -457,6 +462,39 @@ fn percent(x: f64) -> String {
         true => format!("{x:.1}%"),
         false => format!("{x:.0}%"),
     }
+}
+
+/// Over TCP with `--workers`: how busy each server's workers were, its CPU time per connection
+/// times its connections per second over its workers (medians). The load generators share the
+/// machine's cores with the server, so a server below full use waited for its clients, and its
+/// rate per worker says as much about the load as about the server.
+pub fn workers_busy(results: &[CellResult]) -> Option<String> {
+    let tcp_server = |c: &&CellResult| c.process == "tcp" && c.side == Side::Server && c.status == Status::Ok;
+    let same_cell = |a: &CellResult, b: &CellResult| {
+        (&a.scenario, &a.client_stack, &a.server_stack, &a.allocator, &a.build, a.threads)
+            == (&b.scenario, &b.client_stack, &b.server_stack, &b.allocator, &b.build, b.threads)
+    };
+    if !results.iter().filter(tcp_server).any(|c| c.threads.is_some()) {
+        return None;
+    }
+    let busy: Vec<String> = results
+        .iter()
+        .filter(tcp_server)
+        .filter(|c| c.metric == Metric::ConnectionsPerS.name())
+        .filter_map(|rate| {
+            let cpu = |metric: Metric| {
+                results.iter().filter(tcp_server).find(|c| c.metric == metric.name() && same_cell(c, rate)).and_then(|c| c.median)
+            };
+            let cpu_us = cpu(Metric::CpuUserUsPerConnection)? + cpu(Metric::CpuSystemUsPerConnection)?;
+            let workers = f64::from(rate.threads.unwrap_or(1));
+            Some(format!("{} {}", rate.pair_label(), percent(rate.median? * cpu_us / 1e6 / workers * 100.0)))
+        })
+        .collect();
+    Some(format!(
+        "server workers busy (CPU per connection × connections per second, per worker): {}; the load generators share the \
+         cores, so a server below full use waited for its clients",
+        busy.join(", ")
+    ))
 }
 
 /// A hint when some cell has too few samples for its ± to be a 95% interval.
