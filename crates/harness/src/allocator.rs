@@ -78,6 +78,8 @@ impl Allocator {
     /// Whether the chosen allocator's own books hold `ptr`, a live block: jemalloc's
     /// `arenas.lookup`, mimalloc's `mi_is_in_heap_region`. For glibc, that neither of the
     /// others holds it. The tests' proof that the allocator is really in use.
+    // The address is looked up in the allocators' maps, never dereferenced.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn owns(self, ptr: *const c_void) -> bool {
         match self {
             Allocator::Glibc => !Allocator::Jemalloc.owns(ptr) && !Allocator::Mimalloc.owns(ptr),
