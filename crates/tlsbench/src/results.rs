@@ -121,6 +121,11 @@ pub struct CellResult {
     /// same cell with one thread in the same run (medians), e.g. 0.92; 1 is perfect scaling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling_efficiency: Option<f64>,
+    /// The efficiency's interval: its two rates' 95% intervals taken at their far ends (the
+    /// lowest over the highest, the highest over the lowest), so at least 90% confidence when
+    /// both have one; absent when either has none (too few samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling_efficiency_ci: Option<[f64; 2]>,
     /// The build of the runners that measured it, where the run chose builds (`--build`):
     /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

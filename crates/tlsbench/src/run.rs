@@ -229,15 +229,20 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
     let mut added = Vec::new();
     for r in results.iter().filter(|r| is_rate(r)) {
         match r.threads {
-            None if has_threads.contains(&key_of(r)) => added.push(per_thread(r, 1, None)),
+            None if has_threads.contains(&key_of(r)) => added.push(per_thread(r, 1, None, None)),
             None => {}
             Some(n) => {
-                let one = one_thread.get(&key_of(r)).filter(|one| one.status == Status::Ok).and_then(|one| one.median);
-                let efficiency = match (r.median, one) {
-                    (Some(aggregate), Some(one)) if one > 0.0 => Some(aggregate / (f64::from(n) * one)),
+                let one = one_thread.get(&key_of(r)).copied().filter(|one| one.status == Status::Ok);
+                let times_n = |x: f64| f64::from(n) * x;
+                let efficiency = match (r.median, one.and_then(|one| one.median)) {
+                    (Some(aggregate), Some(one)) if one > 0.0 => Some(aggregate / times_n(one)),
                     _ => None,
                 };
-                added.push(per_thread(r, n, efficiency));
+                let interval = match (r.ci95, one.and_then(|one| one.ci95)) {
+                    (Some([low, high]), Some([one_low, one_high])) if one_low > 0.0 => Some([low / times_n(one_high), high / times_n(one_low)]),
+                    _ => None,
+                };
+                added.push(per_thread(r, n, efficiency, interval.filter(|_| efficiency.is_some())));
             }
         }
     }
@@ -253,7 +258,7 @@ fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Op
 
 /// The rate per thread (per worker, over TCP) of a cell of `n` threads: each sample's aggregate
 /// divided by n.
-fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>) -> CellResult {
+fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>, efficiency_ci: Option<[f64; 2]>) -> CellResult {
     let per = |x: f64| x / f64::from(n);
     let unit = if cell.process == Process::Tcp.name() { "worker" } else { "thread" };
     CellResult {
@@ -264,6 +269,7 @@ fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>) -> CellResult 
         min: cell.min.map(per),
         max: cell.max.map(per),
         scaling_efficiency: efficiency,
+        scaling_efficiency_ci: efficiency_ci,
         ..cell.clone()
     }
 }
@@ -600,6 +606,7 @@ impl CellState {
                     allocator: self.cell.allocator.map(|a| a.name().to_string()),
                     threads: self.cell.threads,
                     scaling_efficiency: None,
+                    scaling_efficiency_ci: None,
                     build: self.cell.build.map(|b| b.name().to_string()),
                     side,
                     metric: metric.name().into(),
@@ -885,11 +892,14 @@ mod tests {
         let per_thread = find("handshakes_per_s_per_thread", Side::Server, Some(2));
         assert_eq!((per_thread.median, per_thread.samples.len()), (Some(1500.0), 3));
         assert_eq!(per_thread.scaling_efficiency, Some(0.75));
+        // Its interval: the two thread's lowest over one thread's highest, and the other way.
+        let [low, high] = per_thread.scaling_efficiency_ci.expect("both rates have an interval");
+        assert!((low - 2970.0 / 4040.0).abs() < 1e-12 && (high - 3030.0 / 3960.0).abs() < 1e-12, "{low} {high}");
         assert_eq!(find("handshakes_per_s_per_thread", Side::Client, Some(2)).scaling_efficiency, Some(1.0));
         // One thread's row of the per-thread block: its own rate, the reference, no efficiency.
         let reference = find("handshakes_per_s_per_thread", Side::Server, None);
         assert_eq!((reference.median, reference.scaling_efficiency), (Some(2000.0), None));
-        assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75%)"), "{}", crate::output::table::render(&doc));
+        assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75 ±2%)"), "{}", crate::output::table::render(&doc));
         // A run without threads gains nothing.
         assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)]).results.iter().all(|r| !r.metric.ends_with("_per_thread")));
     }
@@ -927,7 +937,7 @@ mod tests {
         // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
         let busy = crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
         assert!(busy.contains("rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
-        assert!(crate::output::table::render(&doc).contains("400.0 ±1.0% (80%)"), "{}", crate::output::table::render(&doc));
+        assert!(crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"), "{}", crate::output::table::render(&doc));
         // Without workers, no such line.
         assert_eq!(crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results), None);
     }

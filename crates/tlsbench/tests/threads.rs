@@ -100,7 +100,12 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
             assert!((efficiency - aggregate / (2.0 * one_thread)).abs() < 1e-12, "{efficiency} {aggregate} {one_thread}");
             // The one-thread row of the per-thread block is the one-thread cell's own rate.
             assert_eq!(find(stack, "handshakes_per_s_per_thread", side, None)["median"], one["median"]);
-            assert!(stdout.contains(&format!("({:.0}%)", efficiency * 100.0)), "{stdout}");
+            // Its interval holds it, and the table prints both.
+            let interval = per_thread["scaling_efficiency_ci"].as_array().expect("an interval").clone();
+            let [low, high] = [0, 1].map(|i| interval[i].as_f64().unwrap());
+            assert!(low <= efficiency && efficiency <= high, "{low} {efficiency} {high}");
+            let spread = (efficiency - low).max(high - efficiency) * 100.0;
+            assert!(stdout.contains(&format!("({:.0} ±{spread:.0}%)", efficiency * 100.0)), "{stdout}");
         }
     }
     // The stack whose runner takes no --threads: its thread cells are n/a saying why (its

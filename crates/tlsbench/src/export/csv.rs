@@ -39,6 +39,8 @@ struct Row<'a> {
     /// several, the scaling efficiency against one thread (a fraction).
     threads: Option<u32>,
     scaling_efficiency: Option<f64>,
+    scaling_efficiency_ci_low: Option<String>,
+    scaling_efficiency_ci_high: Option<String>,
     /// `--build`'s choice; empty without it. Last, for the same reason.
     build: Option<&'a str>,
 }
@@ -79,6 +81,8 @@ fn row(cell: &CellResult) -> Row<'_> {
         allocator: cell.allocator.as_deref(),
         threads: cell.threads,
         scaling_efficiency: cell.scaling_efficiency,
+        scaling_efficiency_ci_low: number(cell.scaling_efficiency_ci.map(|ci| ci[0])),
+        scaling_efficiency_ci_high: number(cell.scaling_efficiency_ci.map(|ci| ci[1])),
         build: cell.build.as_deref(),
     }
 }
@@ -96,17 +100,18 @@ mod tests {
         assert_eq!(
             lines[0],
             "scenario,client_stack,server_stack,client_library,server_library,measure,side,metric,unit,better,\
-             status,median,ci95_low,ci95_high,min,max,samples,outliers,reason,allocator,threads,scaling_efficiency,build"
+             status,median,ci95_low,ci95_high,min,max,samples,outliers,reason,allocator,threads,scaling_efficiency,\
+             scaling_efficiency_ci_low,scaling_efficiency_ci_high,build"
         );
         assert_eq!(
             lines[3],
             "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm,rustls-aws-lc-rs,rustls-aws-lc-rs,rustls-aws-lc-rs 1.0,\
-             rustls-aws-lc-rs 1.0,time,client,handshakes_per_s,1/s,higher,ok,987.65,980,990,980,990,980;987.65;990,2,,,,,"
+             rustls-aws-lc-rs 1.0,time,client,handshakes_per_s,1/s,higher,ok,987.65,980,990,980,990,980;987.65;990,2,,,,,,,"
         );
         assert_eq!(
             lines[6],
             "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305,openssl,openssl,openssl 1.0,openssl 1.0,time,\
-             server,handshakes_per_s,1/s,higher,unsupported,,,,,,,,openssl: cipher suite chacha20-poly1305 not supported,,,,"
+             server,handshakes_per_s,1/s,higher,unsupported,,,,,,,,openssl: cipher suite chacha20-poly1305 not supported,,,,,,"
         );
     }
 }

@@ -19,8 +19,8 @@ pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confi
                           compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
 /// Explains the efficiency after a rate per thread, in a run with `--threads`.
-pub const EFFICIENCY_LEGEND: &str =
-    "(92%): scaling efficiency, the rate per thread of N threads (per worker of N workers) over one's, same run";
+pub const EFFICIENCY_LEGEND: &str = "(92 ±6%): scaling efficiency, the rate per thread of N threads (per worker of N \
+     workers) over one's, same run, ± the farther end of its interval in points (from both rates' intervals)";
 
 /// The terminal's width that the table keeps to.
 pub const WIDTH: usize = 120;
@@ -261,7 +261,11 @@ pub fn format_cell(cell: &CellResult) -> String {
         text += " *";
     }
     if let Some(efficiency) = cell.scaling_efficiency {
-        text += &format!(" ({:.0}%)", efficiency * 100.0);
+        text += &match cell.scaling_efficiency_ci {
+            // The farther end of its interval, in percentage points.
+            Some([low, high]) => format!(" ({:.0} ±{:.0}%)", efficiency * 100.0, (efficiency - low).max(high - efficiency) * 100.0),
+            None => format!(" ({:.0}%)", efficiency * 100.0),
+        };
     }
     text
 }
@@ -606,6 +610,7 @@ pub mod fixture {
             allocator: None,
             threads: None,
             scaling_efficiency: None,
+            scaling_efficiency_ci: None,
             build: None,
             side,
             metric: "handshakes_per_s".into(),
