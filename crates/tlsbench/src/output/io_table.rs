@@ -154,6 +154,7 @@ mod tests {
                 IoEvent::Read { side: Side::Client, want: 5, got: Some(5) },
                 IoEvent::Read { side: Side::Client, want: 1000, got: Some(1000) },
             ],
+            build: None,
         };
         // With a client certificate the client's flight holds Certificate, ClientKeyExchange
         // and CertificateVerify: in one record, it coalesces.
