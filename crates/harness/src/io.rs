@@ -49,6 +49,10 @@ pub struct IoTrace {
     pub negotiated: Vec<SideNegotiated>,
     /// Both sides' calls in the order they were made, with the driver's phase marks.
     pub events: Vec<IoEvent>,
+    /// The build the runner is (see [`crate::protocol::SampleReport::build`]); absent from
+    /// runners built by their own toolchains (Go's, Java's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// `runner trace`: the trace, or why there is none.
@@ -296,6 +300,8 @@ pub fn trace_with_configs<C: Stack, S: Stack>(
         server_library: server.library(),
         negotiated: pair.gates.negotiated(),
         events,
+        // The runner says which build it is, in its reply (see runner.rs).
+        build: None,
     })
 }
 
@@ -391,6 +397,7 @@ mod tests {
             server_library: "B".into(),
             negotiated: Vec::new(),
             events,
+            build: None,
         }
     }
 

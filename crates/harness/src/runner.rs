@@ -421,6 +421,7 @@ fn net_reply(outcome: Result<NetReport, NetReply>, scenario: Option<Scenario>) -
     match outcome {
         Ok(mut report) => {
             report.scenario = scenario.map(|s| s.name());
+            report.build = Some(crate::build::this().name);
             NetReply::Ok(report)
         }
         Err(reply) => reply,
@@ -498,7 +499,7 @@ fn load<F: Family>(args: &LoadArgs) -> NetReply {
         io_timeout: Duration::from_millis(args.net.io_timeout_ms),
     };
     match target {
-        NetTarget::Plain(plain) => NetReply::Ok(crate::net::load(&plain, &settings)),
+        NetTarget::Plain(plain) => net_reply(Ok(crate::net::load(&plain, &settings)), None),
         NetTarget::Tls(scenario, pki) => {
             let visitor = LoadStack { scenario: &scenario, pki: &pki, settings: &settings };
             net_reply(with_net_stack::<F, _>(&args.net.stack, visitor), Some(scenario))
@@ -529,7 +530,7 @@ fn trace<F: Family>(args: &TraceArgs) -> TraceReply {
         Err(reason) => return TraceReply::Failed { reason },
     };
     match with_pair::<F, _>(&args.client, &args.server, TracePair { scenario: &args.scenario, pki: &pki }) {
-        Ok(Ok(trace)) => TraceReply::Ok(trace),
+        Ok(Ok(trace)) => TraceReply::Ok(IoTrace { build: Some(crate::build::this().name), ..trace }),
         Ok(Err(Error::Unsupported(reason))) => TraceReply::Unsupported { reason },
         Ok(Err(error)) => TraceReply::Failed { reason: error.to_string() },
         Err(reason) => TraceReply::Failed { reason },

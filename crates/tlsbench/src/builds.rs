@@ -82,6 +82,54 @@ pub fn find(build: Build) -> Result<Runners> {
     Ok(runners)
 }
 
+/// The runners of the one build a command runs (`serve`, `load`, `trace`, `io` and `profile`
+/// take `--build NAME`), with `run --build`'s checks: release's directory holds release;
+/// another build's directory is built, holds that build, and has a runner for each stack of
+/// `ids`. A stack whose runner only release has (Go's, Java's) is an error saying why.
+pub fn one(release: Runners, build: Build, ids: &[String]) -> Result<Runners> {
+    check(Build::Release, &release)?;
+    if build == Build::Release {
+        return Ok(release);
+    }
+    for id in ids {
+        release.of(id)?;
+        if let Some(reason) = runtime_only(&release, build, id) {
+            bail!("{reason}");
+        }
+    }
+    of_build(&release, build, ids)
+}
+
+/// The runners of `build` (not release), checked to be that build and to hold each stack of
+/// `ids` that release's Rust runners hold.
+pub fn of_build(release: &Runners, build: Build, ids: &[String]) -> Result<Runners> {
+    let runners = find(build)?;
+    missing(release, build, &runners, ids)?;
+    Ok(runners)
+}
+
+/// That a reply came from a runner of `build`. Its directory was checked when the command
+/// started; a runner replaced since must not put another build's figures under this one's
+/// name. Release's runners are not held to a name (cargo's test builds say their profile), nor
+/// are runners that report none (Go's and Java's, release's only).
+pub fn check_reply(build: Build, reported: Option<&str>) -> Result<(), String> {
+    match reported {
+        Some(reported) if build != Build::Release && reported != build.name() => {
+            Err(format!("the runner is build `{reported}`, not `{build}`; result refused"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A stack as a command that runs one build names it: `ID` in release, `ID [BUILD]` in
+/// another, as `run` labels its build columns.
+pub fn label(id: &str, build: Build) -> String {
+    match build {
+        Build::Release => id.to_string(),
+        other => format!("{id} [{other}]"),
+    }
+}
+
 /// That every runner in a build's directory says it is that build: a runner left from an
 /// earlier build, or copied from another, would measure the wrong thing under the build's name.
 /// In release's directory, runners that report no build (Go's, Java's) are release's, and so is
@@ -207,6 +255,16 @@ mod tests {
         check(Build::Release, &release).unwrap();
         let copied = runners("/t/release", &[("tlsbench-runner-openssl", &["openssl"], built("native"))]);
         assert!(check(Build::Release, &copied).unwrap_err().to_string().contains("is build `native`, not `release`"));
+    }
+
+    #[test]
+    fn a_reply_of_another_build_is_refused_and_a_build_other_than_release_labels_its_stacks() {
+        check_reply(Build::Native, Some("native")).unwrap();
+        assert_eq!(check_reply(Build::Native, Some("release")).unwrap_err(), "the runner is build `release`, not `native`; result refused");
+        // Release's runners say their cargo profile under test; Go's and Java's say nothing.
+        check_reply(Build::Release, Some("debug")).unwrap();
+        check_reply(Build::Lto, None).unwrap();
+        assert_eq!((label("openssl", Build::Release), label("openssl", Build::Lto)), ("openssl".to_string(), "openssl [lto]".to_string()));
     }
 
     #[test]

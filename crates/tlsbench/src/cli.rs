@@ -182,6 +182,15 @@ pub struct DbArg {
     pub db: PathBuf,
 }
 
+/// `--build` of the commands that run one build's runners (serve, load, trace, io, profile).
+#[derive(Args)]
+pub struct BuildArg {
+    /// The build whose runners to run (scripts/build.sh --build NAME): release, native or lto.
+    /// Go's and Java's runners are built by their own toolchains, in release only.
+    #[arg(long, value_enum, value_name = "BUILD", default_value_t = crate::builds::Build::Release)]
+    pub build: crate::builds::Build,
+}
+
 #[derive(Args)]
 pub struct ExportArgs {
     /// The results document (DESIGN.md's schema).

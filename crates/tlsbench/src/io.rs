@@ -11,6 +11,7 @@ use clap::Args;
 use tlsbench_harness::io::{IoTrace, TraceReply};
 use tlsbench_harness::{pki, ClientAuth, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
 
+use crate::builds::{self, Build};
 use crate::output::io_table::{IoRow, Outcome};
 use crate::{executor, output, stacks};
 
@@ -35,6 +36,8 @@ pub struct TraceArgs {
     /// Print the trace as the runner's JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub build: crate::cli::BuildArg,
 }
 
 #[derive(Args)]
@@ -47,6 +50,8 @@ pub struct IoArgs {
     /// tickets, cache, suites and groups), or both.
     #[arg(long, value_enum, default_value_t = Configs::Both)]
     pub config: Configs,
+    #[command(flatten)]
+    pub build: crate::cli::BuildArg,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,8 +68,9 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
         (None, Some(client), Some(server)) => (client, server),
         _ => bail!("choose the stacks with --stack ID, or --client ID --server ID"),
     };
-    let runners = stacks::Runners::find()?;
-    match call_trace(&runners, &client, &server, &args.scenario)? {
+    let build = args.build.build;
+    let runners = builds::one(stacks::Runners::find()?, build, &[client.clone(), server.clone()])?;
+    match call_trace(&runners, build, &client, &server, &args.scenario)? {
         TraceReply::Ok(trace) if args.json => output::print(format!("{}\n", serde_json::to_string_pretty(&trace)?)),
         TraceReply::Ok(trace) => output::print(output::trace::render(&trace)),
         TraceReply::Unsupported { reason } => bail!("{} is unsupported: {reason}", args.scenario),
@@ -89,19 +95,28 @@ pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
     scenarios
 }
 
-/// `tlsbench io`: one table per scenario of [`io_scenarios`], one row per stack.
+/// `tlsbench io`: one table per scenario of [`io_scenarios`], one row per stack. In a build
+/// other than release, the stacks taken by default whose runners only release has (Go's,
+/// Java's) are rows n/a saying so, as `run` makes their cells; naming one is an error.
 pub fn io(args: IoArgs) -> Result<ExitCode> {
-    let runners = stacks::Runners::find()?;
-    let ids: Vec<String> = match args.stacks.is_empty() {
-        true => runners.default_stacks(),
-        false => output::first_seen(args.stacks),
+    let build = args.build.build;
+    let release = stacks::Runners::find()?;
+    let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
+        true => {
+            let (ids, others): (Vec<String>, Vec<String>) =
+                release.default_stacks().into_iter().partition(|id| build == Build::Release || builds::runtime_only(&release, build, id).is_none());
+            let reasons = others.into_iter().map(|id| (builds::runtime_only(&release, build, &id).expect("partitioned by it"), id)).collect();
+            (ids, reasons)
+        }
+        false => (output::first_seen(args.stacks), Vec::new()),
     };
+    let runners = builds::one(release, build, &ids)?;
     let mut failed = 0;
     for (i, scenario) in io_scenarios(args.config).iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
-            eprintln!("tracing {scenario} {id}");
-            let outcome = match call_trace(&runners, id, id, scenario) {
+            eprintln!("tracing {scenario} {}", builds::label(id, build));
+            let outcome = match call_trace(&runners, build, id, id, scenario) {
                 Ok(TraceReply::Ok(trace)) => Outcome::Measured(trace),
                 Ok(TraceReply::Unsupported { reason }) => Outcome::Unsupported(reason),
                 Ok(TraceReply::Failed { reason }) => Outcome::Failed(reason),
@@ -111,11 +126,14 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
             // The client's flights hold one handshake message each unless it has a certificate
             // to send: the same connection with one tells whether the client coalesces.
             let with_certificate = Scenario { client_auth: ClientAuth::Required, ..*scenario };
-            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&runners, id, id, &with_certificate)) {
+            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&runners, build, id, id, &with_certificate)) {
                 Some(Ok(TraceReply::Ok(trace))) => Some(trace),
                 _ => None,
             };
-            rows.push(IoRow { stack: id.clone(), outcome, mtls });
+            rows.push(IoRow { stack: builds::label(id, build), outcome, mtls });
+        }
+        for (reason, id) in &release_only {
+            rows.push(IoRow { stack: builds::label(id, build), outcome: Outcome::Unsupported(reason.clone()), mtls: None });
         }
         if i > 0 {
             output::print("\n");
@@ -130,8 +148,9 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
 }
 
 /// Asks the runner holding both stacks for the trace of `scenario`; refuses a trace whose
-/// libraries are not the stacks' own.
-fn call_trace(runners: &stacks::Runners, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
+/// libraries are not the stacks' own or whose runner is not of `build`. The trace names its
+/// build when it is not release.
+fn call_trace(runners: &stacks::Runners, build: Build, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
     let Some(path) = runners.for_pair(client, server) else {
         bail!("no runner holds both {client} and {server}, and IO is traced with both sides in one process");
     };
@@ -141,10 +160,11 @@ fn call_trace(runners: &stacks::Runners, client: &str, server: &str, scenario: &
     let args = ["trace", "--client", client, "--server", server, "--scenario", &name, "--data-dir", &data];
     let output = executor::call(path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
     let reply: TraceReply = serde_json::from_str(&output.stdout).with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
-    if let TraceReply::Ok(trace) = &reply {
-        check_libraries(trace)?;
-    }
-    Ok(reply)
+    let TraceReply::Ok(mut trace) = reply else { return Ok(reply) };
+    check_libraries(&trace)?;
+    builds::check_reply(build, trace.build.as_deref()).map_err(anyhow::Error::msg)?;
+    trace.build = (build != Build::Release).then(|| build.name().to_string());
+    Ok(TraceReply::Ok(trace))
 }
 
 fn check_libraries(trace: &IoTrace) -> Result<()> {

@@ -242,9 +242,7 @@ fn find_builds(release: &stacks::Runners, chosen: impl Iterator<Item = Build>, i
     let mut found = Vec::new();
     builds::check(Build::Release, release)?;
     for build in first_seen(chosen.filter(|&b| b != Build::Release)) {
-        let runners = builds::find(build)?;
-        builds::missing(release, build, &runners, ids)?;
-        found.push((build, runners));
+        found.push((build, builds::of_build(release, build, ids)?));
     }
     Ok(found)
 }

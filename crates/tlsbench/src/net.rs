@@ -18,6 +18,7 @@ use tlsbench_harness::net::{NetReply, NetReport, Page, Serving, DEFAULT_IO_TIMEO
 use tlsbench_harness::protocol::{SampleReport, SideNegotiated};
 use tlsbench_harness::{pki, Pki, Scenario, Side};
 
+use crate::builds::{self, Build};
 use crate::executor::Service;
 use crate::output::table::{format_number, group_thousands};
 use crate::plan::Cell;
@@ -40,6 +41,8 @@ pub struct NetArgs {
     /// A connection whose peer sends nothing for this many seconds fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub io_timeout: f64,
+    #[command(flatten)]
+    pub build: crate::cli::BuildArg,
 }
 
 #[derive(Args)]
@@ -108,16 +111,17 @@ fn parse_net_stack(id: &str) -> Result<String, String> {
     }
 }
 
-/// The runner and the arguments both ends take: the stack, its scenario (generating its
-/// certificates here, once) and the io timeout.
+/// The runner (of the build asked for) and the arguments both ends take: the stack, its
+/// scenario (generating its certificates here, once) and the io timeout.
 fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
-    let runners = stacks::Runners::find()?;
     let plain = PLAIN_STACKS.contains(&net.stack.as_str());
     // Every runner has the plain TCP baselines; any one serves them.
-    let runner = match plain {
-        true => runners.of(stacks::all_ids()[0])?,
-        false => runners.of(&net.stack)?,
+    let id = match plain {
+        true => stacks::all_ids()[0],
+        false => net.stack.as_str(),
     };
+    let runners = builds::one(stacks::Runners::find()?, net.build.build, &[id.to_string()])?;
+    let runner = runners.of(id)?;
     let mut args = vec!["--stack".to_string(), net.stack.clone(), "--io-timeout-ms".into(), ((net.io_timeout * 1000.0) as u64).to_string()];
     match (plain, net.scenario) {
         (true, Some(scenario)) => bail!("{} is plain TCP: it has no handshake, so no --scenario ({scenario})", net.stack),
@@ -133,6 +137,7 @@ fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
 
 pub fn serve(args: ServeArgs) -> Result<ExitCode> {
     let (runner, mut runner_args) = runner_and_args(&args.net)?;
+    let build = args.net.build.build;
     runner_args.extend(["--listen".into(), args.listen.to_string(), "--response".into(), args.response.to_string()]);
     if let Some(workers) = args.workers {
         runner_args.extend(["--workers".into(), workers.to_string()]);
@@ -164,18 +169,22 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
             crate::output::print(format!("{}\n", serving.listening));
             eprintln!(
                 "{} ({}) serves on {} with {} worker(s), response {}; Ctrl-C or SIGTERM stops it",
-                serving.stack, serving.library, serving.listening, serving.workers, args.response
+                builds::label(&serving.stack, build),
+                serving.library,
+                serving.listening,
+                serving.workers,
+                args.response
             );
         }
         Err(_) => {
             child.wait()?;
-            return finish(parse_reply(&first)?, args.output.as_deref());
+            return finish(of_build(parse_reply(&first)?, build)?, args.output.as_deref());
         }
     }
     let last = replies.next().transpose().context("reading the runner's reply")?;
     let status = child.wait()?;
     match last {
-        Some(line) => finish(parse_reply(&line)?, args.output.as_deref()),
+        Some(line) => finish(of_build(parse_reply(&line)?, build)?, args.output.as_deref()),
         None => bail!("the server's runner ended ({status}) without reporting what it measured"),
     }
 }
@@ -213,7 +222,7 @@ pub fn load(args: LoadArgs) -> Result<ExitCode> {
         (None, Some(run)) => Some(PathBuf::from(format!("load-{run}-{}-{}.json", hostname(), std::process::id()))),
         (None, None) => None,
     };
-    let reply = match reply {
+    let reply = match of_build(reply, args.net.build.build)? {
         NetReply::Ok(mut report) => {
             report.run_id = args.run_id.clone();
             NetReply::Ok(report)
@@ -238,6 +247,14 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
                         path.display(),
                         report.run_id.as_deref().unwrap_or("(none)"),
                         merged.run_id.as_deref().unwrap_or("(none)")
+                    );
+                }
+                if merged.build != report.build {
+                    bail!(
+                        "{} is of build {}, the first partial of build {}: the builds are measured apart",
+                        path.display(),
+                        report.build.as_deref().unwrap_or(Build::Release.name()),
+                        merged.build.as_deref().unwrap_or(Build::Release.name())
                     );
                 }
                 merged.merge(&report).map_err(anyhow::Error::msg).with_context(|| format!("merging {}", path.display()))?;
@@ -314,7 +331,8 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
         allocator: None,
         threads: Vec::new(),
-        build: None,
+        // What the runners said they are, checked against the cell's build as in memory.
+        build: client.build.clone().or_else(|| server.build.clone()),
     })
 }
 
@@ -348,6 +366,15 @@ fn side_outcome(side: &str, reply: Result<String>) -> Result<NetReport, (Status,
         Ok(NetReply::Failed { reason }) => Err((Status::Failed, format!("{side} runner: {reason}"))),
         Err(e) => Err((Status::Failed, format!("{side} runner: {e:#}"))),
     }
+}
+
+/// A runner's report checked to be of `build` and named by it: unnamed in release (as `run`
+/// leaves release unlabelled), so that a report of another build is never taken for release's.
+fn of_build(reply: NetReply, build: Build) -> Result<NetReply> {
+    let NetReply::Ok(mut report) = reply else { return Ok(reply) };
+    builds::check_reply(build, report.build.as_deref()).map_err(anyhow::Error::msg)?;
+    report.build = (build != Build::Release).then(|| build.name().to_string());
+    Ok(NetReply::Ok(report))
 }
 
 fn parse_reply(line: &str) -> Result<NetReply> {
@@ -386,7 +413,11 @@ pub fn render(r: &NetReport) -> String {
         Side::Client => format!("client, {} connection(s) in flight", r.concurrency),
         Side::Server => format!("server, {} worker(s)", r.concurrency),
     };
-    line(&format!("{} ", r.stack), format!("{} — {what}", r.library));
+    let stack = match &r.build {
+        Some(build) => format!("{} [{build}]", r.stack),
+        None => r.stack.clone(),
+    };
+    line(&format!("{stack} "), format!("{} — {what}", r.library));
     line("scenario", r.scenario.clone().unwrap_or_else(|| "plain TCP (no TLS)".into()));
     let page = match (r.page, r.side) {
         (Some(page), Side::Client) => format!("{page}, checked (length and digest)"),

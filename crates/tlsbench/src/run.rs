@@ -11,7 +11,7 @@ use tlsbench_harness::allocator::{self, Allocator};
 use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
-use crate::builds::Build;
+use crate::builds::{self, Build};
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
@@ -538,10 +538,8 @@ impl CellState {
         self.allocator_used = report.allocator.as_ref().map(ToString::to_string);
         // The directory was checked when the run started; a runner replaced since must not
         // slip its numbers into another build's column.
-        if let (Some(build), Some(reported)) = (self.cell.build.filter(|&b| b != Build::Release), &report.build) {
-            if reported != build.name() {
-                return Err((Status::Failed, format!("the runner is build `{reported}`, the cell asks for `{build}`; result refused")));
-            }
+        if let Some(build) = self.cell.build {
+            builds::check_reply(build, report.build.as_deref()).map_err(|reason| (Status::Failed, reason))?;
         }
         for (id, reported, kept) in [
             (&self.cell.client, &report.client_library, &mut self.client_library),

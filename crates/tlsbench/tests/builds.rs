@@ -2,7 +2,9 @@
 //! run's table, measured by the runners in that build's directory, which must say they are that
 //! build; the run's environment records what they said; Go's and Java's stacks are n/a outside
 //! release; a build not built, a stale one and an unknown name are errors that say what to do;
-//! `compare` matches two builds cell by cell, across runs and within one.
+//! `compare` matches two builds cell by cell, across runs and within one. The commands that run
+//! one build (`serve`, `load`, `trace`, `io`, `profile`: `--build NAME`) run its runners, name
+//! it in what they print and write, and refuse as `run` does.
 //!
 //! CI does not build native or lto (a full build of the C libraries each, too long for it): the
 //! "native" directory here holds the release runner behind a filter that renames its build in
@@ -10,9 +12,10 @@
 //! the runner's own `list` below, and scripts/build.sh --build native on a machine that has the
 //! time.
 
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use tlsbench_harness::protocol::{ListReply, PROTOCOL_VERSION};
@@ -54,32 +57,57 @@ impl Dirs {
 
     /// builds/native's runner: release's, its replies saying build `name`.
     fn native_as(&self, name: &str) {
+        self.native_listing_as(name, name);
+    }
+
+    /// builds/native's runner: release's, its `list` saying build `listed` and its other
+    /// replies (samples, traces, net reports) `replying`. Its replies pass through sed line by
+    /// line (serve's first line is read while it serves), and a signal to it reaches the
+    /// runner (SIGTERM stops serve).
+    fn native_listing_as(&self, listed: &str, replying: &str) {
         let native = self.root.path().join("builds/native");
         std::fs::create_dir_all(&native).unwrap();
         let real = release_dir().join("tlsbench-runner-openssl");
+        let sed = format!(
+            "sed -u -e 's/\"build\":{{\"name\":\"[a-z]*\"/\"build\":{{\"name\":\"{listed}\"/' -e 's/\"build\":\"[a-z]*\"/\"build\":\"{replying}\"/'"
+        );
         executable(
             &native.join("tlsbench-runner-openssl"),
             &format!(
-                "#!/bin/sh\n'{}' \"$@\" | sed -e 's/\"build\":{{\"name\":\"[a-z]*\"/\"build\":{{\"name\":\"{name}\"/' -e 's/\"build\":\"[a-z]*\"/\"build\":\"{name}\"/'\n",
+                "#!/bin/bash\n'{}' \"$@\" <&0 > >({sed}) &\nrunner=$!\ntrap 'kill -TERM $runner' TERM INT\nwait $runner\nstatus=$?\n\
+                 # A trapped signal ends the first wait early: wait for the runner to finish.\n\
+                 if [ $status -gt 128 ]; then wait $runner; status=$?; fi\nexit $status\n",
                 real.display()
             ),
         );
     }
 
-    fn tlsbench(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tlsbench"))
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
+        command
             .current_dir(self.root.path())
             .env("TLSBENCH_DATA_DIR", self.root.path().join("data"))
             .env("TLSBENCH_RUNNER_DIR", self.root.path().join("release"))
             .env("TLSBENCH_BUILDS_DIR", self.root.path().join("builds"))
-            .args(args)
-            .output()
-            .unwrap()
+            .args(args);
+        command
+    }
+
+    fn tlsbench(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn read_json(&self, file: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.root.path().join(file)).unwrap()).unwrap()
     }
 }
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
@@ -183,4 +211,104 @@ fn the_runner_reports_the_build_it_was_compiled_as() {
     let profile = release_dir().file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!((build.name.as_str(), build.profile.as_str()), (option_env!("TLSBENCH_BUILD").unwrap_or(&profile), profile.as_str()));
     assert_eq!(build.rustflags, option_env!("RUSTFLAGS").unwrap_or_default());
+}
+
+/// The reason `run` gives Go's cells outside release, and the error of the one-build commands
+/// that are asked for Go's stack there.
+const GO_IN_NATIVE: &str = "go: its runner (tlsbench-runner-fake) is built by its own toolchain, which `--build native`'s flags do not reach; \
+                            it is measured in the release build only";
+
+#[test]
+fn io_and_trace_run_the_chosen_builds_runners_and_name_the_build() {
+    let dirs = Dirs::new();
+    let output = dirs.tlsbench(&["io", "--build", "native", "--config", "pinned"]);
+    let table = stdout(&output);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Each traced row is the native runner's: its replies say native (or the trace is refused).
+    assert!(table.contains("│ openssl [native] ") && table.contains("│ rustls-ring [native] "), "{table}");
+    // Taken by default, Go's stack is n/a in native, with run's reason; named, an error.
+    assert!(table.contains("│ go [native] "), "{table}");
+    let reason = GO_IN_NATIVE.strip_prefix("go: ").unwrap();
+    assert!(table.contains(&format!("note: go [native]: n/a: {reason}")), "{table}");
+    let output = dirs.tlsbench(&["io", "--build", "native", "--stack", "go"]);
+    assert_eq!(stderr(&output).trim(), format!("error: {GO_IN_NATIVE}"));
+    let output = dirs.tlsbench(&["io", "--stack", "openssl", "--config", "pinned"]);
+    assert!(output.status.success() && !stdout(&output).contains("[native]") && stdout(&output).contains("│ openssl "), "{}", stderr(&output));
+
+    let io_profile = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    let output = dirs.tlsbench(&["trace", io_profile, "--stack", "openssl", "--build", "native"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("client: openssl [native] (OpenSSL 3."), "{}", stdout(&output));
+    let output = dirs.tlsbench(&["trace", io_profile, "--stack", "openssl", "--build", "native", "--json"]);
+    let trace: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(trace["build"], "native");
+    let output = dirs.tlsbench(&["trace", io_profile, "--stack", "openssl", "--json"]);
+    let trace: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(trace.get("build").is_none(), "release is unnamed: {trace}");
+
+    // A runner replaced since the directory was checked: its reply is refused.
+    dirs.native_listing_as("native", "lto");
+    let output = dirs.tlsbench(&["trace", io_profile, "--stack", "openssl", "--build", "native"]);
+    assert!(stderr(&output).contains("the runner is build `lto`, not `native`; result refused"), "{}", stderr(&output));
+}
+
+#[test]
+fn serve_and_load_run_the_chosen_builds_runners_and_name_the_build() {
+    let dirs = Dirs::new();
+    let mut server = dirs
+        .command(&["serve", "--stack", "openssl", "--build", "native", "--workers", "1", "--output", "served.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut addr = String::new();
+    BufReader::new(server.stdout.as_mut().unwrap()).read_line(&mut addr).unwrap();
+    assert!(addr.starts_with("127.0.0.1:"), "serve prints its address first, got {addr:?}");
+    let addr = addr.trim();
+
+    let output = dirs.tlsbench(&["load", "--stack", "openssl", "--build", "native", "--connect", addr, "--connections", "5", "--output", "native.json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("openssl [native] "), "{}", stdout(&output));
+    assert_eq!(dirs.read_json("native.json")["build"], "native");
+    let output = dirs.tlsbench(&["load", "--stack", "openssl", "--connect", addr, "--connections", "5", "--output", "release.json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(dirs.read_json("release.json").get("build").is_none(), "release is unnamed");
+    // Partial results of two builds are not one result.
+    let output = dirs.tlsbench(&["merge", "native.json", "release.json"]);
+    assert!(stderr(&output).contains("release.json is of build release, the first partial of build native"), "{}", stderr(&output));
+
+    // SIGTERM, as a service manager stops it; it reaches the runner through the fake.
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let status = server.wait().unwrap();
+    let mut err = String::new();
+    server.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{status}: {err}");
+    assert!(err.contains(&format!("openssl [native] (OpenSSL 3.")) && err.contains(&format!("serves on {addr}")), "{err}");
+    let served = dirs.read_json("served.json");
+    assert_eq!(served["build"], "native");
+    assert!(served["connections"].as_u64().unwrap() >= 10, "{served}");
+
+    let output = dirs.tlsbench(&["serve", "--stack", "go", "--build", "native"]);
+    assert_eq!(stderr(&output).trim(), format!("error: {GO_IN_NATIVE}"));
+}
+
+#[test]
+fn a_one_build_command_asked_for_a_build_not_built_says_how_to_build_it() {
+    let dirs = Dirs::new();
+    let lto = dirs.root.path().join("builds/lto");
+    let expected = format!("error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)", lto.display());
+    let commands: [&[&str]; 5] = [
+        &["serve", "--stack", "openssl", "--build", "lto"],
+        &["load", "--stack", "openssl", "--connect", "127.0.0.1:9", "--build", "lto"],
+        &["trace", SCENARIO, "--stack", "openssl", "--build", "lto"],
+        &["io", "--stack", "openssl", "--build", "lto"],
+        &["profile", SCENARIO, "--stack", "openssl", "--side", "client", "--build", "lto"],
+    ];
+    for args in commands {
+        let output = dirs.tlsbench(args);
+        assert_eq!((output.status.code(), stderr(&output).trim()), (Some(1), expected.as_str()), "{args:?}");
+    }
+    let output = dirs.tlsbench(&["profile", SCENARIO, "--stack", "go", "--side", "server", "--build", "native"]);
+    assert_eq!(stderr(&output).trim(), format!("error: {GO_IN_NATIVE}"));
 }

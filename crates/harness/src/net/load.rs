@@ -83,6 +83,7 @@ pub fn load<P: Peer>(peer: &P, settings: &LoadSettings) -> NetReport {
         rss_peak_bytes: None,
         max_open: u64::from(settings.concurrency.max(1)),
         run_id: None,
+        build: None,
     }
 }
 

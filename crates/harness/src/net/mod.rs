@@ -353,6 +353,10 @@ pub struct NetReport {
     /// `tlsbench load --run-id`: the run this is part of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The build the runner is (see [`crate::protocol::SampleReport::build`]); absent from
+    /// runners built by their own toolchains (Go's, Java's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 impl NetReport {

@@ -77,6 +77,7 @@ pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, s
         rss_peak_bytes: crate::split::rss::peak().ok(),
         max_open: max_open.load(Ordering::Relaxed),
         run_id: None,
+        build: None,
     };
     for t in totals {
         report.connections += t.connections;

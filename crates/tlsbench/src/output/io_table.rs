@@ -124,9 +124,11 @@ fn yes_no(decided: Option<bool>) -> &'static str {
     }
 }
 
-/// Adapters' reasons often begin with their stack id; the note names it once.
+/// Adapters' reasons often begin with their stack id; the note names it once. `stack` is the
+/// row's label: the id, with ` [BUILD]` in a build other than release.
 fn without_prefix<'a>(reason: &'a str, stack: &str) -> &'a str {
-    reason.strip_prefix(stack).and_then(|r| r.strip_prefix(": ")).unwrap_or(reason)
+    let id = stack.split(" [").next().unwrap_or(stack);
+    reason.strip_prefix(id).and_then(|r| r.strip_prefix(": ")).unwrap_or(reason)
 }
 
 #[cfg(test)]
@@ -154,6 +156,7 @@ mod tests {
                 IoEvent::Read { side: Side::Client, want: 5, got: Some(5) },
                 IoEvent::Read { side: Side::Client, want: 1000, got: Some(1000) },
             ],
+            build: None,
         };
         // With a client certificate the client's flight holds Certificate, ClientKeyExchange
         // and CertificateVerify: in one record, it coalesces.
@@ -163,6 +166,7 @@ mod tests {
             IoRow { stack: "x".into(), outcome: Outcome::Measured(trace.clone()), mtls: None },
             IoRow { stack: "z".into(), outcome: Outcome::Measured(trace), mtls: Some(mtls) },
             IoRow { stack: "y".into(), outcome: Outcome::Unsupported("y: TLS 1.2 not implemented".into()), mtls: None },
+            IoRow { stack: "w [native]".into(), outcome: Outcome::Unsupported("w: built by its own toolchain".into()), mtls: None },
         ];
         let text = render(&scenario, &rows);
         let cells = |stack: &str| -> Vec<String> {
@@ -173,6 +177,8 @@ mod tests {
         assert_eq!(cells("z")[1..4], ["no/yes", "-/-", "yes/yes"]);
         assert_eq!(cells("y")[1..], ["n/a"; 9]);
         assert!(text.contains("note: y: n/a: TLS 1.2 not implemented"), "{text}");
+        // A build's row is labelled with it; its reason names the stack once all the same.
+        assert!(text.contains("note: w [native]: n/a: built by its own toolchain"), "{text}");
         assert!(text.starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: one connection"), "{text}");
         assert!(text.lines().next().unwrap().ends_with(", pinned") && !text.contains("negotiated"), "{text}");
 

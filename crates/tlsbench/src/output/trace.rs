@@ -8,9 +8,18 @@ use tlsbench_harness::transport::{handshake_message_name, IoEvent, Record};
 use tlsbench_harness::Side;
 
 pub fn render(trace: &IoTrace) -> String {
+    // A build other than release, as `run` labels it: `STACK [BUILD]`.
+    let label = |stack: &str| match &trace.build {
+        Some(build) => format!("{stack} [{build}]"),
+        None => stack.to_string(),
+    };
     let mut out = format!(
         "{}\nclient: {} ({})\nserver: {} ({})\n",
-        trace.scenario, trace.client_stack, trace.client_library, trace.server_stack, trace.server_library
+        trace.scenario,
+        label(&trace.client_stack),
+        trace.client_library,
+        label(&trace.server_stack),
+        trace.server_library
     );
     let _ = writeln!(out, "negotiated: {}", crate::output::io_table::negotiated_text(trace));
     let mut flight = 0;
@@ -97,6 +106,7 @@ mod tests {
                     records: vec![Record { content_type: 20, length: 1, messages: None, continued: false }],
                 },
             ],
+            build: None,
         };
         let expected = "\
 io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm

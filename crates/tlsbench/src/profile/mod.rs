@@ -18,6 +18,7 @@ use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::protocol::Reply;
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
+use crate::builds::{self, Build};
 use crate::instructions::{self, Callgrind};
 use crate::{executor, stacks};
 pub use callgrind_file::CallGraph;
@@ -46,9 +47,12 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = 15)]
     pub top: usize,
     /// Where STACK_SIDE_SCENARIO.svg (the flamegraph), .json (for `report --profile`) and
-    /// .callgrind (callgrind's output, for callgrind_annotate or KCachegrind) are written.
+    /// .callgrind (callgrind's output, for callgrind_annotate or KCachegrind) are written;
+    /// STACK_SIDE_SCENARIO_BUILD.* in a build other than release.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub build: crate::cli::BuildArg,
 }
 
 fn parse_side(text: &str) -> Result<Side, String> {
@@ -86,6 +90,9 @@ pub struct Profile {
     pub flamegraph_pruned: u64,
     /// The flamegraph (inferno's SVG).
     pub svg: String,
+    /// The build of the runner (`profile --build`) when it is not release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,6 +121,7 @@ pub struct Subject {
     pub side: Side,
     pub library: String,
     pub iterations: u64,
+    pub build: Build,
 }
 
 impl Profile {
@@ -154,7 +162,7 @@ impl Profile {
             _ => ("handshake", subject.iterations as f64),
         };
         let folded = folded::Folded::from_graph(graph);
-        let title = format!("{} {} side, {}", subject.stack, subject.side, subject.scenario.name());
+        let title = format!("{} {} side, {}", builds::label(&subject.stack, subject.build), subject.side, subject.scenario.name());
         Ok(Profile {
             scenario: subject.scenario.name(),
             stack: subject.stack.clone(),
@@ -171,7 +179,16 @@ impl Profile {
             unnamed: graph.functions.iter().filter(|f| f.name.starts_with("0x")).map(|f| f.exclusive).sum(),
             flamegraph_pruned: folded.pruned,
             svg: render::flamegraph(&title, &folded)?,
+            build: (subject.build != Build::Release).then(|| subject.build.name().to_string()),
         })
+    }
+
+    /// The profiled stack as `run` labels it: `STACK [BUILD]` in a build other than release.
+    pub fn stack_label(&self) -> String {
+        match &self.build {
+            Some(build) => format!("{} [{build}]", self.stack),
+            None => self.stack.clone(),
+        }
     }
 
     /// Reads a profile written by `tlsbench profile`.
@@ -198,7 +215,8 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
         Side::Client => (&args.stack, &peer),
         Side::Server => (&peer, &args.stack),
     };
-    let runners = stacks::Runners::find()?;
+    let build = args.build.build;
+    let runners = builds::one(stacks::Runners::find()?, build, &[args.stack.clone(), peer.clone()])?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
     for info in &infos {
         info.capabilities.check_measure(Measure::Instructions).map_err(|reason| anyhow::anyhow!("{} cannot be profiled: {reason}", info.id))?;
@@ -213,19 +231,27 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     Pki::load_or_generate(&data_dir, &[args.scenario.key]).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     // Scenario names hold dots (1.3): the extensions are appended, not set.
-    let file = |extension: &str| args.out.join(format!("{}_{}_{}.{extension}", args.stack, args.side, args.scenario.name()));
+    // Another build's files beside release's, not over them.
+    let suffix = match build {
+        Build::Release => String::new(),
+        other => format!("_{other}"),
+    };
+    let file = |extension: &str| args.out.join(format!("{}_{}_{}{suffix}.{extension}", args.stack, args.side, args.scenario.name()));
     let out = file("callgrind");
 
     let scenario = args.scenario.name();
     let runner_args = instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
     let runner_args: Vec<&str> = runner_args.iter().map(String::as_str).collect();
     let (program, argv) = callgrind.command(runner, &runner_args, &out, &[], &[]);
-    eprintln!("profiling the {} side of {} ({iterations} iterations under callgrind)", args.side, args.stack);
+    eprintln!("profiling the {} side of {} ({iterations} iterations under callgrind)", args.side, builds::label(&args.stack, build));
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
         .with_context(|| format!("running {} under callgrind", runner.display()))?;
     let iterations = match serde_json::from_str::<Reply>(&output.stdout) {
-        Ok(Reply::Ok(report)) => report.iterations,
+        Ok(Reply::Ok(report)) => {
+            builds::check_reply(build, report.build.as_deref()).map_err(anyhow::Error::msg)?;
+            report.iterations
+        }
         Ok(Reply::Unsupported { reason }) => bail!("{scenario} is unsupported by this pair: {reason}"),
         Ok(Reply::Failed { reason }) => bail!("{scenario} failed: {reason}{}", stderr_note(&output)),
         Err(e) => bail!("the runner printed an unreadable reply: {e}{}", stderr_note(&output)),
@@ -234,7 +260,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
     let graph = CallGraph::parse(&text)?;
     let library = infos.iter().find(|i| i.id == args.stack).map(|i| i.library.clone()).unwrap_or_default();
-    let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations };
+    let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations, build };
     let profile = Profile::new(&subject, &graph, args.top)?;
     crate::output::print(profile.terminal());
     let (svg, json) = (file("svg"), file("json"));

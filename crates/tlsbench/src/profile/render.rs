@@ -45,7 +45,7 @@ pub fn heading(profile: &Profile) -> String {
     format!(
         "{stack} ({library}), {side} side of {scenario}, peer {peer}: {total} instructions in the {side}'s library calls over \
          {iterations} iterations, {per} per {unit}",
-        stack = profile.stack,
+        stack = profile.stack_label(),
         library = profile.library,
         side = profile.side,
         scenario = profile.scenario,

@@ -337,7 +337,7 @@ fn profiles(profiles: &[Profile]) -> String {
         let _ = writeln!(
             html,
             "<section class=\"profile\">\n<h3>{}, {} side: <code>{}</code></h3>\n<p>{}</p>",
-            escape(&profile.stack),
+            escape(&profile.stack_label()),
             profile.side,
             escape(&profile.scenario),
             escape(&render::heading(profile))
