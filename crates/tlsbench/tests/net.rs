@@ -185,8 +185,11 @@ fn connections_that_succeeded_are_kept_when_the_server_goes_away() {
     let server = Server::start(dir.path(), &["--stack", "openssl", "--scenario", TLS13]);
     let addr = server.addr.clone();
     let data = dir.path().to_path_buf();
-    let generator = std::thread::spawn(move || load(&data, &["--stack", "openssl", "--scenario", TLS13, "--connect", &addr, "--duration", "3"]));
-    std::thread::sleep(Duration::from_millis(1500));
+    let idle = server.runner_cpu_ticks();
+    let generator = std::thread::spawn(move || load(&data, &["--stack", "openssl", "--scenario", TLS13, "--connect", &addr, "--duration", "6"]));
+    // The server goes away once it has done handshakes (a few ticks of CPU), however long the
+    // generator took to start.
+    server.wait_for_work(idle, 5, Duration::from_secs(5));
     server.stop();
     let (ok, report, out) = generator.join().unwrap();
     assert!(!ok, "{out}");

@@ -47,6 +47,29 @@ impl Server {
         Server { child, addr, output }
     }
 
+    /// The CPU time, in clock ticks, of the runner that this `tlsbench serve` started: it
+    /// grows once the server does handshakes.
+    pub fn runner_cpu_ticks(&self) -> u64 {
+        let pid = self.child.id();
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let ticks = |runner: &str| {
+            let stat = std::fs::read_to_string(format!("/proc/{runner}/stat")).unwrap_or_default();
+            // After the command's ")", utime and stime are the 12th and 13th fields.
+            let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+            [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum::<u64>()
+        };
+        children.split_whitespace().map(ticks).sum()
+    }
+
+    /// Waits until the server's runner has worked `ticks` clock ticks more than `since`, or
+    /// `limit` has passed: a load generator started on a busy machine may take seconds to begin.
+    pub fn wait_for_work(&self, since: u64, ticks: u64, limit: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while self.runner_cpu_ticks() < since + ticks && start.elapsed() < limit {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// SIGTERM, as a service manager stops it: it finishes and reports.
     pub fn stop(mut self) -> NetReport {
         // SAFETY: a signal to our own child.
