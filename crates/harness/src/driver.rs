@@ -229,36 +229,39 @@ const ANOTHER_FAILED: &str = "another thread of the sample failed";
 /// The threads of one sample: they start their measured loops together, and end them together.
 struct Together {
     threads: usize,
-    /// How many threads are ready to measure, and whether one has failed.
-    ready: Mutex<(usize, bool)>,
+    /// How many threads are ready to measure.
+    ready: Mutex<usize>,
     all_ready: Condvar,
     /// Threads whose own clocks have done their part.
     finished: AtomicUsize,
+    /// Whether a thread has failed: the measured loops read it without the lock, `start` under it.
     failed: AtomicBool,
 }
 
 impl Together {
     fn new(threads: usize) -> Together {
-        Together { threads, ready: Mutex::new((0, false)), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
+        Together { threads, ready: Mutex::new(0), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
     }
 
     /// Waits (asleep, not spinning: the others may need this CPU) until every thread is ready.
     fn start(&self) -> Result<(), Error> {
         let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        ready.0 += 1;
+        *ready += 1;
         self.all_ready.notify_all();
-        while ready.0 < self.threads && !ready.1 {
+        while *ready < self.threads && !self.failed.load(Ordering::Relaxed) {
             ready = self.all_ready.wait(ready).unwrap_or_else(|e| e.into_inner());
         }
-        match ready.1 {
+        match self.failed.load(Ordering::Relaxed) {
             true => Err(Error::Other(ANOTHER_FAILED.into())),
             false => Ok(()),
         }
     }
 
     fn abandon(&self) {
+        // Under the lock: else a thread in `start` could read the flag, miss the notification
+        // and sleep for good.
+        let _ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
         self.failed.store(true, Ordering::Relaxed);
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         self.all_ready.notify_all();
     }
 
@@ -615,4 +618,27 @@ impl Stream {
 
 pub(crate) fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
     move |error| Error::Library { side, stage, error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn together_starts_when_all_are_ready_and_wakes_the_waiting_when_one_fails() {
+        let together = Together::new(3);
+        std::thread::scope(|scope| {
+            let started: Vec<_> = (0..3).map(|_| scope.spawn(|| together.start().is_ok())).collect();
+            assert!(started.into_iter().all(|h| h.join().unwrap()));
+        });
+        let together = Together::new(3);
+        std::thread::scope(|scope| {
+            let waiting: Vec<_> = (0..2).map(|_| scope.spawn(|| together.start())).collect();
+            together.abandon();
+            for h in waiting {
+                assert!(matches!(h.join().unwrap(), Err(Error::Other(reason)) if reason == ANOTHER_FAILED));
+            }
+        });
+        assert!(together.over(true, &mut false).is_err(), "the measured loops see it too");
+    }
 }
