@@ -89,12 +89,17 @@ pub fn sample<C: Stack, S: Stack>(
     pki: &Pki,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    check_measure(spec.measure(), scenario)?;
+    check_sample(client, server, scenario, spec.measure(), 1)?;
+    sample_pair(&Pair::new(client, server, scenario, pki, Link::new())?, spec)
+}
+
+/// `Unsupported` unless `measure` applies to the scenario, with `threads` pairs side by side,
+/// and both stacks can do the scenario: what every sample checks before it builds a [`Pair`].
+pub(crate) fn check_sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, measure: Measure, threads: usize) -> Result<(), Error> {
+    check_measure(measure, scenario)?;
+    check_threads(measure, threads)?;
     client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
-    let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
-    let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
-    sample_with_configs(client, server, client_config, server_config, scenario, spec)
+    server.capabilities().check(server.id(), scenario)
 }
 
 /// `Unsupported` unless `measure` applies to the scenario's kind.
@@ -119,13 +124,17 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     scenario: &Scenario,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new(), gates: Gates::default() };
+    sample_pair(&Pair::with_configs(client, server, client_config, server_config, scenario, Link::new()), spec)
+}
+
+/// One sample of one pair.
+fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> Result<SampleReport, Error> {
     let measured = pair.measure(spec, None)?;
     Ok(SampleReport {
-        client_library: client.library(),
-        server_library: server.library(),
+        client_library: pair.client.library(),
+        server_library: pair.server.library(),
         iterations: measured.iterations,
-        values: measured.values(spec, scenario.kind),
+        values: measured.values(spec, pair.scenario.kind),
         negotiated: pair.gates.negotiated(),
         allocator: None,
         threads: Vec::new(),
@@ -147,21 +156,10 @@ pub fn sample_threads<C: Stack, S: Stack>(
     spec: &SampleSpec,
     threads: usize,
 ) -> Result<SampleReport, Error> {
-    check_measure(spec.measure(), scenario)?;
-    check_threads(spec.measure(), threads)?;
-    client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
+    check_sample(client, server, scenario, spec.measure(), threads)?;
     let together = Together::new(threads);
     let one = || -> Result<(Measured, Gates), Error> {
-        let pair = Pair {
-            client,
-            server,
-            client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
-            server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
-            scenario,
-            link: Link::new(),
-            gates: Gates::default(),
-        };
+        let pair = Pair::new(client, server, scenario, pki, Link::new())?;
         Ok((pair.measure(spec, Some(&together))?, pair.gates))
     };
     let outcomes: Vec<Result<(Measured, Gates), Error>> = std::thread::scope(|scope| {
@@ -494,7 +492,26 @@ pub(crate) struct Pair<'a, C: Stack, S: Stack> {
     pub(crate) gates: Gates,
 }
 
-impl<C: Stack, S: Stack> Pair<'_, C, S> {
+impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
+    /// The pair with each stack's configs for the scenario.
+    pub(crate) fn new(client: &'a C, server: &'a S, scenario: &'a Scenario, pki: &Pki, link: Link) -> Result<Self, Error> {
+        let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
+        let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
+        Ok(Pair::with_configs(client, server, client_config, server_config, scenario, link))
+    }
+
+    /// The pair with configs built by the caller.
+    pub(crate) fn with_configs(
+        client: &'a C,
+        server: &'a S,
+        client_config: C::ClientConfig,
+        server_config: S::ServerConfig,
+        scenario: &'a Scenario,
+        link: Link,
+    ) -> Self {
+        Pair { client, server, client_config, server_config, scenario, link, gates: Gates::default() }
+    }
+
     /// The measured part of a sample of the scenario's kind; `together` with the other threads
     /// of a sample of several.
     fn measure(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
