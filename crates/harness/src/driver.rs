@@ -89,12 +89,17 @@ pub fn sample<C: Stack, S: Stack>(
     pki: &Pki,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    check_measure(spec.measure(), scenario)?;
+    check_sample(client, server, scenario, spec.measure(), 1)?;
+    sample_pair(&Pair::new(client, server, scenario, pki, Link::new())?, spec)
+}
+
+/// `Unsupported` unless `measure` applies to the scenario, with `threads` pairs side by side,
+/// and both stacks can do the scenario: what every sample checks before it builds a [`Pair`].
+pub(crate) fn check_sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, measure: Measure, threads: usize) -> Result<(), Error> {
+    check_measure(measure, scenario)?;
+    check_threads(measure, threads)?;
     client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
-    let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
-    let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
-    sample_with_configs(client, server, client_config, server_config, scenario, spec)
+    server.capabilities().check(server.id(), scenario)
 }
 
 /// `Unsupported` unless `measure` applies to the scenario's kind.
@@ -119,13 +124,17 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     scenario: &Scenario,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::new(), gates: Gates::default() };
+    sample_pair(&Pair::with_configs(client, server, client_config, server_config, scenario, Link::new()), spec)
+}
+
+/// One sample of one pair.
+fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> Result<SampleReport, Error> {
     let measured = pair.measure(spec, None)?;
     Ok(SampleReport {
-        client_library: client.library(),
-        server_library: server.library(),
+        client_library: pair.client.library(),
+        server_library: pair.server.library(),
         iterations: measured.iterations,
-        values: measured.values(spec, scenario.kind),
+        values: measured.values(spec, pair.scenario.kind),
         negotiated: pair.gates.negotiated(),
         allocator: None,
         threads: Vec::new(),
@@ -147,21 +156,10 @@ pub fn sample_threads<C: Stack, S: Stack>(
     spec: &SampleSpec,
     threads: usize,
 ) -> Result<SampleReport, Error> {
-    check_measure(spec.measure(), scenario)?;
-    check_threads(spec.measure(), threads)?;
-    client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
+    check_sample(client, server, scenario, spec.measure(), threads)?;
     let together = Together::new(threads);
     let one = || -> Result<(Measured, Gates), Error> {
-        let pair = Pair {
-            client,
-            server,
-            client_config: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
-            server_config: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
-            scenario,
-            link: Link::new(),
-            gates: Gates::default(),
-        };
+        let pair = Pair::new(client, server, scenario, pki, Link::new())?;
         Ok((pair.measure(spec, Some(&together))?, pair.gates))
     };
     let outcomes: Vec<Result<(Measured, Gates), Error>> = std::thread::scope(|scope| {
@@ -229,36 +227,39 @@ const ANOTHER_FAILED: &str = "another thread of the sample failed";
 /// The threads of one sample: they start their measured loops together, and end them together.
 struct Together {
     threads: usize,
-    /// How many threads are ready to measure, and whether one has failed.
-    ready: Mutex<(usize, bool)>,
+    /// How many threads are ready to measure.
+    ready: Mutex<usize>,
     all_ready: Condvar,
     /// Threads whose own clocks have done their part.
     finished: AtomicUsize,
+    /// Whether a thread has failed: the measured loops read it without the lock, `start` under it.
     failed: AtomicBool,
 }
 
 impl Together {
     fn new(threads: usize) -> Together {
-        Together { threads, ready: Mutex::new((0, false)), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
+        Together { threads, ready: Mutex::new(0), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
     }
 
     /// Waits (asleep, not spinning: the others may need this CPU) until every thread is ready.
     fn start(&self) -> Result<(), Error> {
         let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        ready.0 += 1;
+        *ready += 1;
         self.all_ready.notify_all();
-        while ready.0 < self.threads && !ready.1 {
+        while *ready < self.threads && !self.failed.load(Ordering::Relaxed) {
             ready = self.all_ready.wait(ready).unwrap_or_else(|e| e.into_inner());
         }
-        match ready.1 {
+        match self.failed.load(Ordering::Relaxed) {
             true => Err(Error::Other(ANOTHER_FAILED.into())),
             false => Ok(()),
         }
     }
 
     fn abandon(&self) {
+        // Under the lock: else a thread in `start` could read the flag, miss the notification
+        // and sleep for good.
+        let _ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
         self.failed.store(true, Ordering::Relaxed);
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         self.all_ready.notify_all();
     }
 
@@ -491,7 +492,26 @@ pub(crate) struct Pair<'a, C: Stack, S: Stack> {
     pub(crate) gates: Gates,
 }
 
-impl<C: Stack, S: Stack> Pair<'_, C, S> {
+impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
+    /// The pair with each stack's configs for the scenario.
+    pub(crate) fn new(client: &'a C, server: &'a S, scenario: &'a Scenario, pki: &Pki, link: Link) -> Result<Self, Error> {
+        let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
+        let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
+        Ok(Pair::with_configs(client, server, client_config, server_config, scenario, link))
+    }
+
+    /// The pair with configs built by the caller.
+    pub(crate) fn with_configs(
+        client: &'a C,
+        server: &'a S,
+        client_config: C::ClientConfig,
+        server_config: S::ServerConfig,
+        scenario: &'a Scenario,
+        link: Link,
+    ) -> Self {
+        Pair { client, server, client_config, server_config, scenario, link, gates: Gates::default() }
+    }
+
     /// The measured part of a sample of the scenario's kind; `together` with the other threads
     /// of a sample of several.
     fn measure(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
@@ -615,4 +635,27 @@ impl Stream {
 
 pub(crate) fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
     move |error| Error::Library { side, stage, error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn together_starts_when_all_are_ready_and_wakes_the_waiting_when_one_fails() {
+        let together = Together::new(3);
+        std::thread::scope(|scope| {
+            let started: Vec<_> = (0..3).map(|_| scope.spawn(|| together.start().is_ok())).collect();
+            assert!(started.into_iter().all(|h| h.join().unwrap()));
+        });
+        let together = Together::new(3);
+        std::thread::scope(|scope| {
+            let waiting: Vec<_> = (0..2).map(|_| scope.spawn(|| together.start())).collect();
+            together.abandon();
+            for h in waiting {
+                assert!(matches!(h.join().unwrap(), Err(Error::Other(reason)) if reason == ANOTHER_FAILED));
+            }
+        });
+        assert!(together.over(true, &mut false).is_err(), "the measured loops see it too");
+    }
 }

@@ -23,8 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{check_measure, failed, Clocks, Pair};
-use crate::gate::Gates;
+use crate::driver::{check_sample, failed, Clocks, Pair};
 use crate::protocol::{Metric, MetricValue, SampleReport, SideNegotiated};
 use crate::transport::{IoEvent, Record};
 use crate::{ClientAuth, Connection, Error, Kind, Link, Measure, Pki, Scenario, Side, Stack, Version};
@@ -271,12 +270,8 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
 
 /// The call-by-call trace of one measured connection of `scenario` (see the module's doc).
 pub fn trace<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<IoTrace, Error> {
-    check_measure(Measure::Io, scenario)?;
-    client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
-    let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
-    let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
-    trace_with_configs(client, server, client_config, server_config, scenario)
+    check_sample(client, server, scenario, Measure::Io, 1)?;
+    trace_pair(&Pair::new(client, server, scenario, pki, Link::with_io_log())?)
 }
 
 /// [`trace`] with configs built by the caller; the gates still check against `scenario`.
@@ -287,17 +282,20 @@ pub fn trace_with_configs<C: Stack, S: Stack>(
     server_config: S::ServerConfig,
     scenario: &Scenario,
 ) -> Result<IoTrace, Error> {
-    let pair = Pair { client, server, client_config, server_config, scenario, link: Link::with_io_log(), gates: Gates::default() };
-    let events = match scenario.kind {
-        Kind::IoProfile => profile(&pair)?,
-        _ => measured_handshake(&pair)?,
+    trace_pair(&Pair::with_configs(client, server, client_config, server_config, scenario, Link::with_io_log()))
+}
+
+fn trace_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>) -> Result<IoTrace, Error> {
+    let events = match pair.scenario.kind {
+        Kind::IoProfile => profile(pair)?,
+        _ => measured_handshake(pair)?,
     };
     Ok(IoTrace {
-        scenario: scenario.name(),
-        client_stack: client.id().to_string(),
-        server_stack: server.id().to_string(),
-        client_library: client.library(),
-        server_library: server.library(),
+        scenario: pair.scenario.name(),
+        client_stack: pair.client.id().to_string(),
+        server_stack: pair.server.id().to_string(),
+        client_library: pair.client.library(),
+        server_library: pair.server.library(),
         negotiated: pair.gates.negotiated(),
         events,
         // The runner says which build it is, in its reply (see runner.rs).

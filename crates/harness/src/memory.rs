@@ -2,7 +2,7 @@
 //! holds, from [`crate::heap`]'s accounting, which tags every allocation with the side whose
 //! call made it. Connections are stepped as in the time driver, but no clock runs.
 
-use crate::driver::{check_measure, failed, receive_all};
+use crate::driver::{check_sample, failed, receive_all};
 use crate::step::{complete_handshakes, HeapTags, InProcess, Progress, MAX_HANDSHAKE_STEPS};
 use crate::heap::{self, Usage};
 use crate::protocol::{Metric, MetricValue, SampleReport};
@@ -15,9 +15,7 @@ const TRANSFER_BYTES: usize = 16 * 1024;
 /// One sample of the heap measure: the stages of one connection for handshake scenarios, or N
 /// connections held open for memory-N.
 pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<SampleReport, Error> {
-    check_measure(Measure::Heap, scenario)?;
-    client.capabilities().check(client.id(), scenario)?;
-    server.capabilities().check(server.id(), scenario)?;
+    check_sample(client, server, scenario, Measure::Heap, 1)?;
     // One connection before the accounting starts: what a library allocates once per process
     // (its global state, lazily) is then charged to neither side.
     let warmup = Pair {

@@ -9,7 +9,9 @@ use std::process::Command;
 use serde_json::Value;
 use tlsbench_harness::protocol::Reply;
 
+mod common;
 mod fake_go;
+use common::{read_json, succeeded, tlsbench};
 use fake_go::{runner_dir, runners_with_a_runtime_stack};
 
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
@@ -18,9 +20,7 @@ const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
     let (dir, runners) = (tempfile::tempdir().unwrap(), runners_with_a_runtime_stack());
     let json = dir.path().join("r.json");
-    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench"))
-        .current_dir(dir.path())
-        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+    let output = tlsbench(dir.path())
         .env("TLSBENCH_RUNNER_DIR", runners.path())
         // Left in the user's environment, it must not move the cells off their allocator.
         .env("TLSBENCH_ALLOCATOR", "mimalloc")
@@ -29,9 +29,9 @@ fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
         .arg(&json)
         .output()
         .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{stderr}");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let output = succeeded(output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let doc = read_json(&json);
     let results = doc["results"].as_array().unwrap();
 
     // One column per allocator (a repeated one once), side by side in one table.
@@ -86,9 +86,7 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
             Some(name) => command.env("TLSBENCH_ALLOCATOR", name),
             None => command.env_remove("TLSBENCH_ALLOCATOR"),
         };
-        let output = command.output().unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice::<Reply>(&output.stdout).unwrap()
+        serde_json::from_slice::<Reply>(&succeeded(command.output().unwrap()).stdout).unwrap()
     };
     for (asked, expected) in [(None, "glibc"), (Some("glibc"), "glibc"), (Some("jemalloc"), "jemalloc"), (Some("mimalloc"), "mimalloc")] {
         let Reply::Ok(report) = sample(asked) else { panic!("{asked:?}") };
@@ -107,16 +105,14 @@ fn instruction_counts_run_on_the_allocator_of_their_column() {
     // callgrind's runner starts with `env -i`: its allocator must still reach it.
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench"))
-        .current_dir(dir.path())
-        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+    let output = tlsbench(dir.path())
         .args(["run", "--stack", "openssl", "--allocator", "jemalloc", "--measure", "instructions", "--scenario", SCENARIO])
         .args(["--samples", "1", "--export-json"])
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    succeeded(output);
+    let doc = read_json(&json);
     let results = doc["results"].as_array().unwrap();
     assert!(!results.is_empty());
     for r in results {

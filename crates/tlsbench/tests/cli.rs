@@ -1,26 +1,16 @@
 //! End-to-end: the real tlsbench binary with its real runners (built by `cargo test --workspace`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-/// The runner binaries sit beside tlsbench in the target directory. Runs in `data`, so that
-/// each test's results database (results.db in the working directory) is its own.
-fn tlsbench(data: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", data.join("data")).current_dir(data);
-    cmd
-}
+mod common;
+use common::{read_json, succeeded, tlsbench};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn exported(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn results(doc: &Value) -> &Vec<Value> {
@@ -31,7 +21,7 @@ fn results(doc: &Value) -> &Vec<Value> {
 fn list_stacks_shows_each_library_version() {
     let dir = tempfile::tempdir().unwrap();
     let output = tlsbench(dir.path()).args(["list", "stacks"]).output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
     for needle in ["rustls-aws-lc-rs", "rustls 0.23.", "(aws-lc-rs 1.", "rustls-ring", "(ring 0.17.", "openssl", "OpenSSL 3."] {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
@@ -73,7 +63,7 @@ fn list_scenarios_gives_canonical_names() {
 fn list_scenarios_for_a_stack_says_which_it_supports_and_why_not() {
     let dir = tempfile::tempdir().unwrap();
     let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "openssl"]).output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
     let line = |name: &str| text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}")).to_string();
     let support = |name: &str| line(name).split_once(' ').unwrap().1.trim().to_string();
@@ -99,11 +89,11 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         .arg("--export-json").arg(&json).arg("--export-csv").arg(&csv).arg("--export-markdown").arg(&md)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     let table = String::from_utf8(output.stdout).unwrap();
     assert!(table.contains("rustls-aws-lc-rs") && table.contains("openssl") && table.contains("handshakes_per_s"), "{table}");
 
-    let doc = exported(&json);
+    let doc = read_json(&json);
     assert_eq!(doc["schema_version"], 1);
     for key in ["id", "started", "tlsbench_version"] {
         assert!(doc["run"][key].is_string(), "run.{key}");
@@ -180,9 +170,9 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     assert!(String::from_utf8(output.stdout).unwrap().contains("rustls-ring -> openssl"));
-    for r in results(&exported(&json)) {
+    for r in results(&read_json(&json)) {
         assert_eq!((r["client_stack"].as_str(), r["server_stack"].as_str()), (Some("rustls-ring"), Some("openssl")));
         assert!(r["client_library"].as_str().unwrap().contains("(ring "), "{r}");
         assert!(r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");
@@ -235,8 +225,8 @@ fn cpu_time_is_reported_for_both_sides_and_is_at_most_their_wall_time() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let doc = exported(&json);
+    succeeded(output);
+    let doc = read_json(&json);
     for stack in ["openssl", "rustls-aws-lc-rs"] {
         for (scenario, wall, cpu) in [(full, "handshakes_per_s", "cpu_handshakes_per_s"), (transfer, "mb_per_s", "cpu_mb_per_s")] {
             for process in ["in-process", "split-process"] {
@@ -271,19 +261,19 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
     };
     // Met by the first 6 samples: no further round.
     let output = run("99%", "60");
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     assert!(String::from_utf8_lossy(&output.stdout).contains("--target-ci 99%: every result reached it"));
-    let doc = exported(&json);
+    let doc = read_json(&json);
     assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 6));
     assert_eq!((doc["run"]["target_ci"].as_f64(), doc["run"]["time_budget_s"].as_f64()), (Some(99.0), Some(60.0)));
     // Out of reach: further rounds until the budget is spent, every sample kept, and the table
     // names what missed.
     let output = run("0.0001", "5");
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     assert!(stderr(&output).contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"), "{}", stderr(&output));
     let table = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
     assert!(table.contains("did not reach it within the time budget of 5 s: rustls-ring"), "{table}");
-    let doc = exported(&json);
+    let doc = read_json(&json);
     assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() > 6), "{doc}");
 }
 
@@ -301,7 +291,7 @@ fn a_pair_that_a_stack_declares_it_cannot_complete_is_not_applicable_with_the_re
             .output()
             .unwrap();
         assert!(output.status.success(), "{process}: {}", stderr(&output));
-        for r in results(&exported(&json)) {
+        for r in results(&read_json(&json)) {
             assert_eq!(r["status"], "unsupported", "{r}");
             assert!(r["reason"].as_str().unwrap().starts_with("bertie: its server sends the leaf certificate without the intermediate"), "{r}");
         }
@@ -349,7 +339,7 @@ fn a_runner_killed_mid_run_fails_its_cell_and_the_run_goes_on() {
     assert_eq!(output.status.code(), Some(1), "a failed cell makes the exit status non-zero");
     assert!(stderr(&output).contains("failed: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm openssl: runner was killed by signal 9 (SIGKILL)"), "{}", stderr(&output));
 
-    let doc = exported(&json);
+    let doc = read_json(&json);
     for r in results(&doc) {
         match r["client_stack"].as_str().unwrap() {
             "openssl" => {
@@ -380,10 +370,10 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     let table = String::from_utf8(output.stdout).unwrap();
     assert!(table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "), "{table}");
-    let doc = exported(&json);
+    let doc = read_json(&json);
     let results = results(&doc);
     // 2 process models x (handshake: 2 sides + transfer: 2 sides) x (wall time, CPU time).
     assert_eq!(results.len(), 16);
@@ -410,11 +400,11 @@ fn interop_prints_a_matrix_of_every_client_against_every_server() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305: server side, handshakes_per_s"), "{text}");
     assert!(text.contains("client \\ server") && text.lines().any(|l| l.starts_with("│ rustls-ring ")), "{text}");
-    let pairs: Vec<(String, String)> = results(&exported(&json))
+    let pairs: Vec<(String, String)> = results(&read_json(&json))
         .iter()
         .map(|r| (r["client_stack"].as_str().unwrap().to_string(), r["server_stack"].as_str().unwrap().to_string()))
         .collect();

@@ -1,17 +1,8 @@
 //! End-to-end: stacks from two link families (the system's OpenSSL, and BoringSSL, whose
 //! symbols would capture OpenSSL's in one process) in one run, each reporting its own library.
 
-use std::path::Path;
-
-use assert_cmd::Command;
-use serde_json::Value;
-
-/// Runs in `dir`, so that the results database (results.db in the working directory) is its own.
-fn tlsbench(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
-    cmd
-}
+mod common;
+use common::{read_json, succeeded, tlsbench};
 
 /// The library each stack must report: OpenSSL's own version string, and BoringSSL's (which
 /// has no version number; rust-openssl captured by BoringSSL would say just "BoringSSL").
@@ -35,8 +26,8 @@ fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    succeeded(output);
+    let doc = read_json(&json);
     let results = doc["results"].as_array().unwrap();
     // 2 stacks x 2 sides x (time: handshake and transfer rates, by wall and CPU time; io: the
     // handshake's counts).
@@ -78,7 +69,7 @@ fn openssl_and_boringssl_talk_to_each_other_across_their_families() {
             .output()
             .unwrap();
         assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
-        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let doc = read_json(&json);
         let results = doc["results"].as_array().unwrap();
         assert_eq!(results.len(), 4, "{client} -> {server}: handshakes_per_s and cpu_handshakes_per_s of each side");
         for r in results {
@@ -101,12 +92,11 @@ fn the_interop_matrix_spans_families_with_split_pairs_where_no_runner_holds_both
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = String::from_utf8(succeeded(output).stdout).unwrap();
     for client in ["boringssl", "gnutls", "rustls-ring"] {
         assert!(text.lines().any(|l| l.starts_with(&format!("│ {client} "))), "{client} row missing:\n{text}");
     }
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let doc = read_json(&json);
     let results = doc["results"].as_array().unwrap();
     let process = |client: &str, server: &str| {
         let cell = results.iter().find(|r| r["client_stack"] == client && r["server_stack"] == server);

@@ -6,14 +6,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::{read_json, succeeded, tlsbench};
+
 const FULL_13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const TRANSFER_13: &str = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm";
-
-fn tlsbench(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
-    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
-    cmd
-}
 
 /// The runner that holds openssl and the rustls stacks, beside tlsbench.
 fn runner() -> PathBuf {
@@ -42,8 +39,8 @@ fn counts_repeat_and_agree_between_one_process_and_two() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    succeeded(output);
+    let doc = read_json(&json);
     let cells = doc["results"].as_array().unwrap();
     for (scenario, metric) in [(FULL_13, "instructions_per_handshake"), (TRANSFER_13, "instructions_per_mb")] {
         for side in ["client", "server"] {
@@ -81,7 +78,7 @@ fn collected(dir: &Path, iterations: u64, side: &str) -> u64 {
         .env_clear()
         .output()
         .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = succeeded(status);
     let reply: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!((reply["status"].as_str(), reply["iterations"].as_u64()), (Some("ok"), Some(iterations)), "{reply}");
     let text = std::fs::read_to_string(&out).unwrap();

@@ -2,10 +2,10 @@
 //! tests show a results document written here, so they need no runner; the quick run uses the
 //! real runners (built by `cargo test --workspace`).
 
-use std::path::Path;
-
-use assert_cmd::Command;
 use serde_json::{json, Value};
+
+mod common;
+use common::{read_json, succeeded, tlsbench};
 
 const STACKS: [&str; 9] =
     ["rustls-aws-lc-rs", "rustls-ring", "openssl", "boringssl", "s2n-tls", "s2n-tls-recvbuf", "bertie", "gnutls", "libtls"];
@@ -23,12 +23,6 @@ const SCENARIOS: [&str; 6] = [
 const LONG_REASON: &str = "server runner: handshake failed after the server's second flight: the peer sent an alert \
                            (decrypt_error) while the client verified the CertificateVerify signature of the server's \
                            ECDSA P-384 leaf against the chain to the generated root";
-
-fn tlsbench(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("tlsbench").unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
-    cmd
-}
 
 /// One result as the JSON export holds it: samples that vary for a rate (unit `/s`), equal for
 /// a count, so that the rate has a spread and the count has none.
@@ -108,8 +102,7 @@ fn shown() -> String {
     let path = dir.path().join("nine.json");
     std::fs::write(&path, serde_json::to_string(&document()).unwrap()).unwrap();
     let output = tlsbench(dir.path()).arg("show").arg(&path).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap()
+    String::from_utf8(succeeded(output).stdout).unwrap()
 }
 
 /// The lines of each metric's block, by the metric its heading names.
@@ -199,9 +192,9 @@ fn a_quick_run_measures_the_headline_scenarios_and_says_how_to_measure_more() {
         .arg(&json)
         .output()
         .unwrap();
+    let output = succeeded(output);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let doc = read_json(&json);
     let mut scenarios: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["scenario"].as_str().unwrap()).collect();
     scenarios.dedup();
     assert_eq!(

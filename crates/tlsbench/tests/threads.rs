@@ -11,7 +11,9 @@ use serde_json::Value;
 use tlsbench_harness::protocol::{sum_threads, Reply};
 use tlsbench_harness::Side;
 
+mod common;
 mod fake_go;
+use common::{succeeded, tlsbench};
 use fake_go::{runner_dir, runners_with_a_runtime_stack};
 
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
@@ -24,8 +26,7 @@ fn runner_sample(data: &Path, stack: &str, scenario: &str, extra: &[&str]) -> Re
         .args(extra)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_slice(&output.stdout).unwrap()
+    serde_json::from_slice(&succeeded(output).stdout).unwrap()
 }
 
 #[test]
@@ -64,9 +65,7 @@ fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
 fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_efficiency() {
     let (dir, runners) = (tempfile::tempdir().unwrap(), runners_with_a_runtime_stack());
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
-    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench"))
-        .current_dir(dir.path())
-        .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
+    let output = tlsbench(dir.path())
         .env("TLSBENCH_RUNNER_DIR", runners.path())
         .args(["run", "--stack", "openssl", "--stack", "rustls-ring", "--stack", "go", "--threads", "2", "--scenario", SCENARIO])
         .args(["--samples", "2", "--min-time-ms", "20", "--warmup-ms", "5", "--export-json"])

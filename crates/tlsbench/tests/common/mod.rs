@@ -1,0 +1,30 @@
+//! What the end-to-end tests share: tlsbench in a directory of its own, a run's success, and the
+//! JSON it exported. (A directory module: Cargo does not make it a test.)
+// Each test file uses a part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// tlsbench (its runners beside it in the target directory) run in `dir`, so that its results
+/// database (results.db in the working directory) is its own, with its certificates in `dir`/data.
+pub fn tlsbench(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
+    cmd.env("TLSBENCH_DATA_DIR", dir.join("data")).current_dir(dir);
+    cmd
+}
+
+/// The output of a command that must have succeeded; if it did not, its stderr says why.
+#[track_caller]
+pub fn succeeded(output: Output) -> Output {
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// The JSON document in the file at `path` (a run's --export-json).
+#[track_caller]
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
