@@ -934,7 +934,7 @@ mod tests {
         assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
         // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
         let busy = crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
-        assert!(busy.contains("rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
+        assert!(busy.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
         assert!(crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"), "{}", crate::output::table::render(&doc));
         // Without workers, no such line.
         assert_eq!(crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results), None);

@@ -481,23 +481,26 @@ pub fn workers_busy(results: &[CellResult]) -> Option<String> {
     if !results.iter().filter(tcp_server).any(|c| c.threads.is_some()) {
         return None;
     }
-    let busy: Vec<String> = results
-        .iter()
-        .filter(tcp_server)
-        .filter(|c| c.metric == Metric::ConnectionsPerS.name())
-        .filter_map(|rate| {
-            let cpu = |metric: Metric| {
-                results.iter().filter(tcp_server).find(|c| c.metric == metric.name() && same_cell(c, rate)).and_then(|c| c.median)
-            };
-            let cpu_us = cpu(Metric::CpuUserUsPerConnection)? + cpu(Metric::CpuSystemUsPerConnection)?;
-            let workers = f64::from(rate.threads.unwrap_or(1));
-            Some(format!("{} {}", rate.pair_label(), percent(rate.median? * cpu_us / 1e6 / workers * 100.0)))
-        })
-        .collect();
+    // Per scenario, in the run's order: "SCENARIO: PAIR 81%, PAIR (2 workers) 62%".
+    let mut by_scenario: Vec<(&str, Vec<String>)> = Vec::new();
+    for rate in results.iter().filter(tcp_server).filter(|c| c.metric == Metric::ConnectionsPerS.name()) {
+        let cpu = |metric: Metric| results.iter().filter(tcp_server).find(|c| c.metric == metric.name() && same_cell(c, rate)).and_then(|c| c.median);
+        let (Some(user), Some(system), Some(median)) = (cpu(Metric::CpuUserUsPerConnection), cpu(Metric::CpuSystemUsPerConnection), rate.median) else {
+            continue;
+        };
+        let busy = median * (user + system) / 1e6 / f64::from(rate.threads.unwrap_or(1));
+        let line = format!("{} {}", rate.pair_label(), percent(busy * 100.0));
+        match by_scenario.iter_mut().find(|(scenario, _)| *scenario == rate.scenario) {
+            Some((_, lines)) => lines.push(line),
+            None => by_scenario.push((&rate.scenario, vec![line])),
+        }
+    }
+    let busy: Vec<String> = by_scenario.into_iter().map(|(scenario, lines)| format!("{scenario}: {}", lines.join(", "))).collect();
     Some(format!(
-        "server workers busy (CPU per connection × connections per second, per worker): {}; the load generators share the \
-         cores, so a server below full use waited for its clients",
-        busy.join(", ")
+        "server workers busy (CPU per connection × connections per second, per worker): {}. Each load generator starts a \
+         connection when its last one closed, and they share the cores with the server: a server below full use waited \
+         for its clients or for a core",
+        busy.join("; ")
     ))
 }
 
