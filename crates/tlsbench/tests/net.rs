@@ -303,7 +303,7 @@ fn run_over_tcp_stores_each_pair_as_a_net_cell_labelled_tcp() {
 }
 
 #[test]
-fn run_over_tcp_takes_the_net_measure_only() {
+fn run_over_tcp_takes_the_net_measure_and_workers_only() {
     let dir = tempfile::tempdir().unwrap();
     let error = |args: &[&str]| {
         let out = tlsbench(dir.path()).arg("run").args(args).output().unwrap();
@@ -316,6 +316,13 @@ fn run_over_tcp_takes_the_net_measure_only() {
     assert!(net.contains("measure net is taken over a real socket: add --transport tcp"), "{net}");
     let transport = error(&["--transport", "udp"]);
     assert!(transport.contains("possible values: memory, tcp"), "{transport}");
+    // Workers are a server's, over TCP; threads are pairs in memory.
+    let workers = error(&["--stack", "openssl", "--workers", "2"]);
+    assert!(workers.contains("--workers is the server's worker threads over --transport tcp"), "{workers}");
+    let threads = error(&["--transport", "tcp", "--stack", "openssl", "--threads", "2"]);
+    assert!(threads.contains("over --transport tcp a server scales with --workers N"), "{threads}");
+    let zero = error(&["--transport", "tcp", "--stack", "openssl", "--workers", "0"]);
+    assert!(zero.contains("--workers"), "{zero}");
 }
 
 #[test]
@@ -351,20 +358,4 @@ fn workers_give_the_servers_rate_per_worker_against_one_worker_of_the_same_run()
     // Both load generators' connections reach the client's side of the cell.
     let client_two = find("connections_per_s", "client", Some(2));
     assert!((median(client_two) / median(two) - 1.0).abs() < 0.5, "client {client_two}, server {two}");
-}
-
-#[test]
-fn workers_belong_to_tcp_and_threads_to_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let error = |args: &[&str]| {
-        let out = tlsbench(dir.path()).arg("run").args(args).output().unwrap();
-        assert!(!out.status.success());
-        String::from_utf8(out.stderr).unwrap()
-    };
-    let workers = error(&["--stack", "openssl", "--workers", "2"]);
-    assert!(workers.contains("--workers is the server's worker threads over --transport tcp"), "{workers}");
-    let threads = error(&["--transport", "tcp", "--stack", "openssl", "--threads", "2"]);
-    assert!(threads.contains("over --transport tcp a server scales with --workers N"), "{threads}");
-    let zero = error(&["--transport", "tcp", "--stack", "openssl", "--workers", "0"]);
-    assert!(zero.contains("--workers"), "{zero}");
 }
