@@ -165,6 +165,13 @@ fn in_process() -> String {
 }
 
 impl CellResult {
+    /// What a cell's variants of thread (or worker) count share: the scenario, the pair, where
+    /// its sides ran, the allocator and the build. A cell of N threads is compared with the
+    /// one-thread cell of the same key.
+    pub fn variant_key(&self) -> (&str, &str, &str, &str, Option<&str>, Option<&str>) {
+        (&self.scenario, &self.client_stack, &self.server_stack, &self.process, self.allocator.as_deref(), self.build.as_deref())
+    }
+
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs

@@ -242,7 +242,7 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
                     (Some([low, high]), Some([one_low, one_high])) if one_low > 0.0 => Some([low / times_n(one_high), high / times_n(one_low)]),
                     _ => None,
                 };
-                added.push(per_thread(r, n, efficiency, interval.filter(|_| efficiency.is_some())));
+                added.push(per_thread(r, n, efficiency, interval));
             }
         }
     }
@@ -251,9 +251,8 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
 }
 
 /// A cell's result as its variants share it: all but the thread count.
-fn key_of(r: &CellResult) -> (String, String, String, String, Option<String>, Option<String>, Side, String) {
-    let (allocator, build) = (r.allocator.clone(), r.build.clone());
-    (r.scenario.clone(), r.client_stack.clone(), r.server_stack.clone(), r.process.clone(), allocator, build, r.side, r.metric.clone())
+fn key_of(r: &CellResult) -> ((&str, &str, &str, &str, Option<&str>, Option<&str>), Side, &str) {
+    (r.variant_key(), r.side, &r.metric)
 }
 
 /// The rate per thread (per worker, over TCP) of a cell of `n` threads: each sample's aggregate

@@ -474,10 +474,7 @@ fn percent(x: f64) -> String {
 /// rate per worker says as much about the load as about the server.
 pub fn workers_busy(results: &[CellResult]) -> Option<String> {
     let tcp_server = |c: &&CellResult| c.process == "tcp" && c.side == Side::Server && c.status == Status::Ok;
-    let same_cell = |a: &CellResult, b: &CellResult| {
-        (&a.scenario, &a.client_stack, &a.server_stack, &a.allocator, &a.build, a.threads)
-            == (&b.scenario, &b.client_stack, &b.server_stack, &b.allocator, &b.build, b.threads)
-    };
+    let same_cell = |a: &CellResult, b: &CellResult| (a.variant_key(), a.threads) == (b.variant_key(), b.threads);
     if !results.iter().filter(tcp_server).any(|c| c.threads.is_some()) {
         return None;
     }
