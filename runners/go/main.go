@@ -1,8 +1,9 @@
 // Command tlsbench-runner-go is tlsbench's runner for Go's crypto/tls (the stack `go`): the
-// orchestrator starts it once per sample, and it prints one JSON reply (runner protocol v1,
-// crates/harness/src/runner.rs). Commands: list, sample (both sides in this process), side
-// (one side of a split-process pair, against any runner's stack), trace, and the network
-// mode: serve and load.
+// orchestrator starts it for one command, and it prints one JSON reply (runner protocol v2,
+// crates/harness/src/runner.rs), or for a session of many samples, one reply per request line
+// (session.go). Commands: list, sample (both sides in this process), side (one side of a
+// split-process pair, against any runner's stack), trace, session, and the network mode: serve
+// and load.
 package main
 
 import (
@@ -40,7 +41,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tlsbench runner: setting up the reply channel:", err)
 		os.Exit(1)
 	}
-	line, err := jsonLine(run(os.Args[1:], replies))
+	if len(os.Args) == 2 && os.Args[1] == "session" {
+		if err := session(os.Stdin, replies); err != nil {
+			fmt.Fprintln(os.Stderr, "tlsbench runner: session:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	line, err := jsonLine(run(os.Args[1:], replies, false))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tlsbench runner: encoding the reply:", err)
 		os.Exit(1)
@@ -72,10 +80,10 @@ func jsonLine(reply any) ([]byte, error) {
 	return append(line, '\n'), err
 }
 
-// run answers one command (serve replies once on replies before it returns its last). A
-// panic anywhere (a coroutine's included: iter.Pull hands it to the caller) becomes a failed
-// reply.
-func run(args []string, replies io.Writer) (reply any) {
+// run answers one command (serve replies once on replies before it returns its last), or one
+// request of a session (inSession). A panic anywhere (a coroutine's included: iter.Pull hands
+// it to the caller) becomes a failed reply.
+func run(args []string, replies io.Writer, inSession bool) (reply any) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "panic: %v\n%s", r, debug.Stack())
@@ -92,7 +100,7 @@ func run(args []string, replies io.Writer) (reply any) {
 	case "sample":
 		return replyOf(sample(args))
 	case "side":
-		return replyOf(side(args))
+		return replyOf(side(args, inSession))
 	case "trace":
 		trace, err := traceCommand(args)
 		r := replyOf(nil, err)
@@ -101,8 +109,11 @@ func run(args []string, replies io.Writer) (reply any) {
 		return netReplyOf(serveCommand(args, replies))
 	case "load":
 		return netReplyOf(loadCommand(args))
+	case "session":
+		// main runs a session without flags itself.
+		return Reply{Status: "failed", Reason: fmt.Sprintf("session takes no flags (got %q)", args)}
 	}
-	return Reply{Status: "failed", Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load)", command)}
+	return Reply{Status: "failed", Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load, session)", command)}
 }
 
 // settings are the flags of sample and side (runner.rs's SampleSettings): all accepted, though
@@ -231,12 +242,13 @@ func spec(s settings) sampleSpec {
 }
 
 // side measures this process's side of a split-process pair; the peer runner, reached through
-// the socket at --peer-fd, runs the other.
-func side(args []string) (*SampleReport, error) {
+// the socket at --peer-fd or at the Unix socket --peer-socket (the only way in a session, whose
+// stdin carries the requests), runs the other.
+func side(args []string, inSession bool) (*SampleReport, error) {
 	var s settings
 	f := newFlags("side", &s)
 	role, stack, peerStack := f.String("role", "", ""), f.String("stack", "", ""), f.String("peer-stack", "", "")
-	peerFd := f.Int("peer-fd", -1, "")
+	peerFd, peerSocket := f.Int("peer-fd", -1, ""), f.String("peer-socket", "", "")
 	scenario, measure, err := parse(f, args, &s)
 	if err != nil {
 		return nil, err
@@ -245,14 +257,34 @@ func side(args []string) (*SampleReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if *peerStack == "" {
+		return nil, errors.New("side: --peer-stack is required")
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	switch {
+	case inSession && given["peer-fd"]:
+		return nil, errors.New("in a session the peer is reached with --peer-socket PATH, not --peer-fd")
+	case given["peer-fd"] == given["peer-socket"]:
+		return nil, errors.New("side: give exactly one of --peer-fd and --peer-socket")
+	case given["peer-fd"] && *peerFd < 0:
+		return nil, fmt.Errorf("side: --peer-fd %d is no descriptor", *peerFd)
+	}
+	// The peer first, so that a side that cannot measure lets its peer know at once (the
+	// socket closes) rather than leave it waiting at --peer-socket.
+	var peer *os.File
+	if given["peer-socket"] {
+		if peer, err = peerAt(own, *peerSocket); err != nil {
+			return nil, err
+		}
+	} else {
+		peer = os.NewFile(uintptr(*peerFd), "peer")
+	}
+	// Closed when the sample ends, whatever its outcome: the peer then sees the end.
+	defer peer.Close()
 	if err := checkStack(*stack); err != nil {
 		return nil, err
 	}
-	if *peerStack == "" || *peerFd < 0 {
-		return nil, errors.New("side: --peer-stack and --peer-fd are required")
-	}
-	peer := os.NewFile(uintptr(*peerFd), "peer")
-	defer peer.Close()
 	caps := capabilities()
 	if err := caps.checkMeasure(measure); err != nil {
 		return nil, err

@@ -1,6 +1,6 @@
 package main
 
-// The JSON replies of runner protocol v1 (crates/harness/src/protocol.rs), and the three ways a
+// The JSON replies of runner protocol v2 (crates/harness/src/protocol.rs), and the three ways a
 // measurement ends without numbers: unsupported, failed, or a gate that caught a difference.
 
 import (
@@ -9,7 +9,7 @@ import (
 	"fmt"
 )
 
-const protocolVersion = 1
+const protocolVersion = 2
 
 type Side int
 

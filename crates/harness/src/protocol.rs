@@ -9,7 +9,7 @@ use crate::{Backend, Capabilities, Kind, Measure, Side};
 /// The version of the runner protocol (docs/runner-protocol.md) that this harness speaks. The
 /// orchestrator uses only runners whose `list` reply names the same version; bump it with any
 /// change a runner must follow (commands, flags, replies, relay messages).
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// `runner list`: the protocol version the runner speaks and the stacks its family holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
-//! The runner: a small binary per link family that measures one sample in a fresh process and
-//! prints a [`Reply`](crate::protocol::Reply) as JSON. The stack ids are resolved here, once;
+//! The runner: a small binary per link family that measures a sample and prints a
+//! [`Reply`](crate::protocol::Reply) as JSON: one sample in a fresh process, or sample after
+//! sample in a `session` (docs/runner-protocol.md, "Sessions"). The stack ids are resolved here, once;
 //! from there on everything is generic over the chosen pair.
 //!
 //! # The reply channel
@@ -129,6 +130,9 @@ enum Command {
     /// Runs connections of one client stack (or plain TCP) against a server, bounded in count
     /// and time, and replies with what it measured.
     Load(LoadArgs),
+    /// Takes `sample` and `side` requests from stdin, one per line (the command's words,
+    /// tab-separated), and replies to each with one line, until the end of stdin.
+    Session,
 }
 
 /// What both ends of the network mode take.
@@ -205,7 +209,11 @@ struct SideArgs {
     peer_stack: String,
     /// An open socket to the peer runner, inherited from the orchestrator.
     #[arg(long)]
-    peer_fd: i32,
+    peer_fd: Option<i32>,
+    /// Where to meet the peer runner: the server listens on this Unix socket path, the client
+    /// connects to it (in a session, whose stdin carries the requests).
+    #[arg(long)]
+    peer_socket: Option<PathBuf>,
     #[command(flatten)]
     settings: SampleSettings,
 }
@@ -316,7 +324,13 @@ pub fn main<F: Family>() -> ExitCode {
     if let (Err(reason), false) = (crate::allocator::check_requested(), matches!(command, Command::List)) {
         let reply = Reply::Failed { reason };
         let json = serde_json::to_string(&reply).expect("serializable");
-        return match writeln!(replies, "{json}").and_then(|()| replies.flush()) {
+        // A session gets the reason for each of its requests.
+        let requests = match command {
+            Command::Session => std::io::stdin().lines().count(),
+            _ => 1,
+        };
+        let written = (0..requests).try_for_each(|_| writeln!(replies, "{json}").and_then(|()| replies.flush()));
+        return match written {
             Ok(()) => ExitCode::SUCCESS,
             Err(_) => ExitCode::FAILURE,
         };
@@ -331,6 +345,7 @@ pub fn main<F: Family>() -> ExitCode {
         Command::Trace(args) => serde_json::to_string(&trace::<F>(&args)),
         Command::Serve(args) => serde_json::to_string(&serve::<F>(&args, &mut replies)),
         Command::Load(args) => serde_json::to_string(&load::<F>(&args)),
+        Command::Session => return session::<F>(std::io::stdin().lock(), &mut replies),
     };
     match reply.map(|json| writeln!(replies, "{json}").and_then(|()| replies.flush())) {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -550,10 +565,104 @@ impl PairVisitor for TracePair<'_> {
     }
 }
 
+/// Answers the requests of a session (docs/runner-protocol.md, "Sessions") until the end of
+/// `requests`: each line the tab-separated words of a `sample` or `side` command, each reply one
+/// line. A request that fails or cannot be read gets a `failed` reply; the session goes on.
+pub fn session<F: Family>(requests: impl std::io::BufRead, replies: &mut impl Write) -> ExitCode {
+    for line in requests.lines() {
+        let reply = match line {
+            Ok(line) => session_request::<F>(&line),
+            Err(e) => Reply::Failed { reason: format!("reading the request: {e}") },
+        };
+        let json = serde_json::to_string(&reply).expect("a reply serializes");
+        if let Err(e) = writeln!(replies, "{json}").and_then(|()| replies.flush()) {
+            eprintln!("tlsbench runner: writing the reply: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn session_request<F: Family>(line: &str) -> Reply {
+    let words: Vec<&str> = line.split('\t').collect();
+    if !matches!(words[0], "sample" | "side") {
+        return Reply::Failed { reason: format!("a session takes sample and side requests (got `{}`)", words[0]) };
+    }
+    match Command::try_parse_from(std::iter::once("runner").chain(words)) {
+        Ok(Command::Sample(args)) => sample::<F>(&args),
+        Ok(Command::Side(args)) if args.peer_fd.is_some() => {
+            Reply::Failed { reason: "in a session the peer is reached with --peer-socket PATH, not --peer-fd".into() }
+        }
+        Ok(Command::Side(args)) => side::<F>(&args),
+        Ok(_) => unreachable!("only sample and side requests are parsed"),
+        // clap's message, without its usage lines.
+        Err(e) => Reply::Failed { reason: e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string() },
+    }
+}
+
+/// How long a side waits for its peer to meet it at `--peer-socket`.
+const PEER_WAIT: Duration = Duration::from_secs(30);
+
+/// The socket to the peer runner: the inherited `--peer-fd`, or the connection made at
+/// `--peer-socket` (the server listens, the client connects).
+fn peer_of(args: &SideArgs) -> Result<UnixStream, String> {
+    match (args.peer_fd, &args.peer_socket) {
+        // SAFETY: the orchestrator starts this runner with `--peer-fd` naming an open socket that
+        // nothing else in this process uses; this takes sole ownership of it.
+        (Some(fd), None) => Ok(unsafe { UnixStream::from_raw_fd(fd) }),
+        (None, Some(path)) => meet_peer(path, args.role, PEER_WAIT),
+        _ => Err("side: give exactly one of --peer-fd and --peer-socket".into()),
+    }
+}
+
+/// Meets the peer at the Unix socket `path`: the server listens and accepts one connection,
+/// then removes the path; the client connects, retrying while the path is not there yet or
+/// refuses. Each waits at most `wait`.
+fn meet_peer(path: &std::path::Path, role: Side, wait: Duration) -> Result<UnixStream, String> {
+    let deadline = std::time::Instant::now() + wait;
+    let shown = path.display();
+    match role {
+        Side::Server => {
+            let _ = std::fs::remove_file(path);
+            let listener = std::os::unix::net::UnixListener::bind(path).map_err(|e| format!("listening for the peer at {shown}: {e}"))?;
+            listener.set_nonblocking(true).map_err(|e| format!("listening for the peer at {shown}: {e}"))?;
+            let accepted = loop {
+                match listener.accept() {
+                    Ok((stream, _)) => break Ok(stream),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(1))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        break Err(format!("no peer connected to {shown} within {} s", wait.as_secs()))
+                    }
+                    Err(e) => break Err(format!("accepting the peer at {shown}: {e}")),
+                }
+            };
+            let _ = std::fs::remove_file(path);
+            let stream = accepted?;
+            stream.set_nonblocking(false).map_err(|e| format!("the peer's socket: {e}"))?;
+            Ok(stream)
+        }
+        Side::Client => loop {
+            match UnixStream::connect(path) {
+                Ok(stream) => return Ok(stream),
+                Err(e)
+                    if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => return Err(format!("cannot connect to the peer at {shown}: {e}")),
+            }
+        },
+    }
+}
+
 fn side<F: Family>(args: &SideArgs) -> Reply {
-    // SAFETY: the orchestrator starts this runner with `--peer-fd` naming an open socket that
-    // nothing else in this process uses; this takes sole ownership of it.
-    let peer = unsafe { UnixStream::from_raw_fd(args.peer_fd) };
+    let peer = match peer_of(args) {
+        Ok(peer) => peer,
+        Err(reason) => return Reply::Failed { reason },
+    };
     let (pki, spec) = match args.settings.load(Some(args.role)) {
         Ok(loaded) => loaded,
         Err(reply) => return reply,

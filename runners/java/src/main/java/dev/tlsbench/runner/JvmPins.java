@@ -4,14 +4,19 @@ import dev.tlsbench.runner.Scenario.Group;
 import dev.tlsbench.runner.Scenario.Kind;
 import dev.tlsbench.runner.Scenario.Side;
 import dev.tlsbench.runner.Scenario.Version;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
  * What JDK 17 lets a program pin only JVM-wide, through system properties read once when the JSSE
  * classes (and Netty's, which read the same ticket properties) initialise: so they are set here, before
- * any TLS class loads. One JVM runs one sample of one scenario, so JVM-wide is per sample.
+ * any TLS class loads.
  *
  * <ul>
  * <li>{@code jdk.tls.namedGroups}: the key-exchange groups JSSE offers and accepts; SSLParameters has
@@ -22,15 +27,45 @@ import java.util.stream.Collectors;
  *     true only for handshake-resume-ticket, false in every other pinned scenario (TLS 1.2 then resumes by
  *     session ID, and neither JSSE nor netty-tcnative issues tickets). With the libraries' defaults, unset.</li>
  * </ul>
+ *
+ * <h2>One set of pins per JVM</h2>
+ * A one-shot command runs one scenario per JVM; a session runs many, and setting the properties again
+ * would change nothing once the classes have read them. So the first scenario that applies its pins
+ * (a request past its stacks' capability checks, which read no TLS class) fixes them for the JVM, even if
+ * its sample then fails, and a later one whose properties differ in any way is refused. That includes an unpinned scenario, which sets
+ * none: after a pinned one it would run with its groups and tickets, and before one it leaves the
+ * classes on the JDK's defaults, which a pinned scenario's properties can no longer replace. The
+ * orchestrator gives every scenario processes of its own, so this is a safety net.
  */
 public final class JvmPins {
+    /** The properties the first scenario set (empty when it set none); null until one applied its pins. */
+    private static Map<String, String> fixed;
+
     private JvmPins() {
     }
 
-    /** Sets the properties for a scenario whose JSSE sides are {@code jsseSides} (possibly none). */
-    public static void apply(Scenario scenario, Set<Side> jsseSides) {
-        if (!scenario.isPinned()) {
+    /**
+     * Sets the properties for a scenario whose JSSE sides are {@code jsseSides} (possibly none), or, once a
+     * scenario set them in this JVM, checks that this one needs the same.
+     */
+    public static synchronized void apply(Scenario scenario, Set<Side> jsseSides) {
+        Map<String, String> wanted = properties(scenario, jsseSides);
+        if (fixed == null) {
+            fixed = wanted;
+            wanted.forEach(System::setProperty);
             return;
+        }
+        String conflict = conflict(fixed, wanted);
+        if (conflict != null) {
+            throw Failure.other(conflict);
+        }
+    }
+
+    /** The properties a scenario whose JSSE sides are {@code jsseSides} sets, in the order they are set. */
+    static Map<String, String> properties(Scenario scenario, Set<Side> jsseSides) {
+        Map<String, String> properties = new LinkedHashMap<>();
+        if (!scenario.isPinned()) {
+            return properties;
         }
         Set<Group> groups = new LinkedHashSet<>();
         for (Side side : new Side[] {Side.CLIENT, Side.SERVER}) {
@@ -46,13 +81,34 @@ public final class JvmPins {
             groups.add(curve);
         }
         if (!groups.isEmpty()) {
-            System.setProperty("jdk.tls.namedGroups", groups.stream().map(g -> g.jdkName).collect(Collectors.joining(",")));
+            properties.put("jdk.tls.namedGroups", groups.stream().map(g -> g.jdkName).collect(Collectors.joining(",")));
         }
         if (!scenario.ems) {
-            System.setProperty("jdk.tls.useExtendedMasterSecret", "false");
+            properties.put("jdk.tls.useExtendedMasterSecret", "false");
         }
         String tickets = String.valueOf(scenario.kind == Kind.HANDSHAKE_RESUME_TICKET);
-        System.setProperty("jdk.tls.server.enableSessionTicketExtension", tickets);
-        System.setProperty("jdk.tls.client.enableSessionTicketExtension", tickets);
+        properties.put("jdk.tls.server.enableSessionTicketExtension", tickets);
+        properties.put("jdk.tls.client.enableSessionTicketExtension", tickets);
+        return properties;
+    }
+
+    /** Why a scenario that needs {@code wanted} cannot run in a JVM pinned to {@code fixed}; null if it can. */
+    static String conflict(Map<String, String> fixed, Map<String, String> wanted) {
+        if (fixed.equals(wanted)) {
+            return null;
+        }
+        Set<String> names = new TreeSet<>(fixed.keySet());
+        names.addAll(wanted.keySet());
+        List<String> differences = new ArrayList<>();
+        for (String name : names) {
+            String was = fixed.get(name);
+            String needs = wanted.get(name);
+            if (was == null ? needs != null : !was.equals(needs)) {
+                differences.add((was == null ? name + " unset" : name + "=" + was)
+                        + " where this scenario needs " + (needs == null ? "it unset" : needs));
+            }
+        }
+        return "this JVM is pinned by its first scenario (" + String.join(", ", differences)
+                + "); a scenario that needs other JVM-wide settings needs a process of its own";
     }
 }

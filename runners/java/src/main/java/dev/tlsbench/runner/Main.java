@@ -2,17 +2,24 @@ package dev.tlsbench.runner;
 
 import dev.tlsbench.runner.Scenario.Measure;
 import dev.tlsbench.runner.Scenario.Side;
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.lang.reflect.Constructor;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
+import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -23,8 +30,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import sun.misc.Signal;
 
 /**
- * The Java runner of tlsbench (docs/runner-protocol.md, version 1): commands and flags as runner.rs's,
- * one JSON reply on the reply channel, exit status 0 after any reply.
+ * The Java runner of tlsbench (docs/runner-protocol.md, version 2): commands and flags as runner.rs's,
+ * one JSON reply on the reply channel, exit status 0 after any reply. A one-shot command is one sample in
+ * a fresh JVM; {@code session} answers sample and side requests, one line each on stdin, until stdin ends,
+ * so that the JIT warms up once and not per sample.
  *
  * <h2>The reply channel</h2>
  * The reply goes to the descriptor the process was given as stdout, and nothing else may. The launcher
@@ -35,7 +44,7 @@ import sun.misc.Signal;
  * Either way System.out becomes System.err before anything else runs.
  */
 public final class Main {
-    static final int PROTOCOL_VERSION = 1;
+    static final int PROTOCOL_VERSION = 2;
 
     private Main() {
     }
@@ -49,17 +58,16 @@ public final class Main {
             System.exit(1);
             return;
         }
-        Json reply;
-        try {
-            reply = run(args, replies);
-        } catch (Unsupported e) {
-            reply = Report.unsupported(e.getMessage());
-        } catch (Failure e) {
-            reply = Report.failed(e.getMessage());
-        } catch (Throwable e) {
-            e.printStackTrace();
-            reply = Report.failed(Failure.describe(e));
+        if (args.length == 1 && args[0].equals("session")) {
+            try {
+                session(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)), replies);
+            } catch (IOException e) {
+                System.err.println("tlsbench runner: writing the reply: " + e);
+                System.exit(1);
+            }
+            System.exit(0);
         }
+        Json reply = reply(args, replies, false);
         try {
             write(replies, reply);
         } catch (IOException e) {
@@ -67,6 +75,51 @@ public final class Main {
             System.exit(1);
         }
         System.exit(0);
+    }
+
+    /** A command's reply, whatever happens: a reason for what went wrong, a stack trace on stderr for a bug. */
+    static Json reply(String[] args, OutputStream replies, boolean inSession) {
+        try {
+            return run(args, replies, inSession);
+        } catch (Unsupported e) {
+            return Report.unsupported(e.getMessage());
+        } catch (Failure e) {
+            return Report.failed(e.getMessage());
+        } catch (Throwable e) {
+            e.printStackTrace();
+            return Report.failed(Failure.describe(e));
+        }
+    }
+
+    /**
+     * Answers requests until {@code requests} ends: each line the words of a sample or side command,
+     * tab-separated, each reply one line, flushed. No reply ends the session; the orchestrator does, by
+     * closing stdin. Throws only when the reply channel is gone.
+     */
+    static void session(BufferedReader requests, OutputStream replies) throws IOException {
+        while (true) {
+            String line;
+            try {
+                line = requests.readLine();
+            } catch (IOException e) {
+                // Not a request the session could go on after: stdin itself broke.
+                write(replies, Report.failed("reading the request: " + Net.describe(e)));
+                return;
+            }
+            if (line == null) {
+                return;
+            }
+            write(replies, request(line));
+        }
+    }
+
+    /** One request's reply; a request of another command fails, and the session goes on. */
+    static Json request(String line) {
+        String[] words = line.split("\t", -1);
+        if (!words[0].equals("sample") && !words[0].equals("side")) {
+            return Report.failed("a session takes sample and side requests (got `" + words[0] + "`)");
+        }
+        return reply(words, null, true);
     }
 
     static void write(OutputStream replies, Json reply) throws IOException {
@@ -124,24 +177,29 @@ public final class Main {
     }
 
     static Json run(String[] args) throws Exception {
-        return run(args, null);
+        return run(args, null, false);
     }
 
-    /** Runs a command; {@code replies} takes serve's first reply (its listening line). */
-    static Json run(String[] args, OutputStream replies) throws Exception {
+    /**
+     * Runs a command; {@code replies} takes serve's first reply (its listening line). {@code inSession}: a
+     * request of a session, whose stdin is not the peer's socket.
+     */
+    static Json run(String[] args, OutputStream replies, boolean inSession) throws Exception {
         if (args.length == 0) {
-            throw Failure.other("usage: tlsbench-runner-java list|sample|side|trace|serve|load [--flag value]...");
+            throw Failure.other("usage: tlsbench-runner-java list|sample|side|trace|serve|load|session [--flag value]...");
         }
         String command = args[0];
         Map<String, String> flags = flags(command, args);
         return switch (command) {
             case "list" -> list();
             case "sample" -> sample(flags);
-            case "side" -> side(flags);
+            case "side" -> side(flags, inSession);
             case "trace" -> trace(flags);
             case "serve" -> serve(flags, replies);
             case "load" -> load(flags);
-            default -> throw Failure.other("unknown command `" + command + "` (valid: list, sample, side, trace, serve, load)");
+            // main runs a session; here it could only be one nested in another.
+            case "session" -> throw Failure.other("a session is a process of its own: `session` takes no flags and is no request");
+            default -> throw Failure.other("unknown command `" + command + "` (valid: list, sample, side, trace, serve, load, session)");
         };
     }
 
@@ -157,7 +215,7 @@ public final class Main {
                 known.addAll(SETTINGS);
             }
             case "side" -> {
-                known.addAll(List.of("role", "stack", "peer-stack", "peer-fd"));
+                known.addAll(List.of("role", "stack", "peer-stack", "peer-fd", "peer-socket"));
                 known.addAll(SETTINGS);
             }
             case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
@@ -247,11 +305,11 @@ public final class Main {
         return new Driver.Spec(number(flags, "warmup-ms", 50) * 1_000_000, number(flags, "min-time-ms", 100) * 1_000_000);
     }
 
-    /** The stack's own limits, then whether it can do the scenario (as check_pair does for its half). */
+    /**
+     * The stack's own limits, then whether it can do the scenario (as check_pair does for its half). Its
+     * declarations only: no TLS class is touched, so a scenario refused here fixes no JVM-wide pins.
+     */
     private static void check(Stack stack, Scenario scenario, Measure measure) {
-        if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
-            throw Failure.other("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
-        }
         Capabilities caps = stack.capabilities();
         caps.check(stack.id(), scenario);
         caps.checkMeasure(measure);
@@ -267,6 +325,13 @@ public final class Main {
             sides.add(Side.SERVER);
         }
         return sides;
+    }
+
+    /** Whether netty-tcnative's native library loaded: after the pins, which loading it reads. */
+    private static void available(Stack stack) {
+        if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
+            throw Failure.other("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
+        }
     }
 
     /**
@@ -293,10 +358,12 @@ public final class Main {
         if (measure == Measure.NET) {
             throw new Unsupported("measure net is taken over TCP, by the commands serve and load");
         }
-        JvmPins.apply(scenario, jsseSides(client, server));
         check(client, scenario, measure);
         check(server, scenario, measure);
         measure.check(scenario);
+        JvmPins.apply(scenario, jsseSides(client, server));
+        available(client);
+        available(server);
         Pki pki = prepare(flags, scenario, measure);
         return switch (measure) {
             case TIME -> Driver.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
@@ -306,25 +373,63 @@ public final class Main {
         };
     }
 
-    static Json side(Map<String, String> flags) {
+    /**
+     * One side of a split pair. The peer is met first, as runner.rs meets it, so that a side that cannot
+     * measure tells its peer why (Abort) rather than leaving it waiting.
+     */
+    static Json side(Map<String, String> flags, boolean inSession) throws IOException {
         Side role = Side.parse(required(flags, "role"));
         Stack stack = stack(required(flags, "stack"));
         required(flags, "peer-stack");
+        if (inSession && flags.containsKey("peer-fd")) {
+            throw Failure.other("in a session the peer is reached with --peer-socket PATH, not --peer-fd");
+        }
+        if (flags.containsKey("peer-fd") == flags.containsKey("peer-socket")) {
+            throw Failure.other("side: give exactly one of --peer-fd and --peer-socket");
+        }
         int peerFd = (int) number(flags, "peer-fd", -1);
-        if (peerFd < 0) {
-            throw Failure.other("the following required argument was not provided: --peer-fd");
+        Path peerSocket = null;
+        if (flags.containsKey("peer-socket")) {
+            try {
+                peerSocket = Path.of(flags.get("peer-socket"));
+            } catch (InvalidPathException e) {
+                throw Failure.other("invalid value '" + flags.get("peer-socket") + "' for '--peer-socket': " + e.getMessage());
+            }
+        } else if (peerFd < 0) {
+            throw Failure.other("invalid value '" + flags.get("peer-fd") + "' for '--peer-fd': not a descriptor");
         }
         Scenario scenario = scenario(flags);
         Measure measure = measure(flags);
-        JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(role) : EnumSet.noneOf(Side.class));
-        check(stack, scenario, measure);
-        if (measure != Measure.TIME) {
-            throw new Unsupported("measure " + measure.text() + " is taken in one process, not split-process");
+        Driver.Spec spec = spec(flags);
+        if (peerSocket == null) {
+            FileDescriptor peer = descriptor(peerFd);
+            return side(flags, stack, role, scenario, measure, spec, new FileInputStream(peer), new FileOutputStream(peer));
         }
-        measure.check(scenario);
-        Pki pki = prepare(flags, scenario, measure);
-        FileDescriptor peer = descriptor(peerFd);
-        return Split.sampleSide(stack, role, scenario, pki, spec(flags), new FileInputStream(peer), new FileOutputStream(peer)).toJson();
+        // Closed when the sample ends, whichever way: the next sample meets its peer anew.
+        try (SocketChannel peer = PeerSocket.meet(peerSocket, role)) {
+            return side(flags, stack, role, scenario, measure, spec, Channels.newInputStream(peer), Channels.newOutputStream(peer));
+        }
+    }
+
+    /** A side's sample once its peer is on {@code in} and {@code out}; what stops it early is told to the peer. */
+    private static Json side(Map<String, String> flags, Stack stack, Side role, Scenario scenario, Measure measure, Driver.Spec spec,
+                             InputStream in, OutputStream out) {
+        Pki pki;
+        try {
+            check(stack, scenario, measure);
+            if (measure != Measure.TIME) {
+                throw new Unsupported("measure " + measure.text() + " is taken in one process, not split-process");
+            }
+            measure.check(scenario);
+            JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(role) : EnumSet.noneOf(Side.class));
+            available(stack);
+            pki = prepare(flags, scenario, measure);
+        } catch (RuntimeException e) {
+            new Split.Relay(in, out).abort(e instanceof Failure || e instanceof Unsupported ? e.getMessage() : Failure.describe(e));
+            throw e;
+        }
+        // Split tells the peer why it stops itself.
+        return Split.sampleSide(stack, role, scenario, pki, spec, in, out).toJson();
     }
 
     /**
@@ -346,8 +451,9 @@ public final class Main {
         }
         Scenario scenario = scenario(flags);
         Net.checkKind(scenario);
-        JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(side) : EnumSet.noneOf(Side.class));
         check(stack, scenario, Measure.NET);
+        JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(side) : EnumSet.noneOf(Side.class));
+        available(stack);
         Pki pki = Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
         long ioTimeoutMs = number(flags, "io-timeout-ms", Net.DEFAULT_IO_TIMEOUT_MS);
         return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000, number(flags, "warmup-ms", Common.MIN_WARMUP_MS));
@@ -426,10 +532,12 @@ public final class Main {
         Stack client = stack(required(flags, "client"));
         Stack server = stack(required(flags, "server"));
         Scenario scenario = scenario(flags);
-        JvmPins.apply(scenario, jsseSides(client, server));
         check(client, scenario, Measure.IO);
         check(server, scenario, Measure.IO);
         Measure.IO.check(scenario);
+        JvmPins.apply(scenario, jsseSides(client, server));
+        available(client);
+        available(server);
         Pki pki = prepare(flags, scenario, Measure.IO);
         return Io.traceReply(new Pair(client, server, scenario, pki, Link.withIoLog()));
     }

@@ -257,7 +257,7 @@ final class Split {
 
     /**
      * The socket to the peer: every message a frame of a u32 LE length, then the tag byte and its body
-     * (split.rs, Relay; Tally carries SHA-256, protocol v1).
+     * (split.rs, Relay; Tally carries SHA-256, since protocol v1).
      */
     static final class Relay {
         /** The largest message: a longer length is garbage, not a message. */

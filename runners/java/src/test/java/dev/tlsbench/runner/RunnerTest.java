@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The runner as the orchestrator starts it: one JVM per command, one JSON reply on stdout, exit status 0. */
+/** The runner as the orchestrator starts it for a one-shot command: one JVM, one JSON reply on stdout, exit status 0. */
 class RunnerTest {
     /** Runs the runner's main in a fresh JVM; returns its stdout, which must be one line. */
     static String run(String... args) throws Exception {
@@ -37,7 +37,7 @@ class RunnerTest {
     @Test
     void listNamesBothStacksWithTheirRuntimeLibraries() throws Exception {
         String list = run("list");
-        assertTrue(list.startsWith("{\"protocol_version\":1,\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
+        assertTrue(list.startsWith("{\"protocol_version\":2,\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
         assertTrue(list.contains("\"id\":\"netty-tcnative\",\"library\":\"netty-tcnative-boringssl-static 2.0."), list);
         assertTrue(list.contains("(BoringSSL, netty 4.1."), list);
         assertTrue(list.contains("\"min_warmup_ms\":10000}"), list);

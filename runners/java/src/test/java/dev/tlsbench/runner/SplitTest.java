@@ -10,9 +10,12 @@ import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
-/** Both sides of a split pair in one JVM, on two threads joined by pipes as two runners are by a socket. */
+/**
+ * Both sides of a split pair in one JVM, on two threads joined by pipes as two runners are by a socket. One
+ * scenario's pins per test class (JvmPins refuses others): the transfer is {@link SplitTransferTest}'s.
+ */
 class SplitTest {
-    private static String[] pair(Stack client, Stack server, String name) throws Exception {
+    static String[] pair(Stack client, Stack server, String name) throws Exception {
         Scenario scenario = Scenario.parse(name);
         EnumSet<Side> jsse = EnumSet.noneOf(Side.class);
         if (client instanceof JsseStack) {
@@ -34,7 +37,7 @@ class SplitTest {
         return new String[] {clientReply, serverSide.get()};
     }
 
-    private static String iterations(String reply) {
+    static String iterations(String reply) {
         return reply.replaceAll(".*\"iterations\":(\\d+),.*", "$1");
     }
 
@@ -43,14 +46,6 @@ class SplitTest {
         String[] replies = pair(new JsseStack(), new NettyTcnativeStack(), "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm");
         assertTrue(replies[0].contains("\"client_library\":\"JSSE") && replies[0].contains("\"server_library\":\"\""), replies[0]);
         assertTrue(replies[1].contains("\"negotiated\":[{\"side\":\"server\",\"negotiated\":\"1.3 aes-128-gcm x25519, resumed\"}]"), replies[1]);
-        assertEquals(iterations(replies[0]), iterations(replies[1]));
-    }
-
-    @Test
-    void aTransferIsCheckedByTheServersTally() throws Exception {
-        String[] replies = pair(new JsseStack(), new JsseStack(), "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        assertTrue(replies[0].contains("{\"side\":\"client\",\"metric\":\"mb_per_s\""), replies[0]);
-        assertTrue(Long.parseLong(iterations(replies[1])) >= 4096, replies[1]);
         assertEquals(iterations(replies[0]), iterations(replies[1]));
     }
 }
