@@ -106,9 +106,21 @@ pub struct RunArgs {
     /// TCP, the load's time: 1000, or 300 with --quick].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub min_time_ms: Option<u64>,
-    /// Unmeasured work before each sample, in ms [default: 25, or 10 with --quick].
+    /// Unmeasured work before each sample, in ms [default: 25, or 10 with --quick]. A process
+    /// that stays up for many samples (a stack with a JIT or a garbage collector) warms up at
+    /// least this long, or its stack's own least, before its first, and then until steady.
     #[arg(long, value_name = "MS")]
     pub warmup_ms: Option<u64>,
+    /// The longest a process that stays up warms up before its first sample of a cell, in ms,
+    /// should its rate still be rising [default: 30000, 10000 with --quick, 5000 in interop].
+    /// How long each took, and whether it became steady, is stored and shown under the table.
+    #[arg(long, value_name = "MS")]
+    pub warmup_max_ms: Option<u64>,
+    /// The processes a cell of a stack with a JIT or a garbage collector takes its time and io
+    /// samples from, each warmed up once and asked in turn; the 95% interval spans each one's
+    /// median. Other stacks take each sample in a process of its own.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub forks: u32,
     /// After the samples of --samples, keep taking rounds of samples of the cells whose 95%
     /// intervals are wider than ±PCT% (the table's ±), until all are within it or --time-budget
     /// is spent; e.g. `2%` or `2`.
@@ -160,7 +172,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]

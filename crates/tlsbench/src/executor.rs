@@ -138,7 +138,7 @@ impl Running {
 }
 
 /// Why a runner that did not exit with 0 ended, with the last lines it printed on stderr.
-fn exit_error(status: std::process::ExitStatus, stderr: Option<String>) -> anyhow::Error {
+pub(crate) fn exit_error(status: std::process::ExitStatus, stderr: Option<String>) -> anyhow::Error {
     let cause = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
         (_, Some(signal)) => format!("runner was killed by signal {signal} ({})", signal_name(signal)),
         (Some(code), _) => format!("runner exited with status {code}"),
@@ -148,7 +148,7 @@ fn exit_error(status: std::process::ExitStatus, stderr: Option<String>) -> anyho
 }
 
 /// `cause`, followed by what the runner last printed on stderr if anything.
-fn with_stderr(cause: String, stderr: Option<String>) -> anyhow::Error {
+pub(crate) fn with_stderr(cause: String, stderr: Option<String>) -> anyhow::Error {
     match stderr {
         None => anyhow!(cause),
         Some(last_words) => anyhow!("{cause}: {last_words}"),
@@ -254,7 +254,7 @@ pub fn last_lines(text: &str) -> Option<String> {
 }
 
 /// The first CPU this process may run on, if the system says.
-fn first_allowed_cpu() -> Option<usize> {
+pub(crate) fn first_allowed_cpu() -> Option<usize> {
     // SAFETY: the set is zeroed, then filled by the kernel for this process.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -264,7 +264,7 @@ fn first_allowed_cpu() -> Option<usize> {
 }
 
 /// How much of the end of a runner's stderr is held while it runs.
-const STDERR_KEPT_BYTES: usize = 64 * 1024;
+pub(crate) const STDERR_KEPT_BYTES: usize = 64 * 1024;
 
 /// Reads `pipe` to its end on a thread, keeping its last `keep` bytes (at least).
 fn drain(mut pipe: impl Read + Send + 'static, keep: usize) -> thread::JoinHandle<String> {

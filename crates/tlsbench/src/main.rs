@@ -16,9 +16,12 @@ mod profile;
 mod report;
 mod results;
 mod run;
+mod sessions;
 mod stacks;
 mod stats;
+mod steady;
 mod store;
+mod warm;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -86,6 +89,15 @@ enum View {
 /// waits for without planning to, whatever the run's size.
 const DEFAULT_TIME_BUDGET_S: f64 = 300.0;
 
+/// `--warmup-max-ms` of a run: a JSSE handshake from a cold JVM settles in 10 to 14 s on an
+/// idle machine here, later on a busy one.
+const DEFAULT_WARMUP_MAX_MS: u64 = 30_000;
+
+/// Interop asks whether each pair works and at what rate, not the rate to a few percent: its
+/// processes warm up for at most this long, and each cell takes `INTEROP_SAMPLES` samples.
+const INTEROP_WARMUP_MAX_MS: u64 = 5_000;
+const INTEROP_SAMPLES: usize = 2;
+
 /// What `tlsbench interop` measures when no --scenario is given.
 const INTEROP_SCENARIOS: &[&str] = &["handshake-full_1.3_x25519_ecdsa-p256_*", "handshake-full_1.2_x25519_ecdsa-p256_*"];
 
@@ -145,6 +157,12 @@ fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         View::Table => output::print(output::table::render(&doc)),
         View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::table::precision(&doc))),
     }
+    if view == View::Matrix && args.samples.is_none() {
+        eprintln!(
+            "interop takes {INTEROP_SAMPLES} short samples per pair, to tell whether each pair works and roughly at what rate. \
+             To measure one pair precisely:\n  tlsbench run --client CLIENT --server SERVER --scenario SCENARIO (20 samples of 50 ms)"
+        );
+    }
     write_exports(&args.exports, &doc)?;
     if args.quick && args.scenarios.is_empty() && view == View::Table {
         // Neither selection can fail: no glob takes the defaults, and `*` matches every scenario.
@@ -190,8 +208,11 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         false => plan::select_scenarios(&globs, &measures)?,
     };
     let settings = Settings {
-        samples: args.samples.map(|n| n as usize).unwrap_or(default_samples(&measures, args.quick)),
-        min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick) {
+        samples: args.samples.map(|n| n as usize).unwrap_or(match view {
+            View::Matrix => INTEROP_SAMPLES,
+            View::Table => default_samples(&measures, args.quick),
+        }),
+        min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick || view == View::Matrix) {
             (false, false) => DEFAULT_MIN_TIME_MS,
             (false, true) => 20,
             // A connection takes about a millisecond; a sample of a second holds hundreds.
@@ -207,6 +228,12 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             ci_percent,
             budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
         }),
+        forks: args.forks as usize,
+        warmup_max: Duration::from_millis(args.warmup_max_ms.unwrap_or(match (view, args.quick) {
+            (View::Matrix, _) => INTEROP_WARMUP_MAX_MS,
+            (View::Table, true) => 10_000,
+            (View::Table, false) => DEFAULT_WARMUP_MAX_MS,
+        })),
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -373,6 +400,8 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         builds: Vec::new(),
         // A resumed run takes the samples it planned; its further rounds are not resumed.
         target: None,
+        forks: 2,
+        warmup_max: Duration::from_millis(DEFAULT_WARMUP_MAX_MS),
     };
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
@@ -418,14 +447,18 @@ struct DbRecorder<'a> {
 }
 
 impl run::Recorder for DbRecorder<'_> {
-    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> Result<()> {
-        let sample = StoredSample { iterations: report.iterations, values: report.values.clone() };
+    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> Result<()> {
+        let sample = StoredSample { iterations: report.iterations, values: report.values.clone(), fork };
         let libraries = [&report.client_library[..], &report.server_library[..]];
         self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?;
         if let Some(used) = &report.allocator {
             self.store.record_allocator_used(self.run, cell, &used.to_string())?;
         }
         Ok(())
+    }
+
+    fn warmed(&mut self, cell: usize, warmup: &steady::Warmup) -> Result<()> {
+        Ok(self.store.record_warmup(self.run, cell, warmup)?)
     }
 
     fn ended(&mut self, cell: usize, status: Status, reason: &str) -> Result<()> {

@@ -149,6 +149,14 @@ pub struct CellResult {
     /// are named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub negotiated: Option<String>,
+    /// Which of the cell's processes took each sample (parallel to `samples`), where they stay
+    /// up for many samples (a JIT's or a garbage collector's runtime: docs/sampling.md); absent
+    /// where every sample was a process of its own. The interval spans every fork's median.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_forks: Vec<u32>,
+    /// How each of those processes warmed up for the cell before its first sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmups: Vec<crate::steady::Warmup>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

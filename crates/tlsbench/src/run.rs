@@ -16,6 +16,7 @@ use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 use crate::store::{StoredCell, StoredRun};
+use crate::steady::Warmup;
 use crate::{executor, stacks, stats};
 
 /// How samples are taken.
@@ -34,6 +35,10 @@ pub struct Settings {
     pub builds: Vec<(Build, stacks::Runners)>,
     /// `--target-ci`: further rounds for the cells still wider than it.
     pub target: Option<Target>,
+    /// `--forks`: the processes a cell with a warming runtime takes its samples from (warm.rs).
+    pub forks: usize,
+    /// `--warmup-max-ms`: the longest a process of such a cell warms up before it is measured.
+    pub warmup_max: Duration,
 }
 
 impl Settings {
@@ -45,9 +50,19 @@ impl Settings {
         }
     }
 
-    /// The warm-up of a sample of `cell`: the run's, or longer where a stack of the pair needs
-    /// more before its figures settle (a JIT: its `list` entry says how long).
+    /// The warm-up within one sample of `cell`: the run's for a process that stays up (it warmed
+    /// up once, warm.rs), else the least a new process needs ([`Settings::warmup_floor`]).
     pub fn warmup_ms(&self, cell: &Cell) -> u64 {
+        if crate::warm::uses_sessions(cell, self) {
+            // A process that stays up warms up once (warm.rs); its samples only re-prime.
+            return self.warmup_ms;
+        }
+        self.warmup_floor(cell)
+    }
+
+    /// The least warm-up of a new process of `cell`: the run's, or longer where a stack of the
+    /// pair needs more before its figures settle (a JIT: its `list` entry says how long).
+    pub fn warmup_floor(&self, cell: &Cell) -> u64 {
         let floor = |id: &str| self.runners.info(id).map_or(0, |info| info.capabilities.min_warmup_ms);
         self.warmup_ms.max(floor(&cell.client)).max(floor(&cell.server))
     }
@@ -96,13 +111,20 @@ pub struct CellState {
     /// Samples recorded so far.
     taken: usize,
     series: Vec<(Side, Metric, Vec<f64>)>,
+    /// Which of the cell's processes (forks) took each sample, where they stay up (warm.rs).
+    forks: Vec<Option<u32>>,
+    /// How each of its processes warmed up.
+    warmups: Vec<Warmup>,
 }
 
 /// Where each sample and each cell's end go as they happen (the results database), so that a
 /// run stopped at any point keeps everything measured before.
 pub trait Recorder {
-    /// Sample `index` (from 0) of cell `cell` (its position in the plan).
-    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport) -> anyhow::Result<()>;
+    /// Sample `index` (from 0) of cell `cell` (its position in the plan), taken by its process
+    /// `fork` where its processes stay up.
+    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> anyhow::Result<()>;
+    /// How one of the cell's processes warmed up.
+    fn warmed(&mut self, cell: usize, warmup: &Warmup) -> anyhow::Result<()>;
     fn ended(&mut self, cell: usize, status: Status, reason: &str) -> anyhow::Result<()>;
 }
 
@@ -125,10 +147,11 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
+    let pool = &mut crate::sessions::Pool::new()?;
     for round in 0..settings.samples {
         // A resumed cell may already have this round's sample.
         let due: Vec<usize> = (0..states.len()).filter(|&i| states[i].taken <= round).collect();
-        if take_round(states, due, round, settings, progress, recorder, stop)? == Finish::Interrupted {
+        if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
             return Ok(Finish::Interrupted);
         }
     }
@@ -138,7 +161,7 @@ pub fn measure(
         match next(states, target, started.elapsed()) {
             Next::Round(cells) => {
                 progress.extra_round(cells.len() as u64);
-                if take_round(states, cells, round, settings, progress, recorder, stop)? == Finish::Interrupted {
+                if take_round(states, cells, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
                     return Ok(Finish::Interrupted);
                 }
                 round += 1;
@@ -148,12 +171,15 @@ pub fn measure(
     }
 }
 
-/// One sample of each of `cells` that has not ended, in a new random order.
+/// One sample of each of `cells` that has not ended, in a new random order: so the processes
+/// that stay up (warm.rs) are asked in turn too, and drift spreads over every cell.
+#[allow(clippy::too_many_arguments)]
 fn take_round(
     states: &mut [CellState],
     mut cells: Vec<usize>,
     round: usize,
     settings: &Settings,
+    pool: &mut crate::sessions::Pool,
     progress: &mut Progress,
     recorder: &mut dyn Recorder,
     stop: &AtomicBool,
@@ -179,12 +205,23 @@ fn take_round(
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
-        let outcome = sample(&state.cell, settings)
-            .and_then(|report| aggregate_threads(&state.cell, report))
-            .and_then(|report| state.record(&report).map(|()| report));
+        let (fork, taken) = match crate::warm::uses_sessions(&state.cell, settings) {
+            true => {
+                let fork = crate::warm::fork_of(index, settings);
+                (Some(fork), crate::warm::sample(i, &state.cell, fork, settings, pool))
+            }
+            false => (None, sample(&state.cell, settings).map(|report| (report, None))),
+        };
+        if let Ok((_, Some(warmup))) = &taken {
+            state.warmups.push(*warmup);
+            recorder.warmed(i, warmup)?;
+        }
+        let outcome = taken
+            .and_then(|(report, _)| aggregate_threads(&state.cell, report))
+            .and_then(|report| state.record(&report, fork).map(|()| report));
         progress.sample_done(round, &label);
         match outcome {
-            Ok(report) => recorder.sample(i, index, &report)?,
+            Ok(report) => recorder.sample(i, index, &report, fork)?,
             Err((status, reason)) => {
                 progress.cell_ended(&label, status, &reason, settings.samples.saturating_sub(index + 1) as u64);
                 recorder.ended(i, status, &reason)?;
@@ -313,10 +350,8 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
     let warmup_ms = settings.warmup_ms(cell);
-    let (scenario, min_time, warmup) = (cell.scenario.name(), settings.min_time_ms.to_string(), warmup_ms.to_string());
-    let data_dir = settings.data_dir.to_string_lossy();
-    let common =
-        ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
+    let common = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(warmup_ms));
     let env = allocator_env(cell);
     let both = runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
@@ -336,11 +371,23 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
         None => &[],
     };
     let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], threads, &common].concat();
-    match reply(executor::call_with(both, &args, &env, limit)) {
+    reply_of(reply(executor::call_with(both, &args, &env, limit)))
+}
+
+/// The sample settings of a sample of `cell` (docs/runner-protocol.md), one word each.
+pub(crate) fn sample_settings(cell: &Cell, settings: &Settings, min_time_ms: u64, warmup_ms: u64) -> Vec<String> {
+    let (scenario, min_time, warmup) = (cell.scenario.name(), min_time_ms.to_string(), warmup_ms.to_string());
+    let data_dir = settings.data_dir.to_string_lossy();
+    let words = ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
+    words.into_iter().map(str::to_string).collect()
+}
+
+/// A sample reply as the cell takes it: its report, or how the cell ends.
+pub(crate) fn reply_of(reply: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
+    match reply {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
-        Ok(Reply::Failed { reason }) => Err(failed(reason)),
-        Err(reason) => Err(failed(reason)),
+        Ok(Reply::Failed { reason }) | Err(reason) => Err((Status::Failed, reason)),
     }
 }
 
@@ -448,6 +495,8 @@ impl CellState {
             allocator_used: None,
             taken: 0,
             series: Vec::new(),
+            forks: Vec::new(),
+            warmups: Vec::new(),
         }
     }
 
@@ -470,8 +519,9 @@ impl CellState {
         state.allocator_used = stored.allocator_used.clone();
         state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
-            state.push(&sample.values);
+            state.push(&sample.values, sample.fork);
         }
+        state.warmups = stored.warmups.clone();
         if stored.status != Status::Ok {
             state.outcome = Err((stored.status, stored.reason.clone().unwrap_or_default()));
         }
@@ -500,6 +550,7 @@ impl CellState {
             server_library: None,
             negotiated: [None, None],
             samples: Vec::new(),
+            warmups: Vec::new(),
         }
     }
 
@@ -523,7 +574,7 @@ impl CellState {
 
     /// Keeps a sample's values after checking each side reports its own library, and that the
     /// runners ran on the cell's allocator (glibc's where the run chose none).
-    fn record(&mut self, report: &SampleReport) -> Result<(), (Status, String)> {
+    fn record(&mut self, report: &SampleReport, fork: Option<u32>) -> Result<(), (Status, String)> {
         let asked = self.cell.allocator.unwrap_or(Allocator::Glibc);
         match (&report.allocator, self.cell.allocator) {
             (Some(used), _) if used.name != asked => {
@@ -558,11 +609,11 @@ impl CellState {
                 *kept = Some(seen.to_string());
             }
         }
-        self.push(&report.values);
+        self.push(&report.values, fork);
         Ok(())
     }
 
-    fn push(&mut self, values: &[MetricValue]) {
+    fn push(&mut self, values: &[MetricValue], fork: Option<u32>) {
         for value in values {
             match self.series.iter_mut().find(|(side, metric, _)| *side == value.side && *metric == value.metric) {
                 Some((_, _, samples)) => samples.push(value.value),
@@ -570,6 +621,7 @@ impl CellState {
             }
         }
         self.taken += 1;
+        self.forks.push(fork);
     }
 
     /// One result per side and metric: the summary of the samples, or the reason there is no
@@ -587,7 +639,10 @@ impl CellState {
                     Ok(()) => series(side, metric).map(|(_, _, v)| v.clone()),
                     Err(_) => None,
                 };
-                let summary = samples.as_deref().and_then(stats::summarize);
+                let summary = samples.as_deref().and_then(stats::summarize).map(|summary| match &samples {
+                    Some(values) if self.forks.len() == values.len() => stats::spanning_forks(summary, values, &self.forks),
+                    _ => summary,
+                });
                 let (status, reason) = match &self.outcome {
                     Ok(()) => (Status::Ok, None),
                     Err((status, reason)) => (*status, Some(reason.clone())),
@@ -618,6 +673,11 @@ impl CellState {
                     status,
                     reason,
                     negotiated: self.negotiated[side as usize].clone(),
+                    sample_forks: match self.outcome {
+                        Ok(()) => self.forks.iter().copied().collect::<Option<Vec<u32>>>().unwrap_or_default(),
+                        Err(_) => Vec::new(),
+                    },
+                    warmups: self.warmups.clone(),
                 }
             })
             .collect()
@@ -662,8 +722,8 @@ mod tests {
     #[test]
     fn samples_are_kept_per_side_with_the_libraries() {
         let mut state = CellState::planned(cell());
-        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
-        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
         assert_eq!(state.missing(3), 1);
         let results = state.results();
         // Per side: handshakes per second.
@@ -724,12 +784,12 @@ mod tests {
         let (mut ok, mut failed) = (CellState::planned(cell()), CellState::planned(other));
         let mut stored: Vec<StoredCell> = [&ok, &failed].map(CellState::as_planned).to_vec();
         for state in [&mut ok, &mut failed] {
-            state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+            state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
         }
-        ok.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        ok.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
         failed.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
         // What the database holds after those samples and that end.
-        let sample = StoredSample { iterations: 100, values: report("").values };
+        let sample = StoredSample { iterations: 100, values: report("").values, fork: None };
         stored[0].samples = vec![sample.clone(), sample.clone()];
         stored[1].samples = vec![sample];
         stored[1].status = Status::Failed;
@@ -756,7 +816,7 @@ mod tests {
                 .into_iter()
                 .flat_map(|side| [Metric::HandshakesPerS, Metric::CpuHandshakesPerS].map(|metric| MetricValue { side, metric, value, seconds: 0.1 }))
                 .collect();
-            state.push(&values);
+            state.push(&values, None);
         }
         state
     }
@@ -792,7 +852,7 @@ mod tests {
     fn a_metric_the_samples_lack_is_left_out_of_the_results() {
         // A sample of a runner without the CPU clock, or of a run stored before it was taken.
         let mut state = CellState::planned(cell());
-        state.record(&report("OpenSSL 3.0.19 27 Jan 2026")).unwrap();
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
         let metrics: Vec<String> = state.results().into_iter().map(|r| r.metric).collect();
         assert_eq!(metrics, ["handshakes_per_s", "handshakes_per_s"]);
         // Before any sample, every metric of the measure has its place.
@@ -807,22 +867,22 @@ mod tests {
         let jemalloc_cell = || CellState::planned(Cell { allocator: Some(Allocator::Jemalloc), ..cell() });
 
         let mut state = jemalloc_cell();
-        state.record(&with(used(Allocator::Jemalloc, "5.3.1"))).unwrap();
+        state.record(&with(used(Allocator::Jemalloc, "5.3.1")), None).unwrap();
         assert_eq!(state.results()[0].pair_label(), "rustls-ring -> openssl (jemalloc)");
         assert_eq!(state.results()[0].allocator.as_deref(), Some("jemalloc"));
-        let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36"))).unwrap_err();
+        let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36")), None).unwrap_err();
         assert_eq!((status, reason.as_str()), (Status::Failed, "the runner allocated with glibc 2.36, the cell asks for jemalloc; result refused"));
         // A runner from before the allocator axis says nothing: not taken as jemalloc.
-        let (_, reason) = jemalloc_cell().record(&with(None)).unwrap_err();
+        let (_, reason) = jemalloc_cell().record(&with(None), None).unwrap_err();
         assert_eq!(reason, "the runner did not report its allocator, the cell asks for jemalloc; result refused");
         // Without the axis, glibc's is expected from a runner that reports.
-        let (_, reason) = CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2"))).unwrap_err();
+        let (_, reason) = CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2")), None).unwrap_err();
         assert_eq!(reason, "the runner allocated with mimalloc 3.3.2, the cell asks for glibc; result refused");
 
         let mut glibc = CellState::planned(cell());
-        glibc.record(&with(used(Allocator::Glibc, "2.36"))).unwrap();
+        glibc.record(&with(used(Allocator::Glibc, "2.36")), None).unwrap();
         let mut runtime = CellState::planned(Cell { client: "go".into(), server: "go".into(), ..cell() });
-        runtime.record(&SampleReport { client_library: "Go crypto/tls go1.26".into(), server_library: "Go crypto/tls go1.26".into(), ..with(None) }).unwrap();
+        runtime.record(&SampleReport { client_library: "Go crypto/tls go1.26".into(), server_library: "Go crypto/tls go1.26".into(), ..with(None) }, None).unwrap();
         assert_eq!(
             allocators_used(&[state, glibc, runtime, CellState::planned(cell())]),
             "jemalloc 5.3.1, glibc 2.36, behind tlsbench's malloc interposer; go: their runtime's own"
@@ -875,7 +935,7 @@ mod tests {
             for (client, server) in [(1000.0, 2000.0), (1010.0, 2020.0), (990.0, 1980.0)] {
                 let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
                 let values = vec![value(Side::Client, client * client_factor), value(Side::Server, server * server_factor)];
-                state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+                state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
             }
             state
         };
@@ -915,7 +975,7 @@ mod tests {
                         value(side, Metric::CpuSystemUsPerConnection, 200.0),
                     ]
                 });
-                state.record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+                state.record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
             }
             state
         };
@@ -946,7 +1006,7 @@ mod tests {
             let mut state = CellState::planned(Cell { build: Some(build), threads, ..cell() });
             for rate in [1000.0, 1010.0, 990.0] {
                 let values = vec![MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: rate * factor, seconds: 0.1 }];
-                state.record(&SampleReport { values, build: Some(build.name().into()), ..report("OpenSSL 3.0.19 27 Jan 2026") }).unwrap();
+                state.record(&SampleReport { values, build: Some(build.name().into()), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
             }
             state
         };
@@ -976,7 +1036,7 @@ mod tests {
     fn a_result_from_another_library_is_refused() {
         let mut state = CellState::planned(cell());
         // What rust-openssl reports when BoringSSL's symbols captured its calls.
-        let (status, reason) = state.record(&report("BoringSSL")).unwrap_err();
+        let (status, reason) = state.record(&report("BoringSSL"), None).unwrap_err();
         assert_eq!(status, Status::Failed);
         assert_eq!(reason, "stack `openssl` reported library `BoringSSL`, which is not its own; result refused");
         state.outcome = Err((status, reason));

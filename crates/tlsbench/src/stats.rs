@@ -50,6 +50,27 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     Some(Summary { median, ci95, min: sorted[0], max: sorted[n - 1], outliers: outliers(samples, median) })
 }
 
+/// `summary` of samples taken by several processes (`forks`, parallel to `samples`; None for a
+/// process of its own) with its interval widened to span each fork's median: samples of one
+/// process share its state (its JIT's code, its heap's layout), so a difference between
+/// processes widens the interval rather than hiding in it (JMH reports its forks likewise).
+pub fn spanning_forks(mut summary: Summary, samples: &[f64], forks: &[Option<u32>]) -> Summary {
+    let mut ids: Vec<u32> = forks.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() < 2 {
+        return summary;
+    }
+    for id in ids {
+        let of_fork: Vec<f64> = samples.iter().zip(forks).filter(|(_, f)| **f == Some(id)).map(|(v, _)| *v).collect();
+        let mut sorted = of_fork;
+        sorted.sort_by(f64::total_cmp);
+        let median = median_of_sorted(&sorted);
+        summary.ci95 = [summary.ci95[0].min(median), summary.ci95[1].max(median)];
+    }
+    summary
+}
+
 /// How wide an interval is, as the table prints it: the larger distance from the median to
 /// either end, in % of the median; `None` when the median is 0 and a relative width means nothing.
 pub fn ci_percent(median: f64, [low, high]: [f64; 2]) -> Option<f64> {

@@ -7,11 +7,12 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 
+use crate::steady::Warmup;
 use crate::results::{pair_label, variant_label, Conditions, Environment, RunInfo, Status};
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 9;
+pub const DB_SCHEMA_VERSION: i64 = 10;
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -73,6 +74,7 @@ CREATE TABLE samples (
     cell       INTEGER NOT NULL,
     idx        INTEGER NOT NULL,
     iterations INTEGER NOT NULL,
+    fork       INTEGER,          -- which of the cell's processes that stay up took it; NULL: its own process
     PRIMARY KEY (run_id, cell, idx),
     FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
 );
@@ -86,6 +88,16 @@ CREATE TABLE sample_values (
     seconds REAL NOT NULL,
     PRIMARY KEY (run_id, cell, idx, side, metric),
     FOREIGN KEY (run_id, cell, idx) REFERENCES samples (run_id, cell, idx)
+);
+-- How each process of a cell that stays up warmed up before its first sample (schema 10).
+CREATE TABLE warmups (
+    run_id  TEXT NOT NULL,
+    cell    INTEGER NOT NULL,
+    fork    INTEGER NOT NULL,
+    ms      REAL NOT NULL,
+    windows INTEGER NOT NULL,
+    steady  INTEGER NOT NULL,     -- 1: its rate stopped rising; 0: it reached the bound still rising
+    FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
 );
 ";
 
@@ -152,12 +164,16 @@ pub struct StoredCell {
     /// The build the run chose for the cell (`--build`).
     pub build: Option<String>,
     pub samples: Vec<StoredSample>,
+    /// How its processes that stay up warmed up, in the order they did.
+    pub warmups: Vec<Warmup>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredSample {
     pub iterations: u64,
     pub values: Vec<MetricValue>,
+    /// Which of the cell's processes that stay up took it; None: a process of its own.
+    pub fork: Option<u32>,
 }
 
 /// One line of `tlsbench runs`.
@@ -225,8 +241,9 @@ impl Store {
             // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
             // versions 2 to 5, the cells' allocators; versions 2 to 6, the stacks' TLS libraries
             // and backends (left NULL: those runs' runners did not report them); versions 2 to 7,
-            // the cells' thread counts; versions 2 to 8, the builds.
-            (2..=8, _) => {
+            // the cells' thread counts; versions 2 to 8, the builds; versions 2 to 9, the forks
+            // and warm-ups of processes that stay up (none: every sample had its own process).
+            (2..=9, _) => {
                 let mut changes = String::new();
                 if version == 2 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
@@ -249,7 +266,15 @@ impl Store {
                 if version <= 7 {
                     changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
                 }
-                changes.push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
+                if version <= 8 {
+                    changes.push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
+                }
+                changes.push_str(
+                    "ALTER TABLE samples ADD COLUMN fork INTEGER;
+                     CREATE TABLE warmups (run_id TEXT NOT NULL, cell INTEGER NOT NULL, fork INTEGER NOT NULL, ms REAL NOT NULL,
+                                           windows INTEGER NOT NULL, steady INTEGER NOT NULL,
+                                           FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));",
+                );
                 tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
@@ -342,6 +367,9 @@ impl Store {
             for (index, sample) in cell.samples.iter().enumerate() {
                 insert_sample(&tx, &info.id, position, index, sample).map_err(err)?;
             }
+            for warmup in &cell.warmups {
+                insert_warmup(&tx, &info.id, position, warmup).map_err(err)?;
+            }
         }
         tx.commit().map_err(err)
     }
@@ -369,6 +397,14 @@ impl Store {
         )
         .map_err(err)?;
         tx.commit().map_err(err)
+    }
+
+    /// Stores how one of cell `cell`'s processes warmed up.
+    pub fn record_warmup(&mut self, run: &str, cell: usize, warmup: &Warmup) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| sqlite(&path, e))?;
+        insert_warmup(&tx, run, cell, warmup).map_err(|e| sqlite(&path, e))?;
+        tx.commit().map_err(|e| sqlite(&path, e))
     }
 
     /// Stores the allocator the runners of cell `cell` reported (its version with it).
@@ -575,6 +611,7 @@ impl Store {
                         threads: row.get(13)?,
                         build: row.get(14)?,
                         samples: Vec::new(),
+                        warmups: Vec::new(),
                     },
                     row.get::<_, String>(3)?,
                 ))
@@ -590,7 +627,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds
+                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds, s.fork
                  FROM samples s LEFT JOIN sample_values v ON (v.run_id, v.cell, v.idx) = (s.run_id, s.cell, s.idx)
                  WHERE s.run_id = ? ORDER BY s.cell, s.idx, v.rowid",
             )
@@ -605,7 +642,8 @@ impl Store {
             // Rows come ordered by index, a sample's values after it: a new index is the next one.
             if samples.len() as i64 == index {
                 let iterations = row.get::<_, i64>(2).map_err(|e| self.error(e))? as u64;
-                samples.push(StoredSample { iterations, values: Vec::new() });
+                let fork = row.get::<_, Option<u32>>(7).map_err(|e| self.error(e))?;
+                samples.push(StoredSample { iterations, values: Vec::new(), fork });
             } else if samples.len() as i64 != index + 1 {
                 return Err(self.unreadable(run, format!("cell {cell} has sample {index} but not the ones before it")));
             }
@@ -620,6 +658,22 @@ impl Store {
                 seconds: row.get(6).map_err(|e| self.error(e))?,
             };
             samples.last_mut().expect("the sample of this index was pushed above").values.push(value);
+        }
+
+        let mut statement = self
+            .conn
+            .prepare("SELECT cell, fork, ms, windows, steady FROM warmups WHERE run_id = ? ORDER BY rowid")
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([run], |row| {
+                let warmup = Warmup { fork: row.get(1)?, ms: row.get(2)?, windows: row.get(3)?, steady: row.get(4)? };
+                Ok((row.get::<_, i64>(0)?, warmup))
+            })
+            .map_err(|e| self.error(e))?;
+        for row in rows {
+            let (cell, warmup) = row.map_err(|e| self.error(e))?;
+            let cell = cells.get_mut(cell as usize).ok_or_else(|| self.unreadable(run, format!("a warm-up of cell {cell}, which does not exist")))?;
+            cell.warmups.push(warmup);
         }
         Ok(cells)
     }
@@ -641,8 +695,8 @@ impl Store {
 
 fn insert_sample(tx: &rusqlite::Transaction, run: &str, cell: usize, index: usize, sample: &StoredSample) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO samples (run_id, cell, idx, iterations) VALUES (?, ?, ?, ?)",
-        params![run, cell as i64, index as i64, sample.iterations as i64],
+        "INSERT INTO samples (run_id, cell, idx, iterations, fork) VALUES (?, ?, ?, ?, ?)",
+        params![run, cell as i64, index as i64, sample.iterations as i64, sample.fork],
     )?;
     for value in &sample.values {
         tx.execute(
@@ -651,6 +705,14 @@ fn insert_sample(tx: &rusqlite::Transaction, run: &str, cell: usize, index: usiz
         )?;
     }
     Ok(())
+}
+
+fn insert_warmup(tx: &rusqlite::Transaction, run: &str, cell: usize, warmup: &Warmup) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO warmups (run_id, cell, fork, ms, windows, steady) VALUES (?, ?, ?, ?, ?, ?)",
+        params![run, cell as i64, warmup.fork, warmup.ms, warmup.windows, warmup.steady],
+    )
+    .map(drop)
 }
 
 /// SQLite's "not a database" becomes the plain message; anything else keeps SQLite's words.
@@ -693,6 +755,7 @@ mod tests {
         StoredSample {
             iterations: 42,
             values: vec![value(Side::Client, Metric::HandshakesPerS, client), value(Side::Server, Metric::HandshakesPerS, server)],
+            fork: None,
         }
     }
 
@@ -713,6 +776,7 @@ mod tests {
             threads: None,
             build: None,
             samples,
+            warmups: Vec::new(),
         }
     }
 
@@ -843,7 +907,7 @@ mod tests {
             dir.path(),
             "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 4;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 4;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -856,7 +920,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = stored_then_downgraded(
             dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 5;",
+            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 5;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the allocator axis: no allocator chosen, none reported.
@@ -895,7 +959,7 @@ mod tests {
         Store::create_or_open(&path).unwrap().insert_run(&run_with_backends("old")).unwrap();
         Connection::open(&path)
             .unwrap()
-            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 6;")
+            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 6;")
             .unwrap();
         let mut store = Store::create_or_open(&path).unwrap();
         // Its stacks name no TLS library or backend (its runners did not report them); the rest is as stored.
@@ -910,7 +974,7 @@ mod tests {
     #[test]
     fn a_version_7_database_gains_the_threads_column() {
         let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 7;");
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 7;");
         let mut store = Store::create_or_open(&path).unwrap();
         // A run from before the threads axis measured one pair per cell.
         assert_eq!(store.load("old").unwrap(), run("old"));
@@ -936,7 +1000,7 @@ mod tests {
     #[test]
     fn a_version_8_database_gains_the_build_columns_and_its_runs_ran_release() {
         let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 8;");
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 8;");
         let mut store = Store::create_or_open(&path).unwrap();
         let old = store.load("old").unwrap();
         assert_eq!(old, run("old"));
@@ -982,7 +1046,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
              ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
              ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 2;",
+             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 2;",
         );
         let store = Store::create_or_open(&path).unwrap();
         let cells = store.load("old").unwrap().cells;
@@ -999,7 +1063,7 @@ mod tests {
             "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
              ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
              ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; PRAGMA user_version = 3;",
+             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 3;",
         );
         let mut store = Store::create_or_open(&path).unwrap();
         assert_eq!(store.load("old").unwrap(), run("old"));

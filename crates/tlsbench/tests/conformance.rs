@@ -219,6 +219,124 @@ fn what_a_runner_cannot_do_gets_a_reply_that_says_so() {
     }
 }
 
+/// A runner process taking requests (docs/runner-protocol.md, "Sessions").
+struct Session {
+    child: std::process::Child,
+    replies: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Session {
+    fn start(runner: &Path) -> Session {
+        let mut child = std::process::Command::new(runner)
+            .arg("session")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let replies = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        Session { child, replies }
+    }
+
+    fn send(&mut self, words: &[&str]) {
+        use std::io::Write;
+        let data_dir = data_dir().to_string_lossy();
+        let line = [words, &["--data-dir", &data_dir][..]].concat().join("\t");
+        writeln!(self.child.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+
+    fn receive(&mut self) -> Reply {
+        let line = self.replies.next().expect("a reply line").unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    fn ask(&mut self, words: &[&str]) -> Reply {
+        self.send(words);
+        self.receive()
+    }
+
+    /// Ends the session with the end of its stdin; it must exit with 0 and nothing more to say.
+    fn end(mut self) {
+        drop(self.child.stdin.take());
+        assert!(self.replies.next().is_none(), "nothing after the last reply");
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+fn ok(reply: Reply, what: &str) -> tlsbench_harness::protocol::SampleReport {
+    match reply {
+        Reply::Ok(report) => report,
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+#[test]
+fn every_runner_takes_sample_after_sample_in_one_session() {
+    for (path, list) in runners() {
+        let stack = &list.stacks[0];
+        let id = stack.id.as_str();
+        let name = self_test_scenario(id, &stack.capabilities).name();
+        let what = format!("{} {id}", path.display());
+        let mut session = Session::start(&path);
+        let time = ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "5", "--warmup-ms", "0"];
+        for round in 0..2 {
+            let report = ok(session.ask(&time), &what);
+            assert_eq!(report.client_library, stack.library, "{what}");
+            assert!(report.iterations >= 1 && report.values.iter().any(|v| v.metric == Metric::HandshakesPerS && v.value > 0.0), "{what}");
+            // A full handshake each time: nothing carried over from the sample before.
+            assert!(report.negotiated.iter().all(|n| !n.negotiated.contains("resumed")), "{what} round {round}: {:?}", report.negotiated);
+            let io = ok(session.ask(&["sample", "--client", id, "--server", id, "--scenario", &name, "--measure", "io"]), &what);
+            assert!(io.values.iter().any(|v| v.metric == Metric::RecordsWritten && v.value >= 1.0), "{what}: {:?}", io.values);
+        }
+        // What a session does not take is answered, and the session goes on.
+        match session.ask(&["list"]) {
+            Reply::Failed { reason } => assert_eq!(reason, "a session takes sample and side requests (got `list`)", "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        match session.ask(&["side", "--role", "client", "--stack", id, "--peer-stack", id, "--peer-fd", "0", "--scenario", &name]) {
+            Reply::Failed { reason } => assert_eq!(reason, "in a session the peer is reached with --peer-socket PATH, not --peer-fd", "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        ok(session.ask(&time), &what);
+        session.end();
+    }
+}
+
+#[test]
+fn sides_in_sessions_meet_a_new_peer_at_a_socket_each_sample() {
+    let all = runners();
+    let peer_runner = &all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner").0;
+    let sockets = tempfile::tempdir().unwrap();
+    let mut count = 0;
+    for (path, list) in &all {
+        let id = list.stacks[0].id.as_str();
+        let name = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+        // One session of this runner's stack, facing the Rust peer in one role then the other,
+        // each sample at a new path.
+        let mut theirs = Session::start(path);
+        let (mut rust_client, mut rust_server) = (Session::start(peer_runner), Session::start(peer_runner));
+        for (role, peer) in [("server", &mut rust_client), ("client", &mut rust_server), ("server", &mut rust_client)] {
+            count += 1;
+            let socket = sockets.path().join(format!("{count}.sock"));
+            let socket = socket.to_string_lossy();
+            let peer_role = if role == "server" { "client" } else { "server" };
+            let side = |role, stack, peer_stack| {
+                let head = ["side", "--role", role, "--stack", stack, "--peer-stack", peer_stack, "--peer-socket", &socket];
+                [&head[..], &["--scenario", name, "--min-time-ms", "5", "--warmup-ms", "0"]].concat()
+            };
+            theirs.send(&side(role, id, PEER));
+            peer.send(&side(peer_role, PEER, id));
+            let what = format!("{} {id} as {role}", path.display());
+            let (mine, other) = (ok(theirs.receive(), &what), ok(peer.receive(), &what));
+            assert_eq!(mine.iterations, other.iterations, "{what}");
+            assert!(!std::path::Path::new(&*socket).exists(), "{what}: the server removes its socket");
+        }
+        for session in [theirs, rust_client, rust_server] {
+            session.end();
+        }
+    }
+}
+
 /// `tlsbench run` in a directory of its own; its output and exported results.
 fn run(args: &[&str], runner_dir: Option<&Path>) -> (Output, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
@@ -251,7 +369,9 @@ fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
         for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
             let args = ["run", "--client", client, "--server", server, "--process", "split", "--samples", "1"];
             let scenarios = ["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"];
-            let (output, results) = run(&[&args[..], &scenarios, &["--min-time-ms", "5", "--warmup-ms", "0"]].concat(), None);
+            // A short bound on warming up: this checks the relay, not the JIT's figures.
+            let settings = ["--min-time-ms", "5", "--warmup-ms", "0", "--warmup-max-ms", "300"];
+            let (output, results) = run(&[&args[..], &scenarios, &settings].concat(), None);
             assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
             assert!(results.iter().any(|r| r["metric"] == "mb_per_s"), "the transfer's length and SHA-256 crossed runners");
             for r in &results {

@@ -366,9 +366,44 @@ pub fn precision(doc: &RunDocument) -> String {
     out
 }
 
-/// `warm-up: 25 ms per sample; jsse, netty-tcnative at least 2000 ms (...)`, when a stack of
-/// a run with time cells asks for a longer warm-up than the run's (a JIT's).
+/// How the processes that stayed up warmed up (warm.rs): per stack, the range of times each
+/// took for a cell and how many there were, and those that reached the bound still rising. A
+/// run stored before processes stayed up says what each sample's warm-up was instead.
 fn warmups(doc: &RunDocument) -> Option<String> {
+    // Each cell's warm-ups, once (its results all carry them).
+    let mut seen = std::collections::HashSet::new();
+    let cells: Vec<&CellResult> =
+        doc.results.iter().filter(|r| !r.warmups.is_empty() && seen.insert((&r.scenario, &r.client_stack, &r.server_stack, &r.process))).collect();
+    if cells.is_empty() {
+        return warmup_floors(doc);
+    }
+    let label = |r: &CellResult| crate::results::pair_label(&r.client_stack, &r.server_stack);
+    let mut per_pair: Vec<String> = Vec::new();
+    for pair in first_seen(cells.iter().map(|r| label(r))) {
+        let ms: Vec<f64> = cells.iter().filter(|r| label(r) == pair).flat_map(|r| r.warmups.iter().map(|w| w.ms)).collect();
+        let (low, high) = ms.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &m| (lo.min(m), hi.max(m)));
+        per_pair.push(format!("{pair} {:.1}-{:.1} s ({} processes)", low / 1000.0, high / 1000.0, ms.len()));
+    }
+    let unsettled: Vec<String> = cells
+        .iter()
+        .flat_map(|r| r.warmups.iter().filter(|w| !w.steady).map(move |w| format!("{} {} (process {})", label(r), r.scenario, w.fork + 1)))
+        .collect();
+    let mut line = format!(
+        "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, each warmed up \
+         per cell until its rate stopped rising: {}",
+        doc.run.warmup_ms,
+        per_pair.join(", ")
+    );
+    if !unsettled.is_empty() {
+        line += &format!("; still rising at the bound (--warmup-max-ms), measured as they were: {}", unsettled.join(", "));
+    }
+    Some(line)
+}
+
+/// `warm-up: 25 ms per sample; jsse, netty-tcnative at least 2000 ms (...)`, when a stack of
+/// a run with time cells asks for a longer warm-up than the run's (a JIT's), in a run whose
+/// samples each had a process of their own.
+fn warmup_floors(doc: &RunDocument) -> Option<String> {
     let timed = |id: &str| doc.results.iter().any(|r| r.measure == "time" && (r.client_stack == id || r.server_stack == id));
     let longer: Vec<(&str, u64)> = doc
         .run
@@ -625,6 +660,8 @@ pub mod fixture {
             status,
             reason: reason.map(String::from),
             negotiated: None,
+            sample_forks: Vec::new(),
+            warmups: Vec::new(),
         }
     }
 }

@@ -1,0 +1,230 @@
+//! Runners that stay up for many samples (docs/runner-protocol.md, "Sessions"), and the pool
+//! that keeps them: a JIT warms up once per process instead of once per sample.
+//!
+//! A [`Session`] is one runner process started with `session`: each request is one line on its
+//! stdin, each reply one line on its stdout. A reply that does not come within its limit gets
+//! the process killed, as a one-shot runner would be (executor.rs). The [`Pool`] keys its
+//! sessions by what a process can serve: a runner, the pair (in-process) or the side and stack
+//! (split: the peer changes from sample to sample, met at a socket path each sample makes anew),
+//! the scenario (a JVM pins some TLS settings process-wide), the allocator and the fork.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use tlsbench_harness::Side;
+use wait_timeout::ChildExt;
+
+use crate::executor::{self, Output};
+
+/// One runner process taking requests.
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    replies: mpsc::Receiver<String>,
+    /// What it printed on stderr since its last request (its end only, see executor.rs).
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// The cells (positions in the plan) this process has been warmed up for.
+    pub warmed: HashSet<usize>,
+}
+
+impl Session {
+    /// Starts `program session` with `env` added to its environment.
+    pub fn start(program: &Path, env: &[(&str, &str)]) -> Result<Session> {
+        let mut child = Command::new(program)
+            .arg("session")
+            .envs(env.iter().copied())
+            // Out of the terminal's process group, as one-shot runners are (executor.rs).
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {} session", program.display()))?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let (sender, replies) = mpsc::channel();
+        thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut pipe = child.stderr.take().expect("stderr is piped");
+        let kept = Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut chunk = vec![0; 16 * 1024];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                        kept.extend_from_slice(&chunk[..n]);
+                        if kept.len() > 2 * executor::STDERR_KEPT_BYTES {
+                            let cut = kept.len() - executor::STDERR_KEPT_BYTES;
+                            kept.drain(..cut);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                }
+            }
+        });
+        Ok(Session { child, stdin, replies, stderr, warmed: HashSet::new() })
+    }
+
+    /// Sends one request: the words of a `sample` or `side` command.
+    pub fn send(&mut self, words: &[&str]) -> Result<()> {
+        if let Some(word) = words.iter().find(|w| w.contains(['\t', '\n'])) {
+            bail!("a request word holds a tab or a newline, which a session request cannot carry: {word:?}");
+        }
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let stdin = self.stdin.as_mut().ok_or_else(|| anyhow!("the session's stdin is closed"))?;
+        let line = words.join("\t") + "\n";
+        stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()).context("sending a request to the runner (it may have exited)")
+    }
+
+    /// The reply to the request sent, waiting until `deadline` (`limit` after it was sent);
+    /// a runner that has not replied by then is killed, and one that ended says how.
+    pub fn receive(&mut self, deadline: Instant, limit: Duration) -> Result<Output> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.replies.recv_timeout(left) {
+            Ok(line) => Ok(Output { stdout: line, stderr: self.stderr_lines() }),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.kill();
+                let cause = format!("runner exceeded its time limit of {} s and was killed", limit.as_secs_f64());
+                Err(executor::with_stderr(cause, self.stderr_lines()))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let status = match self.child.wait_timeout(Duration::from_secs(5)).context("waiting for the runner")? {
+                    Some(status) => status,
+                    None => {
+                        self.kill();
+                        return Err(executor::with_stderr("runner closed its reply channel and was killed".into(), self.stderr_lines()));
+                    }
+                };
+                // The reader thread may still hold the last of stderr: give it a moment.
+                thread::sleep(Duration::from_millis(20));
+                Err(match status.success() {
+                    true => executor::with_stderr("runner exited without replying".into(), self.stderr_lines()),
+                    false => executor::exit_error(status, self.stderr_lines()),
+                })
+            }
+        }
+    }
+
+    /// Puts every thread of the process on `cpu` alone, or back on every CPU this process may
+    /// use (None). The threads a runtime starts later inherit it from the thread that starts them.
+    pub fn pin(&self, cpu: Option<usize>) {
+        // SAFETY: the set is built on the stack; sched_setaffinity only reads it. A thread that
+        // has exited in between makes the call fail, which changes nothing.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            match cpu {
+                Some(cpu) => libc::CPU_SET(cpu, &mut set),
+                None => {
+                    if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                        return;
+                    }
+                }
+            }
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else { return };
+            for tid in tasks.filter_map(|t| t.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
+                libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+        }
+    }
+
+    /// The last lines printed on stderr since the last request.
+    fn stderr_lines(&self) -> Option<String> {
+        let kept = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        executor::last_lines(&String::from_utf8_lossy(&kept))
+    }
+
+    /// Kills it and whatever it started (its process group).
+    fn kill(&mut self) {
+        // SAFETY: a signal to the process group this child leads (`process_group(0)`), whose
+        // leader is not yet reaped, so its id cannot have been reused.
+        if let Ok(None) = self.child.try_wait() {
+            unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL) };
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Session {
+    /// Ends the session: the end of its stdin lets it exit by itself; one still there after a
+    /// moment is killed.
+    fn drop(&mut self) {
+        self.stdin = None;
+        if !matches!(self.child.wait_timeout(Duration::from_millis(200)), Ok(Some(_))) {
+            self.kill();
+        }
+    }
+}
+
+/// What one session process serves.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub runner: PathBuf,
+    pub role: Role,
+    pub scenario: String,
+    /// The allocator the process was started on (`TLSBENCH_ALLOCATOR`).
+    pub allocator: &'static str,
+    /// Which of the processes a cell takes its samples from.
+    pub fork: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Both sides of a pair, in one process.
+    Pair { client: String, server: String },
+    /// One side of split pairs, whatever the peer.
+    Side { side: Side, stack: String },
+}
+
+/// The live sessions of a run, and the directory of the sockets where split sides meet.
+pub struct Pool {
+    live: HashMap<Key, Session>,
+    sockets: tempfile::TempDir,
+    next_socket: u64,
+    /// Processes started so far.
+    pub started: usize,
+}
+
+impl Pool {
+    pub fn new() -> Result<Pool> {
+        let sockets = tempfile::Builder::new().prefix("tlsbench-peers-").tempdir().context("creating the directory of the peers' sockets")?;
+        Ok(Pool { live: HashMap::new(), sockets, next_socket: 0, started: 0 })
+    }
+
+    /// The session of `key`, started now if it is not up; the caller gives it back with
+    /// [`Pool::put`] while it is fit for further samples.
+    pub fn take(&mut self, key: &Key, env: &[(&str, &str)]) -> Result<Session> {
+        match self.live.remove(key) {
+            Some(session) => Ok(session),
+            None => {
+                self.started += 1;
+                Session::start(&key.runner, env)
+            }
+        }
+    }
+
+    pub fn put(&mut self, key: Key, session: Session) {
+        self.live.insert(key, session);
+    }
+
+    /// A path where the two sides of one split sample meet, used once.
+    pub fn socket_path(&mut self) -> PathBuf {
+        self.next_socket += 1;
+        self.sockets.path().join(format!("{}.sock", self.next_socket))
+    }
+}

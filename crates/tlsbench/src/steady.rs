@@ -1,0 +1,116 @@
+//! When a warming process has become steady: its rate over recent windows has stopped rising.
+//!
+//! A JIT-compiled stack speeds up for seconds after its process starts, by how much and for how
+//! long depending on the stack, the scenario and how busy the machine is. So a process warms up
+//! in short unrecorded windows (samples of their own) until the rate has stopped rising, within
+//! a floor and a bound of time, instead of for a fixed time that is too long for most cells and
+//! too short under load (docs/sampling.md).
+
+use std::time::Duration;
+
+/// How many windows each of the two medians compared spans.
+pub const SPAN: usize = 3;
+
+/// A rise of the recent windows' median over the earlier ones' above this fraction means the
+/// process is still warming. Below it, what is left is within a window's noise here.
+pub const RISE: f64 = 0.03;
+
+/// Whether the windows' rates (oldest first, one series per side) show a steady process: for
+/// every side, the median of the last `SPAN` windows is at most `RISE` above the median of the
+/// `SPAN` before them. Fewer than `2 × SPAN` windows are never steady.
+pub fn is_steady(series: &[Vec<f64>]) -> bool {
+    !series.is_empty() && series.iter().all(|rates| side_is_steady(rates))
+}
+
+fn side_is_steady(rates: &[f64]) -> bool {
+    let n = rates.len();
+    if n < 2 * SPAN {
+        return false;
+    }
+    let (earlier, recent) = (median(&rates[n - 2 * SPAN..n - SPAN]), median(&rates[n - SPAN..]));
+    recent <= earlier * (1.0 + RISE)
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
+}
+
+/// How one process's warm-up for one cell ended.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Warmup {
+    /// Which of the cell's processes (forks) it was.
+    pub fork: u32,
+    /// How long it warmed up, windows and all.
+    pub ms: f64,
+    /// The windows it took.
+    pub windows: u32,
+    /// Whether it became steady (else it reached the bound still rising).
+    pub steady: bool,
+}
+
+/// What the warm-up of a process goes by.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// At least this long, steady or not (`--warmup-ms`, or the stack's `min_warmup_ms`).
+    pub floor: Duration,
+    /// At most this long (`--warmup-max-ms`): then it is measured as it is, and says so.
+    pub bound: Duration,
+    /// Each side's measured time in one window.
+    pub window: Duration,
+}
+
+/// What to do after a window, `elapsed` into the warm-up.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Another,
+    Done { steady: bool },
+}
+
+impl Rule {
+    pub fn next(&self, series: &[Vec<f64>], elapsed: Duration) -> Next {
+        if elapsed >= self.floor && is_steady(series) {
+            return Next::Done { steady: true };
+        }
+        match elapsed >= self.bound {
+            true => Next::Done { steady: false },
+            false => Next::Another,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_that_has_stopped_rising_is_steady_and_one_still_rising_is_not() {
+        // A JIT's curve: fast growth, then a plateau with noise.
+        let warming = [100.0, 180.0, 260.0, 330.0, 390.0, 440.0];
+        assert!(!is_steady(&[warming.to_vec()]));
+        let plateau = [480.0, 505.0, 495.0, 510.0, 490.0, 500.0];
+        assert!(is_steady(&[plateau.to_vec()]));
+        // A slow rise of 5% over three windows is still warming.
+        assert!(!is_steady(&[vec![500.0, 500.0, 500.0, 525.0, 525.0, 525.0]]));
+        // A fall (the machine got busier) is not a rise.
+        assert!(is_steady(&[vec![500.0, 500.0, 500.0, 400.0, 400.0, 400.0]]));
+        // Too few windows to tell.
+        assert!(!is_steady(&[plateau[..5].to_vec()]));
+        // Every side must be steady.
+        assert!(!is_steady(&[plateau.to_vec(), warming.to_vec()]));
+        assert!(!is_steady(&[]));
+    }
+
+    #[test]
+    fn the_rule_keeps_the_floor_and_stops_at_the_bound() {
+        let rule = Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(100) };
+        let plateau = vec![vec![500.0; 6]];
+        let rising: Vec<Vec<f64>> = vec![(1..=20).map(|i| 100.0 * f64::from(i)).collect()];
+        assert_eq!(rule.next(&plateau, Duration::from_secs(1)), Next::Another);
+        assert_eq!(rule.next(&plateau, Duration::from_secs(2)), Next::Done { steady: true });
+        assert_eq!(rule.next(&rising, Duration::from_secs(9)), Next::Another);
+        assert_eq!(rule.next(&rising, Duration::from_secs(10)), Next::Done { steady: false });
+    }
+}

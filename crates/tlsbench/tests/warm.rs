@@ -1,0 +1,159 @@
+//! Processes that stay up (docs/sampling.md), played by a fake runner whose rate is steady or
+//! keeps rising: each cell's samples come from two processes taking turns, each warmed up once
+//! until steady or until the bound; cells interleave round by round across the live processes;
+//! which process took each sample and how each warmed up are stored and exported.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::{read_json, succeeded, tlsbench};
+use serde_json::Value;
+use tlsbench_harness::protocol::PROTOCOL_VERSION;
+use tlsbench_harness::Capabilities;
+
+const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+/// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
+/// sessions log every request as `PID SCENARIO MIN_TIME_MS` to `log` and reply with a rate
+/// that is steady, or rises with every request when `FAKE_RISING` is set.
+fn fake_runner(dir: &Path, log: &Path) {
+    let capabilities = serde_json::to_string(&Capabilities { min_warmup_ms: 1, ..Capabilities::everything() }).unwrap();
+    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+    let library = "Go crypto/tls go1.0 (a fake)";
+    let script = format!(
+        r#"#!/bin/sh
+case "$1" in
+list) printf '%s\n' '{list}' ;;
+session)
+    n=0
+    while IFS= read -r line; do
+        n=$((n + 1))
+        scenario=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--scenario$/{{n;p;}}')
+        min_time=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--min-time-ms$/{{n;p;}}')
+        echo "$$ $scenario $min_time" >> '{log}'
+        rate=1000
+        [ -n "$FAKE_RISING" ] && rate=$((100 * n))
+        printf '{{"status":"ok","client_library":"{library}","server_library":"{library}","iterations":10,"values":[{{"side":"client","metric":"handshakes_per_s","value":%d,"seconds":0.1}},{{"side":"server","metric":"handshakes_per_s","value":%d,"seconds":0.1}}],"negotiated":[]}}\n' $rate $((rate + n % 2))
+    done ;;
+*) printf '%s\n' '{{"status":"failed","reason":"this fake only takes sessions"}}' ;;
+esac
+"#,
+        log = log.display()
+    );
+    let fake = dir.join("tlsbench-runner-fake");
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A run of the fake `go` on `scenarios` with 4 samples of 7 ms; its JSON, the request log and
+/// its table's words.
+fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, u64)>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let runners = dir.path().join("runners");
+    std::fs::create_dir(&runners).unwrap();
+    let log = dir.path().join("requests.log");
+    fake_runner(&runners, &log);
+    let json = dir.path().join("run.json");
+    let mut cmd = tlsbench(dir.path());
+    cmd.env("TLSBENCH_RUNNER_DIR", &runners).args(["run", "--stack", "go", "--samples", "4", "--min-time-ms", "7", "--warmup-ms", "0"]);
+    cmd.args(["--warmup-max-ms", warmup_max_ms, "--export-json"]).arg(&json);
+    for scenario in scenarios {
+        cmd.args(["--scenario", scenario]);
+    }
+    if rising {
+        cmd.env("FAKE_RISING", "1");
+    }
+    let output = succeeded(cmd.output().unwrap());
+    let requests = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            (words[0].to_string(), words[1].to_string(), words[2].parse().unwrap())
+        })
+        .collect();
+    // The table's notes wrap at 120 columns: compared as words.
+    let table = String::from_utf8_lossy(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    (read_json(&json), requests, table)
+}
+
+/// The result of `scenario` for the client side.
+fn client_result<'a>(doc: &'a Value, scenario: &str) -> &'a Value {
+    let results = doc["results"].as_array().unwrap();
+    results.iter().find(|r| r["scenario"] == scenario && r["side"] == "client" && r["metric"] == "handshakes_per_s").unwrap()
+}
+
+#[test]
+fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_turns() {
+    let (doc, requests, table) = run(false, &[FULL], "20000");
+    let result = client_result(&doc, FULL);
+    // Samples 0..4 from forks 0, 1, 0, 1.
+    assert_eq!(result["sample_forks"], serde_json::json!([0, 1, 0, 1]));
+    let warmups = result["warmups"].as_array().unwrap();
+    assert_eq!(warmups.len(), 2, "{warmups:?}");
+    for warmup in warmups {
+        assert_eq!(warmup["steady"], true, "{warmup}");
+        // Steady from the first windows: the six the rule compares, far from the bound.
+        assert_eq!(warmup["windows"], 6, "{warmup}");
+        assert!(warmup["ms"].as_f64().unwrap() < 20_000.0, "{warmup}");
+    }
+    // Two processes, each warmed up by its own windows (100 ms each, the shortest), before its samples (7 ms).
+    let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
+    assert_eq!(pids.len(), 2, "{requests:?}");
+    for pid in pids {
+        let times: Vec<u64> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, t)| *t).collect();
+        assert_eq!(times, [100, 100, 100, 100, 100, 100, 7, 7], "process {pid}");
+    }
+    assert!(table.contains("warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up"), "{table}");
+    assert!(!table.contains("still rising"), "{table}");
+}
+
+#[test]
+fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
+    let (doc, _, table) = run(true, &[FULL], "300");
+    let result = client_result(&doc, FULL);
+    let warmups = result["warmups"].as_array().unwrap();
+    assert_eq!(warmups.len(), 2);
+    for warmup in warmups {
+        assert_eq!(warmup["steady"], false, "{warmup}");
+        assert!(warmup["ms"].as_f64().unwrap() >= 300.0, "{warmup}");
+        assert!(warmup["windows"].as_u64().unwrap() > 6, "{warmup}");
+    }
+    // The forks' medians differ (each rises with its own count): the interval spans both.
+    let samples: Vec<f64> = result["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let ci = result["ci95"].as_array().unwrap();
+    let forks: Vec<u64> = result["sample_forks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    for fork in [0, 1] {
+        let mut of_fork: Vec<f64> = samples.iter().zip(&forks).filter(|(_, f)| **f == fork).map(|(v, _)| *v).collect();
+        of_fork.sort_by(f64::total_cmp);
+        let median = (of_fork[0] + of_fork[1]) / 2.0;
+        assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap(), "fork {fork}: {median} outside {ci:?}");
+    }
+    assert!(table.contains("still rising at the bound (--warmup-max-ms), measured as they were: go"), "{table}");
+}
+
+#[test]
+fn cells_interleave_round_by_round_across_their_live_processes() {
+    let (doc, requests, _) = run(false, &[FULL, RESUMED], "20000");
+    // Each scenario has processes of its own, two each.
+    let mut pids_of: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for (pid, scenario, _) in &requests {
+        pids_of.entry(scenario).or_default().insert(pid);
+    }
+    assert_eq!(pids_of.len(), 2);
+    assert!(pids_of.values().all(|pids| pids.len() == 2), "{pids_of:?}");
+    assert!(pids_of[FULL].is_disjoint(&pids_of[RESUMED]));
+    // The measured samples, in the order taken: each round holds one of each cell.
+    let measured: Vec<&str> = requests.iter().filter(|(_, _, t)| *t == 7).map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(measured.len(), 8);
+    for round in measured.chunks(2) {
+        assert_ne!(round[0], round[1], "a round took two samples of one cell: {measured:?}");
+    }
+    for scenario in [FULL, RESUMED] {
+        assert_eq!(client_result(&doc, scenario)["sample_forks"], serde_json::json!([0, 1, 0, 1]));
+    }
+}
