@@ -315,7 +315,8 @@ fn sides_in_sessions_meet_a_new_peer_at_a_socket_each_sample() {
         // each sample at a new path.
         let mut theirs = Session::start(path);
         let (mut rust_client, mut rust_server) = (Session::start(peer_runner), Session::start(peer_runner));
-        for (role, peer) in [("server", &mut rust_client), ("client", &mut rust_server), ("server", &mut rust_client)] {
+        for role in ["server", "client", "server"] {
+            let peer = if role == "server" { &mut rust_client } else { &mut rust_server };
             count += 1;
             let socket = sockets.path().join(format!("{count}.sock"));
             let socket = socket.to_string_lossy();

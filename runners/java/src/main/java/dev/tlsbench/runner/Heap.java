@@ -45,7 +45,7 @@ final class Heap {
         }
         pair.checkedHandshake(Step.Meter.NONE, false);
         boolean resumed = pair.scenario.kind.isResumption();
-        long warmupNs = Math.max(spec.warmupNs(), Common.MIN_WARMUP_MS * 1_000_000);
+        long warmupNs = Math.max(spec.warmupNs(), Common.FIXED_WARMUP_MS * 1_000_000);
         long started = System.nanoTime();
         while (System.nanoTime() - started < warmupNs) {
             pair.checkedHandshake(Step.Meter.NONE, resumed);

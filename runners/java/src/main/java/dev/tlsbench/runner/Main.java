@@ -456,7 +456,7 @@ public final class Main {
         available(stack);
         Pki pki = Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
         long ioTimeoutMs = number(flags, "io-timeout-ms", Net.DEFAULT_IO_TIMEOUT_MS);
-        return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000, number(flags, "warmup-ms", Common.MIN_WARMUP_MS));
+        return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000, number(flags, "warmup-ms", Common.FIXED_WARMUP_MS));
     }
 
     private static Page page(String text, String flag) {

@@ -11,7 +11,7 @@ import java.util.Set;
 
 /**
  * How long the JIT needs before a fresh JVM's figures settle: the measurement behind
- * {@link Common#MIN_WARMUP_MS}. Not part of the protocol; run it by hand:
+ * {@link Common#FIXED_WARMUP_MS}. Not part of the protocol; run it by hand:
  *
  * <pre>java -cp tlsbench-runner-java.jar dev.tlsbench.runner.Settle CLIENT SERVER SCENARIO [SECONDS [WINDOW_MS [DATA_DIR]]]</pre>
  *
