@@ -221,6 +221,22 @@ fn erfc(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_interval_of_several_processes_spans_each_ones_median() {
+        // Three forks, one of which settled 25% above the others: the pooled interval of 21
+        // samples stops short of its median (130); the spanned one reaches it.
+        let fork = |center: f64| [-5.0, -4.0, -2.0, 0.0, 2.0, 4.0, 5.0].map(|d| center + d);
+        let samples: Vec<f64> = [fork(100.0), fork(105.0), fork(130.0)].concat();
+        let forks: Vec<Option<u32>> = (0..3).flat_map(|f| [Some(f); 7]).collect();
+        let pooled = summarize(&samples).unwrap();
+        assert!(pooled.ci95[0] > 100.0 && pooled.ci95[1] < 130.0, "{:?}", pooled.ci95);
+        let spanned = spanning_forks(pooled.clone(), &samples, &forks);
+        assert_eq!((spanned.median, spanned.ci95), (pooled.median, [100.0, 130.0]));
+        // One process, or samples of their own processes: the interval is the pooled one.
+        assert_eq!(spanning_forks(pooled.clone(), &samples, &[Some(0); 21]), pooled);
+        assert_eq!(spanning_forks(pooled.clone(), &samples, &[None; 21]), pooled);
+    }
+
     use super::*;
 
     #[test]
