@@ -54,8 +54,9 @@ impl Settings {
     /// up once, warm.rs), else the least a new process needs ([`Settings::warmup_floor`]).
     pub fn warmup_ms(&self, cell: &Cell) -> u64 {
         if crate::warm::uses_sessions(cell, self) {
-            // A process that stays up warms up once (warm.rs); its samples only re-prime.
-            return self.warmup_ms;
+            // A process that stays up warms up once, for at least --warmup-ms (warm.rs); its
+            // samples only re-prime its caches after other cells' samples.
+            return self.warmup_ms.min(SESSION_SAMPLE_WARMUP_MS);
         }
         self.warmup_floor(cell)
     }
@@ -67,6 +68,9 @@ impl Settings {
         self.warmup_ms.max(floor(&cell.client)).max(floor(&cell.server))
     }
 }
+
+/// The most a sample of a process that stays up warms up (docs/sampling.md).
+const SESSION_SAMPLE_WARMUP_MS: u64 = 25;
 
 /// After the fixed rounds, cells whose intervals are wider than `ci_percent` get further
 /// samples until none is, or until the run has measured for `budget`.
@@ -148,6 +152,7 @@ pub fn measure(
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
     let pool = &mut crate::sessions::Pool::new()?;
+    warm_up_first(states, settings, pool, progress, recorder)?;
     for round in 0..settings.samples {
         // A resumed cell may already have this round's sample.
         let due: Vec<usize> = (0..states.len()).filter(|&i| states[i].taken <= round).collect();
@@ -169,6 +174,35 @@ pub fn measure(
             Next::Reached | Next::BudgetSpent(_) => return Ok(Finish::Complete),
         }
     }
+}
+
+/// Warms up the processes that stay up before the first round (warm.rs), recording each
+/// warm-up, or the end of a cell whose processes failed.
+fn warm_up_first(
+    states: &mut [CellState],
+    settings: &Settings,
+    pool: &mut crate::sessions::Pool,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+) -> anyhow::Result<()> {
+    let cells: Vec<(usize, &Cell)> = states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    for (i, outcome) in crate::warm::warm_up_first(&cells, settings, pool) {
+        let state = &mut states[i];
+        match outcome {
+            Ok(warmup) => {
+                state.warmups.push(warmup);
+                recorder.warmed(i, &warmup)?;
+            }
+            Err((status, reason)) if state.outcome.is_ok() => {
+                let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
+                progress.cell_ended(&label, status, &reason, state.missing(settings.samples) as u64);
+                recorder.ended(i, status, &reason)?;
+                state.outcome = Err((status, reason));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// One sample of each of `cells` that has not ended, in a new random order: so the processes

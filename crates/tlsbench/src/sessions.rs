@@ -191,19 +191,30 @@ pub enum Role {
     Side { side: Side, stack: String },
 }
 
-/// The live sessions of a run, and the directory of the sockets where split sides meet.
+/// The live sessions of a run, and where split sides meet.
 pub struct Pool {
     live: HashMap<Key, Session>,
-    sockets: tempfile::TempDir,
-    next_socket: u64,
-    /// Processes started so far.
-    pub started: usize,
+    pub sockets: Sockets,
+}
+
+/// The directory of the sockets where the two sides of split samples meet, one path each.
+pub struct Sockets {
+    dir: tempfile::TempDir,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Sockets {
+    /// A path where the two sides of one split sample meet, used once.
+    pub fn path(&self) -> PathBuf {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.dir.path().join(format!("{n}.sock"))
+    }
 }
 
 impl Pool {
     pub fn new() -> Result<Pool> {
-        let sockets = tempfile::Builder::new().prefix("tlsbench-peers-").tempdir().context("creating the directory of the peers' sockets")?;
-        Ok(Pool { live: HashMap::new(), sockets, next_socket: 0, started: 0 })
+        let dir = tempfile::Builder::new().prefix("tlsbench-peers-").tempdir().context("creating the directory of the peers' sockets")?;
+        Ok(Pool { live: HashMap::new(), sockets: Sockets { dir, next: 0.into() } })
     }
 
     /// The session of `key`, started now if it is not up; the caller gives it back with
@@ -211,20 +222,11 @@ impl Pool {
     pub fn take(&mut self, key: &Key, env: &[(&str, &str)]) -> Result<Session> {
         match self.live.remove(key) {
             Some(session) => Ok(session),
-            None => {
-                self.started += 1;
-                Session::start(&key.runner, env)
-            }
+            None => Session::start(&key.runner, env),
         }
     }
 
     pub fn put(&mut self, key: Key, session: Session) {
         self.live.insert(key, session);
-    }
-
-    /// A path where the two sides of one split sample meet, used once.
-    pub fn socket_path(&mut self) -> PathBuf {
-        self.next_socket += 1;
-        self.sockets.path().join(format!("{}.sock", self.next_socket))
     }
 }

@@ -17,6 +17,13 @@ pub const SPAN: usize = 4;
 /// process is still warming. Below it, what is left is within a window's noise here.
 pub const RISE: f64 = 0.03;
 
+/// A JIT that compiled for more than this fraction of the last `SPAN` windows' time is still
+/// at work, whatever the rate says: a JVM's rate rises in steps, with flat stretches between
+/// them while the compiler works on the next (measured here: JSSE's handshakes were flat from 4
+/// to 6 s into a cold JVM at half their rate at 25 s, its compiler busy more than a core-second
+/// per second; by 20 to 25 s it compiled for a tenth of the time or less).
+pub const JIT_QUIET: f64 = 0.10;
+
 /// Whether the windows' rates (oldest first, one series per side) show a steady process: for
 /// every side, the median of the last `SPAN` windows is at most `RISE` above the median of the
 /// `SPAN` before them. Fewer than `2 × SPAN` windows are never steady.
@@ -64,6 +71,23 @@ pub struct Rule {
     pub window: Duration,
 }
 
+/// Whether a JIT has gone quiet: `jit_ms[i]` is how long the processes' compilers had worked by
+/// the end of window i (ms, the runners' `jit_compile_ms`), `ends[i]` when that window ended;
+/// quiet when over the last `SPAN` windows they worked at most `JIT_QUIET` of the time. A
+/// runtime that reports no JIT (an empty series) is quiet.
+pub fn jit_is_quiet(jit_ms: &[f64], ends: &[Duration]) -> bool {
+    let n = jit_ms.len();
+    if n == 0 {
+        return true;
+    }
+    if n <= SPAN || ends.len() != n {
+        return false;
+    }
+    let worked = jit_ms[n - 1] - jit_ms[n - 1 - SPAN];
+    let span_ms = (ends[n - 1] - ends[n - 1 - SPAN]).as_secs_f64() * 1000.0;
+    worked <= JIT_QUIET * span_ms
+}
+
 /// What to do after a window, `elapsed` into the warm-up.
 #[derive(Debug, PartialEq)]
 pub enum Next {
@@ -72,8 +96,10 @@ pub enum Next {
 }
 
 impl Rule {
-    pub fn next(&self, series: &[Vec<f64>], elapsed: Duration) -> Next {
-        if elapsed >= self.floor && is_steady(series) {
+    /// `series`: each side's rate per window; `jit_ms` and `ends` as [`jit_is_quiet`] takes them.
+    pub fn next(&self, series: &[Vec<f64>], jit_ms: &[f64], ends: &[Duration]) -> Next {
+        let elapsed = ends.last().copied().unwrap_or_default();
+        if elapsed >= self.floor && is_steady(series) && jit_is_quiet(jit_ms, ends) {
             return Next::Done { steady: true };
         }
         match elapsed >= self.bound {
@@ -110,9 +136,29 @@ mod tests {
         let rule = Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(100) };
         let plateau = vec![vec![500.0; 8]];
         let rising: Vec<Vec<f64>> = vec![(1..=20).map(|i| 100.0 * f64::from(i)).collect()];
-        assert_eq!(rule.next(&plateau, Duration::from_secs(1)), Next::Another);
-        assert_eq!(rule.next(&plateau, Duration::from_secs(2)), Next::Done { steady: true });
-        assert_eq!(rule.next(&rising, Duration::from_secs(9)), Next::Another);
-        assert_eq!(rule.next(&rising, Duration::from_secs(10)), Next::Done { steady: false });
+        let at = |s: u64| [Duration::from_secs(s)];
+        assert_eq!(rule.next(&plateau, &[], &at(1)), Next::Another);
+        assert_eq!(rule.next(&plateau, &[], &at(2)), Next::Done { steady: true });
+        assert_eq!(rule.next(&rising, &[], &at(9)), Next::Another);
+        assert_eq!(rule.next(&rising, &[], &at(10)), Next::Done { steady: false });
+    }
+
+    #[test]
+    fn a_flat_rate_while_the_jit_still_compiles_is_not_steady() {
+        // Windows 250 ms apart; a rate that is flat throughout.
+        let ends: Vec<Duration> = (1..=8).map(|i| Duration::from_millis(250 * i)).collect();
+        let plateau = vec![vec![500.0; 8]];
+        // The compiler worked 300 ms per window (more than the window): still compiling.
+        let busy: Vec<f64> = (1..=8).map(|i| 300.0 * i as f64).collect();
+        assert!(!jit_is_quiet(&busy, &ends));
+        // 20 ms per 250 ms window: 8%, quiet.
+        let quiet: Vec<f64> = (1..=8).map(|i| 5000.0 + 20.0 * i as f64).collect();
+        assert!(jit_is_quiet(&quiet, &ends));
+        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(30), window: Duration::from_millis(100) };
+        assert_eq!(rule.next(&plateau, &busy, &ends), Next::Another);
+        assert_eq!(rule.next(&plateau, &quiet, &ends), Next::Done { steady: true });
+        // Too few windows to tell; a runtime without a JIT reports none and is quiet.
+        assert!(!jit_is_quiet(&quiet[..SPAN], &ends[..SPAN]));
+        assert!(jit_is_quiet(&[], &ends));
     }
 }

@@ -3,15 +3,18 @@
 //! processes, each warmed up once for the cell until steady (steady.rs) and then asked for
 //! sample after sample (docs/sampling.md). Every other sample is a process of its own (run.rs).
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use tlsbench_harness::protocol::{Metric, SampleReport};
+use tlsbench_harness::protocol::{Metric, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
+use crate::executor::Output;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::run::{self, Settings};
-use crate::sessions::{Key, Pool, Role, Session};
+use crate::sessions::{Key, Pool, Role, Session, Sockets};
 use crate::steady::{self, Warmup};
 
 /// Whether `cell`'s samples come from runners that stay up.
@@ -28,6 +31,35 @@ pub fn fork_of(index: usize, settings: &Settings) -> u32 {
     (index % settings.forks.max(1)) as u32
 }
 
+/// The processes of fork `fork` of `cell`: one holding both stacks, or the server's side then
+/// the client's.
+fn keys(cell: &Cell, fork: u32, settings: &Settings) -> Result<Vec<Key>, (Status, String)> {
+    let runners = &settings.runners;
+    let key = |runner: &std::path::Path, role| Key {
+        runner: runner.to_path_buf(),
+        role,
+        scenario: cell.scenario.name(),
+        allocator: run::allocator_env(cell)[0].1,
+        fork: fork as usize,
+    };
+    Ok(match runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess) {
+        Some(both) => vec![key(both, Role::Pair { client: cell.client.clone(), server: cell.server.clone() })],
+        None => {
+            let runner = |id: &str| runners.of(id).map_err(|e| (Status::Failed, e.to_string()));
+            vec![
+                key(runner(&cell.server)?, Role::Side { side: Side::Server, stack: cell.server.clone() }),
+                key(runner(&cell.client)?, Role::Side { side: Side::Client, stack: cell.client.clone() }),
+            ]
+        }
+    })
+}
+
+/// Takes the sessions of `keys` from the pool, starting those not up.
+fn take(keys: &[Key], cell: &Cell, pool: &mut Pool) -> Result<Vec<Session>, (Status, String)> {
+    let env = run::allocator_env(cell);
+    keys.iter().map(|key| pool.take(key, &env).map_err(|e| (Status::Failed, format!("{e:#}")))).collect()
+}
+
 /// One sample of cell `position` from its fork's processes, which are warmed up first if they
 /// have not been for this cell (their warm-up is returned then). A process whose sample failed
 /// is ended: it may be half-way through a sample.
@@ -38,34 +70,13 @@ pub fn sample(
     settings: &Settings,
     pool: &mut Pool,
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
-    let failed = |reason: String| (Status::Failed, reason);
-    let runners = &settings.runners;
-    let env = run::allocator_env(cell);
-    let key = |runner: &std::path::Path, role| Key {
-        runner: runner.to_path_buf(),
-        role,
-        scenario: cell.scenario.name(),
-        allocator: env[0].1,
-        fork: fork as usize,
+    let keys = keys(cell, fork, settings)?;
+    let mut sessions = take(&keys, cell, pool)?;
+    let warmup = match needs_warm_up(position, cell, &sessions) {
+        true => warm_up(position, cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
+        false => Ok(None),
     };
-    let keys = match runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess) {
-        Some(both) => vec![key(both, Role::Pair { client: cell.client.clone(), server: cell.server.clone() })],
-        None => {
-            let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
-            vec![
-                key(runner(&cell.server)?, Role::Side { side: Side::Server, stack: cell.server.clone() }),
-                key(runner(&cell.client)?, Role::Side { side: Side::Client, stack: cell.client.clone() }),
-            ]
-        }
-    };
-    let mut sessions = Vec::new();
-    for key in &keys {
-        match pool.take(key, &env) {
-            Ok(session) => sessions.push(session),
-            Err(e) => return Err(failed(format!("{e:#}"))),
-        }
-    }
-    let outcome = warm_then_sample(position, cell, fork, settings, pool, &mut sessions);
+    let outcome = warmup.and_then(|warmup| measure(cell, settings, &pool.sockets, &mut sessions).map(|report| (report, warmup)));
     // A process whose sample failed is not asked again; the others go back to the pool.
     if outcome.is_ok() {
         for (key, session) in keys.into_iter().zip(sessions) {
@@ -75,56 +86,128 @@ pub fn sample(
     outcome
 }
 
-fn warm_then_sample(
-    position: usize,
-    cell: &Cell,
-    fork: u32,
-    settings: &Settings,
-    pool: &mut Pool,
-    sessions: &mut [Session],
-) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
-    let warmup = match cell.measure == Measure::Time && !sessions.iter().all(|s| s.warmed.contains(&position)) {
-        true => Some(warm_up(cell, fork, settings, pool, sessions)?),
-        false => None,
-    };
-    for session in sessions.iter_mut() {
-        session.warmed.insert(position);
-    }
-    // A split pair is measured on one CPU, as one-shot split pairs are (executor.rs); its
-    // warm-up ran unpinned, so that a JIT's compiler threads had a CPU of their own.
+fn needs_warm_up(position: usize, cell: &Cell, sessions: &[Session]) -> bool {
+    cell.measure == Measure::Time && !sessions.iter().all(|s| s.warmed.contains(&position))
+}
+
+/// The measured sample. A split pair is measured on one CPU, as one-shot split pairs are
+/// (executor.rs); its warm-up ran unpinned, so that a JIT's compiler threads had a CPU of
+/// their own.
+fn measure(cell: &Cell, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<SampleReport, (Status, String)> {
     let split = sessions.len() == 2;
-    let cpu = crate::executor::first_allowed_cpu();
     if split {
+        let cpu = crate::executor::first_allowed_cpu();
         sessions.iter().for_each(|s| s.pin(cpu));
     }
-    let report = ask(cell, settings, pool, sessions, settings.min_time_ms, settings.warmup_ms);
+    let report = ask(cell, settings, sockets, sessions, settings.min_time_ms, settings.warmup_ms(cell));
     if split {
         sessions.iter().for_each(|s| s.pin(None));
     }
-    Ok((report?, warmup))
+    report.map(|(report, _)| report)
 }
 
-/// Warms the processes up for `cell` in unrecorded windows until their rates are steady, or
-/// until the bound.
-fn warm_up(cell: &Cell, fork: u32, settings: &Settings, pool: &mut Pool, sessions: &mut [Session]) -> Result<Warmup, (Status, String)> {
-    let rule = steady::Rule {
-        floor: Duration::from_millis(settings.warmup_floor(cell)),
-        bound: settings.warmup_max.max(Duration::from_millis(settings.warmup_floor(cell))),
-        window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)),
-    };
+/// Before the first round: warms up every process the time cells in `cells` (positions and
+/// cells) take samples from, as many at a time as there are CPUs (each warm-up is unrecorded:
+/// what they do to one another's rates costs time, not figures), so that the rounds only
+/// measure. Processes shared by several cells (one side of split pairs) warm up for them one
+/// after the other. Returns each cell's warm-ups or why it failed.
+pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, Result<Warmup, (Status, String)>)> {
+    let forks = settings.forks.min(settings.samples).max(1) as u32;
+    // Jobs of tasks that share no process with another job's.
+    let mut jobs: Vec<(Vec<Key>, Vec<(usize, &Cell, u32)>)> = Vec::new();
+    let mut outcomes = Vec::new();
+    for &(position, cell) in cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)) {
+        for fork in 0..forks {
+            let keys = match keys(cell, fork, settings) {
+                Ok(keys) => keys,
+                Err(e) => {
+                    outcomes.push((position, Err(e)));
+                    continue;
+                }
+            };
+            match jobs.iter_mut().find(|(job_keys, _)| keys.iter().any(|k| job_keys.contains(k))) {
+                Some((job_keys, tasks)) => {
+                    let new: Vec<Key> = keys.into_iter().filter(|k| !job_keys.contains(k)).collect();
+                    job_keys.extend(new);
+                    tasks.push((position, cell, fork));
+                }
+                None => jobs.push((keys, vec![(position, cell, fork)])),
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return outcomes;
+    }
+    eprintln!("warming up {} runner processes until steady (docs/sampling.md)", jobs.iter().map(|(k, _)| k.len()).sum::<usize>());
+    let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
+    let done = Mutex::new(Vec::new());
+    let started: Mutex<HashMap<Key, Session>> = Mutex::new(HashMap::new());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let sockets = &pool.sockets;
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some((_, tasks)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
+                    for (position, cell, fork) in tasks {
+                        let keys = keys(cell, fork, settings).expect("checked above");
+                        // The pool is empty before the first round: a job's processes start here,
+                        // and wait in `started` between its tasks (no other job has them).
+                        let held: Vec<Option<Session>> = {
+                            let mut started = started.lock().unwrap_or_else(|e| e.into_inner());
+                            keys.iter().map(|key| started.remove(key)).collect()
+                        };
+                        let env = run::allocator_env(cell);
+                        let taken: Result<Vec<Session>, _> = keys
+                            .iter()
+                            .zip(held)
+                            .map(|(key, held)| match held {
+                                Some(session) => Ok(session),
+                                None => Session::start(&key.runner, &env).map_err(|e| (Status::Failed, format!("{e:#}"))),
+                            })
+                            .collect();
+                        let outcome = taken.and_then(|mut sessions| {
+                            let warmed = warm_up(position, cell, fork, settings, sockets, &mut sessions);
+                            if warmed.is_ok() {
+                                let mut held = started.lock().unwrap_or_else(|e| e.into_inner());
+                                held.extend(keys.iter().cloned().zip(sessions));
+                            }
+                            warmed
+                        });
+                        done.lock().unwrap_or_else(|e| e.into_inner()).push((position, outcome));
+                    }
+                }
+            });
+        }
+    });
+    for (key, session) in started.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        pool.put(key, session);
+    }
+    outcomes.extend(done.into_inner().unwrap_or_else(|e| e.into_inner()));
+    outcomes
+}
+
+/// Warms the processes up for `cell` in unrecorded windows until their rates are steady and
+/// their JITs quiet, or until the bound; they are then warm for it.
+fn warm_up(position: usize, cell: &Cell, fork: u32, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<Warmup, (Status, String)> {
+    let floor = Duration::from_millis(settings.warmup_floor(cell));
+    let rule = steady::Rule { floor, bound: settings.warmup_max.max(floor), window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)) };
     let started = Instant::now();
-    let mut series: Vec<Vec<f64>> = Vec::new();
-    let mut windows = 0;
+    let (mut series, mut jit_ms, mut ends): (Vec<Vec<f64>>, Vec<f64>, Vec<Duration>) = (Vec::new(), Vec::new(), Vec::new());
     loop {
-        let report = ask(cell, settings, pool, sessions, rule.window.as_millis() as u64, 0)?;
-        windows += 1;
+        let (report, jit) = ask(cell, settings, sockets, sessions, rule.window.as_millis() as u64, 0)?;
+        ends.push(started.elapsed());
+        jit_ms.extend(jit);
         let rates: Vec<f64> = [Side::Client, Side::Server].iter().filter_map(|&side| rate(&report, side)).collect();
         series.resize(rates.len(), Vec::new());
         for (kept, rate) in series.iter_mut().zip(rates) {
             kept.push(rate);
         }
-        if let steady::Next::Done { steady } = rule.next(&series, started.elapsed()) {
-            return Ok(Warmup { fork, ms: started.elapsed().as_secs_f64() * 1000.0, windows, steady });
+        if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
+            for session in sessions.iter_mut() {
+                session.warmed.insert(position);
+            }
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            return Ok(Warmup { fork, ms, windows: ends.len() as u32, steady });
         }
     }
 }
@@ -141,15 +224,26 @@ fn rate(report: &SampleReport, side: Side) -> Option<f64> {
     report.values.iter().find(|v| v.side == side && matches!(v.metric, Metric::HandshakesPerS | Metric::MbPerS)).map(|v| v.value)
 }
 
-/// One sample of `cell` from `sessions` (one process, or the server's then the client's).
+/// How long a runner's JIT had compiled when it replied (`jit_compile_ms`), if it said.
+fn jit_ms(output: &anyhow::Result<Output>) -> Option<f64> {
+    #[derive(serde::Deserialize)]
+    struct Jit {
+        jit_compile_ms: Option<f64>,
+    }
+    let output = output.as_ref().ok()?;
+    serde_json::from_str::<Jit>(&output.stdout).ok()?.jit_compile_ms
+}
+
+/// One sample of `cell` from `sessions` (one process, or the server's then the client's), with
+/// how long their JITs had compiled by then (the sum, where any said).
 fn ask(
     cell: &Cell,
     settings: &Settings,
-    pool: &mut Pool,
+    sockets: &Sockets,
     sessions: &mut [Session],
     min_time_ms: u64,
     warmup_ms: u64,
-) -> Result<SampleReport, (Status, String)> {
+) -> Result<(SampleReport, Option<f64>), (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let common = run::sample_settings(cell, settings, min_time_ms, warmup_ms);
     let common: Vec<&str> = common.iter().map(String::as_str).collect();
@@ -159,24 +253,32 @@ fn ask(
         [one] => {
             let words = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
             one.send(&words).map_err(|e| failed(format!("{e:#}")))?;
-            run::reply_of(run::reply(one.receive(deadline, limit)))
+            let output = one.receive(deadline, limit);
+            let jit = jit_ms(&output);
+            run::reply_of(run::reply(output)).map(|report| (report, jit))
         }
         [server, client] => {
-            let socket = pool.socket_path();
+            let socket = sockets.path();
             let socket = socket.to_string_lossy();
             let (client_stack, server_stack) = (cell.client.as_str(), cell.server.as_str());
             let server_words = ["side", "--role", "server", "--stack", server_stack, "--peer-stack", client_stack, "--peer-socket", &socket];
             let client_words = ["side", "--role", "client", "--stack", client_stack, "--peer-stack", server_stack, "--peer-socket", &socket];
             server.send(&[&server_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
             client.send(&[&client_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
-            let client_reply = run::reply(client.receive(deadline, limit));
+            let client_output = client.receive(deadline, limit);
+            let client_jit = jit_ms(&client_output);
+            let client_reply = run::reply(client_output);
             // A server whose client failed cannot finish its sample: it has a moment to say so.
             let server_deadline = match client_reply {
-                Ok(tlsbench_harness::protocol::Reply::Ok(_)) => deadline,
+                Ok(Reply::Ok(_)) => deadline,
                 _ => deadline.min(Instant::now() + PEER_GONE),
             };
-            let server_reply = run::reply(server.receive(server_deadline, limit));
-            run::merge_sides(client_reply, server_reply)
+            let server_output = server.receive(server_deadline, limit);
+            let jit = match (client_jit, jit_ms(&server_output)) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            run::merge_sides(client_reply, run::reply(server_output)).map(|report| (report, jit))
         }
         _ => unreachable!("a cell has one process or two"),
     }

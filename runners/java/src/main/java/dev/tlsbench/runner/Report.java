@@ -40,6 +40,12 @@ public final class Report {
         if (!negotiated.isEmpty()) {
             json.put("negotiated", negotiated);
         }
+        // How long this JVM's JIT has compiled so far: tlsbench warms a process up until its
+        // compiler has gone quiet (docs/sampling.md).
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+            json.put("jit_compile_ms", jit.getTotalCompilationTime());
+        }
         return json;
     }
 
