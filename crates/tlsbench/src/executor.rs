@@ -173,15 +173,7 @@ impl Service {
             .stderr(Stdio::piped())
             .spawn()
             .with_context(|| format!("starting {}", program.display()))?;
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        let (sender, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().expect("stdout is piped"));
         let stderr = Some(drain(child.stderr.take().expect("stderr is piped"), STDERR_KEPT_BYTES));
         Ok(Service { child, lines, stderr })
     }
@@ -237,6 +229,20 @@ impl Drop for Service {
             self.kill();
         }
     }
+}
+
+/// The lines a runner writes on `stdout`, as they come, read on a thread of their own; the
+/// channel closes when the runner closes its stdout.
+pub(crate) fn lines_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
+    let (sender, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 /// The last few non-empty lines of `text`, joined with " | ", cut to their last

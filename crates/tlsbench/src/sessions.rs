@@ -9,7 +9,7 @@
 //! the scenario (a JVM pins some TLS settings process-wide), the allocator and the fork.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -48,15 +48,7 @@ impl Session {
             .spawn()
             .with_context(|| format!("starting {} session", program.display()))?;
         let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        let (sender, replies) = mpsc::channel();
-        thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let replies = executor::lines_of(child.stdout.take().expect("stdout is piped"));
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut pipe = child.stderr.take().expect("stderr is piped");
         let kept = Arc::clone(&stderr);
