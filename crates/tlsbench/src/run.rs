@@ -242,7 +242,7 @@ fn take_round(
         let (fork, taken) = match crate::warm::uses_sessions(&state.cell, settings) {
             true => {
                 let fork = crate::warm::fork_of(index, settings);
-                (Some(fork), crate::warm::sample(i, &state.cell, fork, settings, pool))
+                (Some(fork), crate::warm::sample(&state.cell, fork, settings, pool))
             }
             false => (None, sample(&state.cell, settings).map(|report| (report, None))),
         };

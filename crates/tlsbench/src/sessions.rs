@@ -8,7 +8,7 @@
 //! (split: the peer changes from sample to sample, met at a socket path each sample makes anew),
 //! the scenario (a JVM pins some TLS settings process-wide), the allocator and the fork.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -30,8 +30,9 @@ pub struct Session {
     replies: mpsc::Receiver<String>,
     /// What it printed on stderr since its last request (its end only, see executor.rs).
     stderr: Arc<Mutex<Vec<u8>>>,
-    /// The cells (positions in the plan) this process has been warmed up for.
-    pub warmed: HashSet<usize>,
+    /// Whether it has warmed up: a process serves one scenario, so once is enough, whatever
+    /// its peer in the samples after.
+    pub warm: bool,
 }
 
 impl Session {
@@ -70,7 +71,7 @@ impl Session {
                 }
             }
         });
-        Ok(Session { child, stdin, replies, stderr, warmed: HashSet::new() })
+        Ok(Session { child, stdin, replies, stderr, warm: false })
     }
 
     /// Sends one request: the words of a `sample` or `side` command.

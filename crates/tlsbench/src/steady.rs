@@ -21,8 +21,10 @@ pub const RISE: f64 = 0.03;
 /// at work, whatever the rate says: a JVM's rate rises in steps, with flat stretches between
 /// them while the compiler works on the next (measured here: JSSE's handshakes were flat from 4
 /// to 6 s into a cold JVM at half their rate at 25 s, its compiler busy more than a core-second
-/// per second; by 20 to 25 s it compiled for a tenth of the time or less).
-pub const JIT_QUIET: f64 = 0.10;
+/// per second). It never goes quite quiet: from 15 s on, JSSE's compiler still worked about a
+/// fifth of the time (recompiling what the next sample's new contexts deoptimise), and at 60 s
+/// too, so the line is drawn above that.
+pub const JIT_QUIET: f64 = 0.25;
 
 /// Whether the windows' rates (oldest first, one series per side) show a steady process: for
 /// every side, the median of the last `SPAN` windows is at most `RISE` above the median of the

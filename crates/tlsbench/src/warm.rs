@@ -3,8 +3,6 @@
 //! processes, each warmed up once for the cell until steady (steady.rs) and then asked for
 //! sample after sample (docs/sampling.md). Every other sample is a process of its own (run.rs).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tlsbench_harness::protocol::{Metric, Reply, SampleReport};
@@ -60,11 +58,10 @@ fn take(keys: &[Key], cell: &Cell, pool: &mut Pool) -> Result<Vec<Session>, (Sta
     keys.iter().map(|key| pool.take(key, &env).map_err(|e| (Status::Failed, format!("{e:#}")))).collect()
 }
 
-/// One sample of cell `position` from its fork's processes, which are warmed up first if they
-/// have not been for this cell (their warm-up is returned then). A process whose sample failed
-/// is ended: it may be half-way through a sample.
+/// One sample of `cell` from its fork's processes, which are warmed up first if they have not
+/// been (their warm-up is returned then: a process started after one failed). A process whose
+/// sample failed is ended: it may be half-way through a sample.
 pub fn sample(
-    position: usize,
     cell: &Cell,
     fork: u32,
     settings: &Settings,
@@ -72,8 +69,8 @@ pub fn sample(
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
     let keys = keys(cell, fork, settings)?;
     let mut sessions = take(&keys, cell, pool)?;
-    let warmup = match needs_warm_up(position, cell, &sessions) {
-        true => warm_up(position, cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
+    let warmup = match needs_warm_up(cell, &sessions) {
+        true => warm_up(cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
         false => Ok(None),
     };
     let outcome = warmup.and_then(|warmup| measure(cell, settings, &pool.sockets, &mut sessions).map(|report| (report, warmup)));
@@ -86,8 +83,10 @@ pub fn sample(
     outcome
 }
 
-fn needs_warm_up(position: usize, cell: &Cell, sessions: &[Session]) -> bool {
-    cell.measure == Measure::Time && !sessions.iter().all(|s| s.warmed.contains(&position))
+/// A time sample's processes warm up once, for the first cell they serve: a side that stays up
+/// for split pairs is warm for every peer after it.
+fn needs_warm_up(cell: &Cell, sessions: &[Session]) -> bool {
+    cell.measure == Measure::Time && !sessions.iter().all(|s| s.warm)
 }
 
 /// The measured sample. A split pair is measured on one CPU, as one-shot split pairs are
@@ -107,88 +106,41 @@ fn measure(cell: &Cell, settings: &Settings, sockets: &Sockets, sessions: &mut [
 }
 
 /// Before the first round: warms up every process the time cells in `cells` (positions and
-/// cells) take samples from, as many at a time as there are CPUs (each warm-up is unrecorded:
-/// what they do to one another's rates costs time, not figures), so that the rounds only
-/// measure. Processes shared by several cells (one side of split pairs) warm up for them one
-/// after the other. Returns each cell's warm-ups or why it failed.
+/// cells) take samples from, so that the rounds only measure. One at a time: a JIT warming up
+/// keeps both of this machine's cores busy (its compiler threads beside the measured one), so
+/// two at a time take as long and each is less warm at the bound. Returns the cells' warm-ups
+/// or why they failed.
 pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, Result<Warmup, (Status, String)>)> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
-    // Jobs of tasks that share no process with another job's.
-    let mut jobs: Vec<(Vec<Key>, Vec<(usize, &Cell, u32)>)> = Vec::new();
+    let cells: Vec<&(usize, &Cell)> = cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)).collect();
+    if !cells.is_empty() {
+        eprintln!("warming up the processes of {} cells until steady (docs/sampling.md)", cells.len());
+    }
     let mut outcomes = Vec::new();
-    for &(position, cell) in cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)) {
+    for &&(position, cell) in &cells {
         for fork in 0..forks {
-            let keys = match keys(cell, fork, settings) {
-                Ok(keys) => keys,
-                Err(e) => {
-                    outcomes.push((position, Err(e)));
-                    continue;
+            let warmed = keys(cell, fork, settings).and_then(|keys| {
+                let mut sessions = take(&keys, cell, pool)?;
+                let warmup = match needs_warm_up(cell, &sessions) {
+                    true => Some(warm_up(cell, fork, settings, &pool.sockets, &mut sessions)?),
+                    false => None,
+                };
+                for (key, session) in keys.into_iter().zip(sessions) {
+                    pool.put(key, session);
                 }
-            };
-            match jobs.iter_mut().find(|(job_keys, _)| keys.iter().any(|k| job_keys.contains(k))) {
-                Some((job_keys, tasks)) => {
-                    let new: Vec<Key> = keys.into_iter().filter(|k| !job_keys.contains(k)).collect();
-                    job_keys.extend(new);
-                    tasks.push((position, cell, fork));
-                }
-                None => jobs.push((keys, vec![(position, cell, fork)])),
+                Ok(warmup)
+            });
+            if let Some(outcome) = warmed.transpose() {
+                outcomes.push((position, outcome));
             }
         }
     }
-    if jobs.is_empty() {
-        return outcomes;
-    }
-    eprintln!("warming up {} runner processes until steady (docs/sampling.md)", jobs.iter().map(|(k, _)| k.len()).sum::<usize>());
-    let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
-    let done = Mutex::new(Vec::new());
-    let started: Mutex<HashMap<Key, Session>> = Mutex::new(HashMap::new());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let sockets = &pool.sockets;
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                while let Some((_, tasks)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
-                    for (position, cell, fork) in tasks {
-                        let keys = keys(cell, fork, settings).expect("checked above");
-                        // The pool is empty before the first round: a job's processes start here,
-                        // and wait in `started` between its tasks (no other job has them).
-                        let held: Vec<Option<Session>> = {
-                            let mut started = started.lock().unwrap_or_else(|e| e.into_inner());
-                            keys.iter().map(|key| started.remove(key)).collect()
-                        };
-                        let env = run::allocator_env(cell);
-                        let taken: Result<Vec<Session>, _> = keys
-                            .iter()
-                            .zip(held)
-                            .map(|(key, held)| match held {
-                                Some(session) => Ok(session),
-                                None => Session::start(&key.runner, &env).map_err(|e| (Status::Failed, format!("{e:#}"))),
-                            })
-                            .collect();
-                        let outcome = taken.and_then(|mut sessions| {
-                            let warmed = warm_up(position, cell, fork, settings, sockets, &mut sessions);
-                            if warmed.is_ok() {
-                                let mut held = started.lock().unwrap_or_else(|e| e.into_inner());
-                                held.extend(keys.iter().cloned().zip(sessions));
-                            }
-                            warmed
-                        });
-                        done.lock().unwrap_or_else(|e| e.into_inner()).push((position, outcome));
-                    }
-                }
-            });
-        }
-    });
-    for (key, session) in started.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        pool.put(key, session);
-    }
-    outcomes.extend(done.into_inner().unwrap_or_else(|e| e.into_inner()));
     outcomes
 }
 
 /// Warms the processes up for `cell` in unrecorded windows until their rates are steady and
 /// their JITs quiet, or until the bound; they are then warm for it.
-fn warm_up(position: usize, cell: &Cell, fork: u32, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<Warmup, (Status, String)> {
+fn warm_up(cell: &Cell, fork: u32, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<Warmup, (Status, String)> {
     let floor = Duration::from_millis(settings.warmup_floor(cell));
     let rule = steady::Rule { floor, bound: settings.warmup_max.max(floor), window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)) };
     let started = Instant::now();
@@ -204,7 +156,7 @@ fn warm_up(position: usize, cell: &Cell, fork: u32, settings: &Settings, sockets
         }
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             for session in sessions.iter_mut() {
-                session.warmed.insert(position);
+                session.warm = true;
             }
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             return Ok(Warmup { fork, ms, windows: ends.len() as u32, steady });
