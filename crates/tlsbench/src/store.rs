@@ -1014,6 +1014,24 @@ mod tests {
     }
 
     #[test]
+    fn a_version_9_database_gains_forks_and_warm_ups_and_its_samples_had_processes_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stored_then_downgraded(dir.path(), "ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 9;");
+        let mut store = Store::create_or_open(&path).unwrap();
+        let old = store.load("old").unwrap();
+        assert_eq!(old, run("old"));
+        assert!(old.cells.iter().all(|c| c.warmups.is_empty() && c.samples.iter().all(|s| s.fork.is_none())));
+        // And the migrated file takes samples of processes that stay up, and their warm-ups.
+        let mut new = run("new");
+        new.cells[0].samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
+        new.cells[0].warmups = vec![Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true }, Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false }];
+        store.insert_run(&new).unwrap();
+        assert_eq!(store.load("new").unwrap(), new);
+        store.record_warmup("new", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true }).unwrap();
+        assert_eq!(store.load("new").unwrap().cells[0].warmups.len(), 3);
+    }
+
+    #[test]
     fn a_cell_keeps_its_build() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
