@@ -384,18 +384,26 @@ fn warmups(doc: &RunDocument) -> Option<String> {
         let (low, high) = ms.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &m| (lo.min(m), hi.max(m)));
         per_pair.push(format!("{pair} {:.1}-{:.1} s ({} processes)", low / 1000.0, high / 1000.0, ms.len()));
     }
-    let unsettled: Vec<String> = cells
-        .iter()
-        .flat_map(|r| r.warmups.iter().filter(|w| !w.steady).map(move |w| format!("{} {} (process {})", label(r), r.scenario, w.fork + 1)))
+    // Per pair, how many of its processes were still rising at the bound (the JSON names them).
+    let unsettled: Vec<String> = first_seen(cells.iter().map(|r| label(r)))
+        .into_iter()
+        .filter_map(|pair| {
+            let of_pair = cells.iter().filter(|r| label(r) == pair).flat_map(|r| &r.warmups);
+            let (rising, all) = of_pair.fold((0, 0), |(rising, all), w| (rising + usize::from(!w.steady), all + 1));
+            (rising > 0).then(|| format!("{pair} {rising} of {all}"))
+        })
         .collect();
     let mut line = format!(
         "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, each warmed up \
-         per cell until its rate stopped rising: {}",
+         until its rate stopped rising: {}",
         doc.run.warmup_ms,
         per_pair.join(", ")
     );
     if !unsettled.is_empty() {
-        line += &format!("; still rising at the bound (--warmup-max-ms), measured as they were: {}", unsettled.join(", "));
+        line += &format!(
+            "; still rising at the bound (--warmup-max-ms), measured as they were: {} (`warmups` in the JSON)",
+            unsettled.join(", ")
+        );
     }
     Some(line)
 }
