@@ -151,15 +151,21 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
-    let pool = &mut crate::sessions::Pool::new()?;
-    warm_up_first(states, settings, pool, progress, recorder)?;
-    for round in 0..settings.samples {
-        // A resumed cell may already have this round's sample.
-        let due: Vec<usize> = (0..states.len()).filter(|&i| states[i].taken <= round).collect();
-        if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
-            return Ok(Finish::Interrupted);
+    let cells: Vec<(usize, &Cell)> = states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    // Scenarios whose processes that stay up would be too many at once take their rounds one
+    // batch after the other, each batch's processes ended before the next's start.
+    for batch in crate::warm::batches(&cells, settings) {
+        let pool = &mut crate::sessions::Pool::new()?;
+        warm_up_first(states, &batch, settings, pool, progress, recorder)?;
+        for round in 0..settings.samples {
+            // A resumed cell may already have this round's sample.
+            let due: Vec<usize> = batch.iter().copied().filter(|&i| states[i].taken <= round).collect();
+            if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+                return Ok(Finish::Interrupted);
+            }
         }
     }
+    let pool = &mut crate::sessions::Pool::new()?;
     let Some(target) = &settings.target else { return Ok(Finish::Complete) };
     let mut round = settings.samples;
     loop {
@@ -180,12 +186,13 @@ pub fn measure(
 /// warm-up, or the end of a cell whose processes failed.
 fn warm_up_first(
     states: &mut [CellState],
+    positions: &[usize],
     settings: &Settings,
     pool: &mut crate::sessions::Pool,
     progress: &mut Progress,
     recorder: &mut dyn Recorder,
 ) -> anyhow::Result<()> {
-    let cells: Vec<(usize, &Cell)> = states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    let cells: Vec<(usize, &Cell)> = positions.iter().map(|&i| (i, &states[i].cell)).collect();
     for (i, outcome) in crate::warm::warm_up_first(&cells, settings, pool) {
         let state = &mut states[i];
         match outcome {

@@ -105,6 +105,47 @@ fn measure(cell: &Cell, settings: &Settings, sockets: &Sockets, sessions: &mut [
     report.map(|(report, _)| report)
 }
 
+/// The most processes that stay up a run keeps at once: a JVM holds 100 to 200 MB here, and
+/// `tlsbench interop` with its eight default scenarios would keep over a hundred.
+pub const LIVE_PROCESSES: usize = 48;
+
+/// The cells (positions) in batches of whole scenarios whose processes that stay up number at
+/// most `LIVE_PROCESSES` together (a scenario with more is a batch of its own); every batch
+/// in a run that needs no more than that at all.
+pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>> {
+    let forks = settings.forks.min(settings.samples).max(1) as u32;
+    let mut scenarios: Vec<(String, Vec<usize>, std::collections::HashSet<Key>)> = Vec::new();
+    for &(position, cell) in cells {
+        let name = cell.scenario.name();
+        let index = match scenarios.iter().position(|(s, _, _)| *s == name) {
+            Some(index) => index,
+            None => {
+                scenarios.push((name, Vec::new(), Default::default()));
+                scenarios.len() - 1
+            }
+        };
+        let (_, positions, keys) = &mut scenarios[index];
+        positions.push(position);
+        if uses_sessions(cell, settings) {
+            keys.extend((0..forks).filter_map(|fork| self::keys(cell, fork, settings).ok()).flatten());
+        }
+    }
+    let mut batches: Vec<(Vec<usize>, usize)> = Vec::new();
+    for (_, positions, keys) in scenarios {
+        match batches.last_mut().filter(|(_, live)| live + keys.len() <= LIVE_PROCESSES) {
+            Some((batch, live)) => {
+                batch.extend(positions);
+                *live += keys.len();
+            }
+            None => batches.push((positions, keys.len())),
+        }
+    }
+    batches.into_iter().map(|(mut batch, _)| {
+        batch.sort_unstable();
+        batch
+    }).collect()
+}
+
 /// Before the first round: warms up every process the time cells in `cells` (positions and
 /// cells) take samples from, so that the rounds only measure. One at a time: a JIT warming up
 /// keeps both of this machine's cores busy (its compiler threads beside the measured one), so

@@ -52,6 +52,10 @@ esac
 /// A run of the fake `go` on `scenarios` with 4 samples of 7 ms; its JSON, the request log and
 /// its table's words.
 fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, u64)>, String) {
+    run_with(rising, scenarios, warmup_max_ms, "4")
+}
+
+fn run_with(rising: bool, scenarios: &[&str], warmup_max_ms: &str, samples: &str) -> (Value, Vec<(String, String, u64)>, String) {
     let dir = tempfile::tempdir().unwrap();
     let runners = dir.path().join("runners");
     std::fs::create_dir(&runners).unwrap();
@@ -59,7 +63,7 @@ fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(St
     fake_runner(&runners, &log);
     let json = dir.path().join("run.json");
     let mut cmd = tlsbench(dir.path());
-    cmd.env("TLSBENCH_RUNNER_DIR", &runners).args(["run", "--stack", "go", "--samples", "4", "--min-time-ms", "7", "--warmup-ms", "0"]);
+    cmd.env("TLSBENCH_RUNNER_DIR", &runners).args(["run", "--stack", "go", "--samples", samples, "--min-time-ms", "7", "--warmup-ms", "0"]);
     cmd.args(["--warmup-max-ms", warmup_max_ms, "--export-json"]).arg(&json);
     for scenario in scenarios {
         cmd.args(["--scenario", scenario]);
@@ -156,4 +160,24 @@ fn cells_interleave_round_by_round_across_their_live_processes() {
     for scenario in [FULL, RESUMED] {
         assert_eq!(client_result(&doc, scenario)["sample_forks"], serde_json::json!([0, 1, 0, 1]));
     }
+}
+
+#[test]
+fn a_run_that_would_keep_too_many_processes_up_takes_its_scenarios_in_batches() {
+    // Over 30 scenarios, two processes each: more than a run keeps up at once (48).
+    let globs = ["handshake-full_1.3_*_ecdsa-p256_aes-128-gcm*", "handshake-full_1.2_*_ecdsa-p256_aes-128-gcm*"];
+    let (doc, requests, _) = run_with(false, &globs, "20000", "2");
+    let scenarios: BTreeSet<&str> = requests.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert!(scenarios.len() * 2 > 48, "{} scenarios", scenarios.len());
+    // Each process's life, from its first request to its last: at most 48 overlap.
+    let mut lives: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (i, (pid, _, _)) in requests.iter().enumerate() {
+        lives.entry(pid).and_modify(|(_, last)| *last = i).or_insert((i, i));
+    }
+    assert_eq!(lives.len(), scenarios.len() * 2);
+    let most = (0..requests.len()).map(|i| lives.values().filter(|(first, last)| *first <= i && i <= *last).count()).max().unwrap();
+    assert!(most <= 48, "{most} processes up at once");
+    // Every cell still took its two samples, one from each of its processes.
+    let results = doc["results"].as_array().unwrap();
+    assert!(results.iter().filter(|r| r["side"] == "client").all(|r| r["sample_forks"] == serde_json::json!([0, 1])), "{results:?}");
 }
