@@ -389,6 +389,25 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
 }
 
 #[test]
+fn interop_asks_by_default_whether_each_pair_works_on_the_two_headline_handshakes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .args(["interop", "--stack", "openssl", "--stack", "rustls-ring", "--min-time-ms", "2", "--warmup-ms", "0", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let output = succeeded(output);
+    let doc = read_json(&json);
+    let scenarios: std::collections::BTreeSet<&str> = results(&doc).iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    let expected = ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"];
+    assert_eq!(scenarios.into_iter().collect::<Vec<_>>(), expected);
+    assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 2), "two samples per pair");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("To measure one pair precisely:\n  tlsbench run --client CLIENT --server SERVER"), "{stderr}");
+}
+
+#[test]
 fn interop_prints_a_matrix_of_every_client_against_every_server() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
