@@ -15,13 +15,17 @@ use crate::run::{self, Settings};
 use crate::sessions::{Key, Pool, Role, Session, Sockets};
 use crate::steady::{self, Warmup};
 
+/// Whether stack `id`'s runtime warms up (its `min_warmup_ms`).
+fn warms_up(id: &str, settings: &Settings) -> bool {
+    settings.runners.info(id).is_some_and(|info| info.capabilities.min_warmup_ms > 0)
+}
+
 /// Whether `cell`'s samples come from runners that stay up.
 pub fn uses_sessions(cell: &Cell, settings: &Settings) -> bool {
-    let warms_up = |id: &str| settings.runners.info(id).is_some_and(|info| info.capabilities.min_warmup_ms > 0);
     matches!(cell.measure, Measure::Time | Measure::Io)
         && cell.process != Process::Tcp
         && cell.build.is_none_or(|b| b == crate::builds::Build::Release)
-        && (warms_up(&cell.client) || warms_up(&cell.server))
+        && (warms_up(&cell.client, settings) || warms_up(&cell.server, settings))
 }
 
 /// The fork (process) that takes sample `index` of a cell: they take turns.
@@ -52,10 +56,21 @@ fn keys(cell: &Cell, fork: u32, settings: &Settings) -> Result<Vec<Key>, (Status
     })
 }
 
-/// Takes the sessions of `keys` from the pool, starting those not up.
-fn take(keys: &[Key], cell: &Cell, pool: &mut Pool) -> Result<Vec<Session>, (Status, String)> {
+/// Takes the sessions of `keys` from the pool, starting those not up. A process of stacks
+/// compiled ahead of time (the peer side of a JIT stack) is warm from its start.
+fn take(keys: &[Key], cell: &Cell, settings: &Settings, pool: &mut Pool) -> Result<Vec<Session>, (Status, String)> {
     let env = run::allocator_env(cell);
-    keys.iter().map(|key| pool.take(key, &env).map_err(|e| (Status::Failed, format!("{e:#}")))).collect()
+    let warm_from_start = |key: &Key| match &key.role {
+        Role::Pair { client, server } => !warms_up(client, settings) && !warms_up(server, settings),
+        Role::Side { stack, .. } => !warms_up(stack, settings),
+    };
+    keys.iter()
+        .map(|key| {
+            let mut session = pool.take(key, &env).map_err(|e| (Status::Failed, format!("{e:#}")))?;
+            session.warm |= warm_from_start(key);
+            Ok(session)
+        })
+        .collect()
 }
 
 /// One sample of `cell` from its fork's processes, which are warmed up first if they have not
@@ -68,7 +83,7 @@ pub fn sample(
     pool: &mut Pool,
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
     let keys = keys(cell, fork, settings)?;
-    let mut sessions = take(&keys, cell, pool)?;
+    let mut sessions = take(&keys, cell, settings, pool)?;
     let warmup = match needs_warm_up(cell, &sessions) {
         true => warm_up(cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
         false => Ok(None),
@@ -161,7 +176,7 @@ pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut P
     for &&(position, cell) in &cells {
         for fork in 0..forks {
             let warmed = keys(cell, fork, settings).and_then(|keys| {
-                let mut sessions = take(&keys, cell, pool)?;
+                let mut sessions = take(&keys, cell, settings, pool)?;
                 let warmup = match needs_warm_up(cell, &sessions) {
                     true => Some(warm_up(cell, fork, settings, &pool.sockets, &mut sessions)?),
                     false => None,
