@@ -382,7 +382,8 @@ fn warmups(doc: &RunDocument) -> Option<String> {
     for pair in first_seen(cells.iter().map(|r| label(r))) {
         let ms: Vec<f64> = cells.iter().filter(|r| label(r) == pair).flat_map(|r| r.warmups.iter().map(|w| w.ms)).collect();
         let (low, high) = ms.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &m| (lo.min(m), hi.max(m)));
-        per_pair.push(format!("{pair} {:.1}-{:.1} s ({} processes)", low / 1000.0, high / 1000.0, ms.len()));
+        let processes = if ms.len() == 1 { "1 process".to_string() } else { format!("{} processes", ms.len()) };
+        per_pair.push(format!("{pair} {:.1}-{:.1} s ({processes})", low / 1000.0, high / 1000.0));
     }
     // Per pair, how many of its processes were still rising at the bound (the JSON names them).
     let unsettled: Vec<String> = first_seen(cells.iter().map(|r| label(r)))
