@@ -324,12 +324,12 @@ pub fn main<F: Family>() -> ExitCode {
     if let (Err(reason), false) = (crate::allocator::check_requested(), matches!(command, Command::List)) {
         let reply = Reply::Failed { reason };
         let json = serde_json::to_string(&reply).expect("serializable");
-        // A session gets the reason for each of its requests.
-        let requests = match command {
-            Command::Session => std::io::stdin().lines().count(),
-            _ => 1,
+        let mut reply_once = || writeln!(replies, "{json}").and_then(|()| replies.flush());
+        // A session gets the reason for each of its requests, as each comes.
+        let written = match command {
+            Command::Session => std::io::stdin().lines().map_while(Result::ok).try_for_each(|_| reply_once()),
+            _ => reply_once(),
         };
-        let written = (0..requests).try_for_each(|_| writeln!(replies, "{json}").and_then(|()| replies.flush()));
         return match written {
             Ok(()) => ExitCode::SUCCESS,
             Err(_) => ExitCode::FAILURE,
