@@ -165,8 +165,8 @@ pub fn measure(
             }
         }
     }
-    let pool = &mut crate::sessions::Pool::new()?;
     let Some(target) = &settings.target else { return Ok(Finish::Complete) };
+    let pool = &mut crate::sessions::Pool::new()?;
     let mut round = settings.samples;
     loop {
         match next(states, target, started.elapsed()) {
@@ -180,6 +180,20 @@ pub fn measure(
             Next::Reached | Next::BudgetSpent(_) => return Ok(Finish::Complete),
         }
     }
+}
+
+/// How progress names a cell: `SCENARIO PAIR (VARIANT) [BUILD]`.
+fn progress_label(cell: &Cell) -> String {
+    let mut label = format!(
+        "{} {}{}",
+        cell.scenario,
+        pair_label(&cell.client, &cell.server),
+        variant_label(cell.allocator.map(Allocator::name), cell.threads, cell.process == Process::Tcp)
+    );
+    if let Some(build) = cell.build {
+        label.push_str(&format!(" [{build}]"));
+    }
+    label
 }
 
 /// Warms up the processes that stay up before the first round (warm.rs), recording each
@@ -201,8 +215,7 @@ fn warm_up_first(
                 recorder.warmed(i, &warmup)?;
             }
             Err((status, reason)) if state.outcome.is_ok() => {
-                let label = format!("{} {}", state.cell.scenario, pair_label(&state.cell.client, &state.cell.server));
-                progress.cell_ended(&label, status, &reason, state.missing(settings.samples) as u64);
+                progress.cell_ended(&progress_label(&state.cell), status, &reason, state.missing(settings.samples) as u64);
                 recorder.ended(i, status, &reason)?;
                 state.outcome = Err((status, reason));
             }
@@ -234,15 +247,7 @@ fn take_round(
         if stop.load(Ordering::SeqCst) {
             return Ok(Finish::Interrupted);
         }
-        let mut label = format!(
-            "{} {}{}",
-            state.cell.scenario,
-            pair_label(&state.cell.client, &state.cell.server),
-            variant_label(state.cell.allocator.map(Allocator::name), state.cell.threads, state.cell.process == Process::Tcp)
-        );
-        if let Some(build) = state.cell.build {
-            label.push_str(&format!(" [{build}]"));
-        }
+        let label = progress_label(&state.cell);
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
