@@ -1,4 +1,4 @@
-//! The `io` measure (DESIGN.md, "Measures"): every transport call each side makes and the TLS
+//! The `io` measure (docs/measures.md, "io"): every transport call each side makes and the TLS
 //! records it writes, taken from the transport's IO log ([`Link::with_io_log`]) for a pair in
 //! one process. The numbers are counts, the same in every run, so a sample is one connection.
 //!

@@ -309,7 +309,7 @@ impl Metric {
         }
     }
 
-    /// The measure (DESIGN.md) a metric belongs to.
+    /// The measure (docs/measures.md) a metric belongs to.
     pub fn measure(self) -> Measure {
         Measure::ALL.iter().copied().find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self))).expect("every metric belongs to a measure")
     }

@@ -72,7 +72,7 @@ parameter!(
 );
 
 parameter!(
-    /// What a cell records (DESIGN.md, "Measures").
+    /// What a cell records (docs/measures.md).
     Measure, "measure" {
         /// Wall time inside each side's library calls.
         Time => "time",

@@ -1,4 +1,4 @@
-//! The command line (DESIGN.md, "Command line").
+//! The command line (docs/usage.md, "The command line").
 
 use std::path::PathBuf;
 
@@ -206,7 +206,7 @@ pub struct BuildArg {
 
 #[derive(Args)]
 pub struct ExportArgs {
-    /// The results document (DESIGN.md's schema).
+    /// The results document (its schema: docs/results.md).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// One row per cell with its statistics and samples.

@@ -1,5 +1,5 @@
-//! The results document of a run (DESIGN.md, "Results"): what is exported as JSON and what the
-//! table and the other exporters render.
+//! The results document of a run (docs/results.md): what is exported as JSON and what the table
+//! and the other exporters render.
 
 use std::path::Path;
 

@@ -1,5 +1,6 @@
-//! Statistics of samples (DESIGN.md, "Measures"): one cell's median, a distribution-free 95%
-//! confidence interval of it, the range and the MAD outliers; and the Mann-Whitney U test of two.
+//! Statistics of samples (docs/methodology.md, "Statistics"): one cell's median, a
+//! distribution-free 95% confidence interval of it, the range and the MAD outliers; and the
+//! Mann-Whitney U test of two (docs/usage.md, "Comparing two runs").
 
 /// What the results document reports for one series of samples.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,4 +1,4 @@
-//! The results database (DESIGN.md, "Storage"): one SQLite file holding every run, its
+//! The results database (docs/results.md, "The database"): one SQLite file holding every run, its
 //! environment and settings, and every sample, each written in its own transaction as it is taken.
 
 use std::path::{Path, PathBuf};

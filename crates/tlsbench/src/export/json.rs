@@ -1,4 +1,4 @@
-//! The JSON export: the whole results document in its serde form, the schema of DESIGN.md.
+//! The JSON export: the whole results document in its serde form, the schema of docs/results.md.
 
 use super::Exporter;
 use crate::results::RunDocument;

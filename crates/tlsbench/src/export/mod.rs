@@ -1,5 +1,5 @@
-//! Exports of a run's results document to files (DESIGN.md, "Results"): JSON, CSV, Markdown and
-//! the formats continuous-benchmarking services read, each one small type behind [`Exporter`].
+//! Exports of a run's results document to files (docs/results.md): JSON, CSV, Markdown and the
+//! formats continuous-benchmarking services read, each one small type behind [`Exporter`].
 
 mod bencher;
 mod csv;
