@@ -18,7 +18,7 @@ need=()
 # harness's client requests (valgrind-requests) are built against valgrind's headers; the tests also
 # hold the heap measure against DHAT's count of the same process. setarch (util-linux) turns ASLR off.
 # strace: a test holds the network mode's syscall counts against strace's record of the same processes.
-# nginx and openssl: peers that no one here wrote (tests/peers.rs, scripts/peers.sh) are Debian's
+# nginx and openssl: peers that no one here wrote (tests/it/peers.rs, scripts/peers.sh) are Debian's
 # nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
 # On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
 # modules). The tests start it with a config of their own and never use Debian's service.

@@ -4,7 +4,7 @@
 # crate's tests and the Go and Java runners' own, and check that the benchmarks still compile.
 # The native and lto builds (scripts/build.sh --build NAME) are not built here: each rebuilds
 # BoringSSL and AWS-LC from source, too long for CI on 2 cores. CI proves the build axis on the
-# orchestrator's side (crates/tlsbench/tests/builds.rs: columns, checks, errors, compare, with
+# orchestrator's side (crates/tlsbench/tests/it/builds.rs: columns, checks, errors, compare, with
 # release's runner standing in for another build) and that a runner reports the build it was
 # compiled as; that the flags build is scripts/build.sh --build NAME, run by hand.
 set -euo pipefail

@@ -9,8 +9,8 @@ use std::process::Command;
 use serde_json::Value;
 use tlsbench_harness::protocol::Reply;
 
-mod common;
-mod fake_go;
+use crate::common;
+use crate::fake_go;
 use common::{read_json, succeeded, tlsbench};
 use fake_go::{runner_dir, runners_with_a_runtime_stack};
 

@@ -13,7 +13,7 @@ use tlsbench_harness::{Pki, Scenario};
 const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const RESUME: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
-mod net_common;
+use crate::net_common;
 
 use net_common::Server;
 
@@ -47,7 +47,7 @@ impl Nginx {
         // A free port: nginx binds it a moment later.
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let resumes = scenario.kind.is_resumption();
-        let config = include_str!("../../../scripts/nginx.conf")
+        let config = include_str!("../../../../scripts/nginx.conf")
             .replace("@DIR@", &dir.path().display().to_string())
             .replace("@WORKERS@", &workers.to_string())
             .replace("@PORT@", &port.to_string())

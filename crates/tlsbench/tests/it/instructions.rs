@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{read_json, succeeded, tlsbench};
 
 const FULL_13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";

@@ -12,7 +12,7 @@ use tlsbench_harness::net::NetReport;
 use wait_timeout::ChildExt;
 use yaml_rust2::{Yaml, YamlLoader};
 
-mod net_common;
+use crate::net_common;
 
 const GENERATORS: usize = 3;
 const RUN_ID: &str = "k8s-test";

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::{read_json, succeeded, tlsbench};
 
 const STACKS: [&str; 9] =

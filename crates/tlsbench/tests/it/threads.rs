@@ -11,8 +11,8 @@ use serde_json::Value;
 use tlsbench_harness::protocol::{sum_threads, Reply};
 use tlsbench_harness::Side;
 
-mod common;
-mod fake_go;
+use crate::common;
+use crate::fake_go;
 use common::{succeeded, tlsbench};
 use fake_go::{runner_dir, runners_with_a_runtime_stack};
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tlsbench_harness::net::NetReport;
 
-mod net_common;
+use crate::net_common;
 
 use net_common::{load, tlsbench, Server};
 

@@ -3,7 +3,7 @@
 //! until steady or until the bound; cells interleave round by round across the live processes;
 //! which process took each sample and how each warmed up are stored and exported.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::PermissionsExt;

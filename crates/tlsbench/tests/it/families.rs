@@ -1,7 +1,7 @@
 //! End-to-end: stacks from two link families (the system's OpenSSL, and BoringSSL, whose
 //! symbols would capture OpenSSL's in one process) in one run, each reporting its own library.
 
-mod common;
+use crate::common;
 use common::{read_json, succeeded, tlsbench};
 
 /// The library each stack must report: OpenSSL's own version string, and BoringSSL's (which

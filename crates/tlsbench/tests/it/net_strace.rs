@@ -19,7 +19,7 @@ use tlsbench_harness::net::NetReport;
 use tlsbench_harness::Side;
 use wait_timeout::ChildExt;
 
-mod net_common;
+use crate::net_common;
 
 const CONNECTIONS: u64 = 40;
 /// The client's connections in flight, which are also its warm-up connections (served, not

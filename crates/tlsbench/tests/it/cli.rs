@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{read_json, succeeded, tlsbench};
 
 fn stderr(output: &Output) -> String {

@@ -1,0 +1,24 @@
+//! The integration tests of tlsbench, one module per area, in one test binary: one link
+//! instead of one per file, and their tests share the harness's threads.
+
+mod common;
+mod fake_go;
+mod net_common;
+
+mod allocators;
+mod builds;
+mod cli;
+mod conformance;
+mod families;
+mod html_report;
+mod instructions;
+mod io;
+mod kubernetes;
+mod net;
+mod net_strace;
+mod peers;
+mod profile;
+mod storage;
+mod terminal;
+mod threads;
+mod warm;
