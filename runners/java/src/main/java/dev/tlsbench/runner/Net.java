@@ -232,6 +232,8 @@ final class Net {
 
     /** Why one connection failed; it is counted under this reason, and the others go on. */
     static final class ConnectionFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+
         ConnectionFailed(String reason) {
             super(reason, null, false, false);
         }

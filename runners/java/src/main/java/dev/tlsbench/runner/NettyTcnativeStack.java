@@ -110,6 +110,8 @@ public final class NettyTcnativeStack implements Stack {
         return new Config(context, true);
     }
 
+    // sslCtxPointer() is deprecated, and Netty 4.1 has no other way to reach the SSL_CTX for its ticket count.
+    @SuppressWarnings("deprecation")
     @Override
     public Config serverConfig(Scenario scenario, Pki pki) throws Exception {
         SslContextBuilder builder = pinned(SslContextBuilder.forServer(pki.key, pki.chain), scenario, Side.SERVER);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -58,10 +59,15 @@ class SessionTest {
 
         /** Ends the session as the orchestrator does, by closing its stdin: no more output, exit status 0. */
         @Override
-        public void close() throws Exception {
+        public void close() throws IOException {
             requests.close();
             assertNull(replies.readLine(), "nothing after the last reply");
-            assertEquals(0, process.waitFor(), "exit status");
+            try {
+                assertEquals(0, process.waitFor(), "exit status");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted waiting for the session to exit", e);
+            }
         }
     }
 
