@@ -35,10 +35,16 @@ pub fn export_build() {
         name => name,
     };
     // Cargo passes the build's rustc flags to build scripts separated by 0x1f.
-    let rustflags = var("CARGO_ENCODED_RUSTFLAGS").split('\x1f').filter(|f| !f.is_empty()).collect::<Vec<_>>().join(" ");
-    for (key, value) in
-        [("NAME", name), ("PROFILE", profile), ("OPT_LEVEL", var("OPT_LEVEL")), ("RUSTFLAGS", rustflags), ("CFLAGS", var("CFLAGS")), ("CXXFLAGS", var("CXXFLAGS"))]
-    {
+    let rustflags =
+        var("CARGO_ENCODED_RUSTFLAGS").split('\x1f').filter(|f| !f.is_empty()).collect::<Vec<_>>().join(" ");
+    for (key, value) in [
+        ("NAME", name),
+        ("PROFILE", profile),
+        ("OPT_LEVEL", var("OPT_LEVEL")),
+        ("RUSTFLAGS", rustflags),
+        ("CFLAGS", var("CFLAGS")),
+        ("CXXFLAGS", var("CXXFLAGS")),
+    ] {
         println!("cargo:rustc-env=TLSBENCH_BUILD_{key}={value}");
     }
 }
@@ -65,7 +71,10 @@ mod tests {
 
     #[test]
     fn the_profile_is_the_directory_above_build() {
-        assert_eq!(profile_of("/w/target/builds/lto/cargo/lto/build/tlsbench-harness-0123/out").as_deref(), Some("lto"));
+        assert_eq!(
+            profile_of("/w/target/builds/lto/cargo/lto/build/tlsbench-harness-0123/out").as_deref(),
+            Some("lto")
+        );
         assert_eq!(profile_of("/w/target/release/build/tlsbench-harness-0123/out").as_deref(), Some("release"));
         assert_eq!(profile_of("out"), None);
     }

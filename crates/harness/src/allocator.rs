@@ -60,7 +60,13 @@ impl Allocator {
                     let mut version: *const c_char = std::ptr::null();
                     let mut len = std::mem::size_of::<*const c_char>();
                     let name = c"version";
-                    let rc = tikv_jemalloc_sys::mallctl(name.as_ptr(), (&raw mut version).cast(), &mut len, std::ptr::null_mut(), 0);
+                    let rc = tikv_jemalloc_sys::mallctl(
+                        name.as_ptr(),
+                        (&raw mut version).cast(),
+                        &mut len,
+                        std::ptr::null_mut(),
+                        0,
+                    );
                     match rc == 0 && !version.is_null() {
                         true => CStr::from_ptr(version).to_string_lossy().into_owned(),
                         false => "unknown".into(),
@@ -179,7 +185,9 @@ pub fn check_requested() -> Result<(), String> {
         Some(used) if used.name == requested => Ok(()),
         Some(used) => Err(format!("{ENV} asks for {requested}, but this process allocates with {}", used.name)),
         None if requested == Allocator::Glibc => Ok(()),
-        None => Err(format!("{ENV} asks for {requested}, but this binary does not interpose malloc, so it cannot switch allocator")),
+        None => Err(format!(
+            "{ENV} asks for {requested}, but this binary does not interpose malloc, so it cannot switch allocator"
+        )),
     }
 }
 

@@ -55,7 +55,17 @@ mod tests {
         let build = this();
         // The tests are built by cargo with some profile; its directory names it.
         assert!(!build.profile.is_empty() && !build.name.is_empty() && !build.opt_level.is_empty(), "{build:?}");
-        let shown = BuildInfo { name: "native".into(), profile: "release".into(), opt_level: "3".into(), rustflags: "-C target-cpu=native".into(), cflags: "-march=native".into(), cxxflags: String::new() };
-        assert_eq!(shown.to_string(), "native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native)");
+        let shown = BuildInfo {
+            name: "native".into(),
+            profile: "release".into(),
+            opt_level: "3".into(),
+            rustflags: "-C target-cpu=native".into(),
+            cflags: "-march=native".into(),
+            cxxflags: String::new(),
+        };
+        assert_eq!(
+            shown.to_string(),
+            "native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native)"
+        );
     }
 }

@@ -95,7 +95,13 @@ pub fn sample<C: Stack, S: Stack>(
 
 /// `Unsupported` unless `measure` applies to the scenario, with `threads` pairs side by side,
 /// and both stacks can do the scenario: what every sample checks before it builds a [`Pair`].
-pub(crate) fn check_sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, measure: Measure, threads: usize) -> Result<(), Error> {
+pub(crate) fn check_sample<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    scenario: &Scenario,
+    measure: Measure,
+    threads: usize,
+) -> Result<(), Error> {
     check_measure(measure, scenario)?;
     check_threads(measure, threads)?;
     client.capabilities().check(client.id(), scenario)?;
@@ -194,8 +200,10 @@ pub fn sample_threads<C: Stack, S: Stack>(
         return Err(error);
     }
     let negotiated = measured.first().map(|(_, gates)| gates.negotiated()).unwrap_or_default();
-    let threads: Vec<ThreadSample> =
-        measured.iter().map(|(m, _)| ThreadSample { iterations: m.iterations, values: m.values(spec, scenario.kind) }).collect();
+    let threads: Vec<ThreadSample> = measured
+        .iter()
+        .map(|(m, _)| ThreadSample { iterations: m.iterations, values: m.values(spec, scenario.kind) })
+        .collect();
     Ok(SampleReport {
         client_library: client.library(),
         server_library: server.library(),
@@ -238,7 +246,13 @@ struct Together {
 
 impl Together {
     fn new(threads: usize) -> Together {
-        Together { threads, ready: Mutex::new(0), all_ready: Condvar::new(), finished: AtomicUsize::new(0), failed: AtomicBool::new(false) }
+        Together {
+            threads,
+            ready: Mutex::new(0),
+            all_ready: Condvar::new(),
+            finished: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        }
     }
 
     /// Waits (asleep, not spinning: the others may need this CPU) until every thread is ready.
@@ -290,7 +304,13 @@ fn over(together: Option<&Together>, done: bool, counted: &mut bool) -> Result<b
 /// over the same calls (which leaves out the time the thread waited for a CPU). None for the
 /// instructions measure: the count is not known inside the process (callgrind writes it when
 /// the process ends, and the orchestrator reads it there), and the clocks ran at valgrind's pace.
-pub(crate) fn side_values(spec: &SampleSpec, side: Side, kind: Kind, iterations: u64, clock: &Clock) -> Vec<MetricValue> {
+pub(crate) fn side_values(
+    spec: &SampleSpec,
+    side: Side,
+    kind: Kind,
+    iterations: u64,
+    clock: &Clock,
+) -> Vec<MetricValue> {
     if spec.measure() == Measure::Instructions {
         return Vec::new();
     }
@@ -494,7 +514,13 @@ pub(crate) struct Pair<'a, C: Stack, S: Stack> {
 
 impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
     /// The pair with each stack's configs for the scenario.
-    pub(crate) fn new(client: &'a C, server: &'a S, scenario: &'a Scenario, pki: &Pki, link: Link) -> Result<Self, Error> {
+    pub(crate) fn new(
+        client: &'a C,
+        server: &'a S,
+        scenario: &'a Scenario,
+        pki: &Pki,
+        link: Link,
+    ) -> Result<Self, Error> {
         let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
         let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
         Ok(Pair::with_configs(client, server, client_config, server_config, scenario, link))
@@ -554,10 +580,14 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
     /// New connections on an empty link, through their handshakes (see [`crate::step`]).
     pub(crate) fn handshake(&self, clocks: &mut Clocks) -> Result<(C::Client, S::Server), Error> {
         self.link.clear();
-        let mut client =
-            clocks.client.time(|| self.client.new_client(&self.client_config, self.link.client())).map_err(failed(Side::Client, "setup"))?;
-        let mut server =
-            clocks.server.time(|| self.server.new_server(&self.server_config, self.link.server())).map_err(failed(Side::Server, "setup"))?;
+        let mut client = clocks
+            .client
+            .time(|| self.client.new_client(&self.client_config, self.link.client()))
+            .map_err(failed(Side::Client, "setup"))?;
+        let mut server = clocks
+            .server
+            .time(|| self.server.new_server(&self.server_config, self.link.server()))
+            .map_err(failed(Side::Server, "setup"))?;
         step::handshake_pair(&mut client, &mut server, &self.link, clocks)?;
         Ok((client, server))
     }
@@ -575,7 +605,15 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
         let (mut client, mut server) = self.handshake(&mut Clocks::default())?;
         self.check(&client, &server, false)?;
 
-        let mut stream = Stream { payload: transfer_payload(), offset: 0, inbox: vec![0u8; TRANSFER_WRITE_SIZE], sent: Xxh3::new(), received: Xxh3::new(), sent_bytes: 0, received_bytes: 0 };
+        let mut stream = Stream {
+            payload: transfer_payload(),
+            offset: 0,
+            inbox: vec![0u8; TRANSFER_WRITE_SIZE],
+            sent: Xxh3::new(),
+            received: Xxh3::new(),
+            sent_bytes: 0,
+            received_bytes: 0,
+        };
 
         let (started, mut warmed) = (Instant::now(), 0);
         while spec.warming(started, warmed) {
@@ -611,7 +649,12 @@ struct Stream {
 }
 
 impl Stream {
-    fn send_one(&mut self, client: &mut impl Connection, server: &mut impl Connection, clocks: &mut Clocks) -> Result<(), Error> {
+    fn send_one(
+        &mut self,
+        client: &mut impl Connection,
+        server: &mut impl Connection,
+        clocks: &mut Clocks,
+    ) -> Result<(), Error> {
         let data = &self.payload[self.offset..self.offset + TRANSFER_WRITE_SIZE];
         self.offset = (self.offset + TRANSFER_WRITE_SIZE) % self.payload.len();
         // Digest before sending: between the server's write and the client's read, the records

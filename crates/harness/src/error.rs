@@ -10,11 +10,7 @@ pub enum Error {
     Unsupported(String),
     /// A library call failed: building a config, a handshake step, a read or a write.
     #[error("{side} {stage} failed: {error}")]
-    Library {
-        side: Side,
-        stage: &'static str,
-        error: LibError,
-    },
+    Library { side: Side, stage: &'static str, error: LibError },
     /// A correctness gate caught a difference between what was asked and what happened.
     #[error("gate failed: {0}")]
     Gate(String),

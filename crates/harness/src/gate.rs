@@ -88,7 +88,10 @@ pub fn check_transfer<D: PartialEq>(sent: Tally<D>, received: Tally<D>) -> Resul
         return Err(Error::Gate(format!("sent {} bytes, received {}", sent.bytes, received.bytes)));
     }
     if sent.digest != received.digest {
-        return Err(Error::Gate(format!("received {} bytes whose digest differs from the sent data's", received.bytes)));
+        return Err(Error::Gate(format!(
+            "received {} bytes whose digest differs from the sent data's",
+            received.bytes
+        )));
     }
     Ok(())
 }
@@ -118,7 +121,8 @@ mod tests {
     fn what_was_asked_passes() {
         check_handshake(Side::Client, &scenario(), &asked(), false).unwrap();
         check_handshake(Side::Server, &scenario(), &Negotiated { group: None, ..asked() }, false).unwrap();
-        check_handshake(Side::Client, &scenario(), &Negotiated { client_cert_verified: None, ..asked() }, false).unwrap();
+        check_handshake(Side::Client, &scenario(), &Negotiated { client_cert_verified: None, ..asked() }, false)
+            .unwrap();
     }
 
     #[test]
@@ -127,25 +131,41 @@ mod tests {
         let verified = Negotiated { client_cert_verified: Some(true), ..asked() };
         check_handshake(Side::Server, &mtls, &verified, false).unwrap();
         let err = check_handshake(Side::Server, &mtls, &asked(), false).unwrap_err();
-        assert_eq!(err.to_string(), "gate failed: server did not verify a client certificate, the scenario requires one");
+        assert_eq!(
+            err.to_string(),
+            "gate failed: server did not verify a client certificate, the scenario requires one"
+        );
         let err = check_handshake(Side::Server, &scenario(), &verified, false).unwrap_err();
-        assert_eq!(err.to_string(), "gate failed: server verified a client certificate, the scenario's client has none");
-        let err = check_handshake(Side::Server, &mtls, &Negotiated { client_cert_verified: None, ..asked() }, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "gate failed: server verified a client certificate, the scenario's client has none"
+        );
+        let err = check_handshake(Side::Server, &mtls, &Negotiated { client_cert_verified: None, ..asked() }, false)
+            .unwrap_err();
         assert_eq!(err.to_string(), "gate failed: server does not report whether it verified a client certificate");
 
         let no_ems: Scenario = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems".parse().unwrap();
         let tls12 = Negotiated { version: Version::Tls12, ..asked() };
         check_handshake(Side::Client, &no_ems, &Negotiated { ems: Some(false), ..tls12 }, false).unwrap();
         let err = check_handshake(Side::Client, &no_ems, &Negotiated { ems: Some(true), ..tls12 }, false).unwrap_err();
-        assert_eq!(err.to_string(), "gate failed: client negotiated extended master secret on, the scenario asks for off");
+        assert_eq!(
+            err.to_string(),
+            "gate failed: client negotiated extended master secret on, the scenario asks for off"
+        );
     }
 
     #[test]
     fn each_mismatch_is_named() {
         let cases = [
             (Negotiated { version: Version::Tls12, ..asked() }, "client negotiated TLS 1.2, the scenario asks for 1.3"),
-            (Negotiated { suite: Suite::Chacha20Poly1305, ..asked() }, "client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm"),
-            (Negotiated { group: Some(Group::Secp256r1), ..asked() }, "client negotiated group secp256r1, the scenario asks for x25519"),
+            (
+                Negotiated { suite: Suite::Chacha20Poly1305, ..asked() },
+                "client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm",
+            ),
+            (
+                Negotiated { group: Some(Group::Secp256r1), ..asked() },
+                "client negotiated group secp256r1, the scenario asks for x25519",
+            ),
             (Negotiated { resumed: true, ..asked() }, "client resumed a session where a full handshake was asked"),
         ];
         for (got, message) in cases {
@@ -159,16 +179,27 @@ mod tests {
     #[test]
     fn with_the_libraries_defaults_the_suite_and_group_are_reported_not_required() {
         let defaults: Scenario = "handshake-full_1.3_default_ecdsa-p256_default".parse().unwrap();
-        let chosen = Negotiated { suite: Suite::Aes256Gcm, group: Some(Group::Secp256r1), ticket_received: Some(true), ..asked() };
+        let chosen = Negotiated {
+            suite: Suite::Aes256Gcm,
+            group: Some(Group::Secp256r1),
+            ticket_received: Some(true),
+            ..asked()
+        };
         check_handshake(Side::Client, &defaults, &chosen, false).unwrap();
         assert_eq!(chosen.to_string(), "1.3 aes-256-gcm secp256r1, ticket received");
         // The version, resumption and client auth are still the scenario's.
-        let err = check_handshake(Side::Client, &defaults, &Negotiated { version: Version::Tls12, ..chosen }, false).unwrap_err();
+        let err = check_handshake(Side::Client, &defaults, &Negotiated { version: Version::Tls12, ..chosen }, false)
+            .unwrap_err();
         assert_eq!(err.to_string(), "gate failed: client negotiated TLS 1.2, the scenario asks for 1.3");
         let err = check_handshake(Side::Client, &defaults, &Negotiated { resumed: true, ..chosen }, false).unwrap_err();
         assert_eq!(err.to_string(), "gate failed: client resumed a session where a full handshake was asked");
-        let err = check_handshake(Side::Server, &defaults, &Negotiated { client_cert_verified: Some(true), ..chosen }, false).unwrap_err();
-        assert_eq!(err.to_string(), "gate failed: server verified a client certificate, the scenario's client has none");
+        let err =
+            check_handshake(Side::Server, &defaults, &Negotiated { client_cert_verified: Some(true), ..chosen }, false)
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "gate failed: server verified a client certificate, the scenario's client has none"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! a lock still guards the table against any thread a library starts.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::Acquire, Ordering::Release};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
 use crate::Side;
 
@@ -50,7 +50,12 @@ struct Counters {
     frees: AtomicU64,
 }
 
-const ZERO: Counters = Counters { held: AtomicU64::new(0), peak: AtomicU64::new(0), allocations: AtomicU64::new(0), frees: AtomicU64::new(0) };
+const ZERO: Counters = Counters {
+    held: AtomicU64::new(0),
+    peak: AtomicU64::new(0),
+    allocations: AtomicU64::new(0),
+    frees: AtomicU64::new(0),
+};
 static COUNTERS: [Counters; 3] = [ZERO, ZERO, ZERO];
 
 fn tag_of(side: Option<Side>) -> u8 {
@@ -65,7 +70,10 @@ fn tag_of(side: Option<Side>) -> u8 {
 /// zero rather than wrong, but a zero is not a measurement.
 pub fn enable() -> Result<(), String> {
     if !INTERPOSED.load(Relaxed) {
-        return Err("this binary does not interpose malloc (tlsbench_harness::interpose_malloc!), so it cannot see the heap".into());
+        return Err(
+            "this binary does not interpose malloc (tlsbench_harness::interpose_malloc!), so it cannot see the heap"
+                .into(),
+        );
     }
     TABLE.map()?;
     ENABLED.store(true, Relaxed);
@@ -100,7 +108,12 @@ pub fn usage(side: Side) -> Usage {
 }
 
 fn counters_usage(c: &Counters) -> Usage {
-    Usage { held: c.held.load(Relaxed), peak: c.peak.load(Relaxed), allocations: c.allocations.load(Relaxed), frees: c.frees.load(Relaxed) }
+    Usage {
+        held: c.held.load(Relaxed),
+        peak: c.peak.load(Relaxed),
+        allocations: c.allocations.load(Relaxed),
+        frees: c.frees.load(Relaxed),
+    }
 }
 
 /// Starts a new peak from what `side` holds now.

@@ -141,7 +141,12 @@ impl IoTrace {
                 (Metric::RecordsWritten, t.records_written),
                 (Metric::BytesWritten, t.bytes_written),
             ];
-            values.extend(counts.into_iter().map(|(metric, n)| MetricValue { side, metric, value: n as f64, seconds: 0.0 }));
+            values.extend(counts.into_iter().map(|(metric, n)| MetricValue {
+                side,
+                metric,
+                value: n as f64,
+                seconds: 0.0,
+            }));
         }
         values
     }
@@ -221,7 +226,8 @@ impl IoTrace {
             }
         }
         let plaintext = messages_per_flight.values().any(|&n| n > 1).then_some(shared);
-        let encrypted = self.scenario.parse::<Scenario>().ok().and_then(|scenario| self.encrypted_coalescing(side, &scenario));
+        let encrypted =
+            self.scenario.parse::<Scenario>().ok().and_then(|scenario| self.encrypted_coalescing(side, &scenario));
         match (plaintext, encrypted) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(false) || b.unwrap_or(false)),
@@ -246,15 +252,22 @@ impl IoTrace {
         if messages < 2 {
             return None;
         }
-        let encrypted = |records: &[Record]| records.iter().filter(|r| r.content_type == Record::APPLICATION_DATA).count();
+        let encrypted =
+            |records: &[Record]| records.iter().filter(|r| r.content_type == Record::APPLICATION_DATA).count();
         let flight = self.writes(side).find(|(_, _, records)| encrypted(records) > 0)?.0;
-        let records: usize = self.writes(side).filter(|w| w.0 == flight).map(|(_, _, records)| encrypted(records)).sum();
+        let records: usize =
+            self.writes(side).filter(|w| w.0 == flight).map(|(_, _, records)| encrypted(records)).sum();
         Some(records < messages)
     }
 }
 
 /// The io metrics of one sample: one connection's counts per side (see the module's doc).
-pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<SampleReport, Error> {
+pub fn sample<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    scenario: &Scenario,
+    pki: &Pki,
+) -> Result<SampleReport, Error> {
     let trace = trace(client, server, scenario, pki)?;
     Ok(SampleReport {
         client_library: trace.client_library.clone(),
@@ -417,8 +430,14 @@ mod tests {
                 IoEvent::Phase { name: "application data".into() },
             ],
         );
-        assert_eq!(t.totals(Client), IoTotals { read_calls: 1, empty_reads: 1, write_calls: 1, records_written: 1, bytes_written: 105 });
-        assert_eq!(t.totals(Server), IoTotals { read_calls: 2, empty_reads: 0, write_calls: 1, records_written: 2, bytes_written: 101 });
+        assert_eq!(
+            t.totals(Client),
+            IoTotals { read_calls: 1, empty_reads: 1, write_calls: 1, records_written: 1, bytes_written: 105 }
+        );
+        assert_eq!(
+            t.totals(Server),
+            IoTotals { read_calls: 2, empty_reads: 0, write_calls: 1, records_written: 2, bytes_written: 101 }
+        );
         let value = |side, metric| t.metrics().iter().find(|v| v.side == side && v.metric == metric).unwrap().value;
         assert_eq!((value(Client, Metric::IoCalls), value(Server, Metric::IoCalls)), (2.0, 3.0));
         assert_eq!(t.metrics().len(), 2 * Metric::of(Measure::Io, Kind::IoProfile).len());
@@ -428,7 +447,10 @@ mod tests {
     fn a_read_beyond_its_record_is_read_buffering_and_header_then_body_is_not() {
         use Side::{Client, Server};
         let client_records = write(Client, 1, vec![record(22, 100, Some(vec![1]))]);
-        let exact = trace(TLS13, vec![client_records.clone(), read(Server, 5, None), read(Server, 5, Some(5)), read(Server, 100, Some(100))]);
+        let exact = trace(
+            TLS13,
+            vec![client_records.clone(), read(Server, 5, None), read(Server, 5, Some(5)), read(Server, 100, Some(100))],
+        );
         assert_eq!(exact.behaviour(Server).read_buffering, Some(false));
         // Asking for 16 KiB while 105 bytes make the record: buffering, even if only 105 came.
         let ahead = trace(TLS13, vec![client_records.clone(), read(Server, 16384, Some(105))]);
@@ -477,7 +499,8 @@ mod tests {
         // one record each.
         let one = trace(TLS12, vec![write(Server, 2, vec![record(22, 2000, Some(vec![2, 11, 12, 14]))])]);
         assert_eq!(one.behaviour(Server).record_coalescing, Some(true));
-        let each = trace(TLS12, vec![write(Server, 2, [2, 11, 12, 14].map(|m| record(22, 500, Some(vec![m]))).to_vec())]);
+        let each =
+            trace(TLS12, vec![write(Server, 2, [2, 11, 12, 14].map(|m| record(22, 500, Some(vec![m]))).to_vec())]);
         assert_eq!(each.behaviour(Server).record_coalescing, Some(false));
         // A client hello alone says nothing.
         let hello = trace(TLS12, vec![write(Client, 1, vec![record(22, 200, Some(vec![1]))])]);
@@ -488,7 +511,10 @@ mod tests {
         let flight = |encrypted: usize| {
             let mut records = vec![record(22, 90, Some(vec![2])), record(20, 1, None)];
             records.extend((0..encrypted).map(|_| record(23, 400, None)));
-            trace(TLS13, vec![write(Server, 2, records), write(Client, 3, vec![record(20, 1, None), record(23, 53, None)])])
+            trace(
+                TLS13,
+                vec![write(Server, 2, records), write(Client, 3, vec![record(20, 1, None), record(23, 53, None)])],
+            )
         };
         assert_eq!(flight(1).behaviour(Server).record_coalescing, Some(true));
         assert_eq!(flight(4).behaviour(Server).record_coalescing, Some(false));
@@ -496,13 +522,19 @@ mod tests {
         assert_eq!(flight(1).behaviour(Client).record_coalescing, None);
         // Resumed, the server's flight holds two messages.
         let resumed = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
-        let t = trace(resumed, vec![write(Server, 2, vec![record(22, 90, Some(vec![2])), record(23, 100, None), record(23, 53, None)])]);
+        let t = trace(
+            resumed,
+            vec![write(Server, 2, vec![record(22, 90, Some(vec![2])), record(23, 100, None), record(23, 53, None)])],
+        );
         assert_eq!(t.behaviour(Server).record_coalescing, Some(false));
     }
 
     #[test]
     fn a_trace_reply_round_trips_through_json() {
-        let reply = TraceReply::Ok(trace(TLS13, vec![write(Side::Client, 1, vec![record(22, 10, Some(vec![1]))]), read(Side::Server, 5, None)]));
+        let reply = TraceReply::Ok(trace(
+            TLS13,
+            vec![write(Side::Client, 1, vec![record(22, 10, Some(vec![1]))]), read(Side::Server, 5, None)],
+        ));
         let json = serde_json::to_string(&reply).unwrap();
         assert!(json.starts_with(r#"{"status":"ok","#), "{json}");
         assert_eq!(serde_json::from_str::<TraceReply>(&json).unwrap(), reply);

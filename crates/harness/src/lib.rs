@@ -9,8 +9,8 @@ pub mod build;
 pub mod driver;
 mod error;
 pub mod gate;
-pub mod io;
 pub mod heap;
+pub mod io;
 pub mod memory;
 pub mod net;
 pub mod pki;
@@ -27,5 +27,7 @@ pub mod transport;
 pub use error::{Error, LibError};
 pub use pki::Pki;
 pub use scenario::{ClientAuth, Config, Group, KeyType, Kind, Measure, Scenario, Suite, Version};
-pub use stack::{check_pair, Backend, Capabilities, Connection, Exclusion, MeasureLimit, Negotiated, PeerLimit, Side, Stack};
+pub use stack::{
+    check_pair, Backend, Capabilities, Connection, Exclusion, MeasureLimit, Negotiated, PeerLimit, Side, Stack,
+};
 pub use transport::{Endpoint, Link};

@@ -3,10 +3,10 @@
 //! call made it. Connections are stepped as in the time driver, but no clock runs.
 
 use crate::driver::{check_sample, failed, receive_all};
-use crate::step::{complete_handshakes, HeapTags, InProcess, Progress, MAX_HANDSHAKE_STEPS};
+use crate::gate::Gates;
 use crate::heap::{self, Usage};
 use crate::protocol::{Metric, MetricValue, SampleReport};
-use crate::gate::Gates;
+use crate::step::{complete_handshakes, HeapTags, InProcess, Progress, MAX_HANDSHAKE_STEPS};
 use crate::{Connection, Error, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// The plaintext each side sends and receives in the after-transfer stage.
@@ -14,7 +14,12 @@ const TRANSFER_BYTES: usize = 16 * 1024;
 
 /// One sample of the heap measure: the stages of one connection for handshake scenarios, or N
 /// connections held open for memory-N.
-pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<SampleReport, Error> {
+pub fn sample<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    scenario: &Scenario,
+    pki: &Pki,
+) -> Result<SampleReport, Error> {
     check_sample(client, server, scenario, Measure::Heap, 1)?;
     // One connection before the accounting starts: what a library allocates once per process
     // (its global state, lazily) is then charged to neither side.
@@ -43,7 +48,16 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, p
         return Err(Error::Other(format!("the heap table overflowed: {} blocks were not counted", heap::lost())));
     }
     let negotiated = pair.gates.negotiated();
-    Ok(SampleReport { client_library: client.library(), server_library: server.library(), iterations, values, negotiated, allocator: None, threads: Vec::new(), build: None })
+    Ok(SampleReport {
+        client_library: client.library(),
+        server_library: server.library(),
+        iterations,
+        values,
+        negotiated,
+        allocator: None,
+        threads: Vec::new(),
+        build: None,
+    })
 }
 
 struct Pair<'a, C: Stack, S: Stack> {
@@ -218,7 +232,9 @@ fn transfer(from: &mut impl Connection, to: &mut impl Connection, link: &Link, s
         }
     }
     if inbox[..filled] != data[..] {
-        return Err(Error::Gate(format!("{receiver} received {filled} bytes that differ from the {TRANSFER_BYTES} sent")));
+        return Err(Error::Gate(format!(
+            "{receiver} received {filled} bytes that differ from the {TRANSFER_BYTES} sent"
+        )));
     }
     Ok(())
 }

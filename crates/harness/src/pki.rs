@@ -8,8 +8,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose, RsaKeySize,
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose, RsaKeySize,
 };
 
 use crate::KeyType;
@@ -50,7 +50,8 @@ impl Pki {
         for &key in keys {
             let dir = root.join(key.name());
             if !dir.join(COMPLETE).exists() {
-                generate_into(key, &dir).map_err(|e| format!("generating {key} certificates in {}: {e}", dir.display()))?;
+                generate_into(key, &dir)
+                    .map_err(|e| format!("generating {key} certificates in {}: {e}", dir.display()))?;
             }
             let read = |file: &str| {
                 fs::read_to_string(dir.join(file)).map_err(|e| format!("reading {}: {e}", dir.join(file).display()))
@@ -130,7 +131,8 @@ fn generate_into(key: KeyType, dir: &Path) -> Result<(), Box<dyn std::error::Err
         CertifiedIssuer::signed_by(ca_params(&format!("tlsbench {key} intermediate CA"))?, new_key()?, &root)?;
     let (leaf_key, client_key) = (new_key()?, new_key()?);
     let leaf = leaf_params(SERVER_NAME, ExtendedKeyUsagePurpose::ServerAuth)?.signed_by(&leaf_key, &intermediate)?;
-    let client = leaf_params(CLIENT_NAME, ExtendedKeyUsagePurpose::ClientAuth)?.signed_by(&client_key, &intermediate)?;
+    let client =
+        leaf_params(CLIENT_NAME, ExtendedKeyUsagePurpose::ClientAuth)?.signed_by(&client_key, &intermediate)?;
 
     write_file(&staging.join("ca.pem"), &root.pem(), 0o644)?;
     write_file(&staging.join("chain.pem"), &(leaf.pem() + &intermediate.pem()), 0o644)?;
@@ -149,7 +151,8 @@ fn generate_into(key: KeyType, dir: &Path) -> Result<(), Box<dyn std::error::Err
 /// that rcgen writes.
 fn ed25519_pkcs8_v1() -> Result<KeyPair, rcgen::Error> {
     let rng = aws_lc_rs::rand::SystemRandom::new();
-    let document = aws_lc_rs::signature::Ed25519KeyPair::generate_pkcs8v1(&rng).map_err(|_| rcgen::Error::RingUnspecified)?;
+    let document =
+        aws_lc_rs::signature::Ed25519KeyPair::generate_pkcs8v1(&rng).map_err(|_| rcgen::Error::RingUnspecified)?;
     let der = rustls_pki_types::PrivatePkcs8KeyDer::from(document.as_ref());
     KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)
 }

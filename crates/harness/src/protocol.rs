@@ -105,7 +105,8 @@ pub fn sum_threads(threads: &[ThreadSample]) -> Vec<MetricValue> {
 impl SampleReport {
     /// What each side negotiated, client's view then server's; None where the runner left it out.
     pub fn negotiated_by_side(&self) -> [Option<&str>; 2] {
-        [Side::Client, Side::Server].map(|side| self.negotiated.iter().find(|n| n.side == side).map(|n| n.negotiated.as_str()))
+        [Side::Client, Side::Server]
+            .map(|side| self.negotiated.iter().find(|n| n.side == side).map(|n| n.negotiated.as_str()))
     }
 }
 
@@ -304,18 +305,37 @@ impl Metric {
             InstructionsPerHandshake | InstructionsPerMb => "instructions",
             AllocationsPerHandshake | RuntimeAllocationsPerHandshake => "allocations",
             FreesPerHandshake => "frees",
-            BytesWritten | RuntimeAllocBytesPerHandshake | HeapConfigBytes | HeapPeakBytes | HeapRetainedBytes | HeapAfterTransferBytes
-            | HeapPerConnectionBytes | HeapPeakPerConnectionBytes | RssPeakBytes | RssPerConnectionBytes => "B",
+            BytesWritten
+            | RuntimeAllocBytesPerHandshake
+            | HeapConfigBytes
+            | HeapPeakBytes
+            | HeapRetainedBytes
+            | HeapAfterTransferBytes
+            | HeapPerConnectionBytes
+            | HeapPeakPerConnectionBytes
+            | RssPeakBytes
+            | RssPerConnectionBytes => "B",
         }
     }
 
     /// The measure (docs/measures.md) a metric belongs to.
     pub fn measure(self) -> Measure {
-        Measure::ALL.iter().copied().find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self))).expect("every metric belongs to a measure")
+        Measure::ALL
+            .iter()
+            .copied()
+            .find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self)))
+            .expect("every metric belongs to a measure")
     }
 
     /// Whether a larger value is better: for rates.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::HandshakesPerS | Metric::MbPerS | Metric::CpuHandshakesPerS | Metric::CpuMbPerS | Metric::ConnectionsPerS)
+        matches!(
+            self,
+            Metric::HandshakesPerS
+                | Metric::MbPerS
+                | Metric::CpuHandshakesPerS
+                | Metric::CpuMbPerS
+                | Metric::ConnectionsPerS
+        )
     }
 }

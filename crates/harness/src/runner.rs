@@ -34,9 +34,9 @@ use crate::driver::{self, SampleSpec};
 use crate::io::{IoTrace, TraceReply};
 use crate::net::plain::{PlainTcp, PLAIN_STACKS};
 use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
-use std::sync::atomic::{AtomicBool, Ordering};
 use crate::protocol::{ListReply, Reply, StackInfo, PROTOCOL_VERSION};
 use crate::{Capabilities, Error, Measure, Pki, Scenario, Side, Stack};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
 pub trait Family {
@@ -280,7 +280,9 @@ impl SampleSettings {
                 warmup: self.warmup_iterations,
                 iterations: self.iterations,
                 collect: own_side.or(self.count_side).ok_or_else(|| Reply::Failed {
-                    reason: "the instructions measure counts one side per process: name it with --count-side client|server".into(),
+                    reason:
+                        "the instructions measure counts one side per process: name it with --count-side client|server"
+                            .into(),
                 })?,
             },
             _ => SampleSpec::timed(Duration::from_millis(self.warmup_ms), Duration::from_millis(self.min_time_ms)),
@@ -303,7 +305,11 @@ impl SampleSettings {
 /// build it is.
 fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
     match outcome {
-        Ok(report) => Reply::Ok(crate::protocol::SampleReport { allocator: crate::allocator::in_use(), build: Some(crate::build::this().name), ..report }),
+        Ok(report) => Reply::Ok(crate::protocol::SampleReport {
+            allocator: crate::allocator::in_use(),
+            build: Some(crate::build::this().name),
+            ..report
+        }),
         Err(Error::Unsupported(reason)) => Reply::Unsupported { reason },
         Err(error) => Reply::Failed { reason: error.to_string() },
     }
@@ -338,7 +344,11 @@ pub fn main<F: Family>() -> ExitCode {
     let reply = match command {
         Command::List => {
             let stacks: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
-            serde_json::to_string(&ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: Some(crate::build::this()) })
+            serde_json::to_string(&ListReply {
+                protocol_version: PROTOCOL_VERSION,
+                stacks,
+                build: Some(crate::build::this()),
+            })
         }
         Command::Sample(args) => serde_json::to_string(&sample::<F>(&args)),
         Command::Side(args) => serde_json::to_string(&side::<F>(&args)),
@@ -386,7 +396,13 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         Ok(loaded) => loaded,
         Err(reply) => return reply,
     };
-    let measure = MeasurePair { measure: args.settings.measure, scenario: &args.settings.scenario, pki: &pki, spec, threads: args.threads as usize };
+    let measure = MeasurePair {
+        measure: args.settings.measure,
+        scenario: &args.settings.scenario,
+        pki: &pki,
+        spec,
+        threads: args.threads as usize,
+    };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
         Err(reason) => Reply::Failed { reason },
@@ -410,24 +426,36 @@ enum NetTarget {
 /// The network mode's target, checked.
 fn net_setup(args: &NetArgs) -> Result<NetTarget, NetReply> {
     match (PlainTcp::from_id(&args.stack), &args.scenario) {
-        (Some(_), Some(scenario)) => {
-            Err(NetReply::Unsupported { reason: format!("{} is plain TCP: it has no TLS handshake, so no scenario ({scenario})", args.stack) })
-        }
+        (Some(_), Some(scenario)) => Err(NetReply::Unsupported {
+            reason: format!("{} is plain TCP: it has no TLS handshake, so no scenario ({scenario})", args.stack),
+        }),
         (Some(plain), None) => Ok(NetTarget::Plain(plain)),
-        (None, None) => Err(NetReply::Failed { reason: format!("{} is a TLS stack: name its handshake with --scenario", args.stack) }),
+        (None, None) => Err(NetReply::Failed {
+            reason: format!("{} is a TLS stack: name its handshake with --scenario", args.stack),
+        }),
         (None, Some(scenario)) => {
             crate::net::check_kind(scenario).map_err(|e| NetReply::Unsupported { reason: e.to_string() })?;
             let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
-            let pki = Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(|reason| NetReply::Failed { reason })?;
+            let pki =
+                Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(|reason| NetReply::Failed { reason })?;
             Ok(NetTarget::Tls(*scenario, pki))
         }
     }
 }
 
 /// Runs `visitor` with the TLS stack called `id`.
-fn with_net_stack<F: Family, V: StackVisitor<Output = Result<NetReport, NetReply>>>(id: &str, visitor: V) -> Result<NetReport, NetReply> {
+fn with_net_stack<F: Family, V: StackVisitor<Output = Result<NetReport, NetReply>>>(
+    id: &str,
+    visitor: V,
+) -> Result<NetReport, NetReply> {
     F::with_stack(id, visitor).unwrap_or_else(|| {
-        Err(NetReply::Failed { reason: format!("stack `{id}` is not in this runner (it has: {}, {})", F::STACKS.join(", "), PLAIN_STACKS.join(", ")) })
+        Err(NetReply::Failed {
+            reason: format!(
+                "stack `{id}` is not in this runner (it has: {}, {})",
+                F::STACKS.join(", "),
+                PLAIN_STACKS.join(", ")
+            ),
+        })
     })
 }
 
@@ -465,7 +493,9 @@ fn serve<F: Family>(args: &ServeArgs, replies: &mut File) -> NetReply {
     let announce = |replies: &mut File, stack: String, library: String| -> Result<(), NetReply> {
         let serving = Serving { listening: listening.clone(), stack, library, workers: settings.workers };
         let line = serde_json::to_string(&serving).expect("serializable");
-        writeln!(replies, "{line}").and_then(|()| replies.flush()).map_err(|e| NetReply::Failed { reason: format!("writing the reply: {e}") })
+        writeln!(replies, "{line}")
+            .and_then(|()| replies.flush())
+            .map_err(|e| NetReply::Failed { reason: format!("writing the reply: {e}") })
     };
     match target {
         NetTarget::Plain(plain) => {
@@ -493,7 +523,9 @@ impl StackVisitor for ServeStack<'_> {
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
         let unsupported = |e: Error| NetReply::Unsupported { reason: e.to_string() };
         stack.capabilities().check(stack.id(), self.scenario).map_err(unsupported)?;
-        let config = stack.server_config(self.scenario, self.pki).map_err(|e| NetReply::Failed { reason: format!("server config: {e}") })?;
+        let config = stack
+            .server_config(self.scenario, self.pki)
+            .map_err(|e| NetReply::Failed { reason: format!("server config: {e}") })?;
         (self.announce)(stack.id().to_string(), stack.library())?;
         let make_peer = || TlsServer(TlsPeer::new(stack, &config, Side::Server, self.scenario));
         Ok(crate::net::serve(make_peer, self.listener, self.settings, &STOP_SERVING))
@@ -533,7 +565,9 @@ impl StackVisitor for LoadStack<'_> {
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
         let unsupported = |e: Error| NetReply::Unsupported { reason: e.to_string() };
         stack.capabilities().check(stack.id(), self.scenario).map_err(unsupported)?;
-        let config = stack.client_config(self.scenario, self.pki).map_err(|e| NetReply::Failed { reason: format!("client config: {e}") })?;
+        let config = stack
+            .client_config(self.scenario, self.pki)
+            .map_err(|e| NetReply::Failed { reason: format!("client config: {e}") })?;
         Ok(crate::net::load(&TlsPeer::new(stack, &config, Side::Client, self.scenario), self.settings))
     }
 }
@@ -596,7 +630,9 @@ fn session_request<F: Family>(line: &str) -> Reply {
         Ok(Command::Side(args)) => side::<F>(&args),
         Ok(_) => unreachable!("only sample and side requests are parsed"),
         // clap's message, without its usage lines.
-        Err(e) => Reply::Failed { reason: e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string() },
+        Err(e) => Reply::Failed {
+            reason: e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string(),
+        },
     }
 }
 
@@ -624,7 +660,8 @@ fn meet_peer(path: &std::path::Path, role: Side, wait: Duration) -> Result<UnixS
     match role {
         Side::Server => {
             let _ = std::fs::remove_file(path);
-            let listener = std::os::unix::net::UnixListener::bind(path).map_err(|e| format!("listening for the peer at {shown}: {e}"))?;
+            let listener = std::os::unix::net::UnixListener::bind(path)
+                .map_err(|e| format!("listening for the peer at {shown}: {e}"))?;
             listener.set_nonblocking(true).map_err(|e| format!("listening for the peer at {shown}: {e}"))?;
             let accepted = loop {
                 match listener.accept() {
@@ -678,7 +715,9 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
     };
     match F::with_stack(&args.stack, measure) {
         Some(outcome) => reply(outcome),
-        None => Reply::Failed { reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")) },
+        None => Reply::Failed {
+            reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")),
+        },
     }
 }
 
@@ -701,7 +740,9 @@ impl StackVisitor for MeasureSide<'_> {
         capabilities.check(stack.id(), self.scenario)?;
         capabilities.check_peer(self.side, self.peer_stack)?;
         match self.measure {
-            Measure::Time | Measure::Instructions => crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer),
+            Measure::Time | Measure::Instructions => {
+                crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)
+            }
             Measure::Rss => crate::split::memory_side(stack, self.side, self.scenario, self.pki, self.peer),
             other => Err(Error::Unsupported(format!("measure {other} is taken in one process, not split-process"))),
         }
@@ -749,12 +790,18 @@ impl PairVisitor for MeasurePair<'_> {
         check_pair(client, server, self.scenario)?;
         driver::check_threads(self.measure, self.threads)?;
         match self.measure {
-            Measure::Time if self.threads > 1 => driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads),
-            Measure::Time | Measure::Instructions => driver::sample(client, server, self.scenario, self.pki, &self.spec),
+            Measure::Time if self.threads > 1 => {
+                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads)
+            }
+            Measure::Time | Measure::Instructions => {
+                driver::sample(client, server, self.scenario, self.pki, &self.spec)
+            }
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
             Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
             Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),
-            Measure::Net => Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into())),
+            Measure::Net => {
+                Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into()))
+            }
         }
     }
 }

@@ -98,7 +98,9 @@ impl Measure {
         match self {
             Measure::Time | Measure::Instructions => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
             Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
-            Measure::Heap => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            Measure::Heap => {
+                &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000]
+            }
             Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             Measure::Net => &HANDSHAKES,
         }
@@ -198,7 +200,10 @@ impl Suite {
     /// The suite a library reports as `negotiated`, in its own terms: the one that `name_of`
     /// gives as `negotiated` for some key type (a TLS 1.2 suite's name depends on the key's
     /// signature algorithm, so every key type is tried).
-    pub fn negotiated<N: PartialEq + fmt::Debug>(negotiated: N, name_of: impl Fn(KeyType, Suite) -> N) -> Result<Suite, LibError> {
+    pub fn negotiated<N: PartialEq + fmt::Debug>(
+        negotiated: N,
+        name_of: impl Fn(KeyType, Suite) -> N,
+    ) -> Result<Suite, LibError> {
         Suite::ALL
             .iter()
             .copied()
@@ -436,7 +441,8 @@ impl Scenario {
             "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems",
         ];
         let mut defaults: Vec<Scenario> = Scenario::all().into_iter().filter(common).collect();
-        defaults.extend(representatives.iter().map(|name| name.parse::<Scenario>().expect("the defaults are valid names")));
+        defaults
+            .extend(representatives.iter().map(|name| name.parse::<Scenario>().expect("the defaults are valid names")));
         defaults
     }
 
@@ -471,9 +477,9 @@ impl Scenario {
             Scenario { kind: Kind::HandshakeResumeId, version: Version::Tls13, .. } => {
                 Err(format!("{name}: session-ID resumption exists in TLS 1.2 only"))
             }
-            Scenario { config: Config::Pinned { group: Group::X25519Mlkem768, .. }, version: Version::Tls12, .. } => {
-                Err(format!("{name}: x25519mlkem768 exists in TLS 1.3 only"))
-            }
+            Scenario {
+                config: Config::Pinned { group: Group::X25519Mlkem768, .. }, version: Version::Tls12, ..
+            } => Err(format!("{name}: x25519mlkem768 exists in TLS 1.3 only")),
             Scenario { ems: false, version: Version::Tls13, .. } => Err(format!("{name}: EMS is TLS 1.2 only")),
             Scenario { config: Config::Defaults, ems: false, .. } => {
                 Err(format!("{name}: no-ems switches EMS off, which no library does by default; it is pinned only"))
@@ -490,7 +496,9 @@ impl Scenario {
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.config {
-            Config::Pinned { group, suite } => write!(f, "{}_{}_{group}_{}_{suite}", self.kind, self.version, self.key)?,
+            Config::Pinned { group, suite } => {
+                write!(f, "{}_{}_{group}_{}_{suite}", self.kind, self.version, self.key)?
+            }
             Config::Defaults => write!(f, "{}_{}_{DEFAULT}_{}_{DEFAULT}", self.kind, self.version, self.key)?,
         }
         if self.client_auth != ClientAuth::None {
@@ -524,14 +532,25 @@ impl FromStr for Scenario {
             }
             _ => Config::Pinned { group: group.parse()?, suite: suite.parse()? },
         };
-        let mut scenario = Scenario { kind: kind.parse()?, version: version.parse()?, config, key: key.parse()?, client_auth: ClientAuth::None, ems: true };
+        let mut scenario = Scenario {
+            kind: kind.parse()?,
+            version: version.parse()?,
+            config,
+            key: key.parse()?,
+            client_auth: ClientAuth::None,
+            ems: true,
+        };
         for (i, &suffix) in suffixes.iter().enumerate() {
             match suffix {
                 "no-ems" if i + 1 == suffixes.len() => scenario.ems = false,
                 _ if i == 0 && suffix != "none" && suffix.parse::<ClientAuth>().is_ok() => {
                     scenario.client_auth = suffix.parse()?;
                 }
-                _ => return Err(format!("scenario `{name}`: unknown suffix `{suffix}` (valid: mtls, cert-requested, no-ems)")),
+                _ => {
+                    return Err(format!(
+                        "scenario `{name}`: unknown suffix `{suffix}` (valid: mtls, cert-requested, no-ems)"
+                    ))
+                }
             }
         }
         scenario.validated()
@@ -570,7 +589,8 @@ mod tests {
     fn the_defaults_keep_issue_2_s_matrix_and_add_one_of_each_dimension() {
         let defaults = Scenario::defaults();
         assert_eq!(defaults.len(), 30 + 14);
-        let full_common = defaults.iter().filter(|s| s.kind == Kind::HandshakeFull && s.client_auth == ClientAuth::None && s.ems);
+        let full_common =
+            defaults.iter().filter(|s| s.kind == Kind::HandshakeFull && s.client_auth == ClientAuth::None && s.ems);
         assert!(full_common.count() >= 24);
         for kind in Measure::Time.kinds() {
             assert!(defaults.iter().any(|s| s.kind == *kind), "{kind}");
@@ -592,7 +612,10 @@ mod tests {
         }
         assert!(kinds(Measure::Io).contains(&Kind::IoProfile));
         for version in Version::ALL {
-            assert!(Scenario::quick_for(Measure::Time).iter().any(|s| s.kind.is_resumption() && s.version == *version), "{version}");
+            assert!(
+                Scenario::quick_for(Measure::Time).iter().any(|s| s.kind.is_resumption() && s.version == *version),
+                "{version}"
+            );
         }
     }
 
@@ -600,7 +623,10 @@ mod tests {
     fn groups_add_the_ecdsa_curve_in_tls_1_2_for_the_side_that_verifies_a_certificate() {
         let groups = |name: &str, side| name.parse::<Scenario>().unwrap().groups(side);
         let (client, server) = (Side::Client, Side::Server);
-        assert_eq!(groups("handshake-full_1.2_x25519_ecdsa-p384_aes-128-gcm", client), vec![Group::X25519, Group::Secp384r1]);
+        assert_eq!(
+            groups("handshake-full_1.2_x25519_ecdsa-p384_aes-128-gcm", client),
+            vec![Group::X25519, Group::Secp384r1]
+        );
         assert_eq!(groups("handshake-full_1.2_x25519_ecdsa-p384_aes-128-gcm", server), vec![Group::X25519]);
         let mtls = "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls";
         assert_eq!(groups(mtls, server), vec![Group::X25519, Group::Secp256r1]);
@@ -611,13 +637,21 @@ mod tests {
 
     #[test]
     fn a_negotiated_suite_is_found_back_from_a_library_name_of_any_key_type() {
-        let by_name = |name: &str, version| Suite::negotiated(name, |key, suite| suite.openssl_name(version, key)).map_err(|e| e.0);
+        let by_name = |name: &str, version| {
+            Suite::negotiated(name, |key, suite| suite.openssl_name(version, key)).map_err(|e| e.0)
+        };
         assert_eq!(by_name("TLS_AES_256_GCM_SHA384", Version::Tls13), Ok(Suite::Aes256Gcm));
         assert_eq!(by_name("ECDHE-RSA-CHACHA20-POLY1305", Version::Tls12), Ok(Suite::Chacha20Poly1305));
         assert_eq!(by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls12), Ok(Suite::Aes128Gcm));
         // A TLS 1.2 name is not a TLS 1.3 suite, and a suite tlsbench does not know is an error.
-        assert_eq!(by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls13), Err("negotiated an unexpected cipher suite: \"ECDHE-ECDSA-AES128-GCM-SHA256\"".into()));
-        assert_eq!(by_name("AES128-SHA", Version::Tls12), Err("negotiated an unexpected cipher suite: \"AES128-SHA\"".into()));
+        assert_eq!(
+            by_name("ECDHE-ECDSA-AES128-GCM-SHA256", Version::Tls13),
+            Err("negotiated an unexpected cipher suite: \"ECDHE-ECDSA-AES128-GCM-SHA256\"".into())
+        );
+        assert_eq!(
+            by_name("AES128-SHA", Version::Tls12),
+            Err("negotiated an unexpected cipher suite: \"AES128-SHA\"".into())
+        );
     }
 
     #[test]
@@ -639,7 +673,10 @@ mod tests {
         assert!(err.ends_with("resumption is measured pinned only (whether and how a client keeps and offers sessions is the application's choice, not a library default)"), "{err}");
         // The runs that name no scenario stay pinned.
         for measure in Measure::ALL {
-            assert!(Scenario::defaults_for(*measure).iter().chain(&Scenario::quick_for(*measure)).all(Scenario::is_pinned), "{measure}");
+            assert!(
+                Scenario::defaults_for(*measure).iter().chain(&Scenario::quick_for(*measure)).all(Scenario::is_pinned),
+                "{measure}"
+            );
         }
     }
 

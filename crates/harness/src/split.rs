@@ -9,10 +9,12 @@ use std::time::Instant;
 
 use aws_lc_rs::digest::{Context as Sha256, SHA256};
 
-use crate::driver::{failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE};
-use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
+use crate::driver::{
+    failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE,
+};
 use crate::gate::{self, Gates, Tally};
 use crate::protocol::SampleReport;
+use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};
 use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Measures this process's side of one sample; the peer process runs the other side.
@@ -31,12 +33,14 @@ pub fn sample_side<T: Stack>(
     let outcome = match side {
         Side::Client => {
             let config = stack.client_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_client(&config, io) };
+            let mut local =
+                Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_client(&config, io) };
             local.run(spec)
         }
         Side::Server => {
             let config = stack.server_config(scenario, pki).map_err(failed(side, "config"))?;
-            let mut local = Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_server(&config, io) };
+            let mut local =
+                Local { relay: &mut relay, link, scenario, gates: &gates, open: |io| stack.new_server(&config, io) };
             local.run(spec)
         }
     };
@@ -49,7 +53,16 @@ pub fn sample_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new(), build: None })
+    Ok(SampleReport {
+        client_library,
+        server_library,
+        iterations,
+        values,
+        negotiated: gates.negotiated(),
+        allocator: None,
+        threads: Vec::new(),
+        build: None,
+    })
 }
 
 /// The `rss` measure of memory-N, one side per process: the process's peak resident memory,
@@ -83,7 +96,16 @@ pub fn memory_side<T: Stack>(
         Side::Client => (stack.library(), String::new()),
         Side::Server => (String::new(), stack.library()),
     };
-    Ok(SampleReport { client_library, server_library, iterations: n as u64, values, negotiated: gates.negotiated(), allocator: None, threads: Vec::new(), build: None })
+    Ok(SampleReport {
+        client_library,
+        server_library,
+        iterations: n as u64,
+        values,
+        negotiated: gates.negotiated(),
+        allocator: None,
+        threads: Vec::new(),
+        build: None,
+    })
 }
 
 /// One connection first (lazy initialisation), then the peak is reset and N are opened.
@@ -102,7 +124,10 @@ fn held_open<C: Connection>(
     let peak = rss::peak().map_err(Error::Other)?;
     drop(connections);
     let value = |metric, value| MetricValue { side, metric, value, seconds: 0.0 };
-    Ok(vec![value(Metric::RssPeakBytes, peak as f64), value(Metric::RssPerConnectionBytes, (peak as f64 - before as f64) / n as f64)])
+    Ok(vec![
+        value(Metric::RssPeakBytes, peak as f64),
+        value(Metric::RssPerConnectionBytes, (peak as f64 - before as f64) / n as f64),
+    ])
 }
 
 /// N connections of this side, through their handshakes in lockstep with the peer's N
@@ -151,7 +176,13 @@ struct Split<'a, C, M> {
 }
 
 impl<'a, C: Connection, M: Meter> Split<'a, C, M> {
-    fn new(relay: &'a mut Relay, connections: &'a mut [C], links: &'a [Link], progress: &'a mut [Progress], meter: &'a mut M) -> Self {
+    fn new(
+        relay: &'a mut Relay,
+        connections: &'a mut [C],
+        links: &'a [Link],
+        progress: &'a mut [Progress],
+        meter: &'a mut M,
+    ) -> Self {
         Self { relay, connections, links, progress, meter, sent: 0, peer_unread: 0 }
     }
 }
@@ -205,7 +236,8 @@ pub(crate) mod rss {
 
     /// A `/proc/self/status` field in bytes.
     fn field(name: &str) -> Result<u64, String> {
-        let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("reading /proc/self/status: {e}"))?;
+        let status =
+            std::fs::read_to_string("/proc/self/status").map_err(|e| format!("reading /proc/self/status: {e}"))?;
         let line = status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
         let kib = line.and_then(|l| l.trim().strip_suffix("kB")?.trim().parse::<u64>().ok());
         kib.map(|k| k * 1024).ok_or_else(|| format!("/proc/self/status has no {name}"))
@@ -362,7 +394,13 @@ impl<C: Connection, F: FnMut(crate::Endpoint) -> Result<C, LibError>> Local<'_, 
         };
         let mut conn = clock.time(|| (self.open)(link_end)).map_err(failed(side, "setup"))?;
         let links = std::slice::from_ref(&self.link);
-        complete_handshakes(&mut Split::new(self.relay, std::slice::from_mut(&mut conn), links, &mut [Progress::default()], clock))?;
+        complete_handshakes(&mut Split::new(
+            self.relay,
+            std::slice::from_mut(&mut conn),
+            links,
+            &mut [Progress::default()],
+            clock,
+        ))?;
         Ok(conn)
     }
 
@@ -421,7 +459,11 @@ struct Relay {
 enum Message {
     /// The bytes a side wrote in a step, whether it has completed its handshake (or, in a
     /// transfer, reached its minimum time), and how many received bytes it has not read.
-    Flight { bytes: Vec<u8>, done: bool, unread: u32 },
+    Flight {
+        bytes: Vec<u8>,
+        done: bool,
+        unread: u32,
+    },
     Next(Next),
     Reached(bool),
     /// The sender's count and SHA-256 of the plaintext of a transfer.
@@ -430,7 +472,11 @@ enum Message {
     Abort(String),
     /// Memory-N: one flight per connection, whether all of the side's handshakes have
     /// completed, and how many received bytes it has not read, over all connections.
-    Flights { flights: Vec<Vec<u8>>, done: bool, unread: u32 },
+    Flights {
+        flights: Vec<Vec<u8>>,
+        done: bool,
+        unread: u32,
+    },
 }
 
 impl Relay {
@@ -475,14 +521,19 @@ impl Relay {
         self.peer.read_exact(&mut len).map_err(peer_gone)?;
         let len = u32::from_le_bytes(len) as u64;
         if len > MAX_FRAME {
-            return Err(Error::Other(format!("the peer runner announced a message of {len} bytes, more than the {MAX_FRAME} any message can be")));
+            return Err(Error::Other(format!(
+                "the peer runner announced a message of {len} bytes, more than the {MAX_FRAME} any message can be"
+            )));
         }
         // Read what arrives rather than allocate what was announced: a peer that dies midway
         // leaves a short frame, not a large buffer.
         let mut frame = Vec::new();
         (&mut self.peer).take(len).read_to_end(&mut frame).map_err(peer_gone)?;
         if frame.len() as u64 != len {
-            return Err(Error::Other(format!("the peer runner went away in the middle of a message ({} of {len} bytes)", frame.len())));
+            return Err(Error::Other(format!(
+                "the peer runner went away in the middle of a message ({} of {len} bytes)",
+                frame.len()
+            )));
         }
         let garbled = || {
             let tag = frame.first().map_or("none".to_string(), |t| t.to_string());
@@ -491,9 +542,11 @@ impl Relay {
         let (&tag, rest) = frame.split_first().ok_or_else(garbled)?;
         let next = |b: u8| [Next::Seed, Next::Warmup, Next::Measure, Next::Stop].get(b as usize).copied();
         match (tag, rest) {
-            (0, [done, u0, u1, u2, u3, bytes @ ..]) => {
-                Ok(Message::Flight { bytes: bytes.to_vec(), done: *done != 0, unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]) })
-            }
+            (0, [done, u0, u1, u2, u3, bytes @ ..]) => Ok(Message::Flight {
+                bytes: bytes.to_vec(),
+                done: *done != 0,
+                unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]),
+            }),
             (1, [n]) => Ok(Message::Next(next(*n).ok_or_else(garbled)?)),
             (2, [reached]) => Ok(Message::Reached(*reached != 0)),
             (3, rest) if rest.len() == 40 => Ok(Message::Tally(Tally {
@@ -534,7 +587,11 @@ mod tests {
             Message::Next(Next::Measure),
             Message::Reached(true),
             Message::Tally(Tally { bytes: 1 << 40, digest: [0xa5; 32] }),
-            Message::Flights { flights: vec![b"\x16\x03\x01".to_vec(), Vec::new(), b"abc".to_vec()], done: true, unread: 3 },
+            Message::Flights {
+                flights: vec![b"\x16\x03\x01".to_vec(), Vec::new(), b"abc".to_vec()],
+                done: true,
+                unread: 3,
+            },
             Message::Flights { flights: Vec::new(), done: false, unread: 0 },
         ];
         for message in &messages {
@@ -556,7 +613,10 @@ mod tests {
             Relay { peer: b, side: Side::Server }.recv().unwrap_err().to_string()
         };
         // Text where a length should be ("HTTP" is 1.4 GB): refused before reading on.
-        assert_eq!(receive(b"HTTP/1.1 200 OK"), "the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be");
+        assert_eq!(
+            receive(b"HTTP/1.1 200 OK"),
+            "the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be"
+        );
         let mut short = 100u32.to_le_bytes().to_vec();
         short.extend_from_slice(&[1, 2, 3]);
         assert_eq!(receive(&short), "the peer runner went away in the middle of a message (3 of 100 bytes)");

@@ -337,7 +337,9 @@ impl Capabilities {
         }
         lacks(&self.client_auth, scenario.client_auth, stack, "client auth")?;
         match (scenario.ems, self.ems_off) {
-            (false, false) => Err(Error::Unsupported(format!("{stack}: extended master secret cannot be switched off"))),
+            (false, false) => {
+                Err(Error::Unsupported(format!("{stack}: extended master secret cannot be switched off")))
+            }
             _ => Ok(()),
         }
     }
@@ -346,7 +348,11 @@ impl Capabilities {
 /// Whether a client stack and a server stack, each with its id and capabilities, can do
 /// `scenario` together: each stack's own [`Capabilities::check`] first, then the limits each
 /// declares on its peers.
-pub fn check_pair(client: (&str, &Capabilities), server: (&str, &Capabilities), scenario: &Scenario) -> Result<(), Error> {
+pub fn check_pair(
+    client: (&str, &Capabilities),
+    server: (&str, &Capabilities),
+    scenario: &Scenario,
+) -> Result<(), Error> {
     client.1.check(client.0, scenario)?;
     server.1.check(server.0, scenario)?;
     client.1.check_peer(Side::Client, server.0)?;
@@ -368,15 +374,22 @@ mod tests {
             ..Capabilities::everything()
         };
         let check = |name: &str| caps.check("x", &name.parse().unwrap()).map_err(|e| e.to_string());
-        assert_eq!(check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls"), Err("x: no resumption with client auth".into()));
+        assert_eq!(
+            check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls"),
+            Err("x: no resumption with client auth".into())
+        );
         assert_eq!(check("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm"), Ok(()));
         assert_eq!(check("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cannot pin a TLS 1.3 suite".into()));
-        assert_eq!(check("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"), Err("x: cipher suite aes-256-gcm not supported".into()));
+        assert_eq!(
+            check("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"),
+            Err("x: cipher suite aes-256-gcm not supported".into())
+        );
     }
 
     #[test]
     fn a_peer_limit_makes_the_pairs_it_excludes_unsupported_on_its_side_only() {
-        let reason = "x: its server sends no intermediate; only its own client, which does not verify the chain, accepts that";
+        let reason =
+            "x: its server sends no intermediate; only its own client, which does not verify the chain, accepts that";
         let limited = Capabilities {
             peer_limits: vec![PeerLimit { side: Side::Server, only: vec!["x".into()], reason: reason.into() }],
             ..Capabilities::everything()

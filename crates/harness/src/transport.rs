@@ -76,11 +76,21 @@ impl Link {
     }
 
     pub fn client(&self) -> Endpoint {
-        Endpoint(Io::Memory(MemoryEnd { rx: self.to_client.clone(), tx: self.to_server.clone(), side: Side::Client, log: self.log.clone() }))
+        Endpoint(Io::Memory(MemoryEnd {
+            rx: self.to_client.clone(),
+            tx: self.to_server.clone(),
+            side: Side::Client,
+            log: self.log.clone(),
+        }))
     }
 
     pub fn server(&self) -> Endpoint {
-        Endpoint(Io::Memory(MemoryEnd { rx: self.to_server.clone(), tx: self.to_client.clone(), side: Side::Server, log: self.log.clone() }))
+        Endpoint(Io::Memory(MemoryEnd {
+            rx: self.to_server.clone(),
+            tx: self.to_client.clone(),
+            side: Side::Server,
+            log: self.log.clone(),
+        }))
     }
 
     /// Bytes written and not yet read, in both directions.
@@ -459,7 +469,9 @@ impl RecordStream {
             self.encrypted = true;
         }
         let record = Record { content_type, length, messages: plaintext_handshake.then(Vec::new), continued: false };
-        let IoEvent::Write { records, .. } = &mut events[self.header_event] else { unreachable!("headers begin in writes") };
+        let IoEvent::Write { records, .. } = &mut events[self.header_event] else {
+            unreachable!("headers begin in writes")
+        };
         records.push(record);
         self.current = plaintext_handshake.then_some((self.header_event, records.len() - 1));
         self.body_left = usize::from(length);

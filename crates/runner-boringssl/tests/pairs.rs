@@ -2,8 +2,8 @@
 //! and the gates catching real handshakes between them that do not match the scenario.
 
 use tlsbench_harness::driver;
-use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
 use tlsbench_harness::protocol::SampleReport;
+use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
 use tlsbench_harness::{Error, Measure, Scenario, Side, Stack};
 use tlsbench_stack_boringssl::BoringSsl;
 use tlsbench_stack_rustls::Rustls;
@@ -14,7 +14,10 @@ fn boringssl_and_rustls_pass_every_scenario_both_support_both_ways() {
     // measures the kinds the time measure applies to.
     // With its defaults, BoringSSL takes no Ed25519 certificate.
     let boringssl_defaults_lack = |s: &Scenario| !s.is_pinned() && s.key == tlsbench_harness::KeyType::Ed25519;
-    let expected = Scenario::all().iter().filter(|s| s.ems && Measure::Time.applies_to(s.kind) && !boringssl_defaults_lack(s)).count();
+    let expected = Scenario::all()
+        .iter()
+        .filter(|s| s.ems && Measure::Time.applies_to(s.kind) && !boringssl_defaults_lack(s))
+        .count();
     let aws = Rustls::aws_lc_rs();
     assert_eq!(check_all_scenarios(&aws, &BoringSsl), expected);
     assert_eq!(check_all_scenarios(&BoringSsl, &aws), expected);
@@ -24,13 +27,21 @@ fn boringssl_and_rustls_pass_every_scenario_both_support_both_ways() {
 fn boringssl_and_rustls_ring_pass_the_handshake_and_transfer_scenarios_of_the_default_run() {
     let ring = Rustls::ring();
     for scenario in Scenario::defaults().into_iter().filter(|s| ring.capabilities().check(ring.id(), s).is_ok()) {
-        driver::sample(&ring, &BoringSsl, &scenario, pki(), &ONCE).unwrap_or_else(|e| panic!("ring -> boringssl {scenario}: {e}"));
-        driver::sample(&BoringSsl, &ring, &scenario, pki(), &ONCE).unwrap_or_else(|e| panic!("boringssl -> ring {scenario}: {e}"));
+        driver::sample(&ring, &BoringSsl, &scenario, pki(), &ONCE)
+            .unwrap_or_else(|e| panic!("ring -> boringssl {scenario}: {e}"));
+        driver::sample(&BoringSsl, &ring, &scenario, pki(), &ONCE)
+            .unwrap_or_else(|e| panic!("boringssl -> ring {scenario}: {e}"));
     }
 }
 
 /// A sample whose client and server configs were built for other scenarios than the one asked.
-fn mismatched<C: Stack, S: Stack>(client: &C, server: &S, client_offers: &str, server_offers: &str, asked: &str) -> Result<SampleReport, Error> {
+fn mismatched<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    client_offers: &str,
+    server_offers: &str,
+    asked: &str,
+) -> Result<SampleReport, Error> {
     let client_config = client.client_config(&scenario(client_offers), pki()).unwrap();
     let server_config = server.server_config(&scenario(server_offers), pki()).unwrap();
     driver::sample_with_configs(client, server, client_config, server_config, &scenario(asked), &ONCE)
@@ -54,7 +65,10 @@ fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
     let aes = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
     let chacha = "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305";
     let err = mismatched(&BoringSsl, &Rustls::aws_lc_rs(), chacha, chacha, aes).unwrap_err();
-    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+    assert_eq!(
+        err.to_string(),
+        "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm"
+    );
 
     let mlkem = "handshake-full_1.3_x25519mlkem768_rsa-2048_aes-256-gcm";
     let x25519 = "handshake-full_1.3_x25519_rsa-2048_aes-256-gcm";
@@ -64,8 +78,12 @@ fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
 
 #[test]
 fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
-    for asked in ["handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm"] {
-        let full = asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
+    for asked in [
+        "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm",
+    ] {
+        let full =
+            asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
         let expected = "gate failed: client did a full handshake where resumption was asked";
         let err = mismatched(&Rustls::aws_lc_rs(), &BoringSsl, asked, &full, asked).unwrap_err();
         assert_eq!(err.to_string(), expected, "{asked}");

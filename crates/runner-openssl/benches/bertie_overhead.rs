@@ -72,7 +72,9 @@ fn main() {
     let pki = Pki::load_or_generate(&default_data_dir(), &[KeyType::EcdsaP256]).expect("certificates");
     let handshake: Scenario = format!("handshake-full_1.3_x25519_ecdsa-p256_{suite}").parse().expect("a valid name");
     let transfer: Scenario = format!("transfer_1.3_x25519_ecdsa-p256_{suite}").parse().expect("a valid name");
-    let configs = |s: &Scenario| (Bertie.client_config(s, &pki).expect("client config"), Bertie.server_config(s, &pki).expect("server config"));
+    let configs = |s: &Scenario| {
+        (Bertie.client_config(s, &pki).expect("client config"), Bertie.server_config(s, &pki).expect("server config"))
+    };
     let spec = SampleSpec::timed(WARMUP, MIN_TIME);
     let harness_values = |s: &Scenario| {
         let report = driver::sample(&Bertie, &Bertie, s, &pki, &spec).unwrap_or_else(|e| panic!("{s}: {e}"));
@@ -108,7 +110,11 @@ fn main() {
     }
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("{}, {rounds} interleaved samples each, {} ms of measured time per side and sample", Bertie.library(), MIN_TIME.as_millis());
+    println!(
+        "{}, {rounds} interleaved samples each, {} ms of measured time per side and sample",
+        Bertie.library(),
+        MIN_TIME.as_millis()
+    );
     println!(
         "libcrux at run time: AES-NI {}, AVX2 {}, BMI2+ADX {}; load average {}",
         libcrux_platform::aes_ni_support(),
@@ -116,7 +122,10 @@ fn main() {
         libcrux_platform::bmi2_adx_support(),
         load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
-    println!("{:<52} {:>6} {:>10} {:>10} {:>7} {:>14}", "scenario", "side", "tlsbench", "bare loop", "ratio", "Bertie's regions");
+    println!(
+        "{:<52} {:>6} {:>10} {:>10} {:>7} {:>14}",
+        "scenario", "side", "tlsbench", "bare loop", "ratio", "Bertie's regions"
+    );
     let labels = [
         (&handshake, "client", "handshakes/s", "handshakes/s"),
         (&handshake, "server", "handshakes/s", "handshakes/s"),
@@ -209,11 +218,12 @@ fn bare_handshakes(cc: &ClientConfig, sc: &ServerConfig) -> [(u64, Clocks); 2] {
     let one = |clocks: &mut [Clocks; 2]| {
         let [client_clock, server_clock] = clocks;
         let mut rng = rand::thread_rng();
-        let (hello, client) = client_clock.call(|| Client::connect(cc.algorithms(), &name, None, None, &mut rng).expect("ClientHello"));
+        let (hello, client) =
+            client_clock.call(|| Client::connect(cc.algorithms(), &name, None, None, &mut rng).expect("ClientHello"));
         let hello_wire = client_clock.around(|| hello.declassify());
         let hello = server_clock.around(|| Bytes::from(&hello_wire[..]));
-        let (server_hello, flight, server) =
-            server_clock.call(|| Server::accept(sc.algorithms(), sc.db().clone(), &hello, &mut rng).expect("the server's flight"));
+        let (server_hello, flight, server) = server_clock
+            .call(|| Server::accept(sc.algorithms(), sc.db().clone(), &hello, &mut rng).expect("the server's flight"));
         let wire = server_clock.around(|| [server_hello.declassify(), flight.declassify()]);
         let records = client_clock.around(|| wire.each_ref().map(|w| Bytes::from(&w[..])));
         let (finished, client) = client_clock.call(|| {
@@ -257,7 +267,8 @@ fn bare_transfer(cc: &ClientConfig, sc: &ServerConfig) -> [(u64, Clocks); 2] {
         offset = (offset + TRANSFER_WRITE_SIZE) % payload.len();
 
         let plaintext = server_clock.around(|| AppData::new(data.into()));
-        let (record, next) = server_clock.call(|| server.take().expect("connected").write(plaintext).expect("encrypting"));
+        let (record, next) =
+            server_clock.call(|| server.take().expect("connected").write(plaintext).expect("encrypting"));
         server = Some(next);
         let wire = server_clock.around(|| {
             let wire = record.declassify();
@@ -266,7 +277,8 @@ fn bare_transfer(cc: &ClientConfig, sc: &ServerConfig) -> [(u64, Clocks); 2] {
         });
 
         let record = client_clock.around(|| Bytes::from(&wire[..]));
-        let (received, next) = client_clock.call(|| client.take().expect("connected").read(&record).expect("decrypting"));
+        let (received, next) =
+            client_clock.call(|| client.take().expect("connected").read(&record).expect("decrypting"));
         client = Some(next);
         let n = client_clock.around(|| {
             let received = received.expect("application data").into_raw().declassify();
@@ -283,7 +295,10 @@ fn bare_transfer(cc: &ClientConfig, sc: &ServerConfig) -> [(u64, Clocks); 2] {
     }
     let mut clocks = [Clocks::default(); 2];
     let mut writes = 0u64;
-    while writes * (TRANSFER_WRITE_SIZE as u64) < TRANSFER_MIN_BYTES || clocks[0].all < MIN_TIME || clocks[1].all < MIN_TIME {
+    while writes * (TRANSFER_WRITE_SIZE as u64) < TRANSFER_MIN_BYTES
+        || clocks[0].all < MIN_TIME
+        || clocks[1].all < MIN_TIME
+    {
         one(&mut clocks);
         writes += 1;
     }
@@ -295,7 +310,8 @@ fn connected(cc: &ClientConfig, sc: &ServerConfig) -> (Option<Client>, Option<Se
     let mut rng = rand::thread_rng();
     let name: Bytes = SERVER_NAME.as_bytes().into();
     let (hello, client) = Client::connect(cc.algorithms(), &name, None, None, &mut rng).expect("ClientHello");
-    let (server_hello, flight, server) = Server::accept(sc.algorithms(), sc.db().clone(), &hello, &mut rng).expect("the server's flight");
+    let (server_hello, flight, server) =
+        Server::accept(sc.algorithms(), sc.db().clone(), &hello, &mut rng).expect("the server's flight");
     let (_, client) = client.read_handshake(&server_hello).expect("the ServerHello");
     let (finished, client) = client.read_handshake(&flight).expect("the server's Finished");
     let server = server.read_handshake(&finished.expect("the client's Finished")).expect("the client's Finished");

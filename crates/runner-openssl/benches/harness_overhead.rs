@@ -51,12 +51,14 @@ fn main() {
         eprintln!("round {}/{rounds}", round + 1);
     }
 
-    println!("rustls-aws-lc-rs, {rounds} interleaved samples each, {} ms of measured time per side and sample", MIN_TIME.as_millis());
+    println!(
+        "rustls-aws-lc-rs, {rounds} interleaved samples each, {} ms of measured time per side and sample",
+        MIN_TIME.as_millis()
+    );
     println!("{:<55} {:>8} {:>14} {:>14} {:>8}", "scenario", "side", "tlsbench", "bare loop", "ratio");
-    for ((harness, bare), (scenario, side, unit)) in rows.iter_mut().zip([
-        (&handshake, "server", "handshakes/s"),
-        (&transfer, "client", "MB/s recv"),
-    ]) {
+    for ((harness, bare), (scenario, side, unit)) in
+        rows.iter_mut().zip([(&handshake, "server", "handshakes/s"), (&transfer, "client", "MB/s recv")])
+    {
         let (h, b) = (median(harness), median(bare));
         println!("{:<55} {:>8} {:>14.1} {:>14.1} {:>8.3}   ({unit}, medians)", scenario.name(), side, h, b, h / b);
     }

@@ -3,9 +3,9 @@
 //! either provider, and s2n-tls (their C code, AWS-LC, uses prefixed symbols and cannot capture
 //! OpenSSL's); and Bertie, pure Rust (libcrux).
 
+use tlsbench_stack_bertie::Bertie;
 use tlsbench_stack_gnutls::GnuTls;
 use tlsbench_stack_libtls::LibTls;
-use tlsbench_stack_bertie::Bertie;
 use tlsbench_stack_openssl::OpenSsl;
 use tlsbench_stack_rustls::Rustls;
 use tlsbench_stack_s2n::S2n;

@@ -38,7 +38,12 @@ fn main() {
     }
     let exe = std::env::current_exe().unwrap();
     for chosen in Allocator::ALL {
-        let output = Command::new(&exe).env(allocator::ENV, chosen.name()).env(CHILD, "1").env(EXPECT, chosen.name()).output().unwrap();
+        let output = Command::new(&exe)
+            .env(allocator::ENV, chosen.name())
+            .env(CHILD, "1")
+            .env(EXPECT, chosen.name())
+            .output()
+            .unwrap();
         let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         assert!(output.status.success(), "under {chosen}: {}\nstdout: {stdout}\nstderr: {stderr}", output.status);
         print!("{stdout}");
@@ -51,7 +56,11 @@ fn main() {
 fn assert_owned(expected: Allocator, ptr: *const c_void, what: &str) {
     assert!(!ptr.is_null(), "{what}: null");
     for allocator in [Allocator::Jemalloc, Allocator::Mimalloc] {
-        assert_eq!(allocator.owns(ptr), allocator == expected, "{what} {ptr:?}: is it {allocator}'s? (running {expected})");
+        assert_eq!(
+            allocator.owns(ptr),
+            allocator == expected,
+            "{what} {ptr:?}: is it {allocator}'s? (running {expected})"
+        );
     }
     assert!(expected.owns(ptr), "{what}: not {expected}'s");
 }
@@ -106,7 +115,8 @@ fn unset_means_glibc_and_an_unknown_name_is_refused(exe: &std::path::Path) {
     let output = Command::new(exe).env_remove(allocator::ENV).env(CHILD, "1").env(EXPECT, "glibc").output().unwrap();
     assert!(output.status.success(), "unset: {}", String::from_utf8_lossy(&output.stderr));
     print!("unset: {}", String::from_utf8_lossy(&output.stdout));
-    let output = Command::new(exe).env(allocator::ENV, "tcmalloc").env(CHILD, "1").env(EXPECT, "unknown").output().unwrap();
+    let output =
+        Command::new(exe).env(allocator::ENV, "tcmalloc").env(CHILD, "1").env(EXPECT, "unknown").output().unwrap();
     assert!(output.status.success(), "tcmalloc: {}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout).trim(),

@@ -123,7 +123,8 @@ fn a_side_tag_is_its_threads_own() {
 fn the_pipes_a_side_writes_into_are_charged_to_neither_side() {
     let memory_100 = scenario("memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm");
     for flight in [100, 20_000] {
-        let report = memory::sample(&FixedFlight { flight }, &FixedFlight { flight }, &memory_100, pki()).expect("the fixture completes");
+        let report = memory::sample(&FixedFlight { flight }, &FixedFlight { flight }, &memory_100, pki())
+            .expect("the fixture completes");
         let per_connection = |side| value(&report, side, Metric::HeapPerConnectionBytes);
         assert_eq!(
             (per_connection(Side::Client), per_connection(Side::Server)),
@@ -190,17 +191,39 @@ impl Stack for FixedFlight {
     }
 
     fn new_client(&self, negotiated: &Negotiated, io: Endpoint) -> Result<FixedConnection, LibError> {
-        Ok(FixedConnection { io, flight: self.flight, side: Side::Client, negotiated: *negotiated, read: 0, held: None })
+        Ok(FixedConnection {
+            io,
+            flight: self.flight,
+            side: Side::Client,
+            negotiated: *negotiated,
+            read: 0,
+            held: None,
+        })
     }
 
     fn new_server(&self, negotiated: &Negotiated, io: Endpoint) -> Result<FixedConnection, LibError> {
-        Ok(FixedConnection { io, flight: self.flight, side: Side::Server, negotiated: *negotiated, read: 0, held: None })
+        Ok(FixedConnection {
+            io,
+            flight: self.flight,
+            side: Side::Server,
+            negotiated: *negotiated,
+            read: 0,
+            held: None,
+        })
     }
 }
 
 fn asked(scenario: &Scenario, client_cert_verified: Option<bool>) -> Negotiated {
     let (group, suite) = scenario.pins().expect("the fixture's scenarios are pinned");
-    Negotiated { version: scenario.version, suite, group: Some(group), resumed: false, ems: None, client_cert_verified, ticket_received: None }
+    Negotiated {
+        version: scenario.version,
+        suite,
+        group: Some(group),
+        resumed: false,
+        ems: None,
+        client_cert_verified,
+        ticket_received: None,
+    }
 }
 
 impl Connection for FixedConnection {
@@ -251,7 +274,17 @@ fn the_heap_measure_agrees_with_valgrind_dhat() {
             Command::new("valgrind")
                 .args(["--tool=dhat", "--dhat-out-file=/dev/null", "--soname-synonyms=somalloc=nouserintercepts"])
                 .arg(env!("CARGO_BIN_EXE_tlsbench-runner-openssl"))
-                .args(["sample", "--client", "openssl", "--server", "openssl", "--measure", "heap", "--scenario", &scenario])
+                .args([
+                    "sample",
+                    "--client",
+                    "openssl",
+                    "--server",
+                    "openssl",
+                    "--measure",
+                    "heap",
+                    "--scenario",
+                    &scenario,
+                ])
                 .spawn_output()
         })
         .into_iter()
@@ -281,7 +314,10 @@ fn the_heap_measure_agrees_with_valgrind_dhat() {
     );
     assert!(harness_allocations > 0.0, "the harness's links allocate per connection, and are seen");
     assert!((peak / dhat_peak - 1.0).abs() < 0.02, "peak {peak} vs DHAT {dhat_peak}");
-    assert!((allocations / dhat_allocations - 1.0).abs() < 0.02, "allocations {allocations} vs DHAT {dhat_allocations}");
+    assert!(
+        (allocations / dhat_allocations - 1.0).abs() < 0.02,
+        "allocations {allocations} vs DHAT {dhat_allocations}"
+    );
 }
 
 /// The growth of the harness's own peak bytes and allocations per added connection pair, from
@@ -320,6 +356,9 @@ trait SpawnOutput {
 impl SpawnOutput for Command {
     /// Started with stdout and stderr captured, so that both runs go at once.
     fn spawn_output(&mut self) -> std::process::Child {
-        self.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("valgrind is installed (scripts/setup.sh)")
+        self.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("valgrind is installed (scripts/setup.sh)")
     }
 }

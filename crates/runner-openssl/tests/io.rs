@@ -17,13 +17,15 @@ const PROFILE_13: &str = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const PROFILE_12: &str = "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm";
 
 fn trace<C: Stack, S: Stack>(client: &C, server: &S, name: &str) -> IoTrace {
-    io::trace(client, server, &scenario(name), pki()).unwrap_or_else(|e| panic!("{} -> {} {name}: {e}", client.id(), server.id()))
+    io::trace(client, server, &scenario(name), pki())
+        .unwrap_or_else(|e| panic!("{} -> {} {name}: {e}", client.id(), server.id()))
 }
 
 /// (reads, reads that would block, writes, records written) of one side.
 fn calls(trace: &IoTrace, side: Side) -> (u64, usize, u64, u64) {
     let t = trace.totals(side);
-    let blocked = trace.events.iter().filter(|e| matches!(e, IoEvent::Read { side: s, got: None, .. } if *s == side)).count();
+    let blocked =
+        trace.events.iter().filter(|e| matches!(e, IoEvent::Read { side: s, got: None, .. } if *s == side)).count();
     (t.read_calls, blocked, t.write_calls, t.records_written)
 }
 
@@ -74,7 +76,12 @@ fn rustls_io_profile_makes_the_calls_its_read_until_would_block_loop_implies() {
 
 #[test]
 fn the_counts_agree_with_the_bytes_and_records_on_the_wire() {
-    for name in [PROFILE_13, PROFILE_12, "handshake-full_1.3_x25519_rsa-2048_aes-256-gcm", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+    for name in [
+        PROFILE_13,
+        PROFILE_12,
+        "handshake-full_1.3_x25519_rsa-2048_aes-256-gcm",
+        "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+    ] {
         let t = trace(&OpenSsl, &Rustls::aws_lc_rs(), name);
         for side in [Side::Client, Side::Server] {
             let totals = t.totals(side);
@@ -83,17 +90,23 @@ fn the_counts_agree_with_the_bytes_and_records_on_the_wire() {
                 .events
                 .iter()
                 .filter_map(|e| match e {
-                    IoEvent::Write { side: s, records, .. } if *s == side => Some(records.iter().map(|r| r.wire_len() as u64).sum::<u64>()),
+                    IoEvent::Write { side: s, records, .. } if *s == side => {
+                        Some(records.iter().map(|r| r.wire_len() as u64).sum::<u64>())
+                    }
                     _ => None,
                 })
                 .sum();
             assert_eq!(records, totals.bytes_written, "{name} {side}");
             // What one side wrote, the other read.
             let peer = if side == Side::Client { Side::Server } else { Side::Client };
-            let read: usize = t.events.iter().filter_map(|e| match e {
-                IoEvent::Read { side: s, got: Some(n), .. } if *s == peer => Some(*n),
-                _ => None,
-            }).sum();
+            let read: usize = t
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    IoEvent::Read { side: s, got: Some(n), .. } if *s == peer => Some(*n),
+                    _ => None,
+                })
+                .sum();
             assert_eq!(read as u64, totals.bytes_written, "{name}: {peer} read what {side} wrote");
         }
     }
@@ -130,7 +143,9 @@ fn openssl_writes_its_tls13_flight_in_one_call_of_one_record_per_message() {
         .events
         .iter()
         .find_map(|e| match e {
-            IoEvent::Write { side: Side::Server, records, .. } => Some(records.iter().map(|r| r.content_type).collect::<Vec<_>>()),
+            IoEvent::Write { side: Side::Server, records, .. } => {
+                Some(records.iter().map(|r| r.content_type).collect::<Vec<_>>())
+            }
             _ => None,
         })
         .unwrap();
@@ -138,13 +153,17 @@ fn openssl_writes_its_tls13_flight_in_one_call_of_one_record_per_message() {
     // certificate_verify and finished in a record each.
     assert_eq!(server_flight, [22, 20, 23, 23, 23, 23]);
     let server = t.behaviour(Side::Server);
-    assert_eq!((server.read_buffering, server.write_buffering, server.record_coalescing), (Some(false), Some(true), Some(false)));
+    assert_eq!(
+        (server.read_buffering, server.write_buffering, server.record_coalescing),
+        (Some(false), Some(true), Some(false))
+    );
 }
 
 #[test]
 fn a_handshake_kind_is_measured_on_the_handshake_after_the_seed() {
     let aws = Rustls::aws_lc_rs();
-    let report = io::sample(&aws, &OpenSsl, &scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki()).unwrap();
+    let report =
+        io::sample(&aws, &OpenSsl, &scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki()).unwrap();
     assert_eq!(report.iterations, 1);
     assert_eq!(report.values.len(), 2 * Metric::of(Measure::Io, tlsbench_harness::Kind::HandshakeFull).len());
     let value = |r: &tlsbench_harness::protocol::SampleReport, side, metric| {
@@ -157,8 +176,11 @@ fn a_handshake_kind_is_measured_on_the_handshake_after_the_seed() {
     }
     assert!(report.values.iter().all(|v| v.seconds == 0.0));
     // A resumed handshake: no certificate chain from the server, so far fewer bytes.
-    let resumed = io::sample(&aws, &OpenSsl, &scenario("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki()).unwrap();
-    let (full, resumed) = (value(&report, Side::Server, Metric::BytesWritten), value(&resumed, Side::Server, Metric::BytesWritten));
+    let resumed =
+        io::sample(&aws, &OpenSsl, &scenario("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki())
+            .unwrap();
+    let (full, resumed) =
+        (value(&report, Side::Server, Metric::BytesWritten), value(&resumed, Side::Server, Metric::BytesWritten));
     assert!(resumed < full / 2.0, "server bytes: resumed {resumed}, full {full}");
 }
 
@@ -171,7 +193,10 @@ fn io_profile_passes_its_gates_or_fails_the_cell() {
     let client_config = aws.client_config(&chacha, pki()).unwrap();
     let server_config = OpenSsl.server_config(&chacha, pki()).unwrap();
     let err = io::trace_with_configs(&aws, &OpenSsl, client_config, server_config, &scenario(PROFILE_13)).unwrap_err();
-    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+    assert_eq!(
+        err.to_string(),
+        "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm"
+    );
     // The time measure does not apply to io-profile, nor io to transfer.
     let err = io::trace(&aws, &aws, &scenario("transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki()).unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err}");
@@ -197,7 +222,15 @@ fn runner(args: &[&str]) -> String {
 #[test]
 fn the_runner_samples_the_io_measure_and_prints_traces() {
     let reply: Reply = serde_json::from_str(&runner(&[
-        "sample", "--client", "rustls-ring", "--server", "rustls-ring", "--scenario", PROFILE_13, "--measure", "io",
+        "sample",
+        "--client",
+        "rustls-ring",
+        "--server",
+        "rustls-ring",
+        "--scenario",
+        PROFILE_13,
+        "--measure",
+        "io",
     ]))
     .unwrap();
     let Reply::Ok(report) = reply else { panic!("{reply:?}") };
@@ -207,16 +240,34 @@ fn the_runner_samples_the_io_measure_and_prints_traces() {
     assert_eq!((value(Side::Client, Metric::EmptyReadCalls), value(Side::Server, Metric::EmptyReadCalls)), (2.0, 3.0));
     assert_eq!((value(Side::Client, Metric::RecordsWritten), value(Side::Server, Metric::RecordsWritten)), (5.0, 5.0));
 
-    let reply: TraceReply = serde_json::from_str(&runner(&["trace", "--client", "openssl", "--server", "s2n-tls", "--scenario", PROFILE_12])).unwrap();
+    let reply: TraceReply = serde_json::from_str(&runner(&[
+        "trace",
+        "--client",
+        "openssl",
+        "--server",
+        "s2n-tls",
+        "--scenario",
+        PROFILE_12,
+    ]))
+    .unwrap();
     let TraceReply::Ok(trace) = reply else { panic!("{reply:?}") };
     assert_eq!((trace.client_stack.as_str(), trace.server_stack.as_str()), ("openssl", "s2n-tls"));
-    assert!(trace.server_library.starts_with("s2n-tls ") && trace.client_library.starts_with("OpenSSL 3."), "{trace:?}");
-    let phases: Vec<&str> = trace.events.iter().filter_map(|e| match e {
-        IoEvent::Phase { name } => Some(name.as_str()),
-        _ => None,
-    }).collect();
+    assert!(
+        trace.server_library.starts_with("s2n-tls ") && trace.client_library.starts_with("OpenSSL 3."),
+        "{trace:?}"
+    );
+    let phases: Vec<&str> = trace
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            IoEvent::Phase { name } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(phases, ["handshake", "application data", "close_notify"]);
 
-    let reply: TraceReply = serde_json::from_str(&runner(&["trace", "--client", "bertie", "--server", "bertie", "--scenario", PROFILE_12])).unwrap();
+    let reply: TraceReply =
+        serde_json::from_str(&runner(&["trace", "--client", "bertie", "--server", "bertie", "--scenario", PROFILE_12]))
+            .unwrap();
     assert_eq!(reply, TraceReply::Unsupported { reason: "bertie: TLS 1.2 not implemented".into() });
 }

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use tlsbench_harness::driver::{self, SampleSpec};
+use tlsbench_harness::protocol::{Metric, SampleReport};
 use tlsbench_harness::split;
 use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
-use tlsbench_harness::protocol::{Metric, SampleReport};
 use tlsbench_harness::{Error, Scenario, Side, Stack};
 use tlsbench_stack_openssl::OpenSsl;
 use tlsbench_stack_rustls::Rustls;
@@ -23,7 +23,13 @@ fn every_interop_pair_passes_every_scenario_both_support() {
 }
 
 /// A sample whose client and server configs were built for other scenarios than the one asked.
-fn mismatched<C: Stack, S: Stack>(client: &C, server: &S, client_offers: &str, server_offers: &str, asked: &str) -> Result<SampleReport, Error> {
+fn mismatched<C: Stack, S: Stack>(
+    client: &C,
+    server: &S,
+    client_offers: &str,
+    server_offers: &str,
+    asked: &str,
+) -> Result<SampleReport, Error> {
     let client_config = client.client_config(&scenario(client_offers), pki()).unwrap();
     let server_config = server.server_config(&scenario(server_offers), pki()).unwrap();
     driver::sample_with_configs(client, server, client_config, server_config, &scenario(asked), &ONCE)
@@ -46,7 +52,10 @@ fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
     let aes = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
     let chacha = "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305";
     let err = mismatched(&Rustls::aws_lc_rs(), &OpenSsl, chacha, chacha, aes).unwrap_err();
-    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+    assert_eq!(
+        err.to_string(),
+        "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm"
+    );
 
     let p256 = "handshake-full_1.2_secp256r1_rsa-2048_aes-256-gcm";
     let x25519 = "handshake-full_1.2_x25519_rsa-2048_aes-256-gcm";
@@ -75,8 +84,12 @@ fn a_server_with_another_ca_s_chain_fails_verification_on_both_client_stacks() {
 fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
     // The client keeps and offers sessions; the server's config (a full-handshake one) never
     // resumes. The seed handshake is full as it should be; the next one must resume and doesn't.
-    for asked in ["handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm"] {
-        let full = asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
+    for asked in [
+        "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm",
+    ] {
+        let full =
+            asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
         let expected = "gate failed: client did a full handshake where resumption was asked";
         let err = mismatched(&Rustls::aws_lc_rs(), &OpenSsl, asked, &full, asked).unwrap_err();
         assert_eq!(err.to_string(), expected, "{asked}");
@@ -111,14 +124,26 @@ fn resumed_handshakes_send_fewer_bytes_and_ml_kem_grows_the_client_hello() {
     assert!(resumed < full / 2.0, "a resumed server flight carries no certificate chain: {resumed} vs {full}");
     let classic = bytes("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm", Side::Client);
     // ML-KEM needs OpenSSL 3.5, so this pair is rustls on both sides.
-    let report = tlsbench_harness::io::sample(&Rustls::aws_lc_rs(), &Rustls::aws_lc_rs(), &scenario("handshake-full_1.3_x25519mlkem768_rsa-2048_aes-128-gcm"), pki()).unwrap();
-    let hybrid = report.values.iter().find(|v| v.side == Side::Client && v.metric == Metric::BytesWritten).unwrap().value;
+    let report = tlsbench_harness::io::sample(
+        &Rustls::aws_lc_rs(),
+        &Rustls::aws_lc_rs(),
+        &scenario("handshake-full_1.3_x25519mlkem768_rsa-2048_aes-128-gcm"),
+        pki(),
+    )
+    .unwrap();
+    let hybrid =
+        report.values.iter().find(|v| v.side == Side::Client && v.metric == Metric::BytesWritten).unwrap().value;
     // The ML-KEM-768 encapsulation key adds 1,184 bytes to the client's key share.
     assert!(hybrid - classic >= 1184.0, "client bytes {hybrid} (x25519mlkem768) vs {classic} (x25519)");
 }
 
 /// Runs a split-process pair in two threads over a real socketpair, as two runners would.
-fn split<C: Stack + Send + Sync, S: Stack + Send + Sync>(client: C, server: S, name: &str, spec: &SampleSpec) -> (Result<SampleReport, Error>, Result<SampleReport, Error>) {
+fn split<C: Stack + Send + Sync, S: Stack + Send + Sync>(
+    client: C,
+    server: S,
+    name: &str,
+    spec: &SampleSpec,
+) -> (Result<SampleReport, Error>, Result<SampleReport, Error>) {
     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
     let asked = scenario(name);
     std::thread::scope(|scope| {
@@ -136,12 +161,19 @@ fn split_process_pairs_pass_the_same_gates_and_agree_on_the_work() {
         "handshake-resume-id_1.2_secp384r1_ecdsa-p384_aes-256-gcm_no-ems",
         "transfer_1.2_x25519_ecdsa-p256_aes-128-gcm",
     ] {
-        let (client, server) = split(OpenSsl, OpenSsl, name, &SampleSpec::timed(Duration::from_millis(2), Duration::from_millis(3)));
-        let (client, server) = (client.unwrap_or_else(|e| panic!("{name} client: {e}")), server.unwrap_or_else(|e| panic!("{name} server: {e}")));
+        let (client, server) =
+            split(OpenSsl, OpenSsl, name, &SampleSpec::timed(Duration::from_millis(2), Duration::from_millis(3)));
+        let (client, server) = (
+            client.unwrap_or_else(|e| panic!("{name} client: {e}")),
+            server.unwrap_or_else(|e| panic!("{name} server: {e}")),
+        );
         assert_eq!(client.iterations, server.iterations, "{name}: both sides do the same iterations");
         assert!(client.values.iter().all(|v| v.side == Side::Client && v.value > 0.0), "{name}: {client:?}");
         assert!(server.values.iter().all(|v| v.side == Side::Server && v.value > 0.0), "{name}: {server:?}");
-        assert!((client.client_library.starts_with("OpenSSL"), server.server_library.starts_with("OpenSSL")) == (true, true));
+        assert!(
+            (client.client_library.starts_with("OpenSSL"), server.server_library.starts_with("OpenSSL"))
+                == (true, true)
+        );
     }
 }
 
@@ -212,7 +244,10 @@ fn gnutls_interoperates_with_rustls_both_ways() {
     // GnuTLS 3.7 has no ML-KEM; rustls cannot switch EMS off.
     // With the libraries' defaults: both versions' full handshakes (6 keys x 3 client auths) and transfers.
     let defaults = 2 * (6 * 3 + 1);
-    assert_eq!((check_all_scenarios(&GnuTls, &aws), check_all_scenarios(&aws, &GnuTls)), (816 + defaults, 816 + defaults));
+    assert_eq!(
+        (check_all_scenarios(&GnuTls, &aws), check_all_scenarios(&aws, &GnuTls)),
+        (816 + defaults, 816 + defaults)
+    );
 }
 
 #[test]
@@ -220,7 +255,10 @@ fn gnutls_interoperates_with_openssl_both_ways() {
     use tlsbench_stack_gnutls::GnuTls;
     // Everything but ML-KEM, which neither has here.
     let defaults = 2 * (6 * 3 + 1);
-    assert_eq!((check_all_scenarios(&GnuTls, &OpenSsl), check_all_scenarios(&OpenSsl, &GnuTls)), (1302 + defaults, 1302 + defaults));
+    assert_eq!(
+        (check_all_scenarios(&GnuTls, &OpenSsl), check_all_scenarios(&OpenSsl, &GnuTls)),
+        (1302 + defaults, 1302 + defaults)
+    );
     // Linked into one process, each still reports its own library.
     assert!(GnuTls.library().starts_with("GnuTLS 3.7"), "{}", GnuTls.library());
     assert!(OpenSsl.library().starts_with("OpenSSL 3."), "{}", OpenSsl.library());
@@ -244,11 +282,17 @@ fn libtls_in_tls_1_3_negotiates_the_suite_a_pinned_peer_offers_or_accepts() {
     // AES-256-GCM, they take whichever suite the pinned peer has, and the gates check both sides.
     // Its capabilities still exclude these suites: they are libtls's own, not the pair's.
     let aes256 = "handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm";
-    for asked in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"] {
-        mismatched(&LibTls, &OpenSsl, aes256, asked, asked).unwrap_or_else(|e| panic!("libtls -> openssl {asked}: {e}"));
-        mismatched(&OpenSsl, &LibTls, asked, aes256, asked).unwrap_or_else(|e| panic!("openssl -> libtls {asked}: {e}"));
-        mismatched(&LibTls, &Rustls::aws_lc_rs(), aes256, asked, asked).unwrap_or_else(|e| panic!("libtls -> rustls {asked}: {e}"));
-        mismatched(&Rustls::aws_lc_rs(), &LibTls, asked, aes256, asked).unwrap_or_else(|e| panic!("rustls -> libtls {asked}: {e}"));
+    for asked in
+        ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"]
+    {
+        mismatched(&LibTls, &OpenSsl, aes256, asked, asked)
+            .unwrap_or_else(|e| panic!("libtls -> openssl {asked}: {e}"));
+        mismatched(&OpenSsl, &LibTls, asked, aes256, asked)
+            .unwrap_or_else(|e| panic!("openssl -> libtls {asked}: {e}"));
+        mismatched(&LibTls, &Rustls::aws_lc_rs(), aes256, asked, asked)
+            .unwrap_or_else(|e| panic!("libtls -> rustls {asked}: {e}"));
+        mismatched(&Rustls::aws_lc_rs(), &LibTls, asked, aes256, asked)
+            .unwrap_or_else(|e| panic!("rustls -> libtls {asked}: {e}"));
     }
 }
 
@@ -264,7 +308,10 @@ fn the_gates_and_errors_hold_for_gnutls_and_libtls() {
     let err = mismatched(&OpenSsl, &GnuTls, chacha, aes, aes).unwrap_err();
     assert_eq!(err.to_string(), "server handshake failed: No supported cipher suites have been found.");
     let err = mismatched(&GnuTls, &GnuTls, chacha, chacha, aes).unwrap_err();
-    assert_eq!(err.to_string(), "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm");
+    assert_eq!(
+        err.to_string(),
+        "gate failed: client negotiated cipher suite chacha20-poly1305, the scenario asks for aes-128-gcm"
+    );
     let asked = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
     let err = mismatched(&GnuTls, &OpenSsl, asked, aes, asked).unwrap_err();
     assert_eq!(err.to_string(), "gate failed: client did a full handshake where resumption was asked");
@@ -277,7 +324,10 @@ fn the_gates_and_errors_hold_for_gnutls_and_libtls() {
     assert_eq!(err.to_string(), "gate failed: server negotiated group secp256r1, the scenario asks for x25519");
     // In TLS 1.2 OpenSSL words a missing common group as a missing common cipher.
     let err = mismatched(&LibTls, &OpenSsl, p256, x25519, x25519).unwrap_err();
-    assert!(err.to_string().starts_with("server handshake failed:") && err.to_string().contains("no shared cipher"), "{err}");
+    assert!(
+        err.to_string().starts_with("server handshake failed:") && err.to_string().contains("no shared cipher"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -293,7 +343,10 @@ fn bertie_s_client_interoperates_and_its_server_is_refused_for_its_missing_inter
         if Bertie.capabilities().check("bertie", &scenario).is_err() || !scenario.key.is_rsa() {
             continue;
         }
-        for report in [driver::sample(&Bertie, &aws, &scenario, pki(), &ONCE), driver::sample(&Bertie, &OpenSsl, &scenario, pki(), &ONCE)] {
+        for report in [
+            driver::sample(&Bertie, &aws, &scenario, pki(), &ONCE),
+            driver::sample(&Bertie, &OpenSsl, &scenario, pki(), &ONCE),
+        ] {
             let report = report.unwrap_or_else(|e| panic!("bertie -> {scenario}: {e}"));
             assert!(report.values.iter().all(|v| v.value > 0.0), "{scenario}: {report:?}");
         }
@@ -314,8 +367,12 @@ fn the_openssl_client_resumes_again_and_again_from_a_server_that_renews_its_tls1
     // rustls's server issues a new ticket in every resumed TLS 1.2 handshake; OpenSSL's client
     // retires the session it offered when one arrives. Many resumed handshakes, each checked.
     let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
-    for name in ["handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm_mtls"] {
-        let report = driver::sample(&OpenSsl, &Rustls::aws_lc_rs(), &scenario(name), pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for name in [
+        "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm_mtls",
+    ] {
+        let report = driver::sample(&OpenSsl, &Rustls::aws_lc_rs(), &scenario(name), pki(), &spec)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
     }
 }

@@ -9,9 +9,9 @@ use bertie::tls13utils::{AppData, Bytes};
 use openssl::pkey::PKey;
 use openssl::x509::X509;
 use tlsbench_harness::pki::SERVER_NAME;
-use tlsbench_harness::{Backend, Exclusion, 
-    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Stack, Suite,
-    Version,
+use tlsbench_harness::{
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, KeyType, Kind, LibError, Negotiated,
+    Pki, Scenario, Stack, Suite, Version,
 };
 
 /// What Bertie's client checks of the server's certificate, said wherever its figures show.
@@ -72,7 +72,11 @@ impl Stack for Bertie {
         // off (the crate does not compile without it), and no feature or build setting of
         // Bertie's own benchmarks makes it faster. libcrux chooses its AES-NI and AVX2 paths
         // from the CPU it runs on.
-        format!("Bertie {} (libcrux {}, default features; {VERIFICATION})", env!("BERTIE_VERSION"), env!("LIBCRUX_VERSION"))
+        format!(
+            "Bertie {} (libcrux {}, default features; {VERIFICATION})",
+            env!("BERTIE_VERSION"),
+            env!("LIBCRUX_VERSION")
+        )
     }
 
     fn tls_library(&self) -> String {
@@ -141,9 +145,11 @@ impl Stack for Bertie {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
         let (algorithms, negotiated) = algorithms(scenario)?;
         // Bertie sends one certificate, the leaf: its peers get no intermediate.
-        let leaf = X509::from_pem(credentials.chain_pem.as_bytes()).map_err(LibError::context("parsing the leaf certificate"))?;
+        let leaf = X509::from_pem(credentials.chain_pem.as_bytes())
+            .map_err(LibError::context("parsing the leaf certificate"))?;
         let der = leaf.to_der().map_err(LibError::context("encoding the leaf certificate"))?;
-        let key = PKey::private_key_from_pem(credentials.key_pem.as_bytes()).map_err(LibError::context("parsing the private key"))?;
+        let key = PKey::private_key_from_pem(credentials.key_pem.as_bytes())
+            .map_err(LibError::context("parsing the private key"))?;
         // Bertie's signing key is the bare secret: the P-256 scalar, or RSA's private exponent
         // as long as the modulus.
         let secret = match scenario.key {
@@ -167,7 +173,8 @@ impl Stack for Bertie {
 }
 
 /// Why Bertie has no [`tlsbench_harness::Config::Defaults`].
-const NO_DEFAULTS: &str = "bertie: has no defaults to measure: each connection takes the one algorithm set the application names";
+const NO_DEFAULTS: &str =
+    "bertie: has no defaults to measure: each connection takes the one algorithm set the application names";
 
 /// Bertie's one algorithm set for the scenario, and the parameters it amounts to. Bertie does
 /// not negotiate: its client offers exactly this set and its server accepts only this set, and a
@@ -207,7 +214,6 @@ fn algorithms(scenario: &Scenario) -> Result<(Algorithms, Negotiated), LibError>
     };
     Ok((algorithms, negotiated))
 }
-
 
 /// A Bertie error code (`TLSError` is a `u8`), with the step it came from.
 fn bertie_failed(what: &'static str) -> impl FnOnce(u8) -> LibError {
@@ -312,7 +318,8 @@ impl Records {
     fn send<S: Connected>(&mut self, state: &mut Option<S>, data: &[u8]) -> Result<(), LibError> {
         for fragment in data.chunks(MAX_FRAGMENT) {
             let connected = state.take().ok_or_else(|| LibError::new("sending before the handshake"))?;
-            let (record, next) = connected.encrypt(AppData::new(fragment.into())).map_err(bertie_failed("encrypting"))?;
+            let (record, next) =
+                connected.encrypt(AppData::new(fragment.into())).map_err(bertie_failed("encrypting"))?;
             *state = Some(next);
             self.write(&record)?;
         }
@@ -354,15 +361,17 @@ impl Connection for BertieClient {
             Some(state) => state,
             None => {
                 let name: Bytes = SERVER_NAME.as_bytes().into();
-                let (hello, state) = bertie::Client::connect(self.algorithms, &name, None, None, &mut rand::thread_rng())
-                    .map_err(bertie_failed("writing the ClientHello"))?;
+                let (hello, state) =
+                    bertie::Client::connect(self.algorithms, &name, None, None, &mut rand::thread_rng())
+                        .map_err(bertie_failed("writing the ClientHello"))?;
                 self.records.write(&hello)?;
                 state
             }
         };
         while !matches!(state, bertie::Client::Client1(..)) {
             let Some(record) = self.records.next()? else { break };
-            let (finished, next) = state.read_handshake(&record).map_err(bertie_failed("reading the server's flight"))?;
+            let (finished, next) =
+                state.read_handshake(&record).map_err(bertie_failed("reading the server's flight"))?;
             state = next;
             if let Some(finished) = finished {
                 self.records.write(&finished)?;
@@ -421,7 +430,8 @@ impl Connection for BertieServer {
                         self.state = Some(state);
                         return Ok(false);
                     };
-                    let state = state.read_handshake(&finished).map_err(bertie_failed("reading the client's Finished"))?;
+                    let state =
+                        state.read_handshake(&finished).map_err(bertie_failed("reading the client's Finished"))?;
                     self.state = Some(state);
                 }
             }
@@ -448,8 +458,8 @@ impl Connection for BertieServer {
 mod tests {
     use tlsbench_harness::Link;
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(BertieClient, BertieServer), String> {
@@ -468,7 +478,10 @@ mod tests {
     fn declared_gaps_are_unsupported_with_the_reason() {
         for (name, reason) in [
             ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "bertie: TLS 1.2 not implemented"),
-            ("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "bertie: issues no session tickets and keeps no sessions"),
+            (
+                "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+                "bertie: issues no session tickets and keeps no sessions",
+            ),
             ("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "bertie: close_notify not implemented"),
             ("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm", "bertie: group x25519mlkem768 not supported"),
             ("handshake-full_1.3_secp384r1_ecdsa-p256_aes-128-gcm", "bertie: group secp384r1 not supported"),
@@ -513,7 +526,14 @@ mod tests {
         let asked = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
         let other_ca = Scenario { key: KeyType::Rsa3072, ..asked };
         assert!(connect(&asked, &other_ca).is_ok(), "Bertie now verifies chains: update VERIFICATION and this test");
-        assert_eq!(Bertie.library(), format!("Bertie {} (libcrux {}, default features; no chain or host name verification)", env!("BERTIE_VERSION"), env!("LIBCRUX_VERSION")));
+        assert_eq!(
+            Bertie.library(),
+            format!(
+                "Bertie {} (libcrux {}, default features; no chain or host name verification)",
+                env!("BERTIE_VERSION"),
+                env!("LIBCRUX_VERSION")
+            )
+        );
         assert!(Bertie.library().starts_with("Bertie 0.1.0-pre.2 (libcrux 0.0.2-pre.2,"), "{}", Bertie.library());
     }
 
@@ -529,7 +549,10 @@ mod tests {
     #[test]
     fn a_server_with_another_algorithm_set_fails_the_handshake() {
         let asked = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        for server in [scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"), scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm")] {
+        for server in [
+            scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305"),
+            scenario("handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm"),
+        ] {
             let Err(error) = connect(&asked, &server) else { panic!("{server}: Bertie negotiated") };
             assert!(error.starts_with("server: bertie: answering the ClientHello failed"), "{error}");
         }
@@ -539,10 +562,20 @@ mod tests {
     fn both_sides_report_the_algorithm_set_after_the_handshake() {
         let asked = scenario("handshake-full_1.3_secp256r1_rsa-4096_aes-256-gcm");
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        let expected =
-            Negotiated { version: Version::Tls13, suite: asked.suite().unwrap(), group: asked.group(), resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
+        let expected = Negotiated {
+            version: Version::Tls13,
+            suite: asked.suite().unwrap(),
+            group: asked.group(),
+            resumed: false,
+            ems: None,
+            client_cert_verified: None,
+            ticket_received: None,
+        };
         assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected));
-        assert_eq!(server.negotiated().map_err(|e| e.0), Ok(Negotiated { client_cert_verified: Some(false), ..expected }));
+        assert_eq!(
+            server.negotiated().map_err(|e| e.0),
+            Ok(Negotiated { client_cert_verified: Some(false), ..expected })
+        );
         let link = Link::new();
         let config = Bertie.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
         let fresh = Bertie.new_client(&config, link.client()).unwrap_or_else(|e| panic!("{e}"));

@@ -15,8 +15,8 @@ use boring::x509::X509;
 use tlsbench_harness::pki::Credentials;
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
-    Stack, Suite, Version,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki,
+    Scenario, Side, Stack, Suite, Version,
 };
 
 /// BoringSSL, compiled into this binary.
@@ -80,7 +80,9 @@ impl Stack for BoringSsl {
             // own client cache is not used.
             ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
             let keep = session.clone();
-            ctx.set_new_session_callback(move |_, new| *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new));
+            ctx.set_new_session_callback(move |_, new| {
+                *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new)
+            });
         }
         Ok(ClientConfig { ctx: ctx.build(), session })
     }
@@ -137,7 +139,8 @@ fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
 
 /// The leaf, the intermediates after it, and the leaf's key.
 fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
-    let chain = X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
+    let chain =
+        X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
     let mut chain = chain.into_iter();
     let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
     ctx.set_certificate(&leaf).map_err(LibError::context("setting the certificate"))?;
@@ -173,7 +176,9 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
         // SAFETY: the context is live, and the pointer and length describe one valid id; with
         // null flags BoringSSL reads nothing more.
         Version::Tls13 => check(
-            unsafe { boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(suite), std::ptr::null(), 1) },
+            unsafe {
+                boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(suite), std::ptr::null(), 1)
+            },
             &what,
         )?,
     }
@@ -182,7 +187,8 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
     ctx.set_curves_list(&groups).map_err(LibError::context(&format!("setting the groups {groups}")))?;
     // BoringSSL's default list leaves Ed25519 out, so a peer with an Ed25519 key would find no
     // common signature algorithm; this is that default (without SHA-1) plus Ed25519.
-    ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS).map_err(LibError::context("setting the signature algorithms to verify"))?;
+    ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS)
+        .map_err(LibError::context("setting the signature algorithms to verify"))?;
     // No resumption but the kind the scenario asks for: no session cache (the configs turn on
     // the side's own), and tickets (on both sides: a client with NO_TICKET does not ask for a
     // TLS 1.2 ticket) only to resume from them, one TLS 1.3 ticket per handshake (BoringSSL
@@ -196,7 +202,10 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
         }
     };
     // SAFETY: the context is live; this only stores a number.
-    check(unsafe { boring_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) }, "setting the number of TLS 1.3 tickets")?;
+    check(
+        unsafe { boring_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) },
+        "setting the number of TLS 1.3 tickets",
+    )?;
     Ok(ctx)
 }
 
@@ -283,7 +292,9 @@ impl Connection for BoringSslConnection {
             // SAFETY: `ssl` is live and `ret` is what its last call returned.
             return match unsafe { boring_sys::SSL_get_error(ssl, ret) } {
                 boring_sys::SSL_ERROR_WANT_READ | boring_sys::SSL_ERROR_ZERO_RETURN => Ok(true),
-                code => Err(LibError::new(format!("reading after the handshake (SSL error {code}): {}", ErrorStack::get()))),
+                code => {
+                    Err(LibError::new(format!("reading after the handshake (SSL error {code}): {}", ErrorStack::get())))
+                }
             };
         }
         match self.stream.do_handshake() {
@@ -355,7 +366,9 @@ impl Connection for BoringSslConnection {
         let version = match ssl.version2() {
             Some(SslVersion::TLS1_2) => Version::Tls12,
             Some(SslVersion::TLS1_3) => Version::Tls13,
-            _ => return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str()))),
+            _ => {
+                return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str())))
+            }
         };
         let cipher_suite = ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?;
         // BoringSSL names suites as OpenSSL does.
@@ -382,11 +395,23 @@ impl Connection for BoringSslConnection {
             (false, None) => Some(false),
             // SAFETY: the session is live for the borrow of `ssl`, and this only reads it (a
             // `&SslSessionRef` points at the SSL_SESSION itself, as in `raw`).
-            (false, Some(session)) => {
-                Some(unsafe { boring_sys::SSL_SESSION_has_ticket(session as *const SslSessionRef as *const boring_sys::SSL_SESSION) } == 1)
-            }
+            (false, Some(session)) => Some(
+                unsafe {
+                    boring_sys::SSL_SESSION_has_ticket(
+                        session as *const SslSessionRef as *const boring_sys::SSL_SESSION,
+                    )
+                } == 1,
+            ),
         };
-        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified, ticket_received })
+        Ok(Negotiated {
+            version,
+            suite,
+            group: Some(group),
+            resumed: ssl.session_reused(),
+            ems,
+            client_cert_verified,
+            ticket_received,
+        })
     }
 }
 
@@ -400,8 +425,8 @@ fn raw(ssl: &SslRef) -> *mut boring_sys::SSL {
 mod tests {
     use tlsbench_harness::{KeyType, Link};
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(BoringSslConnection, BoringSslConnection), String> {
@@ -413,7 +438,8 @@ mod tests {
         // Through the real driver, once each: every gate passes at least once.
         let measured = testing::check_every_supported_scenario(&BoringSsl, &BoringSsl);
         // Everything time measures but TLS 1.2 without EMS.
-        let timed: Vec<_> = Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
+        let timed: Vec<_> =
+            Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
         let no_ems = timed.iter().filter(|s| !s.ems).count();
         // And, with its defaults, Ed25519 (its default signature algorithms leave it out).
         let ed25519_defaults = timed.iter().filter(|s| !s.is_pinned() && s.key == KeyType::Ed25519).count();
@@ -425,7 +451,9 @@ mod tests {
     /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+        for name in
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+        {
             let asked = scenario(name);
             let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
             tlsbench_harness::testing::check_close_notify(&name, &mut client, &mut server);
@@ -480,8 +508,15 @@ mod tests {
                     let Ok(asked) = Scenario::new(Kind::HandshakeFull, version, group, key, suite) else { continue };
                     let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
-                    let expected =
-                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: (version == Version::Tls12).then_some(false) };
+                    let expected = Negotiated {
+                        version,
+                        suite,
+                        group: Some(group),
+                        resumed: false,
+                        ems,
+                        client_cert_verified: None,
+                        ticket_received: (version == Version::Tls12).then_some(false),
+                    };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                     let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
@@ -494,8 +529,14 @@ mod tests {
     fn a_verified_client_certificate_is_reported() {
         let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(true), None)));
-        assert_eq!(server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(true), Some(true))));
+        assert_eq!(
+            client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(true), None))
+        );
+        assert_eq!(
+            server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(true), Some(true)))
+        );
     }
 
     #[test]
@@ -511,7 +552,9 @@ mod tests {
     fn tls13_suites_are_pinned_on_both_sides() {
         let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
         let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        let Err(error) = connect(&client, &server) else { panic!("a client and a server with no common suite connected") };
+        let Err(error) = connect(&client, &server) else {
+            panic!("a client and a server with no common suite connected")
+        };
         assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
     }
 

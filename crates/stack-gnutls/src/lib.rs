@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack,
-    Suite, Version,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
+    Stack, Suite, Version,
 };
 
 /// The system's GnuTLS, linked dynamically.
@@ -80,7 +80,8 @@ impl Stack for GnuTls {
     /// loaded libraries report.
     fn backend(&self) -> Backend {
         // SAFETY: plain getters of the loaded libraries' version numbers and GMP's static string.
-        let (major, minor, gmp) = unsafe { (sys::nettle_version_major(), sys::nettle_version_minor(), CStr::from_ptr(sys::__gmp_version)) };
+        let (major, minor, gmp) =
+            unsafe { (sys::nettle_version_major(), sys::nettle_version_minor(), CStr::from_ptr(sys::__gmp_version)) };
         Backend::new("Nettle", format!("{major}.{minor}"), Some(format!("GMP {}", gmp.to_string_lossy())))
     }
 
@@ -124,13 +125,19 @@ impl Stack for GnuTls {
         // SAFETY: `session` is live; GnuTLS copies the SNI name but keeps only a pointer to the
         // name to verify, which lives in the config the connection holds.
         unsafe {
-            check(sys::gnutls_server_name_set(session, sys::GNUTLS_NAME_DNS, name.as_ptr().cast(), SERVER_NAME.len()), "setting the SNI host name")?;
+            check(
+                sys::gnutls_server_name_set(session, sys::GNUTLS_NAME_DNS, name.as_ptr().cast(), SERVER_NAME.len()),
+                "setting the SNI host name",
+            )?;
             // Verifies the chain against the trusted CA and the host name during the handshake.
             sys::gnutls_session_set_verify_cert(session, name.as_ptr(), 0);
         }
         if let Some(data) = config.0.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // SAFETY: `session` is live and GnuTLS copies the data.
-            check(unsafe { sys::gnutls_session_set_data(session, data.as_ptr().cast(), data.len()) }, "setting the session to resume")?;
+            check(
+                unsafe { sys::gnutls_session_set_data(session, data.as_ptr().cast(), data.len()) },
+                "setting the session to resume",
+            )?;
         }
         Ok(connection)
     }
@@ -205,7 +212,8 @@ impl Shared {
     fn trust(&self, ca_pem: &str) -> Result<(), LibError> {
         let ca = datum(ca_pem.as_bytes());
         // SAFETY: live credentials; GnuTLS copies the certificates. Returns how many it added.
-        let added = unsafe { sys::gnutls_certificate_set_x509_trust_mem(self.credentials, &ca, sys::GNUTLS_X509_FMT_PEM) };
+        let added =
+            unsafe { sys::gnutls_certificate_set_x509_trust_mem(self.credentials, &ca, sys::GNUTLS_X509_FMT_PEM) };
         match check(added, "adding the CA certificate")? {
             1 => Ok(()),
             n => Err(LibError::new(format!("the CA PEM held {n} certificates, expected 1"))),
@@ -217,7 +225,14 @@ impl Shared {
         let (chain, key) = (datum(chain_pem.as_bytes()), datum(key_pem.as_bytes()));
         // SAFETY: live credentials; GnuTLS copies both.
         let ret = unsafe {
-            sys::gnutls_certificate_set_x509_key_mem2(self.credentials, &chain, &key, sys::GNUTLS_X509_FMT_PEM, ptr::null(), 0)
+            sys::gnutls_certificate_set_x509_key_mem2(
+                self.credentials,
+                &chain,
+                &key,
+                sys::GNUTLS_X509_FMT_PEM,
+                ptr::null(),
+                0,
+            )
         };
         check(ret, "setting the certificate chain and key").map(drop)
     }
@@ -301,13 +316,21 @@ impl GnuTlsConnection {
         // SAFETY: a valid out-parameter.
         check(unsafe { sys::gnutls_init(&mut session, flags) }, "creating the session")?;
         // From here on, dropping the connection frees the session.
-        let connection = GnuTlsConnection { transport: Box::new(Transport { session, io }), config: shared.clone(), done: false, ticket_sent: false };
+        let connection = GnuTlsConnection {
+            transport: Box::new(Transport { session, io }),
+            config: shared.clone(),
+            done: false,
+            ticket_sent: false,
+        };
         let transport: *const Transport = &*connection.transport;
         // SAFETY: `session` is live; the priority cache and credentials live in `config`, which
         // the connection holds; `transport` is boxed and outlives the session (see Drop).
         unsafe {
             check(sys::gnutls_priority_set(session, shared.priority), "setting the priorities")?;
-            check(sys::gnutls_credentials_set(session, sys::GNUTLS_CRD_CERTIFICATE, shared.credentials.cast()), "setting the credentials")?;
+            check(
+                sys::gnutls_credentials_set(session, sys::GNUTLS_CRD_CERTIFICATE, shared.credentials.cast()),
+                "setting the credentials",
+            )?;
             sys::gnutls_transport_set_ptr(session, transport.cast_mut().cast());
             sys::gnutls_transport_set_pull_function(session, pull);
             sys::gnutls_transport_set_pull_timeout_function(session, pull_timeout);
@@ -338,7 +361,10 @@ impl GnuTlsConnection {
                 let status = sys::gnutls_session_get_verify_cert_status(session);
                 let mut out = sys::gnutls_datum_t { data: ptr::null_mut(), size: 0 };
                 if sys::gnutls_certificate_verification_status_print(status, sys::GNUTLS_CRT_X509, &mut out, 0) >= 0 {
-                    message += &format!(" ({})", String::from_utf8_lossy(std::slice::from_raw_parts(out.data, out.size as usize)));
+                    message += &format!(
+                        " ({})",
+                        String::from_utf8_lossy(std::slice::from_raw_parts(out.data, out.size as usize))
+                    );
                     sys::gnutls_free(out.data.cast());
                 }
             }
@@ -378,7 +404,9 @@ impl Connection for GnuTlsConnection {
             // SAFETY: `session` is live and `byte` is writable for its length.
             return match unsafe { sys::gnutls_record_recv(session, byte.as_mut_ptr().cast(), byte.len()) } {
                 0 | sys::GNUTLS_E_AGAIN_ISIZE => Ok(true),
-                n if n > 0 => Err(LibError::new("application data arrived before the handshake completed on both sides")),
+                n if n > 0 => {
+                    Err(LibError::new("application data arrived before the handshake completed on both sides"))
+                }
                 n => Err(LibError::new(format!("reading after the handshake: {}", strerror(n as c_int)))),
             };
         }
@@ -386,7 +414,11 @@ impl Connection for GnuTlsConnection {
         match unsafe { sys::gnutls_handshake(session) } {
             0 => {
                 self.done = true;
-                if self.config.side == Side::Server && self.config.kind == Kind::HandshakeResumeTicket && self.config.version == Version::Tls13 && !self.ticket_sent {
+                if self.config.side == Side::Server
+                    && self.config.kind == Kind::HandshakeResumeTicket
+                    && self.config.version == Version::Tls13
+                    && !self.ticket_sent
+                {
                     self.ticket_sent = true;
                     // SAFETY: `session` is live and its handshake is complete.
                     check(unsafe { sys::gnutls_session_ticket_send(session, 1, 0) }, "sending the session ticket")?;
@@ -520,7 +552,8 @@ fn check(ret: c_int, what: &str) -> Result<c_int, LibError> {
 extern "C" fn pull(ptr: *mut c_void, buf: *mut c_void, len: usize) -> isize {
     // SAFETY: `ptr` is the connection's boxed Transport (set in `new`), alive while the session
     // is, and GnuTLS calls no other callback meanwhile; `buf` is writable for `len` bytes.
-    let (transport, buf) = unsafe { (&mut *ptr.cast::<Transport>(), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
+    let (transport, buf) =
+        unsafe { (&mut *ptr.cast::<Transport>(), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
     match transport.io.read(buf) {
         Ok(n) => n as isize,
         Err(e) => {
@@ -681,12 +714,20 @@ mod sys {
         pub fn gnutls_strerror(error: c_int) -> *const c_char;
         pub fn gnutls_init(session: *mut gnutls_session_t, flags: c_uint) -> c_int;
         pub fn gnutls_deinit(session: gnutls_session_t);
-        pub fn gnutls_priority_init(p: *mut gnutls_priority_t, priorities: *const c_char, err_pos: *mut *const c_char) -> c_int;
+        pub fn gnutls_priority_init(
+            p: *mut gnutls_priority_t,
+            priorities: *const c_char,
+            err_pos: *mut *const c_char,
+        ) -> c_int;
         pub fn gnutls_priority_deinit(p: gnutls_priority_t);
         pub fn gnutls_priority_set(session: gnutls_session_t, p: gnutls_priority_t) -> c_int;
         pub fn gnutls_certificate_allocate_credentials(res: *mut gnutls_certificate_credentials_t) -> c_int;
         pub fn gnutls_certificate_free_credentials(res: gnutls_certificate_credentials_t);
-        pub fn gnutls_certificate_set_x509_trust_mem(res: gnutls_certificate_credentials_t, ca: *const gnutls_datum_t, format: c_int) -> c_int;
+        pub fn gnutls_certificate_set_x509_trust_mem(
+            res: gnutls_certificate_credentials_t,
+            ca: *const gnutls_datum_t,
+            format: c_int,
+        ) -> c_int;
         pub fn gnutls_certificate_set_x509_key_mem2(
             res: gnutls_certificate_credentials_t,
             cert: *const gnutls_datum_t,
@@ -696,12 +737,23 @@ mod sys {
             flags: c_uint,
         ) -> c_int;
         pub fn gnutls_credentials_set(session: gnutls_session_t, kind: c_int, cred: *mut c_void) -> c_int;
-        pub fn gnutls_server_name_set(session: gnutls_session_t, kind: c_int, name: *const c_void, name_length: usize) -> c_int;
+        pub fn gnutls_server_name_set(
+            session: gnutls_session_t,
+            kind: c_int,
+            name: *const c_void,
+            name_length: usize,
+        ) -> c_int;
         pub fn gnutls_session_set_verify_cert(session: gnutls_session_t, hostname: *const c_char, flags: c_uint);
         pub fn gnutls_session_get_verify_cert_status(session: gnutls_session_t) -> c_uint;
-        pub fn gnutls_certificate_verification_status_print(status: c_uint, kind: c_int, out: *mut gnutls_datum_t, flags: c_uint) -> c_int;
+        pub fn gnutls_certificate_verification_status_print(
+            status: c_uint,
+            kind: c_int,
+            out: *mut gnutls_datum_t,
+            flags: c_uint,
+        ) -> c_int;
         pub fn gnutls_certificate_server_set_request(session: gnutls_session_t, req: c_int);
-        pub fn gnutls_certificate_get_peers(session: gnutls_session_t, list_size: *mut c_uint) -> *const gnutls_datum_t;
+        pub fn gnutls_certificate_get_peers(session: gnutls_session_t, list_size: *mut c_uint)
+            -> *const gnutls_datum_t;
         pub fn gnutls_certificate_verify_peers2(session: gnutls_session_t, status: *mut c_uint) -> c_int;
         pub fn gnutls_transport_set_ptr(session: gnutls_session_t, ptr: *mut c_void);
         pub fn gnutls_transport_set_pull_function(session: gnutls_session_t, func: gnutls_pull_func);
@@ -738,8 +790,8 @@ mod tests {
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::{Error, KeyType, Link};
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A client against a server, through their handshakes, or the error (naming its side).
     fn connect(client_config: &Config, server_config: &Config) -> Result<(GnuTlsConnection, GnuTlsConnection), String> {
@@ -765,7 +817,10 @@ mod tests {
     fn ml_kem_is_declared_unsupported_with_the_reason() {
         let asked = scenario("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm");
         let err = sample(&GnuTls, &GnuTls, &asked, pki(), &SampleSpec::timed(Duration::ZERO, Duration::ZERO));
-        assert!(matches!(&err, Err(Error::Unsupported(reason)) if reason == "gnutls: group x25519mlkem768 not supported"), "{err:?}");
+        assert!(
+            matches!(&err, Err(Error::Unsupported(reason)) if reason == "gnutls: group x25519mlkem768 not supported"),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -788,7 +843,12 @@ mod tests {
         // SAFETY: the session is live; GnuTLS copies the name.
         unsafe { sys::gnutls_session_set_verify_cert(client.session(), other.as_ptr(), 0) };
         let mut server = GnuTls.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let stepped = tlsbench_harness::step::handshake_pair(&mut client, &mut server, &link, &mut tlsbench_harness::step::Unmetered);
+        let stepped = tlsbench_harness::step::handshake_pair(
+            &mut client,
+            &mut server,
+            &link,
+            &mut tlsbench_harness::step::Unmetered,
+        );
         let Err(Error::Library { side: Side::Client, error, .. }) = stepped else {
             panic!("the client accepted a certificate for another host name, or the server failed: {stepped:?}")
         };
@@ -804,11 +864,20 @@ mod tests {
             for &group in &GnuTls.capabilities().groups {
                 for &key in KeyType::ALL {
                     let suite = Suite::Chacha20Poly1305;
-                    let asked = Scenario::new(Kind::HandshakeFull, version, group, key, suite).expect("a valid scenario");
+                    let asked =
+                        Scenario::new(Kind::HandshakeFull, version, group, key, suite).expect("a valid scenario");
                     let (client, server) = configs(&asked, &asked);
                     let (client, server) = connect(&client, &server).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
-                    let expected = Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: None };
+                    let expected = Negotiated {
+                        version,
+                        suite,
+                        group: Some(group),
+                        resumed: false,
+                        ems,
+                        client_cert_verified: None,
+                        ticket_received: None,
+                    };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                     let expected = Negotiated { client_cert_verified: Some(false), ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
@@ -823,7 +892,9 @@ mod tests {
         let (client_config, server_config) = configs(&asked, &asked);
         for resumed in [false, true] {
             let (client, server) = connect(&client_config, &server_config).unwrap_or_else(|e| panic!("{e}"));
-            let seen = |n: Result<Negotiated, LibError>| n.map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified, n.resumed));
+            let seen = |n: Result<Negotiated, LibError>| {
+                n.map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified, n.resumed))
+            };
             assert_eq!(seen(client.negotiated()), Ok((Some(false), None, resumed)));
             assert_eq!(seen(server.negotiated()), Ok((Some(false), Some(true), resumed)));
         }
@@ -831,18 +902,25 @@ mod tests {
 
     #[test]
     fn a_tls_1_3_ticket_handshake_leaves_exactly_one_ticket_and_a_full_one_none() {
-        for (name, ticket) in [("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", true), ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", false)] {
+        for (name, ticket) in [
+            ("handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", true),
+            ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", false),
+        ] {
             let asked = scenario(name);
             let (client_config, server_config) = configs(&asked, &asked);
             let link = Link::new();
             let mut client = GnuTls.new_client(&client_config, link.client()).unwrap_or_else(|e| panic!("{e}"));
             let mut server = GnuTls.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-            while !(client.handshake().unwrap_or_else(|e| panic!("{e}")) & server.handshake().unwrap_or_else(|e| panic!("{e}"))) {}
+            while !(client.handshake().unwrap_or_else(|e| panic!("{e}"))
+                & server.handshake().unwrap_or_else(|e| panic!("{e}")))
+            {}
             // What is left after both completed: the server's ticket records, one record each.
             let left = link.take_written_by(Side::Server);
-            let records = std::iter::successors(Some(0usize), |&at| (at < left.len()).then(|| at + 5 + u16::from_be_bytes([left[at + 3], left[at + 4]]) as usize))
-                .take_while(|&at| at < left.len())
-                .count();
+            let records = std::iter::successors(Some(0usize), |&at| {
+                (at < left.len()).then(|| at + 5 + u16::from_be_bytes([left[at + 3], left[at + 4]]) as usize)
+            })
+            .take_while(|&at| at < left.len())
+            .count();
             assert_eq!(records, usize::from(ticket), "{name}");
         }
     }
@@ -859,7 +937,9 @@ mod tests {
     /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+        for name in
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+        {
             let asked = scenario(name);
             let (client, server) = configs(&asked, &asked);
             let (mut client, mut server) = connect(&client, &server).unwrap_or_else(|e| panic!("{name}: {e}"));

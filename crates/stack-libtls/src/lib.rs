@@ -4,17 +4,18 @@
 use std::ffi::{c_int, c_void, CStr, CString};
 use std::io::{self, Read, Write};
 use std::ptr;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::Once;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki, Scenario, Side, Stack, Suite,
-    Version,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki,
+    Scenario, Side, Stack, Suite, Version,
 };
 
 /// Why a TLS 1.3 scenario with another suite than AES-256-GCM is unsupported.
-const TLS13_SUITE: &str = "libtls: TLS 1.3 keeps OpenSSL's default suites, AES-256-GCM first, so no other TLS 1.3 suite can be pinned";
+const TLS13_SUITE: &str =
+    "libtls: TLS 1.3 keeps OpenSSL's default suites, AES-256-GCM first, so no other TLS 1.3 suite can be pinned";
 
 /// LibreTLS's libtls, linked dynamically.
 pub struct LibTls;
@@ -86,7 +87,14 @@ impl Stack for LibTls {
             // (`tls_conn_session_resumed`), so a server's resumption could not be checked, and
             // the server's sessions (`tls_config_set_session_lifetime`) turn on session IDs and
             // tickets together; EMS cannot be switched off.
-            kinds: vec![Kind::HandshakeFull, Kind::Transfer, Kind::IoProfile, Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            kinds: vec![
+                Kind::HandshakeFull,
+                Kind::Transfer,
+                Kind::IoProfile,
+                Kind::Memory100,
+                Kind::Memory1000,
+                Kind::Memory10000,
+            ],
             groups: vec![Group::X25519, Group::Secp256r1, Group::Secp384r1],
             ems_off: false,
             // The reasons, named where a cell says why it is unsupported.
@@ -108,7 +116,10 @@ impl Stack for LibTls {
         let shared = Shared::new(Side::Client, scenario)?;
         // The scenario's root as the only trust anchor; the name is verified against the
         // server name given to `tls_connect_cbs`.
-        shared.configured(|c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) }, "setting the CA")?;
+        shared.configured(
+            |c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) },
+            "setting the CA",
+        )?;
         if scenario.client_auth == ClientAuth::Required {
             shared.keypair(&credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
@@ -120,7 +131,10 @@ impl Stack for LibTls {
         let mut shared = Shared::new(Side::Server, scenario)?;
         shared.keypair(&credentials.chain_pem, &credentials.key_pem)?;
         if scenario.client_auth != ClientAuth::None {
-            shared.configured(|c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) }, "setting the CA")?;
+            shared.configured(
+                |c| unsafe { sys::tls_config_set_ca_mem(c, credentials.ca_pem.as_ptr(), credentials.ca_pem.len()) },
+                "setting the CA",
+            )?;
             // SAFETY: a live config. libtls fails the handshake on a certificate that does not
             // verify, in both modes; the optional one lets a client without one through.
             unsafe {
@@ -149,7 +163,8 @@ impl Stack for LibTls {
             return Err(LibError::new("tls_client: out of memory"));
         }
         // From here on, dropping the connection frees the context.
-        let mut connection = LibTlsConnection { ctx, io: Box::new(io), config: config.0.clone(), done: false, early: None };
+        let mut connection =
+            LibTlsConnection { ctx, io: Box::new(io), config: config.0.clone(), done: false, early: None };
         let name = CString::new(SERVER_NAME).expect("the server name has no NUL byte");
         let arg: *mut Endpoint = &mut *connection.io;
         // SAFETY: live context and config; libtls copies the server name; `arg` is the boxed
@@ -205,7 +220,10 @@ impl Shared {
         // In TLS 1.3 the suites are OpenSSL's defaults: `tls_config_set_ciphers` has no say there.
         if scenario.version == Version::Tls12 {
             let cipher = CString::new(suite.openssl_name(Version::Tls12, scenario.key)).expect("no NUL byte");
-            shared.configured(|c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) }, "setting the cipher suite")?;
+            shared.configured(
+                |c| unsafe { sys::tls_config_set_ciphers(c, cipher.as_ptr()) },
+                "setting the cipher suite",
+            )?;
         }
         let groups = scenario.groups(side).iter().map(|&g| g.openssl_name()).collect::<Vec<_>>().join(",");
         let groups = CString::new(groups).expect("no NUL byte");
@@ -217,7 +235,9 @@ impl Shared {
     fn keypair(&self, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
         // SAFETY: a live config; both buffers are readable for their lengths.
         self.configured(
-            |c| unsafe { sys::tls_config_set_keypair_mem(c, chain_pem.as_ptr(), chain_pem.len(), key_pem.as_ptr(), key_pem.len()) },
+            |c| unsafe {
+                sys::tls_config_set_keypair_mem(c, chain_pem.as_ptr(), chain_pem.len(), key_pem.as_ptr(), key_pem.len())
+            },
             "setting the certificate chain and key",
         )
     }
@@ -229,7 +249,11 @@ impl Shared {
         }
         // SAFETY: a live config; the message is owned by it and copied at once.
         let message = unsafe { sys::tls_config_error(self.config) };
-        let message = if message.is_null() { "unknown error".into() } else { unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned() };
+        let message = if message.is_null() {
+            "unknown error".into()
+        } else {
+            unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
+        };
         Err(LibError::new(format!("{what}: {message}")))
     }
 }
@@ -261,7 +285,9 @@ impl Connection for LibTlsConnection {
             // SAFETY: a live context; `byte` is writable for its length.
             return match unsafe { sys::tls_read(self.ctx, byte.as_mut_ptr().cast(), byte.len()) } {
                 0 | sys::TLS_WANT_POLLIN_ISIZE => Ok(true),
-                n if n > 0 => Err(LibError::new("application data arrived before the handshake completed on both sides")),
+                n if n > 0 => {
+                    Err(LibError::new("application data arrived before the handshake completed on both sides"))
+                }
                 _ => Err(LibError::new(format!("reading after the handshake: {}", error(self.ctx)))),
             };
         }
@@ -339,7 +365,8 @@ impl Connection for LibTlsConnection {
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         // SAFETY: a live context whose handshake completed; the strings are static or owned by it.
-        let (version, cipher) = unsafe { (text(sys::tls_conn_version(self.ctx)), text(sys::tls_conn_cipher(self.ctx))) };
+        let (version, cipher) =
+            unsafe { (text(sys::tls_conn_version(self.ctx)), text(sys::tls_conn_cipher(self.ctx))) };
         let version = match version.as_deref() {
             Some("TLSv1.2") => Version::Tls12,
             Some("TLSv1.3") => Version::Tls13,
@@ -350,9 +377,18 @@ impl Connection for LibTlsConnection {
         let suite = Suite::negotiated(cipher.as_str(), |key, suite| suite.openssl_name(version, key))?;
         // SAFETY: a live context. With `tls_config_verify_client(_optional)`, libtls fails the
         // handshake on a certificate that does not verify, so one that was provided was verified.
-        let client_cert_verified = (self.config.side == Side::Server).then(|| unsafe { sys::tls_peer_cert_provided(self.ctx) } == 1);
+        let client_cert_verified =
+            (self.config.side == Side::Server).then(|| unsafe { sys::tls_peer_cert_provided(self.ctx) } == 1);
         // libtls reports neither the group nor EMS; resumption is off (see `capabilities`).
-        Ok(Negotiated { version, suite, group: None, resumed: false, ems: None, client_cert_verified, ticket_received: None })
+        Ok(Negotiated {
+            version,
+            suite,
+            group: None,
+            resumed: false,
+            ems: None,
+            client_cert_verified,
+            ticket_received: None,
+        })
     }
 }
 
@@ -430,15 +466,33 @@ mod sys {
         pub fn tls_config_set_ciphers(config: *mut tls_config, ciphers: *const c_char) -> c_int;
         pub fn tls_config_set_ecdhecurves(config: *mut tls_config, curves: *const c_char) -> c_int;
         pub fn tls_config_set_ca_mem(config: *mut tls_config, ca: *const u8, len: usize) -> c_int;
-        pub fn tls_config_set_keypair_mem(config: *mut tls_config, cert: *const u8, cert_len: usize, key: *const u8, key_len: usize) -> c_int;
+        pub fn tls_config_set_keypair_mem(
+            config: *mut tls_config,
+            cert: *const u8,
+            cert_len: usize,
+            key: *const u8,
+            key_len: usize,
+        ) -> c_int;
         pub fn tls_config_verify_client(config: *mut tls_config);
         pub fn tls_config_verify_client_optional(config: *mut tls_config);
         pub fn tls_client() -> *mut tls;
         pub fn tls_server() -> *mut tls;
         pub fn tls_configure(ctx: *mut tls, config: *mut tls_config) -> c_int;
         pub fn tls_free(ctx: *mut tls);
-        pub fn tls_connect_cbs(ctx: *mut tls, read_cb: tls_read_cb, write_cb: tls_write_cb, arg: *mut c_void, servername: *const c_char) -> c_int;
-        pub fn tls_accept_cbs(ctx: *mut tls, cctx: *mut *mut tls, read_cb: tls_read_cb, write_cb: tls_write_cb, arg: *mut c_void) -> c_int;
+        pub fn tls_connect_cbs(
+            ctx: *mut tls,
+            read_cb: tls_read_cb,
+            write_cb: tls_write_cb,
+            arg: *mut c_void,
+            servername: *const c_char,
+        ) -> c_int;
+        pub fn tls_accept_cbs(
+            ctx: *mut tls,
+            cctx: *mut *mut tls,
+            read_cb: tls_read_cb,
+            write_cb: tls_write_cb,
+            arg: *mut c_void,
+        ) -> c_int;
         pub fn tls_handshake(ctx: *mut tls) -> c_int;
         pub fn tls_read(ctx: *mut tls, buf: *mut c_void, len: usize) -> isize;
         pub fn tls_write(ctx: *mut tls, buf: *const c_void, len: usize) -> isize;
@@ -456,8 +510,8 @@ mod tests {
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::{Error, KeyType, Link};
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(LibTlsConnection, LibTlsConnection), String> {
@@ -482,9 +536,18 @@ mod tests {
             ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", TLS13_SUITE),
             ("transfer_1.3_x25519_ecdsa-p256_chacha20-poly1305", TLS13_SUITE),
             ("handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-256-gcm", "libtls: group x25519mlkem768 not supported"),
-            ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: resumption is reported on the client only, so the server's could not be checked"),
-            ("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", "libtls: resumption is reported on the client only, so the server's could not be checked"),
-            ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems", "libtls: extended master secret cannot be switched off"),
+            (
+                "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+                "libtls: resumption is reported on the client only, so the server's could not be checked",
+            ),
+            (
+                "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+                "libtls: resumption is reported on the client only, so the server's could not be checked",
+            ),
+            (
+                "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems",
+                "libtls: extended master secret cannot be switched off",
+            ),
         ] {
             let err = sample(&LibTls, &LibTls, &scenario(name), pki(), &spec);
             assert!(matches!(&err, Err(Error::Unsupported(r)) if r == reason), "{name}: {err:?}");
@@ -517,11 +580,24 @@ mod tests {
     fn both_sides_report_what_was_negotiated_and_a_verified_client_certificate() {
         for &key in KeyType::ALL {
             for client_auth in [ClientAuth::None, ClientAuth::Required, ClientAuth::Requested] {
-                let asked = Scenario { client_auth, ..Scenario::new(Kind::HandshakeFull, Version::Tls12, Group::Secp384r1, key, Suite::Aes256Gcm).expect("valid") };
+                let asked = Scenario {
+                    client_auth,
+                    ..Scenario::new(Kind::HandshakeFull, Version::Tls12, Group::Secp384r1, key, Suite::Aes256Gcm)
+                        .expect("valid")
+                };
                 let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
-                let expected = Negotiated { version: Version::Tls12, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
+                let expected = Negotiated {
+                    version: Version::Tls12,
+                    suite: Suite::Aes256Gcm,
+                    group: None,
+                    resumed: false,
+                    ems: None,
+                    client_cert_verified: None,
+                    ticket_received: None,
+                };
                 assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
-                let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
+                let expected =
+                    Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
                 assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
             }
         }
@@ -555,30 +631,48 @@ mod tests {
     fn tls_1_3_negotiates_aes_256_gcm_and_the_pinned_group() {
         for (group, group_id) in [(Group::X25519, 0x001d), (Group::Secp256r1, 0x0017), (Group::Secp384r1, 0x0018)] {
             for &client_auth in ClientAuth::ALL {
-                let asked = Scenario::new(Kind::HandshakeFull, Version::Tls13, group, KeyType::EcdsaP384, Suite::Aes256Gcm).expect("valid");
+                let asked =
+                    Scenario::new(Kind::HandshakeFull, Version::Tls13, group, KeyType::EcdsaP384, Suite::Aes256Gcm)
+                        .expect("valid");
                 let asked = Scenario { client_auth, ..asked };
                 let link = Link::new();
                 let client_config = LibTls.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{asked}: {e}"));
                 let server_config = LibTls.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{asked}: {e}"));
-                let mut client = LibTls.new_client(&client_config, link.client()).unwrap_or_else(|e| panic!("{asked}: {e}"));
-                let mut server = LibTls.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let mut client =
+                    LibTls.new_client(&client_config, link.client()).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                let mut server =
+                    LibTls.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{asked}: {e}"));
                 assert_eq!(client.handshake().map_err(|e| e.0), Ok(false), "{asked}: the ClientHello");
                 assert_eq!(server.handshake().map_err(|e| e.0), Ok(false), "{asked}: the server's flight");
                 let flight = link.take_written_by(Side::Server);
-                assert_eq!(server_hello_suite_and_group(&flight), (0x1302, group_id), "{asked}: TLS_AES_256_GCM_SHA384");
+                assert_eq!(
+                    server_hello_suite_and_group(&flight),
+                    (0x1302, group_id),
+                    "{asked}: TLS_AES_256_GCM_SHA384"
+                );
                 link.deliver_to(Side::Client, &flight);
                 let mut done = false;
                 for _ in 0..8 {
-                    let both = [client.handshake(), server.handshake()].map(|step| step.unwrap_or_else(|e| panic!("{asked}: {e}")));
+                    let both = [client.handshake(), server.handshake()]
+                        .map(|step| step.unwrap_or_else(|e| panic!("{asked}: {e}")));
                     done = both == [true, true] && link.in_flight() == 0;
                     if done {
                         break;
                     }
                 }
                 assert!(done, "{asked}: the handshake did not complete");
-                let expected = Negotiated { version: Version::Tls13, suite: Suite::Aes256Gcm, group: None, resumed: false, ems: None, client_cert_verified: None, ticket_received: None };
+                let expected = Negotiated {
+                    version: Version::Tls13,
+                    suite: Suite::Aes256Gcm,
+                    group: None,
+                    resumed: false,
+                    ems: None,
+                    client_cert_verified: None,
+                    ticket_received: None,
+                };
                 assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
-                let expected = Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
+                let expected =
+                    Negotiated { client_cert_verified: Some(client_auth == ClientAuth::Required), ..expected };
                 assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
             }
         }
@@ -596,7 +690,8 @@ mod tests {
     #[test]
     fn data_crosses_in_both_directions() {
         for name in ["transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305", "transfer_1.3_x25519_ecdsa-p256_aes-256-gcm"] {
-            let (mut client, mut server) = connect(&scenario(name), &scenario(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (mut client, mut server) =
+                connect(&scenario(name), &scenario(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
             testing::check_data_crosses(name, &mut client, &mut server);
         }
     }
@@ -605,7 +700,9 @@ mod tests {
     /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm"] {
+        for name in
+            ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm"]
+        {
             let asked = scenario(name);
             let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
             tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession, SslSessionCacheMode, SslSessionRef,
-    SslStream, SslVerifyMode, SslVersion,
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
+    SslSessionCacheMode, SslSessionRef, SslStream, SslVerifyMode, SslVersion,
 };
 use openssl::x509::store::X509Store;
 use openssl::x509::store::X509StoreBuilder;
 use openssl::x509::{X509VerifyResult, X509};
-use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::pki::Credentials;
+use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
     Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, Kind, LibError, Negotiated, Pki, Scenario, Side,
     Stack, Suite, Version,
@@ -79,7 +79,11 @@ impl Stack for OpenSsl {
 
     /// libssl's crypto is the libcrypto loaded beside it: its own version string.
     fn backend(&self) -> Backend {
-        Backend::new("OpenSSL libcrypto", openssl_version_number(openssl::version::version()), Some("system library".into()))
+        Backend::new(
+            "OpenSSL libcrypto",
+            openssl_version_number(openssl::version::version()),
+            Some("system library".into()),
+        )
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -164,7 +168,8 @@ fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
 
 /// The leaf, the intermediates after it, and the leaf's key.
 fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
-    let chain = X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
+    let chain =
+        X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
     let mut chain = chain.into_iter();
     let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
     ctx.set_certificate(&leaf).map_err(LibError::context("setting the certificate"))?;
@@ -332,7 +337,9 @@ impl Connection for OpenSslConnection {
         let version = match ssl.version2() {
             Some(SslVersion::TLS1_2) => Version::Tls12,
             Some(SslVersion::TLS1_3) => Version::Tls13,
-            _ => return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str()))),
+            _ => {
+                return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str())))
+            }
         };
         let cipher = ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?.name();
         let suite = Suite::negotiated(cipher, |key, suite| suite.openssl_name(version, key))?;
@@ -354,9 +361,20 @@ impl Connection for OpenSslConnection {
             (true, _) => None,
             (false, None) => Some(false),
             // SAFETY: the session is live for the borrow of `ssl`, and this only reads it.
-            (false, Some(session)) => Some(unsafe { SSL_SESSION_has_ticket(session as *const SslSessionRef as *const openssl_sys::SSL_SESSION) } == 1),
+            (false, Some(session)) => Some(
+                unsafe { SSL_SESSION_has_ticket(session as *const SslSessionRef as *const openssl_sys::SSL_SESSION) }
+                    == 1,
+            ),
         };
-        Ok(Negotiated { version, suite, group: Some(group), resumed: ssl.session_reused(), ems, client_cert_verified, ticket_received })
+        Ok(Negotiated {
+            version,
+            suite,
+            group: Some(group),
+            resumed: ssl.session_reused(),
+            ems,
+            client_cert_verified,
+            ticket_received,
+        })
     }
 }
 
@@ -389,8 +407,8 @@ pub fn openssl_version_number(version: &str) -> String {
 mod tests {
     use tlsbench_harness::{KeyType, Link};
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(OpenSslConnection, OpenSslConnection), String> {
@@ -451,11 +469,19 @@ mod tests {
             for &group in &OpenSsl.capabilities().groups {
                 for &key in KeyType::ALL {
                     let suite = Suite::Chacha20Poly1305;
-                    let asked = Scenario::new(Kind::HandshakeFull, version, group, key, suite).expect("a valid scenario");
+                    let asked =
+                        Scenario::new(Kind::HandshakeFull, version, group, key, suite).expect("a valid scenario");
                     let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
                     let ems = (version == Version::Tls12).then_some(true);
-                    let expected =
-                        Negotiated { version, suite, group: Some(group), resumed: false, ems, client_cert_verified: None, ticket_received: Some(false) };
+                    let expected = Negotiated {
+                        version,
+                        suite,
+                        group: Some(group),
+                        resumed: false,
+                        ems,
+                        client_cert_verified: None,
+                        ticket_received: Some(false),
+                    };
                     assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
                     let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
@@ -468,15 +494,23 @@ mod tests {
     fn ems_off_and_a_verified_client_certificate_are_reported() {
         let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls_no-ems");
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(false), None)));
-        assert_eq!(server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)), Ok((Some(false), Some(true))));
+        assert_eq!(
+            client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(false), None))
+        );
+        assert_eq!(
+            server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(false), Some(true)))
+        );
     }
 
     /// One byte each way, then close_notify each way: each side sees the peer's close_notify
     /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+        for name in
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+        {
             let asked = scenario(name);
             let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
             tlsbench_harness::testing::check_close_notify(&name, &mut client, &mut server);

@@ -14,11 +14,11 @@ use rustls::{
 };
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::pki::Credentials;
+use tlsbench_harness::pki::SERVER_NAME;
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Side,
-    Stack, Suite, Version,
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario,
+    Side, Stack, Suite, Version,
 };
 
 /// Sessions a client keeps, and a server keeps for session-ID resumption: one suffices, as
@@ -93,7 +93,9 @@ impl Rustls {
         for &group in groups {
             let name = named_group(group);
             let kx = available.iter().find(|g| g.name() == name);
-            provider.kx_groups.push(*kx.ok_or_else(|| LibError(format!("the {} provider lacks {name:?}", self.provider_name)))?);
+            provider
+                .kx_groups
+                .push(*kx.ok_or_else(|| LibError(format!("the {} provider lacks {name:?}", self.provider_name)))?);
         }
         if provider.cipher_suites.is_empty() {
             return Err(LibError(format!("the {} provider lacks {suite:?}", self.provider_name)));
@@ -130,7 +132,9 @@ impl Stack for Rustls {
         }
         let via = format!("{} {}", self.provider_name, self.provider_version);
         match (aws_lc_rs::try_fips_mode(), self.fips) {
-            (Ok(()), _) => Backend::new("AWS-LC FIPS", aws_lc_rs::awslc_version(), Some(format!("{via}, FIPS mode on"))),
+            (Ok(()), _) => {
+                Backend::new("AWS-LC FIPS", aws_lc_rs::awslc_version(), Some(format!("{via}, FIPS mode on")))
+            }
             (Err(_), true) => Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(format!("{via}, FIPS mode off"))),
             (Err(_), false) => Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(via)),
         }
@@ -141,10 +145,18 @@ impl Stack for Rustls {
         // The provider's own groups and suites: ring has no ML-KEM, the FIPS provider only the
         // FIPS-approved ones.
         let provider = (self.provider)();
-        let groups = Group::ALL.iter().copied().filter(|&g| provider.kx_groups.iter().any(|kx| kx.name() == named_group(g)));
-        let suite_in = |s: Suite| provider.cipher_suites.iter().any(|cs| cs.suite() == cipher_suite(Version::Tls13, KeyType::EcdsaP256, s));
+        let groups =
+            Group::ALL.iter().copied().filter(|&g| provider.kx_groups.iter().any(|kx| kx.name() == named_group(g)));
+        let suite_in = |s: Suite| {
+            provider.cipher_suites.iter().any(|cs| cs.suite() == cipher_suite(Version::Tls13, KeyType::EcdsaP256, s))
+        };
         let suites = Suite::ALL.iter().copied().filter(|&s| suite_in(s));
-        Capabilities { groups: groups.collect(), suites: suites.collect(), ems_off: false, ..Capabilities::everything() }
+        Capabilities {
+            groups: groups.collect(),
+            suites: suites.collect(),
+            ems_off: false,
+            ..Capabilities::everything()
+        }
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
@@ -165,9 +177,12 @@ impl Stack for Rustls {
                 Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
             }
             Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
-            Kind::HandshakeFull | Kind::Transfer | Kind::IoProfile | Kind::Memory100 | Kind::Memory1000 | Kind::Memory10000 => {
-                Resumption::disabled()
-            }
+            Kind::HandshakeFull
+            | Kind::Transfer
+            | Kind::IoProfile
+            | Kind::Memory100
+            | Kind::Memory1000
+            | Kind::Memory10000 => Resumption::disabled(),
         };
         self.check_fips(config.fips())?;
         Ok(Arc::new(config))
@@ -204,7 +219,12 @@ impl Stack for Rustls {
                 config.ticketer = (self.ticketer)().map_err(LibError::new)?;
                 config.send_tls13_tickets = 1;
             }
-            Kind::HandshakeFull | Kind::Transfer | Kind::IoProfile | Kind::Memory100 | Kind::Memory1000 | Kind::Memory10000 => {}
+            Kind::HandshakeFull
+            | Kind::Transfer
+            | Kind::IoProfile
+            | Kind::Memory100
+            | Kind::Memory1000
+            | Kind::Memory10000 => {}
         }
         Ok(Arc::new(config))
     }
@@ -223,12 +243,18 @@ impl Stack for Rustls {
 
 fn roots(credentials: &Credentials) -> Result<RootCertStore, LibError> {
     let mut roots = RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_slice(credentials.ca_pem.as_bytes()).map_err(LibError::new)?).map_err(LibError::new)?;
+    roots
+        .add(CertificateDer::from_pem_slice(credentials.ca_pem.as_bytes()).map_err(LibError::new)?)
+        .map_err(LibError::new)?;
     Ok(roots)
 }
 
-fn chain_and_key(chain_pem: &str, key_pem: &str) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), LibError> {
-    let chain = CertificateDer::pem_slice_iter(chain_pem.as_bytes()).collect::<Result<Vec<_>, _>>().map_err(LibError::new)?;
+fn chain_and_key(
+    chain_pem: &str,
+    key_pem: &str,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), LibError> {
+    let chain =
+        CertificateDer::pem_slice_iter(chain_pem.as_bytes()).collect::<Result<Vec<_>, _>>().map_err(LibError::new)?;
     let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(LibError::new)?;
     Ok((chain, key))
 }
@@ -366,17 +392,23 @@ impl<C: DerefMut<Target = ConnectionCommon<D>> + Role, D: SideData> Connection f
             Some(ProtocolVersion::TLSv1_3) => Version::Tls13,
             other => return Err(LibError(format!("unexpected protocol version {other:?}"))),
         };
-        let negotiated = self.conn.negotiated_cipher_suite().ok_or(LibError("no cipher suite negotiated".into()))?.suite();
+        let negotiated =
+            self.conn.negotiated_cipher_suite().ok_or(LibError("no cipher suite negotiated".into()))?.suite();
         let suite = Suite::negotiated(negotiated, |key, suite| cipher_suite(version, key, suite))?;
         let group = match self.conn.negotiated_key_exchange_group().map(|g| g.name()) {
             None => None,
             Some(name) => Some(
-                Group::ALL.iter().copied().find(|&g| named_group(g) == name).ok_or_else(|| LibError(format!("unexpected group {name:?}")))?,
+                Group::ALL
+                    .iter()
+                    .copied()
+                    .find(|&g| named_group(g) == name)
+                    .ok_or_else(|| LibError(format!("unexpected group {name:?}")))?,
             ),
         };
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
         // rustls does not say whether TLS 1.2 used EMS; it always does (see capabilities).
-        let (client_cert_verified, ticket_received) = (self.conn.client_cert_verified(), self.conn.ticket_received(version));
+        let (client_cert_verified, ticket_received) =
+            (self.conn.client_cert_verified(), self.conn.ticket_received(version));
         Ok(Negotiated { version, suite, group, resumed, ems: None, client_cert_verified, ticket_received })
     }
 }
@@ -458,13 +490,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pki = Pki::load_or_generate(dir.path(), &[KeyType::EcdsaP256]).unwrap();
         for stack in [Rustls::aws_lc_rs(), Rustls::ring()] {
-            for name in ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"] {
+            for name in
+                ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+            {
                 let scenario: Scenario = name.parse().unwrap();
                 let link = tlsbench_harness::Link::new();
-                let mut client = stack.new_client(&stack.client_config(&scenario, &pki).unwrap(), link.client()).unwrap();
-                let mut server = stack.new_server(&stack.server_config(&scenario, &pki).unwrap(), link.server()).unwrap();
-                tlsbench_harness::step::handshake_pair(&mut client, &mut server, &link, &mut tlsbench_harness::step::Unmetered)
-                    .unwrap_or_else(|e| panic!("{} {name}: the handshake did not complete: {e}", stack.id()));
+                let mut client =
+                    stack.new_client(&stack.client_config(&scenario, &pki).unwrap(), link.client()).unwrap();
+                let mut server =
+                    stack.new_server(&stack.server_config(&scenario, &pki).unwrap(), link.server()).unwrap();
+                tlsbench_harness::step::handshake_pair(
+                    &mut client,
+                    &mut server,
+                    &link,
+                    &mut tlsbench_harness::step::Unmetered,
+                )
+                .unwrap_or_else(|e| panic!("{} {name}: the handshake did not complete: {e}", stack.id()));
 
                 let mut buf = [0u8; 16];
                 client.send(&[0x5a]).unwrap();
@@ -479,11 +520,17 @@ mod tests {
                 client.close().unwrap();
                 assert!(link.in_flight() > 0, "{name}: the client's close_notify is on the wire");
                 assert!(!client.peer_closed().unwrap(), "{name}: the server has not closed yet");
-                assert!((0..3).any(|_| server.peer_closed().unwrap()), "{name}: the server sees the client's close_notify");
+                assert!(
+                    (0..3).any(|_| server.peer_closed().unwrap()),
+                    "{name}: the server sees the client's close_notify"
+                );
                 assert_eq!(link.in_flight(), 0, "{name}: rustls answers no close_notify by itself");
                 assert!(!client.peer_closed().unwrap(), "{name}: the server has not closed yet");
                 server.close().unwrap();
-                assert!((0..3).any(|_| client.peer_closed().unwrap()), "{name}: the client sees the server's close_notify");
+                assert!(
+                    (0..3).any(|_| client.peer_closed().unwrap()),
+                    "{name}: the client sees the server's close_notify"
+                );
                 assert!(server.peer_closed().unwrap() && client.peer_closed().unwrap(), "{name}: closed stays closed");
             }
         }
@@ -520,7 +567,14 @@ mod tests {
         assert_eq!(backend.version, aws_lc_rs::awslc_version());
         assert!(!backend.version.is_empty() && backend.version.chars().next().unwrap().is_ascii_digit(), "{backend}");
         #[cfg(not(feature = "fips"))]
-        assert_eq!(backend, Backend::new("AWS-LC", aws_lc_rs::awslc_version(), Some(format!("aws-lc-rs {}", env!("AWS_LC_RS_VERSION")))));
+        assert_eq!(
+            backend,
+            Backend::new(
+                "AWS-LC",
+                aws_lc_rs::awslc_version(),
+                Some(format!("aws-lc-rs {}", env!("AWS_LC_RS_VERSION")))
+            )
+        );
     }
 
     /// The FIPS stack (`--features fips`): AWS-LC's FIPS module in FIPS mode, configs that

@@ -13,9 +13,9 @@ use s2n_tls::connection;
 use s2n_tls::enums::{Blinding, ClientAuthType, Mode};
 use s2n_tls::security::Policy;
 use tlsbench_harness::pki::{CLIENT_NAME, SERVER_NAME};
-use tlsbench_harness::{Backend, Exclusion, 
-    Capabilities, ClientAuth, Connection, Endpoint, Group, KeyType, Kind, LibError, Negotiated, Pki, Scenario, Stack,
-    Suite, Version,
+use tlsbench_harness::{
+    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, KeyType, Kind, LibError, Negotiated,
+    Pki, Scenario, Stack, Suite, Version,
 };
 
 /// s2n-tls, with or without receive buffering (reading ahead of the record it needs).
@@ -48,7 +48,8 @@ pub struct ClientConfig {
 }
 
 /// Why s2n-tls has no TLS 1.2 scenarios with its defaults.
-const DEFAULTS_TLS12: &str = "s2n-tls: its default policy negotiates TLS 1.3, and only a policy the application names keeps it to TLS 1.2";
+const DEFAULTS_TLS12: &str =
+    "s2n-tls: its default policy negotiates TLS 1.3, and only a policy the application names keeps it to TLS 1.2";
 
 /// The security policies of the client and of the server for a scenario. s2n-tls takes only
 /// named policies, none of which holds a single suite and group: each pair here was chosen (from
@@ -186,7 +187,9 @@ impl Stack for S2n {
         // Only the scenario's CA: not the system's.
         builder.with_system_certs(false).map_err(LibError::context("leaving out the system's CAs"))?;
         builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
-        builder.set_verify_host_callback(HostName(SERVER_NAME)).map_err(LibError::context("setting the host name check"))?;
+        builder
+            .set_verify_host_callback(HostName(SERVER_NAME))
+            .map_err(LibError::context("setting the host name check"))?;
         if scenario.client_auth == ClientAuth::Required {
             let (chain, key) = (credentials.client_chain_pem.as_bytes(), credentials.client_key_pem.as_bytes());
             builder.load_pem(chain, key).map_err(LibError::context("loading the client chain and key"))?;
@@ -194,7 +197,9 @@ impl Stack for S2n {
         let ticket = Arc::new(Mutex::new(None));
         if scenario.kind == Kind::HandshakeResumeTicket {
             builder.enable_session_tickets(true).map_err(LibError::context("enabling session tickets"))?;
-            builder.set_session_ticket_callback(KeepTicket(ticket.clone())).map_err(LibError::context("setting the ticket callback"))?;
+            builder
+                .set_session_ticket_callback(KeepTicket(ticket.clone()))
+                .map_err(LibError::context("setting the ticket callback"))?;
         }
         let config = builder.build().map_err(LibError::context("building the client config"))?;
         Ok(ClientConfig { config, ticket })
@@ -217,7 +222,9 @@ impl Stack for S2n {
         if scenario.client_auth != ClientAuth::None {
             builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
             // s2n-tls checks a client certificate's names too; the harness issues them to CLIENT_NAME.
-            builder.set_verify_host_callback(HostName(CLIENT_NAME)).map_err(LibError::context("setting the host name check"))?;
+            builder
+                .set_verify_host_callback(HostName(CLIENT_NAME))
+                .map_err(LibError::context("setting the host name check"))?;
         }
         // Tickets only when the scenario resumes from them; s2n-tls has no session cache of its own.
         if scenario.kind == Kind::HandshakeResumeTicket {
@@ -246,7 +253,8 @@ impl Stack for S2n {
 
 /// A config builder with the named policy.
 fn builder(policy: &str) -> Result<config::Builder, LibError> {
-    let policy = Policy::from_version(policy).map_err(LibError::context(&format!("finding the security policy {policy}")))?;
+    let policy =
+        Policy::from_version(policy).map_err(LibError::context(&format!("finding the security policy {policy}")))?;
     let mut builder = Config::builder();
     builder.set_security_policy(&policy).map_err(LibError::context("setting the security policy"))?;
     Ok(builder)
@@ -273,7 +281,6 @@ impl SessionTicketCallback for KeepTicket {
         }
     }
 }
-
 
 /// One side of a connection, over the harness's transport.
 pub struct S2nConnection {
@@ -428,7 +435,15 @@ impl Connection for S2nConnection {
         // s2n-tls verifies a client certificate it receives before the handshake can complete.
         let client_cert_verified = (conn.mode() == Mode::Server).then(|| conn.client_cert_used());
         // s2n-tls always uses the extended master secret in TLS 1.2 but has no call that reports it.
-        Ok(Negotiated { version, suite, group, resumed: conn.resumed(), ems: None, client_cert_verified, ticket_received: None })
+        Ok(Negotiated {
+            version,
+            suite,
+            group,
+            resumed: conn.resumed(),
+            ems: None,
+            client_cert_verified,
+            ticket_received: None,
+        })
     }
 }
 
@@ -439,8 +454,8 @@ mod tests {
     use tlsbench_harness::driver::{sample, SampleSpec};
     use tlsbench_harness::protocol::Metric;
 
-    use tlsbench_harness::testing::{self, pki, scenario};
     use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
 
     /// A client against a server, through their handshakes, or the error (naming its side).
     fn connect(stack: &S2n, client: ClientConfig, server: &Config) -> Result<(S2nConnection, S2nConnection), String> {
@@ -475,7 +490,11 @@ mod tests {
                     }
                 };
                 assert!(report.iterations > 0, "{scenario}: no iterations");
-                assert_eq!(report.values.len(), 2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(), "{scenario}");
+                assert_eq!(
+                    report.values.len(),
+                    2 * Metric::of(tlsbench_harness::Measure::Time, scenario.kind).len(),
+                    "{scenario}"
+                );
                 for value in &report.values {
                     assert!(value.value > 0.0 && value.value.is_finite(), "{scenario}: {value:?}");
                 }
@@ -485,7 +504,10 @@ mod tests {
             assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
             // Pinned, and with its defaults TLS 1.3 full handshakes (5 keys x 3 client auths) and transfer.
             assert_eq!(measured, 194 + (5 * 3 + 1), "scenarios measured");
-            assert!(unpinnable.is_empty(), "policies() refuses scenarios the capabilities do not exclude: {unpinnable:?}");
+            assert!(
+                unpinnable.is_empty(),
+                "policies() refuses scenarios the capabilities do not exclude: {unpinnable:?}"
+            );
         }
     }
 
@@ -503,11 +525,20 @@ mod tests {
     fn declared_gaps_are_unsupported_with_the_reason() {
         let stack = S2n::new();
         for (name, reason) in [
-            ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "s2n-tls: scenario kind handshake-resume-id not supported"),
-            ("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305", "s2n-tls: cipher suite chacha20-poly1305 not supported"),
+            (
+                "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+                "s2n-tls: scenario kind handshake-resume-id not supported",
+            ),
+            (
+                "handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305",
+                "s2n-tls: cipher suite chacha20-poly1305 not supported",
+            ),
             ("handshake-full_1.3_secp384r1_ecdsa-p256_aes-256-gcm", "s2n-tls: group secp384r1 not supported"),
             ("handshake-full_1.3_x25519_ed25519_aes-128-gcm", "s2n-tls: key type ed25519 not supported"),
-            ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems", "s2n-tls: extended master secret cannot be switched off"),
+            (
+                "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems",
+                "s2n-tls: extended master secret cannot be switched off",
+            ),
         ] {
             let error = stack.capabilities().check(stack.id(), &scenario(name)).expect_err(name);
             assert_eq!(error.to_string(), reason);
@@ -520,7 +551,9 @@ mod tests {
         let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
         let (client_config, _) = configs(&stack, &client);
         let (_, server_config) = configs(&stack, &Scenario { key: KeyType::EcdsaP256, ..client });
-        let Err(error) = connect(&stack, client_config, &server_config) else { panic!("accepted a chain its CA did not sign") };
+        let Err(error) = connect(&stack, client_config, &server_config) else {
+            panic!("accepted a chain its CA did not sign")
+        };
         assert!(error.starts_with("client: ") && error.contains("Certificate is untrusted"), "{error}");
     }
 
@@ -532,12 +565,19 @@ mod tests {
         // The same config but for the host name: the chain is still good, only the name differs.
         let mut builder = builder(policies(&asked).expect("a pinned scenario").0).expect("a builder");
         builder.with_system_certs(false).expect("no system CAs");
-        builder.trust_pem(pki().credentials(asked.key).expect("credentials").ca_pem.as_bytes()).expect("trusting the CA");
+        builder
+            .trust_pem(pki().credentials(asked.key).expect("credentials").ca_pem.as_bytes())
+            .expect("trusting the CA");
         builder.set_verify_host_callback(HostName("other.tlsbench.test")).expect("setting the host name check");
         let other = ClientConfig { config: builder.build().expect("a config"), ticket: good.ticket.clone() };
         assert!(connect(&stack, good, &server_config).is_ok());
-        let Err(error) = connect(&stack, other, &server_config) else { panic!("accepted a certificate for another name") };
-        assert!(error.starts_with("client: ") && error.contains("Certificate is not valid for the supplied hostname"), "{error}");
+        let Err(error) = connect(&stack, other, &server_config) else {
+            panic!("accepted a certificate for another name")
+        };
+        assert!(
+            error.starts_with("client: ") && error.contains("Certificate is not valid for the supplied hostname"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -598,7 +638,8 @@ mod tests {
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
         for (stack, name) in [S2n::new(), S2n::recv_buffering()].iter().flat_map(|stack| {
-            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"].map(|name| (stack, name))
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+                .map(|name| (stack, name))
         }) {
             let asked = scenario(name);
             let (client, server) = configs(stack, &asked);

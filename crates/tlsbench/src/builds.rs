@@ -50,9 +50,10 @@ impl std::str::FromStr for Build {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Build, String> {
-        Build::ALL.into_iter().find(|b| b.name() == name).ok_or_else(|| {
-            format!("unknown build `{name}` (valid: {})", Build::ALL.map(Build::name).join(", "))
-        })
+        Build::ALL
+            .into_iter()
+            .find(|b| b.name() == name)
+            .ok_or_else(|| format!("unknown build `{name}` (valid: {})", Build::ALL.map(Build::name).join(", ")))
     }
 }
 
@@ -144,7 +145,9 @@ pub fn check(build: Build, runners: &Runners) -> Result<()> {
         let reported = runner.build.as_ref().map(|b| b.name.as_str());
         let wrong = match (build, reported) {
             (Build::Release, None) => None,
-            (Build::Release, Some(name)) => name.parse::<Build>().ok().filter(|&b| b != Build::Release).map(|b| b.to_string()),
+            (Build::Release, Some(name)) => {
+                name.parse::<Build>().ok().filter(|&b| b != Build::Release).map(|b| b.to_string())
+            }
             (_, Some(name)) if name == build.name() => None,
             (_, Some(name)) => Some(name.to_string()),
             (_, None) => Some("none".to_string()),
@@ -176,8 +179,11 @@ pub fn runtime_only(release: &Runners, build: Build, id: &str) -> Option<String>
 /// The stacks of `ids` that release's Rust runners hold and `build`'s runners do not: a build
 /// made before a stack was added, or only in part.
 pub fn missing(release: &Runners, build: Build, runners: &Runners, ids: &[String]) -> Result<()> {
-    let missing: Vec<&str> =
-        ids.iter().map(String::as_str).filter(|id| runners.for_pair(id, id).is_none() && runtime_only(release, build, id).is_none()).collect();
+    let missing: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| runners.for_pair(id, id).is_none() && runtime_only(release, build, id).is_none())
+        .collect();
     if !missing.is_empty() {
         bail!(
             "build `{build}` in {} holds no runner for {} (built before they were added, or in part): rebuild it with {}",
@@ -240,7 +246,10 @@ mod tests {
              rebuild it with scripts/build.sh --build native"
         );
         let silent = runners("/t/builds/lto", &[("tlsbench-runner-go", &["go"], None)]);
-        assert!(check(Build::Lto, &silent).unwrap_err().to_string().starts_with("tlsbench-runner-go in /t/builds/lto is build `none`, not `lto`"));
+        assert!(check(Build::Lto, &silent)
+            .unwrap_err()
+            .to_string()
+            .starts_with("tlsbench-runner-go in /t/builds/lto is build `none`, not `lto`"));
         let empty = runners("/t/builds/lto", &[]);
         assert_eq!(
             check(Build::Lto, &empty).unwrap_err().to_string(),
@@ -260,18 +269,27 @@ mod tests {
     #[test]
     fn a_reply_of_another_build_is_refused_and_a_build_other_than_release_labels_its_stacks() {
         check_reply(Build::Native, Some("native")).unwrap();
-        assert_eq!(check_reply(Build::Native, Some("release")).unwrap_err(), "the runner is build `release`, not `native`; result refused");
+        assert_eq!(
+            check_reply(Build::Native, Some("release")).unwrap_err(),
+            "the runner is build `release`, not `native`; result refused"
+        );
         // Release's runners say their cargo profile under test; Go's and Java's say nothing.
         check_reply(Build::Release, Some("debug")).unwrap();
         check_reply(Build::Lto, None).unwrap();
-        assert_eq!((label("openssl", Build::Release), label("openssl", Build::Lto)), ("openssl".to_string(), "openssl [lto]".to_string()));
+        assert_eq!(
+            (label("openssl", Build::Release), label("openssl", Build::Lto)),
+            ("openssl".to_string(), "openssl [lto]".to_string())
+        );
     }
 
     #[test]
     fn a_stack_missing_from_a_build_is_n_a_for_a_runtime_and_an_error_for_a_rust_runner() {
         let release = runners(
             "/t/release",
-            &[("tlsbench-runner-openssl", &["openssl", "rustls-ring"], built("release")), ("tlsbench-runner-go", &["go"], None)],
+            &[
+                ("tlsbench-runner-openssl", &["openssl", "rustls-ring"], built("release")),
+                ("tlsbench-runner-go", &["go"], None),
+            ],
         );
         let native = runners("/t/builds/native", &[("tlsbench-runner-openssl", &["openssl"], built("native"))]);
         assert_eq!(

@@ -71,7 +71,8 @@ pub fn judge(a: &[f64], b: &[f64], higher_is_better: bool, threshold: f64, by_ra
     };
     let apart = match by_range {
         true => {
-            let range = |x: &[f64]| x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            let range =
+                |x: &[f64]| x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
             let ((min_a, max_a), (min_b, max_b)) = (range(a), range(b));
             max_a < min_b || max_b < min_a
         }
@@ -133,7 +134,18 @@ pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64
         // A run without --threads measured one pair.
         let threads = c.threads.unwrap_or(1);
         let build = if by_build { c.build_key().to_string() } else { String::new() };
-        (c.scenario.clone(), c.client_stack.clone(), c.server_stack.clone(), c.process.clone(), allocator, threads, build, c.measure.clone(), c.side, c.metric.clone())
+        (
+            c.scenario.clone(),
+            c.client_stack.clone(),
+            c.server_stack.clone(),
+            c.process.clone(),
+            allocator,
+            threads,
+            build,
+            c.measure.clone(),
+            c.side,
+            c.metric.clone(),
+        )
     };
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();
@@ -153,7 +165,8 @@ pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64
             None => only_in_a.push(cell_a),
         }
     }
-    let only_in_b = b.results.iter().filter(|cell_b| !a.results.iter().any(|cell_a| key(cell_a) == key(cell_b))).collect();
+    let only_in_b =
+        b.results.iter().filter(|cell_b| !a.results.iter().any(|cell_a| key(cell_a) == key(cell_b))).collect();
     Comparison { rows, only_in_a, only_in_b }
 }
 

@@ -10,7 +10,12 @@ use crate::results::{Calibration, Conditions, Environment};
 pub fn detect() -> Environment {
     let read = |path: &str| fs::read_to_string(path).ok().map(|s| s.trim().to_string());
     let cpu = read("/proc/cpuinfo")
-        .and_then(|info| info.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     let aslr = match read("/proc/sys/kernel/randomize_va_space").as_deref() {
         Some("0") => "off".to_string(),
@@ -47,9 +52,10 @@ impl Watch {
 
     pub fn finish(self) -> Conditions {
         let steal_percent = match (self.cpu_times, CpuTimes::read()) {
-            (Some(start), Some(end)) if end.total > start.total => {
-                Some(rounded(100.0 * end.steal.saturating_sub(start.steal) as f64 / (end.total - start.total) as f64, 3))
-            }
+            (Some(start), Some(end)) if end.total > start.total => Some(rounded(
+                100.0 * end.steal.saturating_sub(start.steal) as f64 / (end.total - start.total) as f64,
+                3,
+            )),
             _ => None,
         };
         Conditions {
@@ -77,7 +83,13 @@ struct CpuTimes {
 impl CpuTimes {
     fn read() -> Option<CpuTimes> {
         let stat = fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<u64> = stat.lines().next()?.strip_prefix("cpu ")?.split_whitespace().map(|f| f.parse().ok()).collect::<Option<_>>()?;
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()?
+            .strip_prefix("cpu ")?
+            .split_whitespace()
+            .map(|f| f.parse().ok())
+            .collect::<Option<_>>()?;
         // user nice system idle iowait irq softirq steal (guest time is inside user and nice).
         let steal = *fields.get(7)?;
         Some(CpuTimes { total: fields.iter().take(8).sum(), steal })
@@ -129,11 +141,29 @@ fn rounded(x: f64, decimals: i32) -> f64 {
 /// The conditions as (what, value) lines for the reports' environment: load, steal, and the
 /// calibration loop before and after.
 pub fn describe(conditions: &Conditions) -> Vec<(&'static str, String)> {
-    let calibration = |c: &Calibration| format!("median {:.2} ms, spread {:.1}% (p90 - p10), max/min {:.2}", c.median_ms, c.spread_percent, c.max_over_min);
+    let calibration = |c: &Calibration| {
+        format!(
+            "median {:.2} ms, spread {:.1}% (p90 - p10), max/min {:.2}",
+            c.median_ms, c.spread_percent, c.max_over_min
+        )
+    };
     vec![
-        ("load average", format!("{:.2} at the start, {:.2} at the end", conditions.load_average_start, conditions.load_average_end)),
-        ("steal", conditions.steal_percent.map_or("unknown".to_string(), |s| format!("{s:.2}% of CPU time over the run"))),
-        ("calibration loop", format!("before: {}; after: {}", calibration(&conditions.calibration_before), calibration(&conditions.calibration_after))),
+        (
+            "load average",
+            format!("{:.2} at the start, {:.2} at the end", conditions.load_average_start, conditions.load_average_end),
+        ),
+        (
+            "steal",
+            conditions.steal_percent.map_or("unknown".to_string(), |s| format!("{s:.2}% of CPU time over the run")),
+        ),
+        (
+            "calibration loop",
+            format!(
+                "before: {}; after: {}",
+                calibration(&conditions.calibration_before),
+                calibration(&conditions.calibration_after)
+            ),
+        ),
     ]
 }
 
@@ -158,7 +188,9 @@ pub fn noisy(conditions: Option<&Conditions>, cores: usize, typical_interval: Op
         why.extend(machine_signs(conditions, cores));
     }
     if let Some(typical) = typical_interval.filter(|&t| t > NOISY_INTERVAL_PERCENT) {
-        why.push(format!("the wall-time medians' 95% intervals are ±{typical:.0}% typical (quiet: below {NOISY_INTERVAL_PERCENT}%)"));
+        why.push(format!(
+            "the wall-time medians' 95% intervals are ±{typical:.0}% typical (quiet: below {NOISY_INTERVAL_PERCENT}%)"
+        ));
     }
     (!why.is_empty()).then(|| {
         format!(
@@ -232,7 +264,9 @@ mod tests {
             assert!(all.contains(cause), "{all}");
         }
         assert!(noisy(Some(&conditions(4.0, Some(1.5), 0.5)), 2, None).unwrap().contains("stole 1.5%"));
-        assert!(noisy(Some(&conditions(4.0, None, 2.5)), 2, None).unwrap().contains("load average reached 2.5 on 2 cores"));
+        assert!(noisy(Some(&conditions(4.0, None, 2.5)), 2, None)
+            .unwrap()
+            .contains("load average reached 2.5 on 2 cores"));
         // A quiet-looking machine whose figures still moved: a stored run from before the
         // conditions were kept, or neighbours the guest cannot see.
         assert!(noisy(None, 2, Some(24.0)).unwrap().contains("±24% typical"));

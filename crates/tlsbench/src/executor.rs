@@ -50,7 +50,12 @@ pub fn call_pair(a: (&Path, &[&str]), b: (&Path, &[&str]), limit: Duration) -> (
 }
 
 /// `call_pair` with variables added to both runners' environment.
-pub fn call_pair_with(a: (&Path, &[&str]), b: (&Path, &[&str]), env: &[(&str, &str)], limit: Duration) -> (Result<Output>, Result<Output>) {
+pub fn call_pair_with(
+    a: (&Path, &[&str]),
+    b: (&Path, &[&str]),
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> (Result<Output>, Result<Output>) {
     let deadline = Instant::now() + limit;
     let (socket_a, socket_b) = match UnixStream::pair() {
         Ok(pair) => pair,
@@ -81,7 +86,13 @@ struct Running {
 }
 
 /// Starts a runner, on `cpu` alone if given.
-fn start_pinned(program: &Path, args: &[&str], env: &[(&str, &str)], stdin: Stdio, cpu: Option<usize>) -> Result<Running> {
+fn start_pinned(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Stdio,
+    cpu: Option<usize>,
+) -> Result<Running> {
     let mut command = Command::new(program);
     command.envs(env.iter().copied());
     if let Some(cpu) = cpu {
@@ -188,7 +199,10 @@ impl Service {
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let Some(status) = self.child.wait_timeout(limit).context("waiting for the runner")? else {
-                    return Err(with_stderr("runner closed its reply channel without replying and was killed".into(), self.kill()));
+                    return Err(with_stderr(
+                        "runner closed its reply channel without replying and was killed".into(),
+                        self.kill(),
+                    ));
                 };
                 let stderr = self.stderr_tail();
                 Err(match status.success() {
@@ -329,7 +343,11 @@ mod tests {
         let (a, b) = call_pair((sh, writer), (sh, reader), Duration::from_secs(10));
         assert_eq!((a.unwrap().stdout, b.unwrap().stdout), (String::new(), "got: over the socket\n".to_string()));
         // A side that dies leaves its peer with the end of the stream, not a hang.
-        let (a, b) = call_pair((sh, &["-c", "exit 4"]), (sh, &["-c", "cat >/dev/null; echo peer gone"]), Duration::from_secs(10));
+        let (a, b) = call_pair(
+            (sh, &["-c", "exit 4"]),
+            (sh, &["-c", "cat >/dev/null; echo peer gone"]),
+            Duration::from_secs(10),
+        );
         assert_eq!(a.unwrap_err().to_string(), "runner exited with status 4");
         assert_eq!(b.unwrap().stdout, "peer gone\n");
     }

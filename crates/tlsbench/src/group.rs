@@ -64,7 +64,9 @@ fn stack_key(doc: &RunDocument, by: GroupBy, id: &str, cell_library: Option<&str
             .or_else(|| info.map(|i| i.library.clone()))
             .or_else(|| cell_library.map(String::from))
             .unwrap_or_else(|| id.to_string()),
-        GroupBy::Backend => info.and_then(|i| i.backend.as_ref()).map_or_else(|| NOT_RECORDED.to_string(), |b| b.group()),
+        GroupBy::Backend => {
+            info.and_then(|i| i.backend.as_ref()).map_or_else(|| NOT_RECORDED.to_string(), |b| b.group())
+        }
     }
 }
 
@@ -74,7 +76,9 @@ fn stack_note(doc: &RunDocument, by: GroupBy, id: &str) -> String {
     let backend = doc.run.stacks.iter().find(|s| s.id == id).and_then(|i| i.backend.as_ref());
     match (by, backend) {
         (GroupBy::Library, Some(backend)) => format!("{id} on {backend}"),
-        (GroupBy::Backend, Some(backend)) => backend.detail.as_ref().map_or_else(|| id.to_string(), |detail| format!("{id} ({detail})")),
+        (GroupBy::Backend, Some(backend)) => {
+            backend.detail.as_ref().map_or_else(|| id.to_string(), |detail| format!("{id} ({detail})"))
+        }
         (_, None) => id.to_string(),
     }
 }
@@ -105,8 +109,16 @@ mod tests {
             capabilities: Capabilities::everything(),
         };
         doc.run.stacks = vec![
-            info("rustls-aws-lc-rs", "rustls 0.23.46", Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into()))),
-            info("openssl", "OpenSSL 3.0.19", Backend::new("OpenSSL libcrypto", "3.0.19", Some("system library".into()))),
+            info(
+                "rustls-aws-lc-rs",
+                "rustls 0.23.46",
+                Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into())),
+            ),
+            info(
+                "openssl",
+                "OpenSSL 3.0.19",
+                Backend::new("OpenSSL libcrypto", "3.0.19", Some("system library".into())),
+            ),
             info("rustls-ring", "rustls 0.23.46", Backend::new("ring", "0.17.14", None)),
             info("s2n-tls", "s2n-tls 0.3.47", Backend::new("AWS-LC", "1.66.2", Some("aws-lc-sys 0.47.0".into()))),
         ];

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
-use tlsbench_harness::{Kind, KeyType, Scenario, Side};
+use tlsbench_harness::{KeyType, Kind, Scenario, Side};
 
 use crate::executor;
 use crate::plan::{Cell, Process};
@@ -40,9 +40,17 @@ pub struct Callgrind {
 impl Callgrind {
     pub fn find() -> Result<Callgrind> {
         let find = |name: &str, package: &str| {
-            in_path(name).ok_or_else(|| anyhow!("the instructions measure runs each side under {name}, which is not in PATH (install {package})"))
+            in_path(name).ok_or_else(|| {
+                anyhow!(
+                    "the instructions measure runs each side under {name}, which is not in PATH (install {package})"
+                )
+            })
         };
-        Ok(Callgrind { env: find("env", "coreutils")?, setarch: find("setarch", "util-linux")?, valgrind: find("valgrind", "valgrind")? })
+        Ok(Callgrind {
+            env: find("env", "coreutils")?,
+            setarch: find("setarch", "util-linux")?,
+            valgrind: find("valgrind", "valgrind")?,
+        })
     }
 
     /// The program and arguments that run `runner args` under callgrind, with collection off
@@ -50,7 +58,14 @@ impl Callgrind {
     /// options (the profile's).
     /// `env` is the runner's whole environment: `env -i` clears the rest, so that the counts do
     /// not depend on the user's variables.
-    pub fn command(&self, runner: &Path, args: &[&str], out: &Path, extra: &[&str], env: &[(&str, &str)]) -> (PathBuf, Vec<String>) {
+    pub fn command(
+        &self,
+        runner: &Path,
+        args: &[&str],
+        out: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> (PathBuf, Vec<String>) {
         let mut argv: Vec<String> = vec!["-i".into()];
         argv.extend(env.iter().map(|(name, value)| format!("{name}={value}")));
         argv.extend([
@@ -117,15 +132,34 @@ pub fn iterations(kind: Kind) -> u64 {
 /// and the fixed work.
 fn counted_args(scenario: &Scenario, iterations: u64, data_dir: &Path) -> Vec<String> {
     let scenario = scenario.name();
-    let (iterations, warmup, data_dir) = (iterations.to_string(), WARMUP_ITERATIONS.to_string(), data_dir.display().to_string());
-    ["--scenario", &scenario, "--measure", "instructions", "--iterations", &iterations, "--warmup-iterations", &warmup, "--data-dir", &data_dir]
-        .map(String::from)
-        .to_vec()
+    let (iterations, warmup, data_dir) =
+        (iterations.to_string(), WARMUP_ITERATIONS.to_string(), data_dir.display().to_string());
+    [
+        "--scenario",
+        &scenario,
+        "--measure",
+        "instructions",
+        "--iterations",
+        &iterations,
+        "--warmup-iterations",
+        &warmup,
+        "--data-dir",
+        &data_dir,
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// The runner's arguments for one process that runs the whole pair and counts `side` (the
 /// in-process cells, and `tlsbench profile`).
-pub fn pair_counting_args(client: &str, server: &str, side: Side, scenario: &Scenario, iterations: u64, data_dir: &Path) -> Vec<String> {
+pub fn pair_counting_args(
+    client: &str,
+    server: &str,
+    side: Side,
+    scenario: &Scenario,
+    iterations: u64,
+    data_dir: &Path,
+) -> Vec<String> {
     let side = side.to_string();
     let command = ["sample", "--client", client, "--server", server, "--count-side", &side].map(String::from);
     command.into_iter().chain(counted_args(scenario, iterations, data_dir)).collect()
@@ -149,7 +183,14 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
         Process::InProcess => {
             let both = runner(&cell.client)?;
             let counting = |side: Side| {
-                let args = pair_counting_args(&cell.client, &cell.server, side, &cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
+                let args = pair_counting_args(
+                    &cell.client,
+                    &cell.server,
+                    side,
+                    &cell.scenario,
+                    iterations(cell.scenario.kind),
+                    &settings.data_dir,
+                );
                 callgrind.command(both, &strs(&args), &out(side), &[], &env)
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
@@ -164,10 +205,21 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
             let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
             let side = |role: Side, stack: &str, peer: &str| {
                 let role_name = role.to_string();
-                let args = [&["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
-                callgrind.command(if role == Side::Client { client_runner } else { server_runner }, &args, &out(role), &[], &env)
+                let args = [
+                    &["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..],
+                    &common,
+                ]
+                .concat();
+                callgrind.command(
+                    if role == Side::Client { client_runner } else { server_runner },
+                    &args,
+                    &out(role),
+                    &[],
+                    &env,
+                )
             };
-            let (client, server) = (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
+            let (client, server) =
+                (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
             let (client_args, server_args) = (strs(&client.1), strs(&server.1));
             executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &[], limit)
         }
@@ -188,7 +240,10 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
 /// this machine, which is `n/a` with the reason rather than a failure of the stack.
 fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
     match status == Status::Failed && reason.contains("(SIGILL)") {
-        true => (Status::Unsupported, format!("valgrind cannot run this stack here (an instruction it does not emulate): {reason}")),
+        true => (
+            Status::Unsupported,
+            format!("valgrind cannot run this stack here (an instruction it does not emulate): {reason}"),
+        ),
         false => (status, reason),
     }
 }
@@ -235,14 +290,30 @@ mod tests {
 
     #[test]
     fn the_command_runs_the_runner_under_callgrind_without_aslr_or_environment_but_its_allocator() {
-        let callgrind = Callgrind { env: "/usr/bin/env".into(), setarch: "/usr/bin/setarch".into(), valgrind: "/usr/bin/valgrind".into() };
+        let callgrind = Callgrind {
+            env: "/usr/bin/env".into(),
+            setarch: "/usr/bin/setarch".into(),
+            valgrind: "/usr/bin/valgrind".into(),
+        };
         let allocator = [("TLSBENCH_ALLOCATOR", "jemalloc")];
-        let (program, args) = callgrind.command(Path::new("/bin/runner"), &["sample", "--x"], Path::new("/tmp/out"), &["--dump-line=yes"], &allocator);
+        let (program, args) = callgrind.command(
+            Path::new("/bin/runner"),
+            &["sample", "--x"],
+            Path::new("/tmp/out"),
+            &["--dump-line=yes"],
+            &allocator,
+        );
         assert_eq!(program, Path::new("/usr/bin/env"));
         let runner = args.iter().position(|a| a == "/bin/runner").unwrap();
         let (before, after) = args.split_at(runner);
         assert_eq!(&before[..5], ["-i", "TLSBENCH_ALLOCATOR=jemalloc", "/usr/bin/setarch", "-R", "/usr/bin/valgrind"]);
-        for option in ["--tool=callgrind", "--collect-atstart=no", "--cache-sim=no", "--callgrind-out-file=/tmp/out", "--dump-line=yes"] {
+        for option in [
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            "--cache-sim=no",
+            "--callgrind-out-file=/tmp/out",
+            "--dump-line=yes",
+        ] {
             assert!(before.iter().any(|a| a == option), "{option} missing from {before:?}");
         }
         assert_eq!(after, ["/bin/runner", "sample", "--x"]);

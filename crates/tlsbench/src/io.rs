@@ -84,7 +84,8 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
 pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
     let mut scenarios = Vec::new();
     for version in [Version::Tls13, Version::Tls12] {
-        let pinned = Scenario::new(Kind::IoProfile, version, Group::X25519, KeyType::EcdsaP256, Suite::Aes128Gcm).expect("a valid scenario");
+        let pinned = Scenario::new(Kind::IoProfile, version, Group::X25519, KeyType::EcdsaP256, Suite::Aes128Gcm)
+            .expect("a valid scenario");
         if configs != Configs::Defaults {
             scenarios.push(pinned);
         }
@@ -103,9 +104,14 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
     let release = stacks::Runners::find()?;
     let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
         true => {
-            let (ids, others): (Vec<String>, Vec<String>) =
-                release.default_stacks().into_iter().partition(|id| build == Build::Release || builds::runtime_only(&release, build, id).is_none());
-            let reasons = others.into_iter().map(|id| (builds::runtime_only(&release, build, &id).expect("partitioned by it"), id)).collect();
+            let (ids, others): (Vec<String>, Vec<String>) = release
+                .default_stacks()
+                .into_iter()
+                .partition(|id| build == Build::Release || builds::runtime_only(&release, build, id).is_none());
+            let reasons = others
+                .into_iter()
+                .map(|id| (builds::runtime_only(&release, build, &id).expect("partitioned by it"), id))
+                .collect();
             (ids, reasons)
         }
         false => (output::first_seen(args.stacks), Vec::new()),
@@ -126,14 +132,20 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
             // The client's flights hold one handshake message each unless it has a certificate
             // to send: the same connection with one tells whether the client coalesces.
             let with_certificate = Scenario { client_auth: ClientAuth::Required, ..*scenario };
-            let mtls = match matches!(outcome, Outcome::Measured(_)).then(|| call_trace(&runners, build, id, id, &with_certificate)) {
+            let mtls = match matches!(outcome, Outcome::Measured(_))
+                .then(|| call_trace(&runners, build, id, id, &with_certificate))
+            {
                 Some(Ok(TraceReply::Ok(trace))) => Some(trace),
                 _ => None,
             };
             rows.push(IoRow { stack: builds::label(id, build), outcome, mtls });
         }
         for (reason, id) in &release_only {
-            rows.push(IoRow { stack: builds::label(id, build), outcome: Outcome::Unsupported(reason.clone()), mtls: None });
+            rows.push(IoRow {
+                stack: builds::label(id, build),
+                outcome: Outcome::Unsupported(reason.clone()),
+                mtls: None,
+            });
         }
         if i > 0 {
             output::print("\n");
@@ -150,7 +162,13 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
 /// Asks the runner holding both stacks for the trace of `scenario`; refuses a trace whose
 /// libraries are not the stacks' own or whose runner is not of `build`. The trace names its
 /// build when it is not release.
-fn call_trace(runners: &stacks::Runners, build: Build, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
+fn call_trace(
+    runners: &stacks::Runners,
+    build: Build,
+    client: &str,
+    server: &str,
+    scenario: &Scenario,
+) -> Result<TraceReply> {
     let Some(path) = runners.for_pair(client, server) else {
         bail!("no runner holds both {client} and {server}, and IO is traced with both sides in one process");
     };
@@ -158,8 +176,10 @@ fn call_trace(runners: &stacks::Runners, build: Build, client: &str, server: &st
     Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(anyhow::Error::msg)?;
     let (name, data) = (scenario.name(), data_dir.to_string_lossy().into_owned());
     let args = ["trace", "--client", client, "--server", server, "--scenario", &name, "--data-dir", &data];
-    let output = executor::call(path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
-    let reply: TraceReply = serde_json::from_str(&output.stdout).with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
+    let output =
+        executor::call(path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
+    let reply: TraceReply = serde_json::from_str(&output.stdout)
+        .with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
     let TraceReply::Ok(mut trace) = reply else { return Ok(reply) };
     check_libraries(&trace)?;
     builds::check_reply(build, trace.build.as_deref()).map_err(anyhow::Error::msg)?;

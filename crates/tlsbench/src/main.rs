@@ -5,9 +5,9 @@ mod cli;
 mod compare;
 mod environment;
 mod executor;
-mod instructions;
 mod export;
 mod group;
+mod instructions;
 mod io;
 mod net;
 mod output;
@@ -34,8 +34,8 @@ use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Measure, Pki, Scenario};
 
 use builds::Build;
-use output::first_seen;
 use cli::{Cli, Command, CompareArgs, ExportArgs, ListWhat, ReportArgs, RunArgs, ShowArgs, Transport};
+use output::first_seen;
 use results::{RunDocument, RunInfo, Status};
 use run::{CellState, Finish, Settings};
 use store::{Store, StoreError, StoredRun, StoredSample};
@@ -101,7 +101,8 @@ const INTEROP_SAMPLES: usize = 2;
 /// What `tlsbench interop` measures when no --scenario is given: the two headline full
 /// handshakes, as the quick comparison's (the globs `..._ecdsa-p256_*` it took before matched 27
 /// scenarios, every suite and client-auth variant: hours of pairs).
-const INTEROP_SCENARIOS: &[&str] = &["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"];
+const INTEROP_SCENARIOS: &[&str] =
+    &["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"];
 
 fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     // Opened first, so that a database tlsbench cannot use fails before anything is measured.
@@ -243,10 +244,19 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let build_axis = plan::build_axis(&args.builds);
     let mut settings = settings;
     settings.builds = find_builds(&settings.runners, build_axis.iter().flatten().copied(), &ids)?;
-    let states = plan::cells(&pairs, &scenarios, &measures, &settings.runners, args.process, &plan::allocator_axis(&args.allocators), &plan::thread_axis(if tcp { &args.workers } else { &args.threads }), &build_axis)
-        .into_iter()
-        .map(CellState::planned)
-        .collect();
+    let states = plan::cells(
+        &pairs,
+        &scenarios,
+        &measures,
+        &settings.runners,
+        args.process,
+        &plan::allocator_axis(&args.allocators),
+        &plan::thread_axis(if tcp { &args.workers } else { &args.threads }),
+        &build_axis,
+    )
+    .into_iter()
+    .map(CellState::planned)
+    .collect();
     let mut environment = environment::detect();
     environment.builds = Some(describe_builds(&settings, &build_axis));
     let info = RunInfo {
@@ -267,7 +277,11 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
 
 /// The runners of each build other than release that the run measures, each checked to be
 /// that build and to hold every stack of `ids` that release's Rust runners hold.
-fn find_builds(release: &stacks::Runners, chosen: impl Iterator<Item = Build>, ids: &[String]) -> Result<Vec<(Build, stacks::Runners)>> {
+fn find_builds(
+    release: &stacks::Runners,
+    chosen: impl Iterator<Item = Build>,
+    ids: &[String],
+) -> Result<Vec<(Build, stacks::Runners)>> {
     let mut found = Vec::new();
     builds::check(Build::Release, release)?;
     for build in first_seen(chosen.filter(|&b| b != Build::Release)) {
@@ -289,7 +303,9 @@ fn describe_builds(settings: &Settings, axis: &[Option<Build>]) -> String {
             Some(b) => &settings.builds.iter().find(|(x, _)| x == b).expect("found above").1,
         };
         match reported(runners) {
-            r if r.is_empty() => parts.push(format!("{}: runners that report no build", build.unwrap_or(Build::Release))),
+            r if r.is_empty() => {
+                parts.push(format!("{}: runners that report no build", build.unwrap_or(Build::Release)))
+            }
             r => parts.push(r),
         }
     }
@@ -358,7 +374,10 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
         }
         if !measures.contains(&Measure::Time) {
             let names: Vec<&str> = measures.iter().map(|m| m.name()).collect();
-            bail!("--threads applies to the time measure (valid: --measure time); this run measures {}", names.join(", "));
+            bail!(
+                "--threads applies to the time measure (valid: --measure time); this run measures {}",
+                names.join(", ")
+            );
         }
         if args.process == plan::ProcessChoice::Split {
             bail!("--threads runs N pairs inside one runner, in-process; --process split runs one side per runner (valid with --threads: auto, both)");
@@ -418,11 +437,18 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
     for (now, then) in settings.runners.infos(&ids)?.iter().zip(&info.stacks) {
         if now.library != then.library {
-            bail!("stack `{}` now reports {}, but run {id} measured {}; a resumed run must not mix the two", now.id, now.library, then.library);
+            bail!(
+                "stack `{}` now reports {}, but run {id} measured {}; a resumed run must not mix the two",
+                now.id,
+                now.library,
+                then.library
+            );
         }
     }
     let here = environment::detect();
-    if (&here.cpu, here.cores, &here.kernel) != (&info.environment.cpu, info.environment.cores, &info.environment.kernel) {
+    if (&here.cpu, here.cores, &here.kernel)
+        != (&info.environment.cpu, info.environment.cores, &info.environment.kernel)
+    {
         eprintln!("warning: run {id} started on another machine or kernel; its samples will mix the two");
     }
     Ok((info, states, settings))
@@ -470,7 +496,10 @@ impl run::Recorder for DbRecorder<'_> {
 
 fn write_exports(exports: &ExportArgs, doc: &RunDocument) -> Result<()> {
     let markdown = export::MarkdownExporter::default();
-    let (bigger, smaller) = (export::GithubActionExporter { higher_is_better: true }, export::GithubActionExporter { higher_is_better: false });
+    let (bigger, smaller) = (
+        export::GithubActionExporter { higher_is_better: true },
+        export::GithubActionExporter { higher_is_better: false },
+    );
     let all: [(&Option<PathBuf>, &dyn export::Exporter); 6] = [
         (&exports.export_json, &export::JsonExporter),
         (&exports.export_csv, &export::CsvExporter),
@@ -540,7 +569,11 @@ fn report(args: ReportArgs) -> Result<ExitCode> {
     output::print(report.terminal());
     warn_if_interrupted(&loaded, &args.db.db);
     if let Some(path) = &args.markdown {
-        export::write_to(path, &export::MarkdownExporter { baseline: args.baseline.clone(), group_by: args.group_by }, &loaded.doc)?;
+        export::write_to(
+            path,
+            &export::MarkdownExporter { baseline: args.baseline.clone(), group_by: args.group_by },
+            &loaded.doc,
+        )?;
     }
     if let Some(dir) = &args.html {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -568,7 +601,10 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
     }
     let store = match (Store::open_existing(db), name) {
         (Err(StoreError::Missing(_)), Some(name)) => {
-            bail!("`{name}` is neither a file nor a run: there is no results database at {} (--db PATH chooses one)", db.display())
+            bail!(
+                "`{name}` is neither a file nor a run: there is no results database at {} (--db PATH chooses one)",
+                db.display()
+            )
         }
         (store, _) => store?,
     };
@@ -628,7 +664,8 @@ fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
 
 /// A run id that sorts by time: `20261122T031500Z-3fa2`.
 fn run_id(started: SystemTime) -> String {
-    let stamp: String = humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let stamp: String =
+        humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!("{stamp}-{:04x}", fastrand::u16(..))
 }
 
@@ -638,4 +675,3 @@ fn one_line(rendered: &str) -> String {
     let paragraph: Vec<&str> = rendered.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
     paragraph.join(" ")
 }
-

@@ -122,9 +122,16 @@ fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
     };
     let runners = builds::one(stacks::Runners::find()?, net.build.build, &[id.to_string()])?;
     let runner = runners.of(id)?;
-    let mut args = vec!["--stack".to_string(), net.stack.clone(), "--io-timeout-ms".into(), ((net.io_timeout * 1000.0) as u64).to_string()];
+    let mut args = vec![
+        "--stack".to_string(),
+        net.stack.clone(),
+        "--io-timeout-ms".into(),
+        ((net.io_timeout * 1000.0) as u64).to_string(),
+    ];
     match (plain, net.scenario) {
-        (true, Some(scenario)) => bail!("{} is plain TCP: it has no handshake, so no --scenario ({scenario})", net.stack),
+        (true, Some(scenario)) => {
+            bail!("{} is plain TCP: it has no handshake, so no --scenario ({scenario})", net.stack)
+        }
         (true, None) => {}
         (false, scenario) => {
             let scenario = scenario.unwrap_or_else(|| DEFAULT_SCENARIO.parse().expect("a valid scenario"));
@@ -236,8 +243,8 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
     let mut merged: Option<NetReport> = None;
     for path in &args.partials {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let report: NetReport =
-            serde_json::from_str(&text).with_context(|| format!("{} is not a result of `tlsbench load`", path.display()))?;
+        let report: NetReport = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a result of `tlsbench load`", path.display()))?;
         match &mut merged {
             None => merged = Some(report),
             Some(merged) => {
@@ -257,7 +264,10 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
                         merged.build.as_deref().unwrap_or(Build::Release.name())
                     );
                 }
-                merged.merge(&report).map_err(anyhow::Error::msg).with_context(|| format!("merging {}", path.display()))?;
+                merged
+                    .merge(&report)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("merging {}", path.display()))?;
             }
         }
     }
@@ -280,27 +290,35 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
     let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy().into_owned());
     let io_timeout = DEFAULT_IO_TIMEOUT.as_millis().to_string();
     let args = |command: &str, stack: &str, more: &[&str]| -> Vec<String> {
-        let common = ["--stack", stack, "--scenario", &scenario, "--io-timeout-ms", &io_timeout, "--data-dir", &data_dir];
+        let common =
+            ["--stack", stack, "--scenario", &scenario, "--io-timeout-ms", &io_timeout, "--data-dir", &data_dir];
         [&[command][..], &common, more].concat().into_iter().map(String::from).collect()
     };
 
     let workers = cell.threads.unwrap_or(1);
     let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", &workers.to_string()]);
-    let mut server = Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
+    let mut server =
+        Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
     // A runner that declares a warm-up (a JIT's) takes it before it listens and before it loads.
     let warmup = Duration::from_millis(settings.warmup_ms(cell));
     let first = server.next_line(settings.timeout + warmup).map_err(|e| failed(format!("server runner: {e:#}")))?;
     let listening = match serde_json::from_str::<Serving>(&first) {
         Ok(serving) => serving.listening,
         // It could not serve: its one reply says why.
-        Err(_) => return side_outcome("server", Ok(first)).and_then(|_| Err(failed("the server's runner reported before serving".into()))),
+        Err(_) => {
+            return side_outcome("server", Ok(first))
+                .and_then(|_| Err(failed("the server's runner reported before serving".into())))
+        }
     };
     let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
-    let load_args = args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
+    let load_args =
+        args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), warmup);
     let generators: Vec<Result<String>> = std::thread::scope(|scope| {
         let calls: Vec<_> = (0..workers)
-            .map(|_| scope.spawn(|| executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout)))
+            .map(|_| {
+                scope.spawn(|| executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout))
+            })
             .collect();
         calls.into_iter().map(|call| call.join().expect("a load generator's thread panicked")).collect()
     });
@@ -310,7 +328,10 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
     let server = side_outcome("server", server)?;
     let client = merged_clients(generators)?;
     if server.concurrency != workers {
-        return Err(failed(format!("the server's runner served with {} worker(s), the cell asks for {workers}", server.concurrency)));
+        return Err(failed(format!(
+            "the server's runner served with {} worker(s), the cell asks for {workers}",
+            server.concurrency
+        )));
     }
     let reasons: Vec<String> = [&client, &server]
         .iter()
@@ -320,9 +341,13 @@ pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (St
         return Err(failed(format!("connections failed: {}", reasons.join("; "))));
     }
     let values = |report: &NetReport| {
-        report.metric_values().ok_or_else(|| failed(format!("the {} completed no connection in {:.2} s", report.side, report.seconds())))
+        report
+            .metric_values()
+            .ok_or_else(|| failed(format!("the {} completed no connection in {:.2} s", report.side, report.seconds())))
     };
-    let negotiated = |report: &NetReport| report.negotiated.clone().map(|negotiated| SideNegotiated { side: report.side, negotiated });
+    let negotiated = |report: &NetReport| {
+        report.negotiated.clone().map(|negotiated| SideNegotiated { side: report.side, negotiated })
+    };
     Ok(SampleReport {
         client_library: client.library.clone(),
         server_library: server.library.clone(),
@@ -343,7 +368,10 @@ fn merged_clients(generators: Vec<Result<String>>) -> Result<NetReport, (Status,
     for (i, generator) in generators.into_iter().enumerate() {
         let report = side_outcome("client", generator)?;
         if n > 1 && report.connections == 0 {
-            return Err((Status::Failed, format!("load generator {} of {n} completed no connection in {:.2} s", i + 1, report.seconds())));
+            return Err((
+                Status::Failed,
+                format!("load generator {} of {n} completed no connection in {:.2} s", i + 1, report.seconds()),
+            ));
         }
         match &mut merged {
             None => merged = Some(report),
@@ -378,7 +406,9 @@ fn of_build(reply: NetReply, build: Build) -> Result<NetReply> {
 }
 
 fn parse_reply(line: &str) -> Result<NetReply> {
-    serde_json::from_str(line).with_context(|| format!("the runner's reply is not one tlsbench reads: {}", executor::last_lines(line).unwrap_or_default()))
+    serde_json::from_str(line).with_context(|| {
+        format!("the runner's reply is not one tlsbench reads: {}", executor::last_lines(line).unwrap_or_default())
+    })
 }
 
 /// Prints the report (and writes it to `output`); a failing exit status when any connection
@@ -442,13 +472,24 @@ pub fn render(r: &NetReport) -> String {
     };
     line(
         "connections",
-        format!("{}{of_which} ok, {} failed, in {:.2} s: {rate} per second", count(r.connections), count(r.failed), r.seconds()),
+        format!(
+            "{}{of_which} ok, {} failed, in {:.2} s: {rate} per second",
+            count(r.connections),
+            count(r.failed),
+            r.seconds()
+        ),
     );
     let percentiles = |latency: &tlsbench_harness::net::Latency| match latency.count() {
         0 => "-".to_string(),
         _ => {
             let at = |p: f64| ms(latency.percentile(p).expect("recorded"));
-            format!("p50 {}  p90 {}  p99 {}  max {}", at(50.0), at(90.0), at(99.0), ms(latency.max().expect("recorded")))
+            format!(
+                "p50 {}  p90 {}  p99 {}  max {}",
+                at(50.0),
+                at(90.0),
+                at(99.0),
+                ms(latency.max().expect("recorded"))
+            )
         }
     };
     line("handshake latency", percentiles(&r.handshake_latency));
@@ -475,7 +516,10 @@ pub fn render(r: &NetReport) -> String {
         0 => String::new(),
         n => format!(", {} TLS records written", per(n as f64)),
     };
-    line("bytes per connection", format!("written {}, read {}{records}", per(s.bytes_written as f64), per(s.bytes_read as f64)));
+    line(
+        "bytes per connection",
+        format!("written {}, read {}{records}", per(s.bytes_written as f64), per(s.bytes_read as f64)),
+    );
     // Over the measured window, TLS records and handshakes included: for large responses, the
     // throughput of the seed's 10 KB to 100 MB messages.
     let rate = |bytes: u64| match r.seconds() {
@@ -486,7 +530,12 @@ pub fn render(r: &NetReport) -> String {
     if let (Some(start), Some(peak)) = (r.rss_start_bytes, r.rss_peak_bytes) {
         line(
             "server resident memory",
-            format!("{} KiB at start, {} KiB at peak, {} connection(s) open at most", start / 1024, peak / 1024, r.max_open),
+            format!(
+                "{} KiB at start, {} KiB at peak, {} connection(s) open at most",
+                start / 1024,
+                peak / 1024,
+                r.max_open
+            ),
         );
     }
     for failure in &r.failures {

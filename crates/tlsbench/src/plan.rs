@@ -125,13 +125,16 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
     if globs.is_empty() {
         return Ok(crate::output::first_seen(measures.iter().flat_map(|&m| Scenario::defaults_for(m))));
     }
-    let all: Vec<Scenario> = Scenario::all().into_iter().filter(|s| measures.iter().any(|m| m.applies_to(s.kind))).collect();
+    let all: Vec<Scenario> =
+        Scenario::all().into_iter().filter(|s| measures.iter().any(|m| m.applies_to(s.kind))).collect();
     let mut patterns = Vec::new();
     for glob in globs {
-        let pattern = glob::Pattern::new(glob).map_err(|e| anyhow::anyhow!("scenario glob `{glob}` is malformed: {e}"))?;
+        let pattern =
+            glob::Pattern::new(glob).map_err(|e| anyhow::anyhow!("scenario glob `{glob}` is malformed: {e}"))?;
         if !all.iter().any(|s| pattern.matches(&s.name())) {
             if let Some(kind) = Scenario::all().iter().find(|s| pattern.matches(&s.name())).map(|s| s.kind) {
-                let names = |m: &Measure| format!("{m}: {}", m.kinds().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
+                let names =
+                    |m: &Measure| format!("{m}: {}", m.kinds().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
                 bail!(
                     "`{glob}` selects {kind} scenarios, which no measure of this run applies to ({}); add --measure",
                     Measure::ALL.iter().map(names).collect::<Vec<_>>().join("; ")
@@ -185,7 +188,9 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
     }
     match capabilities.threads {
         true => Ok(()),
-        false => Err(format!("{id}: its runner measures one pair per sample (no `sample --threads`), so it takes no part in --threads")),
+        false => Err(format!(
+            "{id}: its runner measures one pair per sample (no `sample --threads`), so it takes no part in --threads"
+        )),
     }
 }
 
@@ -210,7 +215,12 @@ fn check_build(id: &str, runners: &Runners, build: Option<Build>) -> Result<(), 
 
 /// Whether the stack `id` can run on `allocator`: its runner says which allocators its malloc
 /// can switch to.
-fn check_allocator(id: &str, capabilities: &Capabilities, allocator: Option<Allocator>, process: Process) -> Result<(), String> {
+fn check_allocator(
+    id: &str,
+    capabilities: &Capabilities,
+    allocator: Option<Allocator>,
+    process: Process,
+) -> Result<(), String> {
     let Some(allocator) = allocator else { return Ok(()) };
     if capabilities.allocators.is_empty() {
         return Err(format!(
@@ -222,7 +232,10 @@ fn check_allocator(id: &str, capabilities: &Capabilities, allocator: Option<Allo
         return Err(format!("{id}: its runner cannot switch its malloc to {allocator}"));
     }
     if process == Process::Tcp && allocator != Allocator::Glibc {
-        return Err("the network mode (--transport tcp) runs each runner on glibc's malloc; --allocator applies in memory".into());
+        return Err(
+            "the network mode (--transport tcp) runs each runner on glibc's malloc; --allocator applies in memory"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -257,7 +270,9 @@ pub fn cells(
                     (Measure::Net, _, _) => &[Process::Tcp],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
                     (_, ProcessChoice::Auto, _) => &[auto],
-                    (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => &[Process::Split],
+                    (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => {
+                        &[Process::Split]
+                    }
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
                 // Threads are an axis of the time measure (see driver::check_threads), and
@@ -284,7 +299,17 @@ pub fn cells(
                                     .and_then(|()| check_build(client, runners, build))
                                     .and_then(|()| check_build(server, runners, build));
                                 let (client, server) = (client.clone(), server.clone());
-                                cells.push(Cell { client, server, scenario, measure, process, allocator, threads, build, support });
+                                cells.push(Cell {
+                                    client,
+                                    server,
+                                    scenario,
+                                    measure,
+                                    process,
+                                    allocator,
+                                    threads,
+                                    build,
+                                    support,
+                                });
                             }
                         }
                     }
@@ -319,7 +344,11 @@ mod tests {
     fn globs_select_and_a_glob_matching_nothing_is_an_error() {
         let time = [Measure::Time];
         assert_eq!(select_scenarios(&[], &time).unwrap(), Scenario::defaults());
-        let some = select_scenarios(&["transfer_1.3_*".into(), "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".into()], &time).unwrap();
+        let some = select_scenarios(
+            &["transfer_1.3_*".into(), "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".into()],
+            &time,
+        )
+        .unwrap();
         let names: Vec<String> = some.iter().map(Scenario::name).collect();
         // Three pinned transfers, one with each library's defaults, and the named handshake.
         assert_eq!(names.len(), 5, "{names:?}");
@@ -327,19 +356,30 @@ mod tests {
         assert!(names.contains(&"handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".to_string()));
         let err = select_scenarios(&["handshake_*".into()], &time).unwrap_err().to_string();
         assert!(err.starts_with("no scenario matches `handshake_*` (names are kind_version_group_key_suite"), "{err}");
-        assert!(err.contains("kinds: handshake-full, handshake-resume-id, handshake-resume-ticket, transfer, io-profile,"), "{err}");
+        assert!(
+            err.contains("kinds: handshake-full, handshake-resume-id, handshake-resume-ticket, transfer, io-profile,"),
+            "{err}"
+        );
         let err = select_scenarios(&["memory-1000_*".into()], &time).unwrap_err().to_string();
         assert!(err.starts_with("`memory-1000_*` selects memory-1000 scenarios, which no measure of this run applies to (time: handshake-full,"), "{err}");
-        assert!(err.contains("; rss: memory-100, memory-1000, memory-10000;") && err.ends_with("; add --measure"), "{err}");
+        assert!(
+            err.contains("; rss: memory-100, memory-1000, memory-10000;") && err.ends_with("; add --measure"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
         let tls13_only = Capabilities { versions: vec![Version::Tls13], ..Capabilities::everything() };
-        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &Capabilities::everything()), ("rustls-ring", &tls13_only)])]);
-        let scenarios = select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let infos = runners(&[(
+            "tlsbench-runner-a",
+            &[("openssl", &Capabilities::everything()), ("rustls-ring", &tls13_only)],
+        )]);
+        let scenarios =
+            select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         assert_eq!(scenarios.len(), 2);
-        let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
+        let pairs =
+            [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
         let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
         let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
         assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
@@ -350,20 +390,43 @@ mod tests {
     fn each_allocator_is_a_cell_of_the_stacks_whose_runner_can_switch_to_it() {
         let interposed = Capabilities { allocators: Allocator::ALL.to_vec(), ..Capabilities::everything() };
         let (runtime, all) = (Capabilities::everything(), Capabilities::everything());
-        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &interposed)]), ("tlsbench-runner-go", &[("go", &runtime)]), ("tlsbench-runner-b", &[("bertie", &all)])]);
-        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
-        let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string()), ("openssl".to_string(), "go".to_string())];
+        let infos = runners(&[
+            ("tlsbench-runner-a", &[("openssl", &interposed)]),
+            ("tlsbench-runner-go", &[("go", &runtime)]),
+            ("tlsbench-runner-b", &[("bertie", &all)]),
+        ]);
+        let scenarios =
+            select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let pairs = [
+            ("openssl".to_string(), "openssl".to_string()),
+            ("go".to_string(), "go".to_string()),
+            ("openssl".to_string(), "go".to_string()),
+        ];
         // glibc alone is the default: no axis, no label, every stack as before.
         assert_eq!(allocator_axis(&[]), [None]);
         assert_eq!(allocator_axis(&[Allocator::Glibc, Allocator::Glibc]), [None]);
-        let plain = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &allocator_axis(&[]), &[None], &[None]);
+        let plain = cells(
+            &pairs,
+            &scenarios,
+            &[Measure::Time],
+            &infos,
+            ProcessChoice::Auto,
+            &allocator_axis(&[]),
+            &[None],
+            &[None],
+        );
         assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
 
         let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
         assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
         let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None], &[None]);
         let support = |client: &str, server: &str, allocator| {
-            planned.iter().find(|c| c.client == client && c.server == server && c.allocator == Some(allocator)).expect("planned").support.clone()
+            planned
+                .iter()
+                .find(|c| c.client == client && c.server == server && c.allocator == Some(allocator))
+                .expect("planned")
+                .support
+                .clone()
         };
         for allocator in [Allocator::Jemalloc, Allocator::Glibc] {
             assert_eq!(support("openssl", "openssl", allocator), Ok(()));
@@ -380,7 +443,9 @@ mod tests {
             check_allocator("x", &glibc_only, Some(Allocator::Mimalloc), Process::InProcess),
             Err("x: its runner cannot switch its malloc to mimalloc".into())
         );
-        assert!(check_allocator("x", &interposed, Some(Allocator::Mimalloc), Process::Tcp).unwrap_err().contains("--transport tcp"));
+        assert!(check_allocator("x", &interposed, Some(Allocator::Mimalloc), Process::Tcp)
+            .unwrap_err()
+            .contains("--transport tcp"));
         assert_eq!(check_allocator("x", &interposed, Some(Allocator::Glibc), Process::Tcp), Ok(()));
     }
 
@@ -393,12 +458,35 @@ mod tests {
 
         let threads = Capabilities { threads: true, ..Capabilities::everything() };
         let runtime = Capabilities::everything();
-        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &threads), ("rustls-ring", &threads)]), ("tlsbench-runner-go", &[("go", &runtime)])]);
-        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time, Measure::Heap]).unwrap();
-        let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string()), ("openssl".to_string(), "go".to_string())];
-        let planned = cells(&pairs, &scenarios, &[Measure::Time, Measure::Heap], &infos, ProcessChoice::Both, &[None], &thread_axis(&[2]), &[None]);
+        let infos = runners(&[
+            ("tlsbench-runner-a", &[("openssl", &threads), ("rustls-ring", &threads)]),
+            ("tlsbench-runner-go", &[("go", &runtime)]),
+        ]);
+        let scenarios = select_scenarios(
+            &["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()],
+            &[Measure::Time, Measure::Heap],
+        )
+        .unwrap();
+        let pairs = [
+            ("openssl".to_string(), "openssl".to_string()),
+            ("go".to_string(), "go".to_string()),
+            ("openssl".to_string(), "go".to_string()),
+        ];
+        let planned = cells(
+            &pairs,
+            &scenarios,
+            &[Measure::Time, Measure::Heap],
+            &infos,
+            ProcessChoice::Both,
+            &[None],
+            &thread_axis(&[2]),
+            &[None],
+        );
         let support = |client: &str, server: &str, process, threads| {
-            let found = planned.iter().find(|c| (&c.client[..], &c.server[..], c.process, c.threads, c.measure) == (client, server, process, threads, Measure::Time));
+            let found = planned.iter().find(|c| {
+                (&c.client[..], &c.server[..], c.process, c.threads, c.measure)
+                    == (client, server, process, threads, Measure::Time)
+            });
             found.expect("planned").support.clone()
         };
         assert_eq!(support("openssl", "openssl", Process::InProcess, None), Ok(()));
@@ -409,7 +497,9 @@ mod tests {
         );
         assert_eq!(support("go", "go", Process::Split, None), Ok(()));
         assert!(support("go", "go", Process::Split, Some(2)).unwrap_err().contains("in-process cells"));
-        assert!(check_threads("go", &runtime, Some(2), Process::InProcess).unwrap_err().starts_with("go: its runner measures one pair per sample"));
+        assert!(check_threads("go", &runtime, Some(2), Process::InProcess)
+            .unwrap_err()
+            .starts_with("go: its runner measures one pair per sample"));
         // Over TCP, threads are the server's workers: every runner serves with several.
         assert_eq!(check_threads("go", &runtime, Some(2), Process::Tcp), Ok(()));
         // Heap is taken with one pair: no thread variants.
@@ -420,7 +510,8 @@ mod tests {
     #[test]
     fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
         let all = Capabilities::everything();
-        let mut infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-go", &[("go", &all)])]);
+        let mut infos =
+            runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-go", &[("go", &all)])]);
         // The Rust runner says its build; Go's says none.
         let built = Runner {
             path: Path::new("/runners/tlsbench-runner-a").into(),
@@ -436,7 +527,8 @@ mod tests {
         };
         let go = infos.all().iter().find(|r| r.path.ends_with("tlsbench-runner-go")).unwrap().clone();
         infos = Runners::new(vec![built, go], Path::new("/runners"));
-        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let scenarios =
+            select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string())];
         assert_eq!(build_axis(&[]), [None]);
         assert_eq!(build_axis(&[Build::Release]), [None]);
@@ -444,7 +536,9 @@ mod tests {
         assert_eq!(axis, [Some(Build::Release), Some(Build::Native)]);
         let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
         assert_eq!(planned.len(), pairs.len() * axis.len());
-        let support = |id: &str, build| planned.iter().find(|c| c.client == id && c.build == Some(build)).expect("planned").support.clone();
+        let support = |id: &str, build| {
+            planned.iter().find(|c| c.client == id && c.build == Some(build)).expect("planned").support.clone()
+        };
         assert_eq!(support("openssl", Build::Release), Ok(()));
         assert_eq!(support("openssl", Build::Native), Ok(()));
         assert_eq!(support("go", Build::Release), Ok(()));
@@ -456,9 +550,15 @@ mod tests {
     fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
         let all = Capabilities::everything();
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("rustls-ring", &all)])]);
-        let scenarios = select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let scenarios =
+            select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
-        let processes = |choice| cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[None]).iter().map(|c| c.process).collect::<Vec<_>>();
+        let processes = |choice| {
+            cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[None])
+                .iter()
+                .map(|c| c.process)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(processes(ProcessChoice::Auto), [Process::InProcess]);
         assert_eq!(processes(ProcessChoice::Split), [Process::Split]);
         assert_eq!(processes(ProcessChoice::Both), [Process::InProcess, Process::Split]);
@@ -467,33 +567,50 @@ mod tests {
     #[test]
     fn each_measure_gets_the_scenarios_it_applies_to_in_its_own_process_model() {
         let all = Capabilities::everything();
-        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
+        let infos =
+            runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
         let measures = [Measure::Time, Measure::Io, Measure::Heap, Measure::Rss];
         let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
         let scenarios = select_scenarios(&globs, &measures).unwrap();
         let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
         let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None], &[None]);
         let planned = |measure: Measure| {
-            let mut kinds: Vec<&str> = cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
+            let mut kinds: Vec<&str> =
+                cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
             kinds.dedup();
             kinds
         };
         assert_eq!(planned(Measure::Io), ["handshake-full", "handshake-resume-ticket", "io-profile"]);
         assert_eq!(planned(Measure::Rss), ["memory-100", "memory-1000", "memory-10000"]);
         assert!(cells.iter().filter(|c| c.measure == Measure::Rss).all(|c| c.process == Process::Split));
-        let heap_across_families: Vec<_> =
-            cells.iter().filter(|c| c.measure == Measure::Heap && c.server == "boringssl").map(|c| c.support.clone()).collect();
+        let heap_across_families: Vec<_> = cells
+            .iter()
+            .filter(|c| c.measure == Measure::Heap && c.server == "boringssl")
+            .map(|c| c.support.clone())
+            .collect();
         assert!(!heap_across_families.is_empty());
         assert!(heap_across_families.iter().all(|s| s
-            == &Err("measure heap is taken with both sides in one process, and no runner holds both openssl and boringssl".into())));
+            == &Err(
+                "measure heap is taken with both sides in one process, and no runner holds both openssl and boringssl"
+                    .into()
+            )));
     }
 
     #[test]
     fn the_net_measure_takes_handshakes_over_tcp_whatever_the_process_choice() {
         let all = Capabilities::everything();
-        let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
-        let scenarios = select_scenarios(&["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()], &[Measure::Net]).unwrap();
-        assert!(!scenarios.is_empty() && scenarios.iter().all(|s| matches!(s.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)), "{scenarios:?}");
+        let infos =
+            runners(&[("tlsbench-runner-a", &[("openssl", &all)]), ("tlsbench-runner-b", &[("boringssl", &all)])]);
+        let scenarios =
+            select_scenarios(&["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()], &[Measure::Net]).unwrap();
+        assert!(
+            !scenarios.is_empty()
+                && scenarios.iter().all(|s| matches!(
+                    s.kind,
+                    Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket
+                )),
+            "{scenarios:?}"
+        );
         let pairs = [("openssl".to_string(), "boringssl".to_string())];
         for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
             let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None], &[None]);
@@ -534,7 +651,8 @@ mod tests {
             let rss = Cell { measure: Measure::Rss, process: Process::Split, ..memory(1_000, key) };
             assert_eq!(budget(&rss), budget(&memory(1_000, key)), "the same connections, one process per side");
         }
-        let costs: Vec<Duration> = ["ecdsa-p256", "rsa-2048", "rsa-3072", "rsa-4096"].map(|k| budget(&memory(100, k))).into();
+        let costs: Vec<Duration> =
+            ["ecdsa-p256", "rsa-2048", "rsa-3072", "rsa-4096"].map(|k| budget(&memory(100, k))).into();
         assert!(costs.windows(2).all(|w| w[0] < w[1]), "{costs:?}");
 
         // A time sample is given more than both sides' measured time and warmup, and more when
@@ -551,15 +669,21 @@ mod tests {
     fn a_server_that_only_its_own_client_can_complete_makes_its_other_pairs_unsupported_with_the_reason() {
         let reason = "bertie: its server sends the leaf certificate without the intermediate";
         let limit = PeerLimit { side: Side::Server, only: vec!["bertie".into()], reason: reason.into() };
-        let bertie = Capabilities { versions: vec![Version::Tls13], peer_limits: vec![limit], ..Capabilities::everything() };
+        let bertie =
+            Capabilities { versions: vec![Version::Tls13], peer_limits: vec![limit], ..Capabilities::everything() };
         let all = Capabilities::everything();
         let infos = runners(&[("tlsbench-runner-a", &[("openssl", &all), ("bertie", &bertie)])]);
-        let scenarios = select_scenarios(&["handshake-full_1.?_x25519_ecdsa-p256_aes-128-gcm".into()], &[Measure::Time]).unwrap();
+        let scenarios =
+            select_scenarios(&["handshake-full_1.?_x25519_ecdsa-p256_aes-128-gcm".into()], &[Measure::Time]).unwrap();
         let ids = ["openssl", "bertie"];
-        let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
+        let pairs: Vec<(String, String)> =
+            ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
         let support = |client: &str, server: &str, version: &str| {
-            let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
-            let cell = cells.into_iter().find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
+            let cells =
+                cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
+            let cell = cells
+                .into_iter()
+                .find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);
             cell.expect("planned").support
         };
         assert_eq!(support("openssl", "bertie", "1.3"), Err(reason.into()));

@@ -22,10 +22,14 @@ impl RunDocument {
     /// Reads an exported document; one of another schema version is refused, not misread.
     pub fn read(path: &Path) -> anyhow::Result<RunDocument> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
         match value.get("schema_version").and_then(serde_json::Value::as_u64) {
             Some(version) if version == u64::from(SCHEMA_VERSION) => {}
-            Some(version) => bail!("{} has results schema version {version}; this tlsbench reads version {SCHEMA_VERSION}", path.display()),
+            Some(version) => bail!(
+                "{} has results schema version {version}; this tlsbench reads version {SCHEMA_VERSION}",
+                path.display()
+            ),
             None => bail!("{} is not a tlsbench results document (it has no schema_version)", path.display()),
         }
         serde_json::from_value(value).with_context(|| format!("{} is not a tlsbench results document", path.display()))
@@ -177,7 +181,14 @@ impl CellResult {
     /// its sides ran, the allocator and the build. A cell of N threads is compared with the
     /// one-thread cell of the same key.
     pub fn variant_key(&self) -> (&str, &str, &str, &str, Option<&str>, Option<&str>) {
-        (&self.scenario, &self.client_stack, &self.server_stack, &self.process, self.allocator.as_deref(), self.build.as_deref())
+        (
+            &self.scenario,
+            &self.client_stack,
+            &self.server_stack,
+            &self.process,
+            self.allocator.as_deref(),
+            self.build.as_deref(),
+        )
     }
 
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
@@ -187,7 +198,8 @@ impl CellResult {
     /// both; ` [native]` where the run chose builds.
     pub fn pair_label(&self) -> String {
         let tcp = self.process == "tcp";
-        let mut pair = pair_label(&self.client_stack, &self.server_stack) + &variant_label(self.allocator.as_deref(), self.threads, tcp);
+        let mut pair = pair_label(&self.client_stack, &self.server_stack)
+            + &variant_label(self.allocator.as_deref(), self.threads, tcp);
         if let Some(build) = &self.build {
             pair.push_str(&format!(" [{build}]"));
         }
@@ -213,7 +225,8 @@ impl CellResult {
 /// ` (jemalloc, 2 threads)`; nothing for the default.
 pub fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
     let unit = if tcp { "workers" } else { "threads" };
-    let parts: Vec<String> = allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
+    let parts: Vec<String> =
+        allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
     match parts.is_empty() {
         true => String::new(),
         false => format!(" ({})", parts.join(", ")),

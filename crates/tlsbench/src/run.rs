@@ -15,8 +15,8 @@ use crate::builds::{self, Build};
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
-use crate::store::{StoredCell, StoredRun};
 use crate::steady::Warmup;
+use crate::store::{StoredCell, StoredRun};
 use crate::{executor, stacks, stats};
 
 /// How samples are taken.
@@ -46,7 +46,12 @@ impl Settings {
     pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
         match cell.build {
             None | Some(Build::Release) => &self.runners,
-            Some(build) => self.builds.iter().find(|(b, _)| *b == build).map(|(_, r)| r).expect("the runners of every planned build were found"),
+            Some(build) => self
+                .builds
+                .iter()
+                .find(|(b, _)| *b == build)
+                .map(|(_, r)| r)
+                .expect("the runners of every planned build were found"),
         }
     }
 
@@ -93,7 +98,8 @@ pub enum Next {
 
 /// The next step of adaptive sampling after `elapsed` of measuring.
 pub fn next(states: &[CellState], target: &Target, elapsed: Duration) -> Next {
-    let wide: Vec<usize> = (0..states.len()).filter(|&i| states[i].widest_ci().is_some_and(|w| w > target.ci_percent)).collect();
+    let wide: Vec<usize> =
+        (0..states.len()).filter(|&i| states[i].widest_ci().is_some_and(|w| w > target.ci_percent)).collect();
     match (wide.is_empty(), elapsed >= target.budget) {
         (true, _) => Next::Reached,
         (false, true) => Next::BudgetSpent(wide),
@@ -151,7 +157,8 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
-    let cells: Vec<(usize, &Cell)> = states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    let cells: Vec<(usize, &Cell)> =
+        states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
     // Scenarios whose processes that stay up would be too many at once take their rounds one
     // batch after the other, each batch's processes ended before the next's start.
     for batch in crate::warm::batches(&cells, settings) {
@@ -215,7 +222,12 @@ fn warm_up_first(
                 recorder.warmed(i, &warmup)?;
             }
             Err((status, reason)) if state.outcome.is_ok() => {
-                progress.cell_ended(&progress_label(&state.cell), status, &reason, state.missing(settings.samples) as u64);
+                progress.cell_ended(
+                    &progress_label(&state.cell),
+                    status,
+                    &reason,
+                    state.missing(settings.samples) as u64,
+                );
                 recorder.ended(i, status, &reason)?;
                 state.outcome = Err((status, reason));
             }
@@ -303,10 +315,12 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
     let is_rate = |r: &CellResult| {
         let time = r.measure == Measure::Time.name() && r.better == "higher";
         // The load generators' rate is the server's, seen from the other end: not per worker.
-        let net = r.measure == Measure::Net.name() && r.metric == Metric::ConnectionsPerS.name() && r.side == Side::Server;
+        let net =
+            r.measure == Measure::Net.name() && r.metric == Metric::ConnectionsPerS.name() && r.side == Side::Server;
         time || net
     };
-    let one_thread: HashMap<_, &CellResult> = results.iter().filter(|r| is_rate(r) && r.threads.is_none()).map(|r| (key_of(r), r)).collect();
+    let one_thread: HashMap<_, &CellResult> =
+        results.iter().filter(|r| is_rate(r) && r.threads.is_none()).map(|r| (key_of(r), r)).collect();
     let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.threads.is_some()).map(key_of).collect();
     // In the order of the results they come from, so that blocks and rows keep the run's order.
     let mut added = Vec::new();
@@ -322,7 +336,9 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
                     _ => None,
                 };
                 let interval = match (r.ci95, one.and_then(|one| one.ci95)) {
-                    (Some([low, high]), Some([one_low, one_high])) if one_low > 0.0 => Some([low / times_n(one_high), high / times_n(one_low)]),
+                    (Some([low, high]), Some([one_low, one_high])) if one_low > 0.0 => {
+                        Some([low / times_n(one_high), high / times_n(one_low)])
+                    }
                     _ => None,
                 };
                 added.push(per_thread(r, n, efficiency, interval));
@@ -367,7 +383,10 @@ pub(crate) fn aggregate_threads(cell: &Cell, report: SampleReport) -> Result<Sam
     }
     let failed = |reason: String| Err((Status::Failed, reason));
     if report.threads.len() != n as usize {
-        return failed(format!("the runner reported {} thread(s)' results, the cell asks for {n}; result refused", report.threads.len()));
+        return failed(format!(
+            "the runner reported {} thread(s)' results, the cell asks for {n}; result refused",
+            report.threads.len()
+        ));
     }
     if let Some(i) = report.threads.iter().position(|t| t.iterations == 0) {
         return failed(format!("thread {} of {n} measured no iteration; result refused", i + 1));
@@ -398,14 +417,20 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
     let warmup_ms = settings.warmup_ms(cell);
     let common = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
     let common: Vec<&str> = common.iter().map(String::as_str).collect();
-    let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), Duration::from_millis(warmup_ms));
+    let limit = cell.time_limit(
+        settings.timeout,
+        Duration::from_millis(settings.min_time_ms),
+        Duration::from_millis(warmup_ms),
+    );
     let env = allocator_env(cell);
     let both = runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
         // The socket to the peer is each runner's stdin.
         let (client, server) = (cell.client.as_str(), cell.server.as_str());
-        let side = |role, stack, peer| [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat();
+        let side = |role, stack, peer| {
+            [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat()
+        };
         let (client_args, server_args) = (side("client", client, server), side("server", server, client));
         let (client, server) =
             executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
@@ -424,7 +449,18 @@ fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, Str
 pub(crate) fn sample_settings(cell: &Cell, settings: &Settings, min_time_ms: u64, warmup_ms: u64) -> Vec<String> {
     let (scenario, min_time, warmup) = (cell.scenario.name(), min_time_ms.to_string(), warmup_ms.to_string());
     let data_dir = settings.data_dir.to_string_lossy();
-    let words = ["--scenario", &scenario, "--measure", cell.measure.name(), "--min-time-ms", &min_time, "--warmup-ms", &warmup, "--data-dir", &data_dir];
+    let words = [
+        "--scenario",
+        &scenario,
+        "--measure",
+        cell.measure.name(),
+        "--min-time-ms",
+        &min_time,
+        "--warmup-ms",
+        &warmup,
+        "--data-dir",
+        &data_dir,
+    ];
     words.into_iter().map(str::to_string).collect()
 }
 
@@ -462,7 +498,10 @@ pub(crate) fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, S
 /// wins over its peer's echo of it ("the peer stopped", "went away"); two reasons of their own
 /// (one side's unreadable reply, and the other's word on the garbled message it was sent) are
 /// both given.
-pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
+pub(crate) fn merge_sides(
+    client: Result<Reply, String>,
+    server: Result<Reply, String>,
+) -> Result<SampleReport, (Status, String)> {
     let reason = |side: &str, result: &Result<Reply, String>| match result {
         Ok(Reply::Ok(_)) => None,
         Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),
@@ -470,30 +509,49 @@ pub(crate) fn merge_sides(client: Result<Reply, String>, server: Result<Reply, S
     };
     match (client, server) {
         // A side whose runner allocates through its runtime reports none (a run without the axis).
-        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.allocator.is_some() && server.allocator.is_some() && client.allocator != server.allocator => Err((
-            Status::Failed,
-            format!("the sides ran on different allocators: {} on the client, {} on the server", describe(&client.allocator), describe(&server.allocator)),
-        )),
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server)))
+            if client.allocator.is_some() && server.allocator.is_some() && client.allocator != server.allocator =>
+        {
+            Err((
+                Status::Failed,
+                format!(
+                    "the sides ran on different allocators: {} on the client, {} on the server",
+                    describe(&client.allocator),
+                    describe(&server.allocator)
+                ),
+            ))
+        }
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.iterations == server.iterations => Ok(SampleReport {
             client_library: client.client_library,
             server_library: server.server_library,
             iterations: client.iterations,
             values: client.values.into_iter().chain(server.values).collect(),
             // Each side's own view, from the process that ran it.
-            negotiated: client.negotiated.into_iter().filter(|n| n.side == Side::Client).chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server)).collect(),
+            negotiated: client
+                .negotiated
+                .into_iter()
+                .filter(|n| n.side == Side::Client)
+                .chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server))
+                .collect(),
             allocator: client.allocator.or(server.allocator),
             threads: Vec::new(),
             build: client.build.or(server.build),
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
-            format!("the sides disagree on the work: {} iterations on the client, {} on the server", client.iterations, server.iterations),
+            format!(
+                "the sides disagree on the work: {} iterations on the client, {} on the server",
+                client.iterations, server.iterations
+            ),
         )),
         (client, server) => {
-            let echoes_peer = |r: &(Status, String)| r.1.contains("the peer stopped") || r.1.contains("the peer runner went away");
+            let echoes_peer =
+                |r: &(Status, String)| r.1.contains("the peer stopped") || r.1.contains("the peer runner went away");
             Err(match (reason("client", &client), reason("server", &server)) {
                 (Some(c), Some(s)) if echoes_peer(&c) && !echoes_peer(&s) => s,
-                (Some(c), Some(s)) if !echoes_peer(&c) && !echoes_peer(&s) && c.0 == s.0 => (c.0, format!("{}; {}", c.1, s.1)),
+                (Some(c), Some(s)) if !echoes_peer(&c) && !echoes_peer(&s) && c.0 == s.0 => {
+                    (c.0, format!("{}; {}", c.1, s.1))
+                }
                 (Some(c), _) => c,
                 (None, Some(s)) => s,
                 (None, None) => unreachable!("at least one side did not reply Ok"),
@@ -513,7 +571,10 @@ fn describe(allocator: &Option<allocator::AllocatorInUse>) -> String {
 pub fn allocators_used(states: &[CellState]) -> String {
     let used = crate::output::first_seen(states.iter().filter_map(|s| s.allocator_used.clone()));
     let runtimes = crate::output::first_seen(
-        states.iter().filter(|s| s.taken > 0 && s.allocator_used.is_none()).flat_map(|s| [s.cell.client.clone(), s.cell.server.clone()]),
+        states
+            .iter()
+            .filter(|s| s.taken > 0 && s.allocator_used.is_none())
+            .flat_map(|s| [s.cell.client.clone(), s.cell.server.clone()]),
     );
     let mut parts = Vec::new();
     if !used.is_empty() {
@@ -556,10 +617,21 @@ impl CellState {
             other => return Err(format!("stored process model `{other}`")),
         };
         let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
-        let allocator = stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
+        let allocator =
+            stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
         let threads = stored.threads;
         let build = stored.build.as_deref().map(str::parse).transpose().map_err(|e| format!("stored build: {e}"))?;
-        let cell = Cell { client: stored.client.clone(), server: stored.server.clone(), scenario, measure, process, allocator, threads, build, support: Ok(()) };
+        let cell = Cell {
+            client: stored.client.clone(),
+            server: stored.server.clone(),
+            scenario,
+            measure,
+            process,
+            allocator,
+            threads,
+            build,
+            support: Ok(()),
+        };
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         state.allocator_used = stored.allocator_used.clone();
@@ -614,7 +686,11 @@ impl CellState {
         if self.outcome.is_err() {
             return None;
         }
-        let spreads = self.series.iter().filter_map(|(_, _, samples)| stats::summarize(samples)).filter_map(|s| stats::ci_percent(s.median, s.ci95));
+        let spreads = self
+            .series
+            .iter()
+            .filter_map(|(_, _, samples)| stats::summarize(samples))
+            .filter_map(|s| stats::ci_percent(s.median, s.ci95));
         spreads.reduce(f64::max)
     }
 
@@ -624,10 +700,16 @@ impl CellState {
         let asked = self.cell.allocator.unwrap_or(Allocator::Glibc);
         match (&report.allocator, self.cell.allocator) {
             (Some(used), _) if used.name != asked => {
-                return Err((Status::Failed, format!("the runner allocated with {used}, the cell asks for {asked}; result refused")));
+                return Err((
+                    Status::Failed,
+                    format!("the runner allocated with {used}, the cell asks for {asked}; result refused"),
+                ));
             }
             (None, Some(asked)) if self.cell.process != Process::Tcp => {
-                return Err((Status::Failed, format!("the runner did not report its allocator, the cell asks for {asked}; result refused")));
+                return Err((
+                    Status::Failed,
+                    format!("the runner did not report its allocator, the cell asks for {asked}; result refused"),
+                ));
             }
             _ => {}
         }
@@ -643,10 +725,16 @@ impl CellState {
         ] {
             let stack = stacks::known(id).expect("planned stacks are known");
             if !(stack.owns)(&reported) {
-                return Err((Status::Failed, format!("stack `{id}` reported library `{reported}`, which is not its own; result refused")));
+                return Err((
+                    Status::Failed,
+                    format!("stack `{id}` reported library `{reported}`, which is not its own; result refused"),
+                ));
             }
             if let Some(earlier) = kept.as_ref().filter(|k| *k != reported) {
-                return Err((Status::Failed, format!("stack `{id}` changed library between samples: `{earlier}` then `{reported}`")));
+                return Err((
+                    Status::Failed,
+                    format!("stack `{id}` changed library between samples: `{earlier}` then `{reported}`"),
+                ));
             }
             *kept = Some(reported.clone());
         }
@@ -677,7 +765,9 @@ impl CellState {
         let series = |side: Side, metric: Metric| self.series.iter().find(|(s, m, _)| *s == side && *m == metric);
         [Side::Client, Side::Server]
             .into_iter()
-            .flat_map(|side| metrics.iter().filter(move |m| m.reported_by(measure, side)).map(move |&metric| (side, metric)))
+            .flat_map(|side| {
+                metrics.iter().filter(move |m| m.reported_by(measure, side)).map(move |&metric| (side, metric))
+            })
             // A metric its samples lack: a run from before tlsbench took it, or its runner did not.
             .filter(|&(side, metric)| self.taken == 0 || series(side, metric).is_some())
             .map(|(side, metric)| {
@@ -686,7 +776,9 @@ impl CellState {
                     Err(_) => None,
                 };
                 let summary = samples.as_deref().and_then(stats::summarize).map(|summary| match &samples {
-                    Some(values) if self.forks.len() == values.len() => stats::spanning_forks(summary, values, &self.forks),
+                    Some(values) if self.forks.len() == values.len() => {
+                        stats::spanning_forks(summary, values, &self.forks)
+                    }
                     _ => summary,
                 });
                 let (status, reason) = match &self.outcome {
@@ -764,7 +856,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn samples_are_kept_per_side_with_the_libraries() {
         let mut state = CellState::planned(cell());
@@ -774,7 +865,10 @@ mod tests {
         let results = state.results();
         // Per side: handshakes per second.
         assert_eq!(results.len(), 2);
-        assert_eq!((results[0].side, results[0].metric.as_str(), results[0].measure.as_str()), (Side::Client, "handshakes_per_s", "time"));
+        assert_eq!(
+            (results[0].side, results[0].metric.as_str(), results[0].measure.as_str()),
+            (Side::Client, "handshakes_per_s", "time")
+        );
         assert_eq!(results[0].samples, vec![1000.0, 1000.0]);
         assert_eq!((results[1].side, results[1].median), (Side::Server, Some(2000.0)));
         assert_eq!(results[1].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
@@ -783,28 +877,46 @@ mod tests {
 
     #[test]
     fn split_sides_merge_into_one_report_and_a_failure_names_its_own_cause() {
-        let side = |r: SampleReport, keep: Side| SampleReport { values: r.values.into_iter().filter(|v| v.side == keep).collect(), ..r };
+        let side = |r: SampleReport, keep: Side| SampleReport {
+            values: r.values.into_iter().filter(|v| v.side == keep).collect(),
+            ..r
+        };
         let client = side(SampleReport { server_library: String::new(), ..report("") }, Side::Client);
-        let server = side(SampleReport { client_library: String::new(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, Side::Server);
+        let server =
+            side(SampleReport { client_library: String::new(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, Side::Server);
         let merged = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(server.clone()))).unwrap();
-        assert_eq!((merged.client_library.as_str(), merged.server_library.as_str()), ("rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026"));
+        assert_eq!(
+            (merged.client_library.as_str(), merged.server_library.as_str()),
+            ("rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026")
+        );
         assert_eq!(merged.values.len(), 2);
 
         let uneven = SampleReport { iterations: 99, ..server.clone() };
         let (_, reason) = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(uneven))).unwrap_err();
         assert_eq!(reason, "the sides disagree on the work: 100 iterations on the client, 99 on the server");
 
-        let gate = Ok(Reply::Failed { reason: "gate failed: server negotiated group secp256r1, the scenario asks for x25519".into() });
+        let gate = Ok(Reply::Failed {
+            reason: "gate failed: server negotiated group secp256r1, the scenario asks for x25519".into(),
+        });
         let echo = Ok(Reply::Failed { reason: "the peer stopped: gate failed: server negotiated ...".into() });
         let (status, reason) = merge_sides(echo, gate).unwrap_err();
-        assert_eq!((status, reason.as_str()), (Status::Failed, "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"));
-        let (_, reason) = merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
+        assert_eq!(
+            (status, reason.as_str()),
+            (
+                Status::Failed,
+                "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"
+            )
+        );
+        let (_, reason) =
+            merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
         assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
     }
 
     #[test]
     fn a_failed_or_unreadable_reply_keeps_what_the_runner_printed_on_stderr() {
-        let output = |stdout: &str, stderr: Option<&str>| Ok(executor::Output { stdout: stdout.into(), stderr: stderr.map(String::from) });
+        let output = |stdout: &str, stderr: Option<&str>| {
+            Ok(executor::Output { stdout: stdout.into(), stderr: stderr.map(String::from) })
+        };
         let printed = Some("Got pk [4, 1, 2] | verif key extraction error 3");
         let failed = r#"{"status":"failed","reason":"client handshake failed: InvalidSignature"}"#;
         assert_eq!(
@@ -813,9 +925,15 @@ mod tests {
                 reason: "client handshake failed: InvalidSignature (stderr: Got pk [4, 1, 2] | verif key extraction error 3)".into()
             })
         );
-        assert_eq!(reply(output(failed, None)), Ok(Reply::Failed { reason: "client handshake failed: InvalidSignature".into() }));
+        assert_eq!(
+            reply(output(failed, None)),
+            Ok(Reply::Failed { reason: "client handshake failed: InvalidSignature".into() })
+        );
         let unsupported = r#"{"status":"unsupported","reason":"x: TLS 1.2 not supported"}"#;
-        assert_eq!(reply(output(unsupported, printed)), Ok(Reply::Unsupported { reason: "x: TLS 1.2 not supported".into() }));
+        assert_eq!(
+            reply(output(unsupported, printed)),
+            Ok(Reply::Unsupported { reason: "x: TLS 1.2 not supported".into() })
+        );
         let garbled = reply(output("Got pk [4, 1, 2]\n{}", printed)).unwrap_err();
         assert!(garbled.starts_with("runner printed an unreadable reply: "), "{garbled}");
         assert!(garbled.ends_with(" (stderr: Got pk [4, 1, 2] | verif key extraction error 3)"), "{garbled}");
@@ -860,7 +978,14 @@ mod tests {
         for &value in values {
             let values: Vec<MetricValue> = [Side::Client, Side::Server]
                 .into_iter()
-                .flat_map(|side| [Metric::HandshakesPerS, Metric::CpuHandshakesPerS].map(|metric| MetricValue { side, metric, value, seconds: 0.1 }))
+                .flat_map(|side| {
+                    [Metric::HandshakesPerS, Metric::CpuHandshakesPerS].map(|metric| MetricValue {
+                        side,
+                        metric,
+                        value,
+                        seconds: 0.1,
+                    })
+                })
                 .collect();
             state.push(&values, None);
         }
@@ -917,18 +1042,31 @@ mod tests {
         assert_eq!(state.results()[0].pair_label(), "rustls-ring -> openssl (jemalloc)");
         assert_eq!(state.results()[0].allocator.as_deref(), Some("jemalloc"));
         let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36")), None).unwrap_err();
-        assert_eq!((status, reason.as_str()), (Status::Failed, "the runner allocated with glibc 2.36, the cell asks for jemalloc; result refused"));
+        assert_eq!(
+            (status, reason.as_str()),
+            (Status::Failed, "the runner allocated with glibc 2.36, the cell asks for jemalloc; result refused")
+        );
         // A runner from before the allocator axis says nothing: not taken as jemalloc.
         let (_, reason) = jemalloc_cell().record(&with(None), None).unwrap_err();
         assert_eq!(reason, "the runner did not report its allocator, the cell asks for jemalloc; result refused");
         // Without the axis, glibc's is expected from a runner that reports.
-        let (_, reason) = CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2")), None).unwrap_err();
+        let (_, reason) =
+            CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2")), None).unwrap_err();
         assert_eq!(reason, "the runner allocated with mimalloc 3.3.2, the cell asks for glibc; result refused");
 
         let mut glibc = CellState::planned(cell());
         glibc.record(&with(used(Allocator::Glibc, "2.36")), None).unwrap();
         let mut runtime = CellState::planned(Cell { client: "go".into(), server: "go".into(), ..cell() });
-        runtime.record(&SampleReport { client_library: "Go crypto/tls go1.26".into(), server_library: "Go crypto/tls go1.26".into(), ..with(None) }, None).unwrap();
+        runtime
+            .record(
+                &SampleReport {
+                    client_library: "Go crypto/tls go1.26".into(),
+                    server_library: "Go crypto/tls go1.26".into(),
+                    ..with(None)
+                },
+                None,
+            )
+            .unwrap();
         assert_eq!(
             allocators_used(&[state, glibc, runtime, CellState::planned(cell())]),
             "jemalloc 5.3.1, glibc 2.36, behind tlsbench's malloc interposer; go: their runtime's own"
@@ -936,11 +1074,18 @@ mod tests {
         assert_eq!(allocators_used(&[CellState::planned(cell())]), "none reported (no sample was taken)");
 
         // The two sides of a split pair must have run on the same allocator.
-        let (_, reason) =
-            merge_sides(Ok(Reply::Ok(with(used(Allocator::Jemalloc, "5.3.1")))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap_err();
-        assert_eq!(reason, "the sides ran on different allocators: jemalloc 5.3.1 on the client, glibc 2.36 on the server");
+        let (_, reason) = merge_sides(
+            Ok(Reply::Ok(with(used(Allocator::Jemalloc, "5.3.1")))),
+            Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36")))),
+        )
+        .unwrap_err();
+        assert_eq!(
+            reason,
+            "the sides ran on different allocators: jemalloc 5.3.1 on the client, glibc 2.36 on the server"
+        );
         // A runtime's side (Go's, Java's) reports none: the other side's is the pair's.
-        let merged = merge_sides(Ok(Reply::Ok(with(None))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap();
+        let merged =
+            merge_sides(Ok(Reply::Ok(with(None))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap();
         assert_eq!(merged.allocator, used(Allocator::Glibc, "2.36"));
     }
 
@@ -956,7 +1101,10 @@ mod tests {
             ],
         };
         // The runner's own sums are not taken on trust.
-        let reported = SampleReport { threads: vec![thread(900.0, 1800.0, 90), thread(700.0, 1500.0, 70)], ..report("OpenSSL 3.0.19 27 Jan 2026") };
+        let reported = SampleReport {
+            threads: vec![thread(900.0, 1800.0, 90), thread(700.0, 1500.0, 70)],
+            ..report("OpenSSL 3.0.19 27 Jan 2026")
+        };
         let kept = aggregate_threads(&two, reported.clone()).unwrap();
         assert_eq!(kept.iterations, 160);
         let value = |side| kept.values.iter().find(|v| v.side == side).unwrap().value;
@@ -980,7 +1128,8 @@ mod tests {
             let mut state = CellState::planned(Cell { threads, ..cell() });
             for (client, server) in [(1000.0, 2000.0), (1010.0, 2020.0), (990.0, 1980.0)] {
                 let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
-                let values = vec![value(Side::Client, client * client_factor), value(Side::Server, server * server_factor)];
+                let values =
+                    vec![value(Side::Client, client * client_factor), value(Side::Server, server * server_factor)];
                 state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
             }
             state
@@ -988,7 +1137,10 @@ mod tests {
         let (one, two) = (measured(None, 1.0, 1.0), measured(Some(2), 2.0, 1.5));
         let doc = document(fixture_info(), &[one, two]);
         let find = |metric: &str, side, threads| {
-            doc.results.iter().find(|r| r.metric == metric && r.side == side && r.threads == threads).unwrap_or_else(|| panic!("{metric} {side:?} {threads:?}"))
+            doc.results
+                .iter()
+                .find(|r| r.metric == metric && r.side == side && r.threads == threads)
+                .unwrap_or_else(|| panic!("{metric} {side:?} {threads:?}"))
         };
         assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).pair_label(), "rustls-ring -> openssl (2 threads)");
         assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).median, Some(3000.0));
@@ -1002,16 +1154,24 @@ mod tests {
         // One thread's row of the per-thread block: its own rate, the reference, no efficiency.
         let reference = find("handshakes_per_s_per_thread", Side::Server, None);
         assert_eq!((reference.median, reference.scaling_efficiency), (Some(2000.0), None));
-        assert!(crate::output::table::render(&doc).contains("1,500 ±1.0% (75 ±2%)"), "{}", crate::output::table::render(&doc));
+        assert!(
+            crate::output::table::render(&doc).contains("1,500 ±1.0% (75 ±2%)"),
+            "{}",
+            crate::output::table::render(&doc)
+        );
         // A run without threads gains nothing.
-        assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)]).results.iter().all(|r| !r.metric.ends_with("_per_thread")));
+        assert!(document(fixture_info(), &[measured(None, 1.0, 1.0)])
+            .results
+            .iter()
+            .all(|r| !r.metric.ends_with("_per_thread")));
     }
 
     #[test]
     fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_was() {
         // One worker: 500 connections/s at 1,200 µs of CPU each; two: 800/s at 1,250 µs.
         let measured = |threads, rate: f64, cpu_user: f64| {
-            let mut state = CellState::planned(Cell { measure: Measure::Net, process: Process::Tcp, threads, ..cell() });
+            let mut state =
+                CellState::planned(Cell { measure: Measure::Net, process: Process::Tcp, threads, ..cell() });
             for jitter in [1.0, 1.01, 0.99] {
                 let value = |side, metric, value| MetricValue { side, metric, value, seconds: 1.0 };
                 let values = [Side::Client, Side::Server].into_iter().flat_map(|side| {
@@ -1021,7 +1181,9 @@ mod tests {
                         value(side, Metric::CpuSystemUsPerConnection, 200.0),
                     ]
                 });
-                state.record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+                state
+                    .record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None)
+                    .unwrap();
             }
             state
         };
@@ -1030,7 +1192,8 @@ mod tests {
         assert_eq!(aggregate_threads(&tcp, report("x")).unwrap(), report("x"));
 
         let doc = document(fixture_info(), &[measured(None, 500.0, 1000.0), measured(Some(2), 800.0, 1050.0)]);
-        let per_worker: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == "connections_per_s_per_worker").collect();
+        let per_worker: Vec<&CellResult> =
+            doc.results.iter().filter(|r| r.metric == "connections_per_s_per_worker").collect();
         // The server's only: the load generators' rate is the same connections seen from the client.
         assert!(per_worker.iter().all(|r| r.side == Side::Server), "{per_worker:?}");
         let two = per_worker.iter().find(|r| r.threads == Some(2)).expect("two workers' row");
@@ -1038,11 +1201,19 @@ mod tests {
         assert_eq!(two.pair_label(), "rustls-ring -> openssl (2 workers) [tcp]");
         assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
         // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
-        let busy = crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
+        let busy =
+            crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
         assert!(busy.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
-        assert!(crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"), "{}", crate::output::table::render(&doc));
+        assert!(
+            crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"),
+            "{}",
+            crate::output::table::render(&doc)
+        );
         // Without workers, no such line.
-        assert_eq!(crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results), None);
+        assert_eq!(
+            crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results),
+            None
+        );
     }
 
     #[test]
@@ -1051,8 +1222,22 @@ mod tests {
         let measured = |build, threads, factor: f64| {
             let mut state = CellState::planned(Cell { build: Some(build), threads, ..cell() });
             for rate in [1000.0, 1010.0, 990.0] {
-                let values = vec![MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: rate * factor, seconds: 0.1 }];
-                state.record(&SampleReport { values, build: Some(build.name().into()), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+                let values = vec![MetricValue {
+                    side: Side::Server,
+                    metric: Metric::HandshakesPerS,
+                    value: rate * factor,
+                    seconds: 0.1,
+                }];
+                state
+                    .record(
+                        &SampleReport {
+                            values,
+                            build: Some(build.name().into()),
+                            ..report("OpenSSL 3.0.19 27 Jan 2026")
+                        },
+                        None,
+                    )
+                    .unwrap();
             }
             state
         };
@@ -1068,7 +1253,11 @@ mod tests {
             let per_thread = doc
                 .results
                 .iter()
-                .find(|r| r.metric == "handshakes_per_s_per_thread" && r.threads == Some(2) && r.build.as_deref() == Some(build))
+                .find(|r| {
+                    r.metric == "handshakes_per_s_per_thread"
+                        && r.threads == Some(2)
+                        && r.build.as_deref() == Some(build)
+                })
                 .unwrap();
             assert_eq!(per_thread.scaling_efficiency, Some(1.0), "{build}");
         }

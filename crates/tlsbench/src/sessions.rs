@@ -82,7 +82,10 @@ impl Session {
         self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clear();
         let stdin = self.stdin.as_mut().ok_or_else(|| anyhow!("the session's stdin is closed"))?;
         let line = words.join("\t") + "\n";
-        stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()).context("sending a request to the runner (it may have exited)")
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.flush())
+            .context("sending a request to the runner (it may have exited)")
     }
 
     /// The reply to the request sent, waiting until `deadline` (`limit` after it was sent);
@@ -101,7 +104,10 @@ impl Session {
                     Some(status) => status,
                     None => {
                         self.kill();
-                        return Err(executor::with_stderr("runner closed its reply channel and was killed".into(), self.stderr_lines()));
+                        return Err(executor::with_stderr(
+                            "runner closed its reply channel and was killed".into(),
+                            self.stderr_lines(),
+                        ));
                     }
                 };
                 // The reader thread may still hold the last of stderr: give it a moment.
@@ -206,7 +212,10 @@ impl Sockets {
 
 impl Pool {
     pub fn new() -> Result<Pool> {
-        let dir = tempfile::Builder::new().prefix("tlsbench-peers-").tempdir().context("creating the directory of the peers' sockets")?;
+        let dir = tempfile::Builder::new()
+            .prefix("tlsbench-peers-")
+            .tempdir()
+            .context("creating the directory of the peers' sockets")?;
         Ok(Pool { live: HashMap::new(), sockets: Sockets { dir, next: 0.into() } })
     }
 

@@ -21,13 +21,17 @@ pub struct KnownStack {
 pub const KNOWN: &[KnownStack] = &[
     KnownStack {
         id: "rustls-aws-lc-rs",
-        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && !library.contains(", FIPS)"),
+        owns: |library| {
+            library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && !library.contains(", FIPS)")
+        },
     },
     KnownStack { id: "rustls-ring", owns: |library| library.starts_with("rustls 0.23.") && library.contains("(ring ") },
     // On AWS-LC's FIPS module, in a runner of its own (crates/runner-fips, opt-in).
     KnownStack {
         id: "rustls-aws-lc-rs-fips",
-        owns: |library| library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && library.ends_with(", FIPS)"),
+        owns: |library| {
+            library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && library.ends_with(", FIPS)")
+        },
     },
     KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
@@ -37,15 +41,24 @@ pub const KNOWN: &[KnownStack] = &[
     KnownStack { id: "libtls", owns: |library| library.starts_with("LibreTLS ") },
     // s2n-tls reports no version at runtime: the adapter compiles in the crate's. The variant
     // with receive buffering says so in its library string.
-    KnownStack { id: "s2n-tls", owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)") },
-    KnownStack { id: "s2n-tls-recvbuf", owns: |library| library.starts_with("s2n-tls ") && library.ends_with(" (recv buffering)") },
+    KnownStack {
+        id: "s2n-tls",
+        owns: |library| library.starts_with("s2n-tls ") && !library.contains("(recv buffering)"),
+    },
+    KnownStack {
+        id: "s2n-tls-recvbuf",
+        owns: |library| library.starts_with("s2n-tls ") && library.ends_with(" (recv buffering)"),
+    },
     // Bertie reports no version at runtime either; its string also says what it does not verify.
     KnownStack { id: "bertie", owns: |library| library.starts_with("Bertie ") },
     // Runners in other languages (runners/): Go's crypto/tls, the JDK's JSSE, and Netty's
     // OpenSSL engine on tcnative, which must report the BoringSSL it really loaded.
     KnownStack { id: "go", owns: |library| library.starts_with("Go crypto/tls go1.") },
     KnownStack { id: "jsse", owns: |library| library.starts_with("JSSE ") },
-    KnownStack { id: "netty-tcnative", owns: |library| library.starts_with("netty-tcnative") && library.contains("BoringSSL") },
+    KnownStack {
+        id: "netty-tcnative",
+        owns: |library| library.starts_with("netty-tcnative") && library.contains("BoringSSL"),
+    },
 ];
 
 /// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
@@ -127,11 +140,15 @@ impl Runners {
     /// with its reason, so that a broken or stale runner costs its own stacks, not every command.
     pub fn discover(dir: &Path) -> Result<Runners> {
         let entries = std::fs::read_dir(dir).with_context(|| format!("looking for runners in {}", dir.display()))?;
-        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)).collect();
+        let mut paths: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)).collect();
         paths.sort();
         let listed: Vec<Result<(Vec<StackInfo>, Option<BuildInfo>)>> = std::thread::scope(|scope| {
             let asking: Vec<_> = paths.iter().map(|path| scope.spawn(move || list(path))).collect();
-            asking.into_iter().map(|thread| thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("listing panicked")))).collect()
+            asking
+                .into_iter()
+                .map(|thread| thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("listing panicked"))))
+                .collect()
         });
         let (mut runners, mut unusable) = (Vec::new(), Vec::new());
         for (path, listed) in paths.into_iter().zip(listed) {
@@ -155,7 +172,8 @@ impl Runners {
     /// when no stack is named. With them, a note naming the known stacks that no runner holds
     /// and why, for stderr.
     pub fn available(&self) -> (Vec<String>, Option<String>) {
-        let (held, missing): (Vec<&str>, Vec<&str>) = all_ids().into_iter().partition(|id| self.for_pair(id, id).is_some());
+        let (held, missing): (Vec<&str>, Vec<&str>) =
+            all_ids().into_iter().partition(|id| self.for_pair(id, id).is_some());
         let missing: Vec<&str> = missing.into_iter().filter(|id| opt_in(id).is_none()).collect();
         let note = (!missing.is_empty()).then(|| {
             let why = match self.unusable.is_empty() {
@@ -240,7 +258,11 @@ impl Runners {
 
     /// `NAME is unusable: WHY` for each runner set aside, joined with "; ".
     fn unusable_runners(&self) -> String {
-        self.unusable.iter().map(|(path, why)| format!("{} is unusable: {why}", file_name(path))).collect::<Vec<_>>().join("; ")
+        self.unusable
+            .iter()
+            .map(|(path, why)| format!("{} is unusable: {why}", file_name(path)))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     fn names(&self) -> String {
@@ -270,7 +292,8 @@ fn list(path: &Path) -> Result<(Vec<StackInfo>, Option<BuildInfo>)> {
         Some(v) => bail!("it speaks runner protocol {v}, this tlsbench speaks {PROTOCOL_VERSION} (rebuild it: scripts/build.sh)"),
         None => bail!("its stack list names no protocol_version (this tlsbench speaks runner protocol {PROTOCOL_VERSION}; rebuild it: scripts/build.sh)"),
     }
-    let reply: ListReply = serde_json::from_value(reply).map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
+    let reply: ListReply = serde_json::from_value(reply)
+        .map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
     if let Some(stack) = reply.stacks.iter().find(|s| known(&s.id).is_none()) {
         bail!(
             "it holds stack `{}`, which tlsbench does not know: add it to KNOWN in crates/tlsbench/src/stacks.rs with the library it reports",
@@ -366,7 +389,12 @@ mod tests {
     fn only_executable_runner_files_are_runners() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        for (name, mode) in [("tlsbench-runner-x", 0o755), ("tlsbench-runner-x.d", 0o644), ("tlsbench-runner-y", 0o644), ("tlsbench", 0o755)] {
+        for (name, mode) in [
+            ("tlsbench-runner-x", 0o755),
+            ("tlsbench-runner-x.d", 0o644),
+            ("tlsbench-runner-y", 0o644),
+            ("tlsbench", 0o755),
+        ] {
             let path = dir.path().join(name);
             std::fs::write(&path, "").unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();

@@ -186,7 +186,8 @@ fn exact_rank_sum_p(ranks2: &[usize], n1: usize, distance: usize, mean: usize) -
         }
     }
     let total: f64 = counts[n1].iter().sum();
-    let extreme: f64 = counts[n1].iter().enumerate().filter(|(s, _)| s.abs_diff(mean) >= distance).map(|(_, c)| c).sum();
+    let extreme: f64 =
+        counts[n1].iter().enumerate().filter(|(s, _)| s.abs_diff(mean) >= distance).map(|(_, c)| c).sum();
     extreme / total
 }
 
@@ -211,7 +212,9 @@ fn erfc(x: f64) -> f64 {
         + t * (1.00002368
             + t * (0.37409196
                 + t * (0.09678418
-                    + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+                    + t * (-0.18628806
+                        + t * (0.27886807
+                            + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
     let r = t * poly.exp();
     if x >= 0.0 {
         r

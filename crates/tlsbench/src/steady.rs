@@ -135,7 +135,8 @@ mod tests {
 
     #[test]
     fn the_rule_keeps_the_floor_and_stops_at_the_bound() {
-        let rule = Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(100) };
+        let rule =
+            Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(100) };
         let plateau = vec![vec![500.0; 8]];
         let rising: Vec<Vec<f64>> = vec![(1..=20).map(|i| 100.0 * f64::from(i)).collect()];
         let at = |s: u64| [Duration::from_secs(s)];

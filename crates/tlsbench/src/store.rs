@@ -7,8 +7,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 
-use crate::steady::Warmup;
 use crate::results::{pair_label, variant_label, Conditions, Environment, RunInfo, Status};
+use crate::steady::Warmup;
 
 /// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
 /// refused rather than read or written wrongly; bump on any change to the tables.
@@ -232,9 +232,11 @@ impl Store {
         // create tables. A reader only reads.
         let behavior = if create { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
         let tx = self.conn.transaction_with_behavior(behavior).map_err(|e| sqlite(&self.path, e))?;
-        let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
-        let tables: i64 =
-            tx.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
+        let version: i64 =
+            tx.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(|e| sqlite(&self.path, e))?;
+        let tables: i64 = tx
+            .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
+            .map_err(|e| sqlite(&self.path, e))?;
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
             // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
@@ -267,7 +269,8 @@ impl Store {
                     changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
                 }
                 if version <= 8 {
-                    changes.push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
+                    changes
+                        .push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
                 }
                 changes.push_str(
                     "ALTER TABLE samples ADD COLUMN fork INTEGER;
@@ -410,14 +413,20 @@ impl Store {
     /// Stores the allocator the runners of cell `cell` reported (its version with it).
     pub fn record_allocator_used(&mut self, run: &str, cell: usize, used: &str) -> Result<(), StoreError> {
         self.conn
-            .execute("UPDATE cells SET allocator_used = ? WHERE run_id = ? AND position = ?", params![used, run, cell as i64])
+            .execute(
+                "UPDATE cells SET allocator_used = ? WHERE run_id = ? AND position = ?",
+                params![used, run, cell as i64],
+            )
             .map(drop)
             .map_err(|e| self.error(e))
     }
 
     /// Stores the run's allocators as its runners reported them (the environment's line).
     pub fn record_allocators(&mut self, run: &str, allocators: &str) -> Result<(), StoreError> {
-        self.conn.execute("UPDATE runs SET allocator = ? WHERE id = ?", params![allocators, run]).map(drop).map_err(|e| self.error(e))
+        self.conn
+            .execute("UPDATE runs SET allocator = ? WHERE id = ?", params![allocators, run])
+            .map(drop)
+            .map_err(|e| self.error(e))
     }
 
     /// Stores what the machine did while run `run` measured (its latest session, when resumed).
@@ -459,13 +468,25 @@ impl Store {
             if runs.last().is_none_or(|r| r.id != id) {
                 scenarios.clear();
                 let started = row.get(1).map_err(|e| self.error(e))?;
-                runs.push(RunSummary { id: id.clone(), started, pairs: vec![], scenarios: 0, ok: 0, failed: 0, unsupported: 0, missing: 0 });
+                runs.push(RunSummary {
+                    id: id.clone(),
+                    started,
+                    pairs: vec![],
+                    scenarios: 0,
+                    ok: 0,
+                    failed: 0,
+                    unsupported: 0,
+                    missing: 0,
+                });
             }
             let run = runs.last_mut().expect("pushed above for this id");
             let Some(scenario) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
                 continue; // a run without cells: planned nothing
             };
-            let mut pair = pair_label(&row.get::<_, String>(4).map_err(|e| self.error(e))?, &row.get::<_, String>(5).map_err(|e| self.error(e))?);
+            let mut pair = pair_label(
+                &row.get::<_, String>(4).map_err(|e| self.error(e))?,
+                &row.get::<_, String>(5).map_err(|e| self.error(e))?,
+            );
             let allocator = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
             let threads = row.get::<_, Option<u32>>(9).map_err(|e| self.error(e))?;
             let tcp = row.get::<_, Option<String>>(11).map_err(|e| self.error(e))?.as_deref() == Some("tcp");
@@ -480,7 +501,8 @@ impl Store {
                 scenarios.push(scenario);
                 run.scenarios += 1;
             }
-            let (planned, taken): (i64, i64) = (row.get(2).map_err(|e| self.error(e))?, row.get(7).map_err(|e| self.error(e))?);
+            let (planned, taken): (i64, i64) =
+                (row.get(2).map_err(|e| self.error(e))?, row.get(7).map_err(|e| self.error(e))?);
             match parse_status(&row.get::<_, String>(6).map_err(|e| self.error(e))?) {
                 Some(Status::Ok) => {
                     run.ok += 1;
@@ -620,7 +642,8 @@ impl Store {
         let mut cells = Vec::new();
         for row in rows {
             let (mut cell, status) = row.map_err(|e| self.error(e))?;
-            cell.status = parse_status(&status).ok_or_else(|| self.unreadable(run, format!("cell status `{status}`")))?;
+            cell.status =
+                parse_status(&status).ok_or_else(|| self.unreadable(run, format!("cell status `{status}`")))?;
             cells.push(cell);
         }
 
@@ -634,7 +657,8 @@ impl Store {
             .map_err(|e| self.error(e))?;
         let mut rows = statement.query([run]).map_err(|e| self.error(e))?;
         while let Some(row) = rows.next().map_err(|e| self.error(e))? {
-            let (cell, index): (i64, i64) = (row.get(0).map_err(|e| self.error(e))?, row.get(1).map_err(|e| self.error(e))?);
+            let (cell, index): (i64, i64) =
+                (row.get(0).map_err(|e| self.error(e))?, row.get(1).map_err(|e| self.error(e))?);
             let samples = &mut cells
                 .get_mut(cell as usize)
                 .ok_or_else(|| self.unreadable(run, format!("a sample of cell {cell}, which does not exist")))?
@@ -672,7 +696,9 @@ impl Store {
             .map_err(|e| self.error(e))?;
         for row in rows {
             let (cell, warmup) = row.map_err(|e| self.error(e))?;
-            let cell = cells.get_mut(cell as usize).ok_or_else(|| self.unreadable(run, format!("a warm-up of cell {cell}, which does not exist")))?;
+            let cell = cells
+                .get_mut(cell as usize)
+                .ok_or_else(|| self.unreadable(run, format!("a warm-up of cell {cell}, which does not exist")))?;
             cell.warmups.push(warmup);
         }
         Ok(cells)
@@ -693,7 +719,13 @@ impl Store {
     }
 }
 
-fn insert_sample(tx: &rusqlite::Transaction, run: &str, cell: usize, index: usize, sample: &StoredSample) -> rusqlite::Result<()> {
+fn insert_sample(
+    tx: &rusqlite::Transaction,
+    run: &str,
+    cell: usize,
+    index: usize,
+    sample: &StoredSample,
+) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO samples (run_id, cell, idx, iterations, fork) VALUES (?, ?, ?, ?, ?)",
         params![run, cell as i64, index as i64, sample.iterations as i64, sample.fork],
@@ -701,7 +733,15 @@ fn insert_sample(tx: &rusqlite::Transaction, run: &str, cell: usize, index: usiz
     for value in &sample.values {
         tx.execute(
             "INSERT INTO sample_values (run_id, cell, idx, side, metric, value, seconds) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            params![run, cell as i64, index as i64, value.side.to_string(), value.metric.name(), value.value, value.seconds],
+            params![
+                run,
+                cell as i64,
+                index as i64,
+                value.side.to_string(),
+                value.metric.name(),
+                value.value,
+                value.seconds
+            ],
         )?;
     }
     Ok(())
@@ -739,7 +779,6 @@ fn parse_status(text: &str) -> Option<Status> {
     [Status::Ok, Status::Failed, Status::Unsupported].into_iter().find(|s| status_name(*s) == text)
 }
 
-
 #[cfg(test)]
 mod tests {
     use tlsbench_harness::Side;
@@ -754,7 +793,10 @@ mod tests {
     fn sample(client: f64, server: f64) -> StoredSample {
         StoredSample {
             iterations: 42,
-            values: vec![value(Side::Client, Metric::HandshakesPerS, client), value(Side::Server, Metric::HandshakesPerS, server)],
+            values: vec![
+                value(Side::Client, Metric::HandshakesPerS, client),
+                value(Side::Server, Metric::HandshakesPerS, server),
+            ],
             fork: None,
         }
     }
@@ -790,7 +832,12 @@ mod tests {
             timeout: Duration::from_millis(1500),
             cells: vec![
                 cell("rustls-aws-lc-rs", Status::Ok, None, vec![sample(1000.0, 2000.0), sample(1001.5, 2002.25)]),
-                cell("openssl", Status::Failed, Some("runner was killed by signal 9 (SIGKILL)"), vec![sample(900.0, 1900.0)]),
+                cell(
+                    "openssl",
+                    Status::Failed,
+                    Some("runner was killed by signal 9 (SIGKILL)"),
+                    vec![sample(900.0, 1900.0)],
+                ),
                 cell("rustls-ring", Status::Unsupported, Some("no"), vec![]),
             ],
         }
@@ -849,7 +896,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let mut store = Store::create_or_open(&path).unwrap();
-        assert_eq!(store.latest().unwrap_err().to_string(), format!("no run `latest` in {} (it holds no runs yet)", path.display()));
+        assert_eq!(
+            store.latest().unwrap_err().to_string(),
+            format!("no run `latest` in {} (it holds no runs yet)", path.display())
+        );
         // Ids that sort the other way round: the order stored decides which is latest.
         store.insert_run(&run("b")).unwrap();
         store.insert_run(&run("a")).unwrap();
@@ -937,7 +987,8 @@ mod tests {
         let mut stored = run(id);
         for stack in &mut stored.info.stacks {
             stack.tls_library = Some(format!("{} tls", stack.id));
-            stack.backend = Some(tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some(format!("under {}", stack.id))));
+            stack.backend =
+                Some(tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some(format!("under {}", stack.id))));
         }
         stored.info.stacks[1].backend.as_mut().unwrap().detail = None;
         stored
@@ -1008,7 +1059,8 @@ mod tests {
         // And the migrated file takes runs with builds.
         let mut new = run("new");
         new.cells[0].build = Some("native".into());
-        new.info.environment.builds = Some("native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native)".into());
+        new.info.environment.builds =
+            Some("native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native)".into());
         store.insert_run(&new).unwrap();
         assert_eq!(store.load("new").unwrap(), new);
     }
@@ -1016,7 +1068,10 @@ mod tests {
     #[test]
     fn a_version_9_database_gains_forks_and_warm_ups_and_its_samples_had_processes_of_their_own() {
         let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 9;");
+        let path = stored_then_downgraded(
+            dir.path(),
+            "ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 9;",
+        );
         let mut store = Store::create_or_open(&path).unwrap();
         let old = store.load("old").unwrap();
         assert_eq!(old, run("old"));
@@ -1024,7 +1079,10 @@ mod tests {
         // And the migrated file takes samples of processes that stay up, and their warm-ups.
         let mut new = run("new");
         new.cells[0].samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
-        new.cells[0].warmups = vec![Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true }, Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false }];
+        new.cells[0].warmups = vec![
+            Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true },
+            Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false },
+        ];
         store.insert_run(&new).unwrap();
         assert_eq!(store.load("new").unwrap(), new);
         store.record_warmup("new", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true }).unwrap();
@@ -1130,12 +1188,18 @@ mod tests {
         std::fs::write(&text, "not a database, but long enough to be read as a header by SQLite").unwrap();
         for path in [&foreign, &text] {
             let err = Store::create_or_open(path).err().expect("refused");
-            assert_eq!(err.to_string(), format!("{} is not a tlsbench results database; choose another file with --db PATH", path.display()));
+            assert_eq!(
+                err.to_string(),
+                format!("{} is not a tlsbench results database; choose another file with --db PATH", path.display())
+            );
         }
         let err = Store::open_existing(&missing).err().expect("refused");
         assert_eq!(
             err.to_string(),
-            format!("no results database at {} (`tlsbench run` creates it; --db PATH chooses another)", missing.display())
+            format!(
+                "no results database at {} (`tlsbench run` creates it; --db PATH chooses another)",
+                missing.display()
+            )
         );
         assert!(!missing.exists(), "reading must not create the file");
     }

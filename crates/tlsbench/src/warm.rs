@@ -88,7 +88,8 @@ pub fn sample(
         true => warm_up(cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
         false => Ok(None),
     };
-    let outcome = warmup.and_then(|warmup| measure(cell, settings, &pool.sockets, &mut sessions).map(|report| (report, warmup)));
+    let outcome =
+        warmup.and_then(|warmup| measure(cell, settings, &pool.sockets, &mut sessions).map(|report| (report, warmup)));
     // A process whose sample failed is not asked again; the others go back to the pool.
     if outcome.is_ok() {
         for (key, session) in keys.into_iter().zip(sessions) {
@@ -107,7 +108,12 @@ fn needs_warm_up(cell: &Cell, sessions: &[Session]) -> bool {
 /// The measured sample. A split pair is measured on one CPU, as one-shot split pairs are
 /// (executor.rs); its warm-up ran unpinned, so that a JIT's compiler threads had a CPU of
 /// their own.
-fn measure(cell: &Cell, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<SampleReport, (Status, String)> {
+fn measure(
+    cell: &Cell,
+    settings: &Settings,
+    sockets: &Sockets,
+    sessions: &mut [Session],
+) -> Result<SampleReport, (Status, String)> {
     let split = sessions.len() == 2;
     if split {
         let cpu = crate::executor::first_allowed_cpu();
@@ -155,10 +161,13 @@ pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>>
             None => batches.push((positions, keys.len())),
         }
     }
-    batches.into_iter().map(|(mut batch, _)| {
-        batch.sort_unstable();
-        batch
-    }).collect()
+    batches
+        .into_iter()
+        .map(|(mut batch, _)| {
+            batch.sort_unstable();
+            batch
+        })
+        .collect()
 }
 
 /// Before the first round: warms up every process the time cells in `cells` (positions and
@@ -166,9 +175,14 @@ pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>>
 /// keeps both of this machine's cores busy (its compiler threads beside the measured one), so
 /// two at a time take as long and each is less warm at the bound. Returns the cells' warm-ups
 /// or why they failed.
-pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, Result<Warmup, (Status, String)>)> {
+pub fn warm_up_first(
+    cells: &[(usize, &Cell)],
+    settings: &Settings,
+    pool: &mut Pool,
+) -> Vec<(usize, Result<Warmup, (Status, String)>)> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
-    let cells: Vec<&(usize, &Cell)> = cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)).collect();
+    let cells: Vec<&(usize, &Cell)> =
+        cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)).collect();
     if !cells.is_empty() {
         eprintln!("warming up the processes of {} cells until steady (docs/sampling.md)", cells.len());
     }
@@ -196,11 +210,22 @@ pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut P
 
 /// Warms the processes up for `cell` in unrecorded windows until their rates are steady and
 /// their JITs quiet, or until the bound; they are then warm for it.
-fn warm_up(cell: &Cell, fork: u32, settings: &Settings, sockets: &Sockets, sessions: &mut [Session]) -> Result<Warmup, (Status, String)> {
+fn warm_up(
+    cell: &Cell,
+    fork: u32,
+    settings: &Settings,
+    sockets: &Sockets,
+    sessions: &mut [Session],
+) -> Result<Warmup, (Status, String)> {
     let floor = Duration::from_millis(settings.warmup_floor(cell));
-    let rule = steady::Rule { floor, bound: settings.warmup_max.max(floor), window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)) };
+    let rule = steady::Rule {
+        floor,
+        bound: settings.warmup_max.max(floor),
+        window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)),
+    };
     let started = Instant::now();
-    let (mut series, mut jit_ms, mut ends): (Vec<Vec<f64>>, Vec<f64>, Vec<Duration>) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut series, mut jit_ms, mut ends): (Vec<Vec<f64>>, Vec<f64>, Vec<Duration>) =
+        (Vec::new(), Vec::new(), Vec::new());
     loop {
         let (report, jit) = ask(cell, settings, sockets, sessions, rule.window.as_millis() as u64, 0)?;
         ends.push(started.elapsed());
@@ -229,7 +254,11 @@ const WINDOW_MS: u64 = 100;
 
 /// A side's rate in a time sample (handshakes or MB per second).
 fn rate(report: &SampleReport, side: Side) -> Option<f64> {
-    report.values.iter().find(|v| v.side == side && matches!(v.metric, Metric::HandshakesPerS | Metric::MbPerS)).map(|v| v.value)
+    report
+        .values
+        .iter()
+        .find(|v| v.side == side && matches!(v.metric, Metric::HandshakesPerS | Metric::MbPerS))
+        .map(|v| v.value)
 }
 
 /// How long a runner's JIT had compiled when it replied (`jit_compile_ms`), if it said.
@@ -269,8 +298,28 @@ fn ask(
             let socket = sockets.path();
             let socket = socket.to_string_lossy();
             let (client_stack, server_stack) = (cell.client.as_str(), cell.server.as_str());
-            let server_words = ["side", "--role", "server", "--stack", server_stack, "--peer-stack", client_stack, "--peer-socket", &socket];
-            let client_words = ["side", "--role", "client", "--stack", client_stack, "--peer-stack", server_stack, "--peer-socket", &socket];
+            let server_words = [
+                "side",
+                "--role",
+                "server",
+                "--stack",
+                server_stack,
+                "--peer-stack",
+                client_stack,
+                "--peer-socket",
+                &socket,
+            ];
+            let client_words = [
+                "side",
+                "--role",
+                "client",
+                "--stack",
+                client_stack,
+                "--peer-stack",
+                server_stack,
+                "--peer-socket",
+                &socket,
+            ];
             server.send(&[&server_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
             client.send(&[&client_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
             let client_output = client.receive(deadline, limit);

@@ -109,7 +109,10 @@ fn main() -> ExitCode {
         ("the_reply_is_the_only_thing_on_stdout", the_reply_is_the_only_thing_on_stdout),
         ("a_printing_stack_is_measured", a_printing_stack_is_measured),
         ("a_failed_cell_keeps_what_the_library_printed", a_failed_cell_keeps_what_the_library_printed),
-        ("a_runner_past_its_time_limit_is_killed_and_its_cell_fails", a_runner_past_its_time_limit_is_killed_and_its_cell_fails),
+        (
+            "a_runner_past_its_time_limit_is_killed_and_its_cell_fails",
+            a_runner_past_its_time_limit_is_killed_and_its_cell_fails,
+        ),
     ];
     let dir = tempfile::tempdir().expect("a temporary directory");
     let runners = dir.path().join("runners");
@@ -149,7 +152,8 @@ fn run(dir: &Path, samples: &str, extra: &[&str], env: Option<&str>) -> (Output,
         command.env(var, "1");
     }
     let output = command.output().expect("running tlsbench");
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no export ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no export ({e}): {}", String::from_utf8_lossy(&output.stderr)));
     let doc: Value = serde_json::from_str(&text).expect("the export is JSON");
     (output, doc["results"].as_array().expect("results").clone())
 }
@@ -161,13 +165,16 @@ fn the_reply_is_the_only_thing_on_stdout(dir: &Path) {
         .arg(dir.join("data"))
         .output()
         .unwrap();
-    let (stdout, stderr) = (String::from_utf8(output.stdout).unwrap(), String::from_utf8_lossy(&output.stderr).into_owned());
+    let (stdout, stderr) =
+        (String::from_utf8(output.stdout).unwrap(), String::from_utf8_lossy(&output.stderr).into_owned());
     assert!(output.status.success(), "{stderr}");
     assert_eq!(stdout.lines().count(), 1, "one line, the reply: {stdout}");
     let reply: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(reply["status"], "ok", "{reply}");
     // What the library printed, every way it can, went to stderr.
-    for printed in ["println from the client handshake", "printf from the server handshake", "write(1) from the client handshake"] {
+    for printed in
+        ["println from the client handshake", "printf from the server handshake", "write(1) from the client handshake"]
+    {
         assert!(stderr.contains(printed), "`{printed}` not on stderr");
     }
 }
@@ -193,7 +200,11 @@ fn a_failed_cell_keeps_what_the_library_printed(dir: &Path) {
         assert!(reason.contains(&format!("failing as {FAIL} asks")), "{reason}");
         // The runner's own reason, then the library's last words, all three ways of printing.
         let printed = reason.split_once(" (stderr: ").map(|(_, printed)| printed).unwrap_or_else(|| panic!("{reason}"));
-        for line in ["println from the client handshake", "printf from the client handshake", "write(1) from the client handshake"] {
+        for line in [
+            "println from the client handshake",
+            "printf from the client handshake",
+            "write(1) from the client handshake",
+        ] {
             assert!(printed.contains(line), "`{line}` not in: {reason}");
         }
     }
@@ -205,7 +216,9 @@ fn a_runner_past_its_time_limit_is_killed_and_its_cell_fails(dir: &Path) {
     for r in &results {
         assert_eq!(r["status"], "failed", "{r}");
         let reason = r["reason"].as_str().unwrap();
-        let seconds = reason.strip_prefix("runner exceeded its time limit of ").and_then(|rest| rest.strip_suffix(" s and was killed"));
+        let seconds = reason
+            .strip_prefix("runner exceeded its time limit of ")
+            .and_then(|rest| rest.strip_suffix(" s and was killed"));
         // --timeout, plus a little for the sample's two milliseconds of measured time per side.
         let seconds: f64 = seconds.and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{reason}"));
         assert!((0.5..1.0).contains(&seconds), "{reason}");

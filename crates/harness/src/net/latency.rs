@@ -55,7 +55,9 @@ impl Latency {
 impl Serialize for Latency {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut bytes = Vec::new();
-        V2DeflateSerializer::new().serialize(&self.0, &mut bytes).map_err(|e| serde::ser::Error::custom(format!("{e:?}")))?;
+        V2DeflateSerializer::new()
+            .serialize(&self.0, &mut bytes)
+            .map_err(|e| serde::ser::Error::custom(format!("{e:?}")))?;
         serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
     }
 }
@@ -64,8 +66,9 @@ impl<'de> Deserialize<'de> for Latency {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(serde::de::Error::custom)?;
-        let histogram: Histogram<u64> =
-            Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| serde::de::Error::custom(format!("a latency histogram: {e:?}")))?;
+        let histogram: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| serde::de::Error::custom(format!("a latency histogram: {e:?}")))?;
         let mut latency = Latency::default();
         latency.0.add(&histogram).map_err(|e| serde::de::Error::custom(format!("a latency histogram: {e:?}")))?;
         Ok(latency)

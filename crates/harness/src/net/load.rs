@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Latency, NetReport, Page, Peer, Socket, SocketCounts, REQUEST};
+use super::{
+    add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Latency, NetReport, Page, Peer, Socket,
+    SocketCounts, REQUEST,
+};
 use crate::gate::{check_transfer, Tally};
 use crate::{Connection, Endpoint, Side};
 
@@ -270,7 +273,9 @@ impl<'a, P: Peer> Generator<'a, P> {
             dialled.socket.count_other(1); // getsockopt(SO_ERROR)
             match dialled.socket.stream().take_error() {
                 Ok(None) => {}
-                Ok(Some(e)) | Err(e) => return Err(format!("connecting to {}: {}", self.settings.connect, one_line(&e.to_string()))),
+                Ok(Some(e)) | Err(e) => {
+                    return Err(format!("connecting to {}: {}", self.settings.connect, one_line(&e.to_string())))
+                }
             }
             dialled.stage = Stage::Handshake;
         }
@@ -280,7 +285,11 @@ impl<'a, P: Peer> Generator<'a, P> {
                 return self.check_open(dialled);
             }
             self.handshake_latency.record(dialled.started.elapsed());
-            dialled.conn.send(REQUEST).and_then(|()| dialled.conn.flush()).map_err(|e| format!("sending the request: {}", one_line(&e.0)))?;
+            dialled
+                .conn
+                .send(REQUEST)
+                .and_then(|()| dialled.conn.flush())
+                .map_err(|e| format!("sending the request: {}", one_line(&e.0)))?;
             dialled.stage = Stage::Response;
         }
         // Until the server has closed, then once more: looking for its close_notify, a library
@@ -306,7 +315,10 @@ impl<'a, P: Peer> Generator<'a, P> {
                 break;
             }
             closed = match self.peer.close_notify() {
-                true => dialled.conn.peer_closed().map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?,
+                true => dialled
+                    .conn
+                    .peer_closed()
+                    .map_err(|e| format!("reading the server's close_notify: {}", one_line(&e.0)))?,
                 false => dialled.socket.at_eof(),
             };
             if !closed {
@@ -330,7 +342,11 @@ impl<'a, P: Peer> Generator<'a, P> {
     /// Err once the server has closed its end before the connection was done.
     fn check_open(&self, dialled: &Dialled<P::Conn>) -> Result<bool, String> {
         match dialled.socket.at_eof() && (dialled.stage != Stage::Response || self.peer.close_notify()) {
-            true => Err(format!("the server closed the connection {} ({} bytes of response)", dialled.stage.during(), dialled.received)),
+            true => Err(format!(
+                "the server closed the connection {} ({} bytes of response)",
+                dialled.stage.during(),
+                dialled.received
+            )),
             false => Ok(false),
         }
     }

@@ -78,7 +78,9 @@ impl FromStr for Page {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let invalid = || format!("`{text}` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)");
+        let invalid = || {
+            format!("`{text}` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)")
+        };
         let bytes = |t: &str| -> Result<u64, String> {
             let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
                 Some(i) => t.split_at(i),
@@ -108,7 +110,9 @@ impl FromStr for Page {
                     _ if total == 0 => Ok(Page::EMPTY),
                     0 => Ok(Page { writes: total / PAGE_WRITE_SIZE as u64, size }),
                     _ if total < PAGE_WRITE_SIZE as u64 => Ok(Page { writes: 1, size }),
-                    _ => Err(format!("`{text}`: a response over 16 KiB must be a multiple of 16 KiB (or give COUNTxBYTES)")),
+                    _ => Err(format!(
+                        "`{text}`: a response over 16 KiB must be a multiple of 16 KiB (or give COUNTxBYTES)"
+                    )),
                 }
             }
         }
@@ -388,7 +392,8 @@ impl NetReport {
     /// Adds another generator's partial report of the same workload: counts add up, histograms
     /// merge, the window is the union.
     pub fn merge(&mut self, other: &NetReport) -> Result<(), String> {
-        let same = (&self.stack, &self.scenario, self.page, self.side) == (&other.stack, &other.scenario, other.page, other.side);
+        let same = (&self.stack, &self.scenario, self.page, self.side)
+            == (&other.stack, &other.scenario, other.page, other.side);
         if !same {
             return Err(format!(
                 "cannot merge {} {} with {} {}: not the same stack, scenario, response and side",
@@ -446,7 +451,8 @@ impl NetReport {
                 _ => return None,
             })
         };
-        let metrics = Metric::of(Measure::Net, Kind::HandshakeFull).iter().filter(|m| m.reported_by(Measure::Net, self.side));
+        let metrics =
+            Metric::of(Measure::Net, Kind::HandshakeFull).iter().filter(|m| m.reported_by(Measure::Net, self.side));
         let seconds = self.seconds();
         let values = metrics.filter_map(|&metric| {
             let seconds = if metric == ConnectionsPerS { seconds } else { 0.0 };
@@ -505,7 +511,9 @@ fn poll(fds: &mut [libc::pollfd], timeout: Duration, polls: &mut u64) -> std::io
     loop {
         *polls += 1;
         // SAFETY: `fds` is a valid slice of pollfd for the duration of the call.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_millis().min(i32::MAX as u128) as i32) };
+        let n = unsafe {
+            libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout.as_millis().min(i32::MAX as u128) as i32)
+        };
         match n {
             -1 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => continue,
             -1 => return Err(std::io::Error::last_os_error()),

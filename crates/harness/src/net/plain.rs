@@ -38,12 +38,19 @@ impl PlainTcp {
     pub fn library(self) -> String {
         match self.buffered {
             false => "plain TCP (a write per application write)".into(),
-            true => format!("plain TCP (a {} KiB user-space buffer, written once per response)", PLAIN_BUFFER_SIZE / 1024),
+            true => {
+                format!("plain TCP (a {} KiB user-space buffer, written once per response)", PLAIN_BUFFER_SIZE / 1024)
+            }
         }
     }
 
     pub fn connection(self, io: Endpoint) -> PlainConnection {
-        PlainConnection { io, buffer: self.buffered.then(|| Vec::with_capacity(PLAIN_BUFFER_SIZE)), early: [0; 256], early_len: 0 }
+        PlainConnection {
+            io,
+            buffer: self.buffered.then(|| Vec::with_capacity(PLAIN_BUFFER_SIZE)),
+            early: [0; 256],
+            early_len: 0,
+        }
     }
 }
 

@@ -7,7 +7,10 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Failure, Latency, NetReport, Page, Peer, Socket, SocketCounts};
+use super::{
+    add_failure, add_failures, one_line, poll, thread_cpu, unix_now, Failure, Latency, NetReport, Page, Peer, Socket,
+    SocketCounts,
+};
 use crate::{Connection, Endpoint, Side};
 
 /// How often a worker looks at the stop flag while nothing happens.
@@ -35,7 +38,12 @@ pub struct Serving {
 /// Serves connections on `listener` with `settings.workers` threads, each with the peer
 /// `make_peer` gives it, until `stop` is set; then finishes the connections in flight (each
 /// bounded by the io timeout) and reports.
-pub fn serve<P: Peer>(make_peer: impl Fn() -> P + Sync, listener: TcpListener, settings: &ServeSettings, stop: &AtomicBool) -> NetReport {
+pub fn serve<P: Peer>(
+    make_peer: impl Fn() -> P + Sync,
+    listener: TcpListener,
+    settings: &ServeSettings,
+    stop: &AtomicBool,
+) -> NetReport {
     listener.set_nonblocking(true).expect("a listening socket can be made non-blocking");
     let rss_start = crate::split::rss::current().ok();
     let chunk = settings.page.chunk();
@@ -177,7 +185,11 @@ fn worker<P: Peer>(peer: &P, shared: &Shared) -> Totals {
             break;
         }
         fds.clear();
-        fds.extend(live.iter().map(|c| libc::pollfd { fd: c.socket.stream().as_raw_fd(), events: libc::POLLIN, revents: 0 }));
+        fds.extend(live.iter().map(|c| libc::pollfd {
+            fd: c.socket.stream().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }));
         if !stopping {
             fds.push(libc::pollfd { fd: listener_fd, events: libc::POLLIN, revents: 0 });
         }
@@ -240,7 +252,12 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
     for _ in 0..ACCEPT_BATCH {
         // SAFETY: accept4 on a listening socket, without the peer's address.
         let fd = unsafe {
-            libc::accept4(shared.listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+            libc::accept4(
+                shared.listener.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            )
         };
         if fd < 0 {
             // Nothing left (or another worker took it): part of the event loop's cost.
@@ -255,9 +272,9 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
         let now = Instant::now();
         let open = shared.open.fetch_add(1, Ordering::Relaxed) + 1;
         shared.max_open.fetch_max(open, Ordering::Relaxed);
-        let opened = nodelay.map_err(|e| format!("setting TCP_NODELAY: {e}")).and_then(|()| {
-            peer.open(Endpoint::socket(socket.clone())).map_err(|e| format!("server connection: {e}"))
-        });
+        let opened = nodelay
+            .map_err(|e| format!("setting TCP_NODELAY: {e}"))
+            .and_then(|()| peer.open(Endpoint::socket(socket.clone())).map_err(|e| format!("server connection: {e}")));
         match opened {
             Ok(conn) => live.push(Served {
                 conn,
@@ -279,7 +296,13 @@ fn accept<P: Peer>(peer: &P, shared: &Shared, live: &mut Vec<Served<P::Conn>>, t
 }
 
 /// Moves a connection on with what arrived. Ok(true) once it has ended cleanly.
-fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf: &mut [u8], totals: &mut Totals) -> Result<bool, String> {
+fn advance<P: Peer>(
+    peer: &P,
+    served: &mut Served<P::Conn>,
+    shared: &Shared,
+    buf: &mut [u8],
+    totals: &mut Totals,
+) -> Result<bool, String> {
     if served.stage == Stage::Handshake {
         let done = served.conn.handshake().map_err(|e| format!("handshake: {}", one_line(&e.0)))?;
         if !done {
@@ -316,7 +339,8 @@ fn advance<P: Peer>(peer: &P, served: &mut Served<P::Conn>, shared: &Shared, buf
         if &served.request_tail != b"\r\n\r\n" {
             return check_open(served);
         }
-        respond(served, shared, peer.close_notify()).map_err(|e| format!("writing the response: {}", one_line(&e.0)))?;
+        respond(served, shared, peer.close_notify())
+            .map_err(|e| format!("writing the response: {}", one_line(&e.0)))?;
         served.stage = Stage::Closing;
     }
     if !peer.close_notify() {

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::Exporter;
-use crate::output::table::{few_samples_warning, notes, LEGEND};
 use crate::group::GroupBy;
+use crate::output::table::{few_samples_warning, notes, LEGEND};
 use crate::report::tables::{factor_legend, MetricTable};
 use crate::results::RunDocument;
 

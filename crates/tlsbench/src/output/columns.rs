@@ -99,7 +99,8 @@ fn spans(columns: &[Column], level: usize) -> Vec<Range<usize>> {
 /// above spans more text than its columns hold. Levels are settled from the bottom up, so that
 /// widening for a heading never narrows what a lower one needed.
 fn widths(columns: &[Column]) -> Vec<usize> {
-    let mut widths: Vec<usize> = columns.iter().map(|c| c.cells.iter().chain(c.header.last()).map(|t| chars(t)).max().unwrap_or(0)).collect();
+    let mut widths: Vec<usize> =
+        columns.iter().map(|c| c.cells.iter().chain(c.header.last()).map(|t| chars(t)).max().unwrap_or(0)).collect();
     let levels = columns.first().map_or(0, |c| c.header.len());
     for level in (0..levels.saturating_sub(1)).rev() {
         for span in spans(columns, level) {
@@ -176,7 +177,10 @@ mod tests {
     use super::*;
 
     fn column(header: &[&str], cells: &[&str]) -> Column {
-        Column { header: header.iter().map(|h| h.to_string()).collect(), cells: cells.iter().map(|c| c.to_string()).collect() }
+        Column {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            cells: cells.iter().map(|c| c.to_string()).collect(),
+        }
     }
 
     #[test]
@@ -204,7 +208,9 @@ rustls-ring |           9       6 |      8 |                      22
     fn columns_past_the_width_go_on_in_another_table_with_whole_groups() {
         let labels = vec!["stack".to_string()];
         let columns: Vec<Column> = (0..12)
-            .flat_map(|i| ["client", "server"].map(|side| column(&[&format!("scenario-{i}"), side], &["17,376 ±3.7% *"])))
+            .flat_map(|i| {
+                ["client", "server"].map(|side| column(&[&format!("scenario-{i}"), side], &["17,376 ±3.7% *"]))
+            })
             .collect();
         let rendered = render(&labels, &columns, 80);
         let tables: Vec<&str> = rendered.split("\n\n").collect();

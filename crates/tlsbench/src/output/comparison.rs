@@ -23,7 +23,10 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
             true => String::new(),
             false => format!("{}: ", run.name),
         };
-        out += &format!("{letter}: {source}run {} (started {}, {} samples per cell)\n", info.id, info.started, info.samples);
+        out += &format!(
+            "{letter}: {source}run {} (started {}, {} samples per cell)\n",
+            info.id, info.started, info.samples
+        );
     }
     if comparison.rows.is_empty() {
         out += "no cell is in both runs\n";
@@ -88,7 +91,9 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
         Some(t) => format!("{}%, from --threshold", percent(t)),
         None => {
             let mut by_measure: Vec<String> = Vec::new();
-            for (measure, t) in comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.measure, j.threshold))) {
+            for (measure, t) in
+                comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.measure, j.threshold)))
+            {
                 let entry = format!("{measure} {}%", percent(t));
                 if !by_measure.contains(&entry) {
                     by_measure.push(entry);
@@ -101,7 +106,9 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
         }
     };
     let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.measure)) {
-        true => "; instruction counts barely vary, so for them the two runs' samples must not overlap instead of p < 0.05",
+        true => {
+            "; instruction counts barely vary, so for them the two runs' samples must not overlap instead of p < 0.05"
+        }
         false => "",
     };
     format!(
@@ -139,7 +146,10 @@ fn summary(comparison: &Comparison) -> String {
         format!("{} better, {} worse, {} ~", n(Verdict::Better), n(Verdict::Worse), n(Verdict::Same))
     };
     let mut line = match measures.len() > 1 {
-        true => format!("summary: {}", measures.iter().map(|&m| format!("{m} {}", count(Some(m)))).collect::<Vec<_>>().join("; ")),
+        true => format!(
+            "summary: {}",
+            measures.iter().map(|&m| format!("{m} {}", count(Some(m)))).collect::<Vec<_>>().join("; ")
+        ),
         false => format!("summary: {}", count(None)),
     };
     if unjudged > 0 {

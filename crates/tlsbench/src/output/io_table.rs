@@ -140,7 +140,12 @@ mod tests {
     #[test]
     fn a_measured_row_shows_client_slash_server_and_an_unsupported_one_its_reason() {
         let scenario: Scenario = "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
-        let record = |content_type, length, messages: Option<Vec<u8>>| Record { content_type, length, messages, continued: false };
+        let record = |content_type, length, messages: Option<Vec<u8>>| Record {
+            content_type,
+            length,
+            messages,
+            continued: false,
+        };
         let trace = IoTrace {
             scenario: scenario.name(),
             client_stack: "x".into(),
@@ -149,10 +154,20 @@ mod tests {
             server_library: "X".into(),
             negotiated: Vec::new(),
             events: vec![
-                IoEvent::Write { side: Side::Client, len: 105, flight: 1, records: vec![record(22, 100, Some(vec![1]))] },
+                IoEvent::Write {
+                    side: Side::Client,
+                    len: 105,
+                    flight: 1,
+                    records: vec![record(22, 100, Some(vec![1]))],
+                },
                 IoEvent::Read { side: Side::Server, want: 16384, got: Some(105) },
                 IoEvent::Read { side: Side::Server, want: 16384, got: None },
-                IoEvent::Write { side: Side::Server, len: 1005, flight: 2, records: vec![record(22, 1000, Some(vec![2, 11, 12, 14]))] },
+                IoEvent::Write {
+                    side: Side::Server,
+                    len: 1005,
+                    flight: 2,
+                    records: vec![record(22, 1000, Some(vec![2, 11, 12, 14]))],
+                },
                 IoEvent::Read { side: Side::Client, want: 5, got: Some(5) },
                 IoEvent::Read { side: Side::Client, want: 1000, got: Some(1000) },
             ],
@@ -161,16 +176,28 @@ mod tests {
         // With a client certificate the client's flight holds Certificate, ClientKeyExchange
         // and CertificateVerify: in one record, it coalesces.
         let mut mtls = trace.clone();
-        mtls.events.push(IoEvent::Write { side: Side::Client, len: 805, flight: 3, records: vec![record(22, 800, Some(vec![11, 16, 15]))] });
+        mtls.events.push(IoEvent::Write {
+            side: Side::Client,
+            len: 805,
+            flight: 3,
+            records: vec![record(22, 800, Some(vec![11, 16, 15]))],
+        });
         let rows = [
             IoRow { stack: "x".into(), outcome: Outcome::Measured(trace.clone()), mtls: None },
             IoRow { stack: "z".into(), outcome: Outcome::Measured(trace), mtls: Some(mtls) },
             IoRow { stack: "y".into(), outcome: Outcome::Unsupported("y: TLS 1.2 not implemented".into()), mtls: None },
-            IoRow { stack: "w [native]".into(), outcome: Outcome::Unsupported("w: built by its own toolchain".into()), mtls: None },
+            IoRow {
+                stack: "w [native]".into(),
+                outcome: Outcome::Unsupported("w: built by its own toolchain".into()),
+                mtls: None,
+            },
         ];
         let text = render(&scenario, &rows);
         let cells = |stack: &str| -> Vec<String> {
-            let line = text.lines().find(|l| l.starts_with(&format!("│ {stack} "))).unwrap_or_else(|| panic!("{stack}:\n{text}"));
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("│ {stack} ")))
+                .unwrap_or_else(|| panic!("{stack}:\n{text}"));
             line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
         };
         assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "0/1", "1/1", "3/3", "1/1", "105/1005"]);

@@ -25,7 +25,10 @@ pub fn render(doc: &RunDocument) -> String {
             for client in &clients {
                 let cells = servers.iter().map(|server| {
                     let found = shown.iter().find(|r| {
-                        r.scenario == scenario && r.side == side && r.client_stack == *client && r.server_stack == *server
+                        r.scenario == scenario
+                            && r.side == side
+                            && r.client_stack == *client
+                            && r.server_stack == *server
                     });
                     found.map_or_else(|| "-".to_string(), |r| format_cell(r))
                 });
@@ -51,7 +54,14 @@ mod tests {
     use super::*;
     use crate::results::Status;
 
-    fn cell(client: &str, server: &str, side: Side, median: Option<f64>, status: Status, reason: Option<&str>) -> CellResult {
+    fn cell(
+        client: &str,
+        server: &str,
+        side: Side,
+        median: Option<f64>,
+        status: Status,
+        reason: Option<&str>,
+    ) -> CellResult {
         let mut cell = crate::output::table::fixture::document().results[0].clone();
         cell.scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into();
         cell.metric = METRIC.into();
@@ -74,9 +84,13 @@ mod tests {
             cell("rustls-ring", "openssl", Side::Server, None, Status::Failed, alert),
         ];
         let text = render(&doc);
-        assert!(text.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: server side, handshakes_per_s"), "{text}");
+        assert!(
+            text.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: server side, handshakes_per_s"),
+            "{text}"
+        );
         let server_matrix = text.split("server side").nth(1).unwrap();
-        let row = |name: &str| server_matrix.lines().find(|l| l.starts_with(&format!("│ {name} "))).unwrap().to_string();
+        let row =
+            |name: &str| server_matrix.lines().find(|l| l.starts_with(&format!("│ {name} "))).unwrap().to_string();
         assert!(row("openssl").contains("6,000 ±0.0%") && row("openssl").contains("12,000 ±0.0%"), "{text}");
         assert!(row("rustls-ring").contains("failed") && row("rustls-ring").contains(" - "), "{text}");
         assert!(text.contains("note: ") && text.contains("no shared cipher"), "{text}");

@@ -96,12 +96,14 @@ fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String
     let mut columns = Vec::new();
     for (scenario, heading) in scenarios.iter().zip(&names.headings) {
         for side in [Side::Client, Side::Server] {
-            let column: Vec<Option<&CellResult>> = pairs.iter().map(|pair| placed.get(&(*scenario, side, &pair[..])).copied()).collect();
+            let column: Vec<Option<&CellResult>> =
+                pairs.iter().map(|pair| placed.get(&(*scenario, side, &pair[..])).copied()).collect();
             if column.iter().all(Option::is_none) {
                 continue;
             }
             let header = heading.iter().cloned().chain([side.to_string()]).collect();
-            let cells = column.into_iter().map(|cell| cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))).collect();
+            let cells =
+                column.into_iter().map(|cell| cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))).collect();
             columns.push(Column { header, cells });
         }
     }
@@ -138,7 +140,12 @@ impl ScenarioNames {
         let shared: Vec<bool> = (0..PARTS).map(|i| parts.iter().all(|p| p[i] == parts[0][i])).collect();
         let headings = parts
             .iter()
-            .map(|p| (0..PARTS).filter(|&i| !shared[i]).map(|i| if p[i].is_empty() { "-" } else { p[i] }.to_string()).collect())
+            .map(|p| {
+                (0..PARTS)
+                    .filter(|&i| !shared[i])
+                    .map(|i| if p[i].is_empty() { "-" } else { p[i] }.to_string())
+                    .collect()
+            })
             .collect();
         if !shared.contains(&true) {
             return ScenarioNames { pattern: None, headings };
@@ -263,13 +270,14 @@ pub fn format_cell(cell: &CellResult) -> String {
     if let Some(efficiency) = cell.scaling_efficiency {
         text += &match cell.scaling_efficiency_ci {
             // The farther end of its interval, in percentage points.
-            Some([low, high]) => format!(" ({:.0} ±{:.0}%)", efficiency * 100.0, (efficiency - low).max(high - efficiency) * 100.0),
+            Some([low, high]) => {
+                format!(" ({:.0} ±{:.0}%)", efficiency * 100.0, (efficiency - low).max(high - efficiency) * 100.0)
+            }
             None => format!(" ({:.0}%)", efficiency * 100.0),
         };
     }
     text
 }
-
 
 /// Four significant digits, and whole numbers with `,` grouping from 1,000 up: precision beyond
 /// that is noise for a benchmark and makes columns hard to scan.
@@ -372,15 +380,19 @@ pub fn precision(doc: &RunDocument) -> String {
 fn warmups(doc: &RunDocument) -> Option<String> {
     // Each cell's warm-ups, once (its results all carry them).
     let mut seen = std::collections::HashSet::new();
-    let cells: Vec<&CellResult> =
-        doc.results.iter().filter(|r| !r.warmups.is_empty() && seen.insert((&r.scenario, &r.client_stack, &r.server_stack, &r.process))).collect();
+    let cells: Vec<&CellResult> = doc
+        .results
+        .iter()
+        .filter(|r| !r.warmups.is_empty() && seen.insert((&r.scenario, &r.client_stack, &r.server_stack, &r.process)))
+        .collect();
     if cells.is_empty() {
         return warmup_floors(doc);
     }
     let label = |r: &CellResult| crate::results::pair_label(&r.client_stack, &r.server_stack);
     let mut per_pair: Vec<String> = Vec::new();
     for pair in first_seen(cells.iter().map(|r| label(r))) {
-        let ms: Vec<f64> = cells.iter().filter(|r| label(r) == pair).flat_map(|r| r.warmups.iter().map(|w| w.ms)).collect();
+        let ms: Vec<f64> =
+            cells.iter().filter(|r| label(r) == pair).flat_map(|r| r.warmups.iter().map(|w| w.ms)).collect();
         let (low, high) = ms.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &m| (lo.min(m), hi.max(m)));
         let processes = if ms.len() == 1 { "1 process".to_string() } else { format!("{} processes", ms.len()) };
         per_pair.push(format!("{pair} {:.1}-{:.1} s ({processes})", low / 1000.0, high / 1000.0));
@@ -413,7 +425,8 @@ fn warmups(doc: &RunDocument) -> Option<String> {
 /// a run with time cells asks for a longer warm-up than the run's (a JIT's), in a run whose
 /// samples each had a process of their own.
 fn warmup_floors(doc: &RunDocument) -> Option<String> {
-    let timed = |id: &str| doc.results.iter().any(|r| r.measure == "time" && (r.client_stack == id || r.server_stack == id));
+    let timed =
+        |id: &str| doc.results.iter().any(|r| r.measure == "time" && (r.client_stack == id || r.server_stack == id));
     let longer: Vec<(&str, u64)> = doc
         .run
         .stacks
@@ -457,11 +470,16 @@ fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
 /// the widest of the rates' intervals, wall time and CPU time apart (counts are exact), then
 /// what `--target-ci` reached or how to ask for narrower ones.
 pub fn intervals(doc: &RunDocument) -> Option<String> {
-    let rates: Vec<(&CellResult, f64)> =
-        doc.results.iter().filter(|c| c.status == Status::Ok && !is_count(c)).filter_map(|c| spread(c).map(|w| (c, w))).collect();
+    let rates: Vec<(&CellResult, f64)> = doc
+        .results
+        .iter()
+        .filter(|c| c.status == Status::Ok && !is_count(c))
+        .filter_map(|c| spread(c).map(|w| (c, w)))
+        .collect();
     let mut parts = Vec::new();
     for (clock, cpu) in [("wall time", false), ("CPU time", true)] {
-        let mut of: Vec<&(&CellResult, f64)> = rates.iter().filter(|(c, _)| c.metric.starts_with("cpu_") == cpu).collect();
+        let mut of: Vec<&(&CellResult, f64)> =
+            rates.iter().filter(|(c, _)| c.metric.starts_with("cpu_") == cpu).collect();
         if of.is_empty() {
             continue;
         }
@@ -486,7 +504,16 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
             let wide: Vec<String> = rates
                 .iter()
                 .filter(|(_, w)| *w > target)
-                .map(|(c, w)| format!("{} {} {} ±{} ({} samples)", c.pair_label(), c.scenario, c.side, percent(*w), c.samples.len()))
+                .map(|(c, w)| {
+                    format!(
+                        "{} {} {} ±{} ({} samples)",
+                        c.pair_label(),
+                        c.scenario,
+                        c.side,
+                        percent(*w),
+                        c.samples.len()
+                    )
+                })
                 .collect();
             match (wide.len(), doc.run.time_budget_s) {
                 (0, _) => format!("--target-ci {target}%: every result reached it"),
@@ -525,8 +552,16 @@ pub fn workers_busy(results: &[CellResult]) -> Option<String> {
     // Per scenario, in the run's order: "SCENARIO: PAIR 81%, PAIR (2 workers) 62%".
     let mut by_scenario: Vec<(&str, Vec<String>)> = Vec::new();
     for rate in results.iter().filter(tcp_server).filter(|c| c.metric == Metric::ConnectionsPerS.name()) {
-        let cpu = |metric: Metric| results.iter().filter(tcp_server).find(|c| c.metric == metric.name() && same_cell(c, rate)).and_then(|c| c.median);
-        let (Some(user), Some(system), Some(median)) = (cpu(Metric::CpuUserUsPerConnection), cpu(Metric::CpuSystemUsPerConnection), rate.median) else {
+        let cpu = |metric: Metric| {
+            results
+                .iter()
+                .filter(tcp_server)
+                .find(|c| c.metric == metric.name() && same_cell(c, rate))
+                .and_then(|c| c.median)
+        };
+        let (Some(user), Some(system), Some(median)) =
+            (cpu(Metric::CpuUserUsPerConnection), cpu(Metric::CpuSystemUsPerConnection), rate.median)
+        else {
             continue;
         };
         let busy = median * (user + system) / 1e6 / f64::from(rate.threads.unwrap_or(1));
@@ -536,7 +571,8 @@ pub fn workers_busy(results: &[CellResult]) -> Option<String> {
             None => by_scenario.push((&rate.scenario, vec![line])),
         }
     }
-    let busy: Vec<String> = by_scenario.into_iter().map(|(scenario, lines)| format!("{scenario}: {}", lines.join(", "))).collect();
+    let busy: Vec<String> =
+        by_scenario.into_iter().map(|(scenario, lines)| format!("{scenario}: {}", lines.join(", "))).collect();
     Some(format!(
         "server workers busy (CPU per connection × connections per second, per worker): {}. Each load generator starts a \
          connection when its last one closed, and they share the cores with the server: a server below full use waited \
@@ -633,7 +669,10 @@ pub mod fixture {
     pub fn with_backends(mut doc: RunDocument) -> RunDocument {
         for stack in &mut doc.run.stacks {
             let (tls, backend) = match stack.id.as_str() {
-                "rustls-aws-lc-rs" => ("rustls 0.23.46", tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into()))),
+                "rustls-aws-lc-rs" => (
+                    "rustls 0.23.46",
+                    tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into())),
+                ),
                 _ => ("OpenSSL 3.0.19", tlsbench_harness::Backend::new("OpenSSL libcrypto", "3.0.19", None)),
             };
             (stack.tls_library, stack.backend) = (Some(tls.into()), Some(backend));
@@ -694,7 +733,13 @@ mod tests {
         doc.results.push(cpu);
         (doc.run.target_ci, doc.run.time_budget_s) = (Some(2.0), Some(300.0));
         let line = intervals(&doc).unwrap();
-        assert!(line.contains(&format!("; CPU time ±1.2% typical, ±1.2% widest (rustls-aws-lc-rs {} server); ", fixture::FULL)), "{line}");
+        assert!(
+            line.contains(&format!(
+                "; CPU time ±1.2% typical, ±1.2% widest (rustls-aws-lc-rs {} server); ",
+                fixture::FULL
+            )),
+            "{line}"
+        );
         assert!(
             line.ends_with(&format!(
                 "--target-ci 2%: 1 of 4 results did not reach it within the time budget of 300 s: rustls-aws-lc-rs {} \
@@ -764,8 +809,12 @@ mod tests {
             "{text}"
         );
         // Each block holds its group's rows only; the reasons stay numbered over the whole run.
-        let openssl_block = text.split("backend OpenSSL libcrypto 3.0.19: openssl\n").nth(1).unwrap().split("\n\n").next().unwrap();
-        assert!(openssl_block.contains("openssl |") && !openssl_block.contains("rustls-aws-lc-rs |"), "{openssl_block}");
+        let openssl_block =
+            text.split("backend OpenSSL libcrypto 3.0.19: openssl\n").nth(1).unwrap().split("\n\n").next().unwrap();
+        assert!(
+            openssl_block.contains("openssl |") && !openssl_block.contains("rustls-aws-lc-rs |"),
+            "{openssl_block}"
+        );
         assert!(openssl_block.contains("failed[1]") && openssl_block.contains("n/a[2]"), "{openssl_block}");
         assert!(text.contains("[1] failed: negotiated TLS 1.2, expected TLS 1.3"), "{text}");
         // Ungrouped, as before.
@@ -839,7 +888,12 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
         assert!(!is_count(rate) && format_cell(rate).ends_with(" ±1.2%"), "{}", format_cell(rate));
         let steady_rate = CellResult { ci95: Some([12345.0, 12345.0]), ..rate.clone() };
         assert_eq!(format_cell(&steady_rate), "12,345 ±0.0%", "a rate always says its spread");
-        let one_sample = CellResult { samples: vec![12345.0], median: Some(12345.0), ci95: Some([12345.0, 12345.0]), ..rate.clone() };
+        let one_sample = CellResult {
+            samples: vec![12345.0],
+            median: Some(12345.0),
+            ci95: Some([12345.0, 12345.0]),
+            ..rate.clone()
+        };
         assert_eq!(format_cell(&one_sample), "12,345", "one sample has no spread to tell");
     }
 
@@ -859,13 +913,22 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
                 let glob = glob::Pattern::new(pattern).expect("the pattern is a glob");
                 assert!(glob.matches(name), "{pattern} does not match {name}");
                 let parts: Vec<&str> = name.split('_').collect();
-                assert!(heading.iter().all(|part| part == "-" || part.split('_').all(|p| parts.contains(&p))), "{heading:?} of {name}");
+                assert!(
+                    heading.iter().all(|part| part == "-" || part.split('_').all(|p| parts.contains(&p))),
+                    "{heading:?} of {name}"
+                );
             }
         }
-        let quick = ScenarioNames::new(&["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
+        let quick = ScenarioNames::new(&[
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        ]);
         assert_eq!(quick.pattern.as_deref(), Some("*_*_x25519_ecdsa-p256_aes-128-gcm"));
         assert_eq!(quick.headings, [["handshake-full", "1.3"], ["handshake-resume-ticket", "1.2"]]);
-        let auth = ScenarioNames::new(&["transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls"]);
+        let auth = ScenarioNames::new(&[
+            "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls",
+        ]);
         assert_eq!(auth.pattern.as_deref(), Some("transfer_1.3_x25519_ecdsa-p256_aes-128-gcm*"));
         assert_eq!(auth.headings, [["-"], ["mtls"]]);
     }
@@ -874,12 +937,17 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
     fn each_reason_is_listed_once_and_its_cells_point_at_it() {
         let mut doc = fixture::document();
         let mut again = doc.results[1].clone();
-        (again.scenario, again.client_stack, again.server_stack) = (fixture::CHACHA.into(), "gnutls".into(), "gnutls".into());
+        (again.scenario, again.client_stack, again.server_stack) =
+            (fixture::CHACHA.into(), "gnutls".into(), "gnutls".into());
         doc.results.push(again);
         let text = render(&doc);
         let listed: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
         assert_eq!(listed.len(), 2, "{text}");
-        assert!(listed[0].starts_with("[1] failed: negotiated TLS 1.2") && listed[1].starts_with("[2] n/a: openssl: cipher suite"), "{text}");
+        assert!(
+            listed[0].starts_with("[1] failed: negotiated TLS 1.2")
+                && listed[1].starts_with("[2] n/a: openssl: cipher suite"),
+            "{text}"
+        );
         assert_eq!(text.matches("failed[1]").count(), 3, "{text}");
         assert_eq!(text.matches("n/a[2]").count(), 1, "{text}");
     }

@@ -52,7 +52,11 @@ impl Folded {
             walk.visit(root, inclusive[root] as f64);
         }
         let (stacks, pruned) = (walk.stacks, walk.pruned);
-        let stacks = stacks.into_iter().map(|(stack, count)| (stack, count.round() as u64)).filter(|(_, count)| *count > 0).collect();
+        let stacks = stacks
+            .into_iter()
+            .map(|(stack, count)| (stack, count.round() as u64))
+            .filter(|(_, count)| *count > 0)
+            .collect();
         Folded { stacks: without_common_frames(stacks), pruned: pruned.round() as u64 }
     }
 
@@ -112,10 +116,13 @@ impl Walk<'_> {
 /// themselves: the process's start and the driver down to the side's library calls, which
 /// would fill the flamegraph's lower half with bars at 100%.
 fn without_common_frames(stacks: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    let split: Vec<(Vec<&str>, u64)> = stacks.iter().map(|(stack, count)| (stack.split(';').collect(), *count)).collect();
+    let split: Vec<(Vec<&str>, u64)> =
+        stacks.iter().map(|(stack, count)| (stack.split(';').collect(), *count)).collect();
     let Some((first, _)) = split.first() else { return stacks };
     // Every stack must go on past the common frames: one that ends there spends in them.
-    let common = (0..first.len()).take_while(|&i| split.iter().all(|(frames, _)| frames.len() > i + 1 && frames[i] == first[i])).count();
+    let common = (0..first.len())
+        .take_while(|&i| split.iter().all(|(frames, _)| frames.len() > i + 1 && frames[i] == first[i]))
+        .count();
     split.into_iter().map(|(frames, count)| (frames[common..].join(";"), count)).collect()
 }
 
@@ -199,7 +206,8 @@ fn=leaf
 
     #[test]
     fn the_frames_all_stacks_share_at_the_bottom_are_left_out() {
-        let stacks = |list: &[(&str, u64)]| list.iter().map(|(s, c)| (s.to_string(), *c)).collect::<BTreeMap<String, u64>>();
+        let stacks =
+            |list: &[(&str, u64)]| list.iter().map(|(s, c)| (s.to_string(), *c)).collect::<BTreeMap<String, u64>>();
         let shared = stacks(&[("start;main;run;a", 1), ("start;main;run;b;c", 2), ("start;main;x", 3)]);
         assert_eq!(without_common_frames(shared), stacks(&[("run;a", 1), ("run;b;c", 2), ("x", 3)]));
         // main spends something itself: it stays.

@@ -25,7 +25,8 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 6] = [Class::Tls, Class::Crypto, Class::Allocator, Class::Libc, Class::Harness, Class::Other];
+    pub const ALL: [Class; 6] =
+        [Class::Tls, Class::Crypto, Class::Allocator, Class::Libc, Class::Harness, Class::Other];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -73,7 +74,12 @@ const RUSTLS: [(Class, Is); 7] = [
     (Tls, Name("rustls_pki_types::")),
 ];
 
-const AWS_LC: [(Class, Is); 4] = [(Crypto, Path("/aws-lc-rs-")), (Crypto, Path("/aws-lc-sys-")), (Crypto, Path("/aws-lc/")), (Crypto, Name("aws_lc_"))];
+const AWS_LC: [(Class, Is); 4] = [
+    (Crypto, Path("/aws-lc-rs-")),
+    (Crypto, Path("/aws-lc-sys-")),
+    (Crypto, Path("/aws-lc/")),
+    (Crypto, Name("aws_lc_")),
+];
 
 /// The one table of which code is whose, per stack.
 pub const STACK_LIBRARIES: &[StackLibraries] = &[
@@ -148,7 +154,13 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
         stacks: &["bertie"],
         tls: "Bertie",
         crypto: "libcrux (HACL*)",
-        rules: &[&[(Tls, Path("/bertie")), (Tls, Name("bertie::")), (Crypto, Path("/libcrux")), (Crypto, Name("libcrux")), (Crypto, Name("Hacl_"))]],
+        rules: &[&[
+            (Tls, Path("/bertie")),
+            (Tls, Name("bertie::")),
+            (Crypto, Path("/libcrux")),
+            (Crypto, Name("libcrux")),
+            (Crypto, Name("Hacl_")),
+        ]],
     },
 ];
 
@@ -177,8 +189,19 @@ const ALLOCATOR_NAMES: &[&str] = &[
 /// With `TLSBENCH_ALLOCATOR`: jemalloc's functions (prefixed `_rjem_`) and mimalloc's (`mi_`,
 /// `_mi_`), built into the runner by tikv-jemalloc-sys and libmimalloc-sys.
 const ALLOCATOR_PREFIXES: &[&str] = &[
-    "_int_", "__libc_malloc", "__libc_free", "__libc_realloc", "__libc_calloc", "__libc_memalign", "tcache_", "_mid_memalign", "__rdl_", "__rg_",
-    "_rjem_", "mi_", "_mi_",
+    "_int_",
+    "__libc_malloc",
+    "__libc_free",
+    "__libc_realloc",
+    "__libc_calloc",
+    "__libc_memalign",
+    "tcache_",
+    "_mid_memalign",
+    "__rdl_",
+    "__rg_",
+    "_rjem_",
+    "mi_",
+    "_mi_",
 ];
 /// Where the allocators' sources are built from (their static functions have no prefix).
 const ALLOCATOR_PATHS: &[&str] = &["/tikv-jemalloc-sys-", "/libmimalloc-sys-"];
@@ -199,7 +222,9 @@ impl StackLibraries {
         match class {
             Class::Tls => self.tls,
             Class::Crypto => self.crypto,
-            Class::Allocator => "malloc/free (glibc's, jemalloc or mimalloc), heap measure's interposer, Rust's __rust_alloc",
+            Class::Allocator => {
+                "malloc/free (glibc's, jemalloc or mimalloc), heap measure's interposer, Rust's __rust_alloc"
+            }
             Class::Libc => "libc.so, libm.so",
             Class::Harness => "tlsbench: transport, driver, stack adapter",
             Class::Other => "Rust std/core/alloc, ld.so, vdso, unknown",
@@ -208,7 +233,8 @@ impl StackLibraries {
 
     pub fn classify(&self, function: &Function) -> Class {
         let name = function.name.as_str();
-        if ALLOCATOR_NAMES.contains(&name) || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p)) 
+        if ALLOCATOR_NAMES.contains(&name)
+            || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p))
             || HEAP_INTERPOSER.iter().chain(ALLOCATOR_PATHS).any(|p| function.file.contains(p))
         {
             return Class::Allocator;
@@ -256,18 +282,54 @@ mod tests {
         let cases = [
             ("openssl", function("SSL_do_handshake", "/usr/lib/x86_64-linux-gnu/libssl.so.3", "???"), Class::Tls),
             ("openssl", function("EVP_DigestUpdate", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "???"), Class::Crypto),
-            ("openssl", function("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"), Class::Allocator),
-            ("openssl", function("_int_free", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"), Class::Allocator),
+            (
+                "openssl",
+                function("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"),
+                Class::Allocator,
+            ),
+            (
+                "openssl",
+                function("_int_free", "/usr/lib/x86_64-linux-gnu/libc.so.6", "./malloc/malloc.c"),
+                Class::Allocator,
+            ),
             ("openssl", function("memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6", "???"), Class::Libc),
             ("openssl", function("malloc", runner, "/work/main/crates/harness/src/heap.rs"), Class::Allocator),
-            ("openssl", function("tlsbench_harness::driver::x", runner, "/work/main/crates/harness/src/driver.rs"), Class::Harness),
-            ("openssl", function("openssl::ssl::SslStream::read", runner, &format!("{registry}/openssl-0.10.82/src/ssl/mod.rs")), Class::Tls),
-            ("rustls-aws-lc-rs", function("rustls::conn::x", runner, &format!("{registry}/rustls-0.23.46/src/conn.rs")), Class::Tls),
+            (
+                "openssl",
+                function("tlsbench_harness::driver::x", runner, "/work/main/crates/harness/src/driver.rs"),
+                Class::Harness,
+            ),
+            (
+                "openssl",
+                function(
+                    "openssl::ssl::SslStream::read",
+                    runner,
+                    &format!("{registry}/openssl-0.10.82/src/ssl/mod.rs"),
+                ),
+                Class::Tls,
+            ),
+            (
+                "rustls-aws-lc-rs",
+                function("rustls::conn::x", runner, &format!("{registry}/rustls-0.23.46/src/conn.rs")),
+                Class::Tls,
+            ),
             ("rustls-aws-lc-rs", function("aws_lc_0_35_sha256_block_data_order_avx", runner, "???"), Class::Crypto),
-            ("rustls-aws-lc-rs", function("core::ptr::drop_in_place", runner, "/rustc/abc/library/core/src/ptr/mod.rs"), Class::Other),
+            (
+                "rustls-aws-lc-rs",
+                function("core::ptr::drop_in_place", runner, "/rustc/abc/library/core/src/ptr/mod.rs"),
+                Class::Other,
+            ),
             ("rustls-ring", function("ring_core_0_17_14_x25519_scalar_mult", runner, "???"), Class::Crypto),
-            ("gnutls", function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"), Class::Crypto),
-            ("gnutls", function("_dl_runtime_resolve_xsave", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "???"), Class::Other),
+            (
+                "gnutls",
+                function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"),
+                Class::Crypto,
+            ),
+            (
+                "gnutls",
+                function("_dl_runtime_resolve_xsave", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "???"),
+                Class::Other,
+            ),
         ];
         for (stack, function, class) in cases {
             assert_eq!(StackLibraries::of(stack).unwrap().classify(&function), class, "{stack}: {}", function.name);

@@ -127,7 +127,8 @@ pub struct Subject {
 impl Profile {
     /// The tables and flamegraph of `graph`, `top` functions per table.
     pub fn new(subject: &Subject, graph: &CallGraph, top: usize) -> Result<Profile> {
-        let libraries = StackLibraries::of(&subject.stack).with_context(|| format!("no library table for stack `{}`", subject.stack))?;
+        let libraries = StackLibraries::of(&subject.stack)
+            .with_context(|| format!("no library table for stack `{}`", subject.stack))?;
         let total = graph.total();
         if total == 0 {
             bail!("callgrind collected no instructions: the runner did not switch collection on around the {} side's calls", subject.side);
@@ -138,7 +139,13 @@ impl Profile {
             .map(|&class| ClassShare {
                 class,
                 what: libraries.what(class).to_string(),
-                instructions: graph.functions.iter().zip(&classes).filter(|(_, c)| **c == class).map(|(f, _)| f.exclusive).sum(),
+                instructions: graph
+                    .functions
+                    .iter()
+                    .zip(&classes)
+                    .filter(|(_, c)| **c == class)
+                    .map(|(f, _)| f.exclusive)
+                    .sum(),
             })
             .collect();
         let inclusive = graph.inclusive();
@@ -154,7 +161,9 @@ impl Profile {
         let above_the_library = |i: usize| inclusive[i] == total || classes[i] == Class::Harness;
         let top_by = |key: &dyn Fn(usize) -> u64, leave_out: &dyn Fn(usize) -> bool| {
             let mut order: Vec<usize> = (0..graph.functions.len()).filter(|&i| key(i) > 0 && !leave_out(i)).collect();
-            order.sort_by(|&a, &b| key(b).cmp(&key(a)).then_with(|| graph.functions[a].name.cmp(&graph.functions[b].name)));
+            order.sort_by(|&a, &b| {
+                key(b).cmp(&key(a)).then_with(|| graph.functions[a].name.cmp(&graph.functions[b].name))
+            });
             order.into_iter().take(top).map(row).collect::<Vec<_>>()
         };
         let (unit, units) = match subject.scenario.kind {
@@ -162,7 +171,12 @@ impl Profile {
             _ => ("handshake", subject.iterations as f64),
         };
         let folded = folded::Folded::from_graph(graph);
-        let title = format!("{} {} side, {}", builds::label(&subject.stack, subject.build), subject.side, subject.scenario.name());
+        let title = format!(
+            "{} {} side, {}",
+            builds::label(&subject.stack, subject.build),
+            subject.side,
+            subject.scenario.name()
+        );
         Ok(Profile {
             scenario: subject.scenario.name(),
             stack: subject.stack.clone(),
@@ -194,7 +208,8 @@ impl Profile {
     /// Reads a profile written by `tlsbench profile`.
     pub fn read(path: &Path) -> Result<Profile> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read profile {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is not a profile written by `tlsbench profile`", path.display()))
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a profile written by `tlsbench profile`", path.display()))
     }
 
     /// The tables as the terminal shows them.
@@ -208,7 +223,11 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let kinds = Measure::Instructions.kinds();
     if !kinds.contains(&args.scenario.kind) {
         let valid: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        bail!("profile counts instructions, which covers scenarios of kind {} (not {})", valid.join(", "), args.scenario.kind.name());
+        bail!(
+            "profile counts instructions, which covers scenarios of kind {} (not {})",
+            valid.join(", "),
+            args.scenario.kind.name()
+        );
     }
     let peer = args.peer.clone().unwrap_or_else(|| args.stack.clone());
     let (client, server) = match args.side {
@@ -219,11 +238,18 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let runners = builds::one(stacks::Runners::find()?, build, &[args.stack.clone(), peer.clone()])?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
     for info in &infos {
-        info.capabilities.check_measure(Measure::Instructions).map_err(|reason| anyhow::anyhow!("{} cannot be profiled: {reason}", info.id))?;
+        info.capabilities
+            .check_measure(Measure::Instructions)
+            .map_err(|reason| anyhow::anyhow!("{} cannot be profiled: {reason}", info.id))?;
     }
     let Some(runner) = runners.for_pair(client, server) else {
-        let peers: Vec<&str> = stacks::all_ids().into_iter().filter(|p| runners.for_pair(&args.stack, p).is_some()).collect();
-        bail!("no runner holds both `{}` and `{peer}`: --peer names a stack that shares a runner with it (valid: {})", args.stack, peers.join(", "));
+        let peers: Vec<&str> =
+            stacks::all_ids().into_iter().filter(|p| runners.for_pair(&args.stack, p).is_some()).collect();
+        bail!(
+            "no runner holds both `{}` and `{peer}`: --peer names a stack that shares a runner with it (valid: {})",
+            args.stack,
+            peers.join(", ")
+        );
     };
     let callgrind = Callgrind::find()?;
     let iterations = args.iterations.unwrap_or_else(|| instructions::iterations(args.scenario.kind));
@@ -236,14 +262,21 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
         Build::Release => String::new(),
         other => format!("_{other}"),
     };
-    let file = |extension: &str| args.out.join(format!("{}_{}_{}{suffix}.{extension}", args.stack, args.side, args.scenario.name()));
+    let file = |extension: &str| {
+        args.out.join(format!("{}_{}_{}{suffix}.{extension}", args.stack, args.side, args.scenario.name()))
+    };
     let out = file("callgrind");
 
     let scenario = args.scenario.name();
-    let runner_args = instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
+    let runner_args =
+        instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
     let runner_args: Vec<&str> = runner_args.iter().map(String::as_str).collect();
     let (program, argv) = callgrind.command(runner, &runner_args, &out, &[], &[]);
-    eprintln!("profiling the {} side of {} ({iterations} iterations under callgrind)", args.side, builds::label(&args.stack, build));
+    eprintln!(
+        "profiling the {} side of {} ({iterations} iterations under callgrind)",
+        args.side,
+        builds::label(&args.stack, build)
+    );
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
         .with_context(|| format!("running {} under callgrind", runner.display()))?;
@@ -257,15 +290,25 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
         Err(e) => bail!("the runner printed an unreadable reply: {e}{}", stderr_note(&output)),
     };
 
-    let text = std::fs::read_to_string(&out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
+    let text =
+        std::fs::read_to_string(&out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
     let graph = CallGraph::parse(&text)?;
     let library = infos.iter().find(|i| i.id == args.stack).map(|i| i.library.clone()).unwrap_or_default();
-    let subject = Subject { scenario: args.scenario, stack: args.stack.clone(), peer, side: args.side, library, iterations, build };
+    let subject = Subject {
+        scenario: args.scenario,
+        stack: args.stack.clone(),
+        peer,
+        side: args.side,
+        library,
+        iterations,
+        build,
+    };
     let profile = Profile::new(&subject, &graph, args.top)?;
     crate::output::print(profile.terminal());
     let (svg, json) = (file("svg"), file("json"));
     std::fs::write(&svg, &profile.svg).with_context(|| format!("cannot write {}", svg.display()))?;
-    std::fs::write(&json, serde_json::to_string_pretty(&profile)?).with_context(|| format!("cannot write {}", json.display()))?;
+    std::fs::write(&json, serde_json::to_string_pretty(&profile)?)
+        .with_context(|| format!("cannot write {}", json.display()))?;
     eprintln!("wrote {}, {} and {}", svg.display(), json.display(), out.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -284,4 +327,3 @@ fn time_limit(kind: Kind, iterations: u64) -> Duration {
     };
     Duration::from_secs(60) + per_iteration * (iterations + instructions::WARMUP_ITERATIONS) as u32
 }
-

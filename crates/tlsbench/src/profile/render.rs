@@ -82,7 +82,12 @@ fn classes(profile: &Profile) -> Table {
     let mut table = table(["library", "what", &format!("instructions / {}", profile.unit), "share"]);
     for share in &profile.classes {
         let per = count(per_unit(profile, share.instructions));
-        table.add_row([share.class.label().to_string(), share.what.clone(), per, format!("{}%", percent(profile, share.instructions))]);
+        table.add_row([
+            share.class.label().to_string(),
+            share.what.clone(),
+            per,
+            format!("{}%", percent(profile, share.instructions)),
+        ]);
     }
     table.add_row(["total".to_string(), String::new(), count(per_unit(profile, profile.total)), "100.0%".to_string()]);
     align_numbers(&mut table, 2);
@@ -137,7 +142,8 @@ pub fn flamegraph(title: &str, folded: &Folded) -> Result<String> {
     options.deterministic = true;
     let lines = folded.lines();
     let mut svg = Vec::new();
-    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg).context("drawing the flamegraph")?;
+    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+        .context("drawing the flamegraph")?;
     String::from_utf8(svg).context("the flamegraph is not UTF-8")
 }
 

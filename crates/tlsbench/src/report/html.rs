@@ -9,8 +9,8 @@ use tlsbench_harness::{Kind, Side};
 use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineChart, Point, Series};
 use super::Report;
 use crate::output::first_seen;
-use crate::profile::{render, FunctionRow, Profile};
 use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
+use crate::profile::{render, FunctionRow, Profile};
 use crate::report::tables::factor_legend;
 use crate::results::{pair_label, CellResult, RunDocument, Status};
 
@@ -91,7 +91,8 @@ fn environment(doc: &RunDocument) -> String {
     }
     html += "</table>\n<table>\n<tr><th>stack</th><th>library</th></tr>\n";
     for stack in &run.stacks {
-        let _ = writeln!(html, "<tr><td><code>{}</code></td><td>{}</td></tr>", escape(&stack.id), escape(&stack.library));
+        let _ =
+            writeln!(html, "<tr><td><code>{}</code></td><td>{}</td></tr>", escape(&stack.id), escape(&stack.library));
     }
     html += "</table>\n</section>\n";
     html
@@ -185,12 +186,15 @@ fn memory(doc: &RunDocument, pairs: &[String]) -> String {
              handshake. heap: what each side's library allocated, both sides in one process. rss: the growth \
              of each side's process, one process per side ([split]), allocator overhead and buffers included.</p>\n";
     for rest in first_seen(cells.iter().map(|(_, c)| after_kind(&c.scenario))) {
-        let cells: Vec<(usize, &CellResult)> = cells.iter().copied().filter(|(_, c)| after_kind(&c.scenario) == rest).collect();
+        let cells: Vec<(usize, &CellResult)> =
+            cells.iter().copied().filter(|(_, c)| after_kind(&c.scenario) == rest).collect();
         let _ = writeln!(html, "<section class=\"memory-group\">\n<h3>memory-N_{}</h3>", escape(rest));
         for side in [Side::Client, Side::Server] {
             let figures: Vec<String> = PER_CONNECTION
                 .iter()
-                .map(|metric| cells.iter().copied().filter(|(_, c)| c.side == side && c.metric == *metric).collect::<Vec<_>>())
+                .map(|metric| {
+                    cells.iter().copied().filter(|(_, c)| c.side == side && c.metric == *metric).collect::<Vec<_>>()
+                })
                 .filter(|cells| !cells.is_empty())
                 .map(|cells| format!("<figure>{}</figure>", memory_chart(side, &cells, pairs)))
                 .collect();
@@ -240,7 +244,8 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
     ns.sort_unstable();
     ns.dedup();
     let metrics: Vec<&str> = PER_CONNECTION.into_iter().filter(|m| cells.iter().any(|(_, c)| c.metric == *m)).collect();
-    let mut html = String::from("<table class=\"memory\">\n<tr><th rowspan=\"2\">stack</th><th rowspan=\"2\">side</th>");
+    let mut html =
+        String::from("<table class=\"memory\">\n<tr><th rowspan=\"2\">stack</th><th rowspan=\"2\">side</th>");
     for metric in &metrics {
         let _ = write!(html, "<th colspan=\"{}\">{metric} (B) at N connections</th>", ns.len());
     }
@@ -253,7 +258,10 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
     html += "</tr>\n";
     for (client, server) in first_seen(cells.iter().map(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str()))) {
         for side in [Side::Client, Side::Server] {
-            let row: Vec<&(usize, &CellResult)> = cells.iter().filter(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str(), c.side) == (client, server, side)).collect();
+            let row: Vec<&(usize, &CellResult)> = cells
+                .iter()
+                .filter(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str(), c.side) == (client, server, side))
+                .collect();
             if row.is_empty() {
                 continue;
             }
@@ -261,7 +269,11 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
             for metric in &metrics {
                 for n in &ns {
                     let cell = row.iter().find(|(at, c)| at == n && c.metric == *metric);
-                    let _ = write!(html, "<td class=\"num\">{}</td>", escape(&cell.map_or_else(|| "-".into(), |(_, c)| format_cell(c))));
+                    let _ = write!(
+                        html,
+                        "<td class=\"num\">{}</td>",
+                        escape(&cell.map_or_else(|| "-".into(), |(_, c)| format_cell(c)))
+                    );
                 }
             }
             html += "</tr>\n";
@@ -272,8 +284,13 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
 }
 
 /// The io measure's metrics in the order of the io tables' columns, with their headings.
-const IO_COLUMNS: [(&str, &str); 5] =
-    [("read_calls", "read calls"), ("write_calls", "write calls"), ("io_calls", "IO calls"), ("records_written", "records"), ("bytes_written", "bytes")];
+const IO_COLUMNS: [(&str, &str); 5] = [
+    ("read_calls", "read calls"),
+    ("write_calls", "write calls"),
+    ("io_calls", "IO calls"),
+    ("records_written", "records"),
+    ("bytes_written", "bytes"),
+];
 
 /// The io measure: per scenario, a table of each pair's calls, records and bytes, both sides.
 fn io(doc: &RunDocument) -> String {
@@ -343,7 +360,10 @@ fn profiles(profiles: &[Profile]) -> String {
             escape(&render::heading(profile))
         );
         let per = format!("instructions / {}", escape(&profile.unit));
-        let _ = writeln!(html, "<table>\n<tr><th>library</th><th>what</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
+        let _ = writeln!(
+            html,
+            "<table>\n<tr><th>library</th><th>what</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>"
+        );
         for share in &profile.classes {
             let _ = writeln!(
                 html,
@@ -412,7 +432,8 @@ fn tables(report: &Report) -> String {
     if let Some(baseline) = report.baseline {
         let _ = writeln!(html, "<p class=\"legend\">{}</p>", escape(&factor_legend(baseline)));
     }
-    let notes: Vec<String> = few_samples_warning(&report.doc.results).into_iter().chain(notes(&report.doc.results)).collect();
+    let notes: Vec<String> =
+        few_samples_warning(&report.doc.results).into_iter().chain(notes(&report.doc.results)).collect();
     if !notes.is_empty() {
         html += "<ul class=\"notes\">\n";
         for note in notes {
@@ -455,7 +476,11 @@ mod tests {
         assert_eq!(sample_length(&doc), "at least 100 ms per side after 50 ms of warmup");
         doc.results[0].measure = "instructions".into();
         let both = sample_length(&doc);
-        assert!(both.starts_with("at least 100 ms per side") && both.ends_with("under callgrind after 2 unmeasured (instructions)"), "{both}");
+        assert!(
+            both.starts_with("at least 100 ms per side")
+                && both.ends_with("under callgrind after 2 unmeasured (instructions)"),
+            "{both}"
+        );
         doc.results.iter_mut().for_each(|c| c.measure = "instructions".into());
         assert!(sample_length(&doc).starts_with("20 handshakes or 64 writes of 16 KiB"), "{}", sample_length(&doc));
     }
@@ -468,11 +493,16 @@ mod tests {
         assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"));
         assert!(html.ends_with("</main>\n</body>\n</html>\n"));
         // Nothing to fetch or run: the only URL is the SVG namespace, which is a name, not a load.
-        assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("href=") && !html.contains("@import"));
+        assert!(
+            !html.contains("<script") && !html.contains("src=") && !html.contains("href=") && !html.contains("@import")
+        );
         assert_eq!(html.matches("http").count(), html.matches("http://www.w3.org/2000/svg").count());
         // Sections in order.
         let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} missing"));
-        assert!(at("<section id=\"environment\">") < at("<section id=\"charts\">") && at("<section id=\"charts\">") < at("<section id=\"tables\">"));
+        assert!(
+            at("<section id=\"environment\">") < at("<section id=\"charts\">")
+                && at("<section id=\"charts\">") < at("<section id=\"tables\">")
+        );
         assert!(html.contains("<tr><th>CPU</th><td>Test CPU @ 3.0GHz (2 cores)</td></tr>"));
         assert!(html.contains("<tr><td><code>openssl</code></td><td>openssl 1.0</td></tr>"));
         // One group (handshake-full); charts: server and client of handshakes_per_s, server of heap.
@@ -481,17 +511,30 @@ mod tests {
         assert!(html.contains(">handshake-full, server side: handshakes_per_s</text>"));
         // Bars for rustls's 4 numbers; openssl's cells are text, with the reason on hover.
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 4);
-        assert!(html.contains(">failed<title>openssl: failed: negotiated TLS 1.2, expected TLS 1.3</title></text>"), "{html}");
-        assert!(html.contains(">n/a<title>openssl: n/a: openssl: cipher suite chacha20-poly1305 not supported</title></text>"));
+        assert!(
+            html.contains(">failed<title>openssl: failed: negotiated TLS 1.2, expected TLS 1.3</title></text>"),
+            "{html}"
+        );
+        assert!(html
+            .contains(">n/a<title>openssl: n/a: openssl: cipher suite chacha20-poly1305 not supported</title></text>"));
         assert!(html.contains("<text class=\"label\" x=\"296.0\" y=\"87.5\" text-anchor=\"end\">1.3 x25519 ecdsa-p256 aes-128-gcm</text>"), "{html}");
         // The tables, with the factor column against the baseline.
         assert!(html.contains("<tr><th>scenario</th><th>side</th><th>rustls-aws-lc-rs</th><th>openssl</th><th>openssl/rustls-aws-lc-rs</th></tr>"));
-        assert!(html.contains("<td class=\"num\">12,345 ±1.2%</td><td class=\"num\">failed</td><td class=\"num\">-</td></tr>"));
+        assert!(html
+            .contains("<td class=\"num\">12,345 ±1.2%</td><td class=\"num\">failed</td><td class=\"num\">-</td></tr>"));
         assert!(html.contains("<li>openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3</li>"));
     }
 
     /// A cell of `measure`'s `metric` with one number (`None`: failed), from the fixture's first.
-    fn measured(scenario: &str, stack: &str, process: &str, side: Side, measure: &str, metric: &str, value: Option<f64>) -> CellResult {
+    fn measured(
+        scenario: &str,
+        stack: &str,
+        process: &str,
+        side: Side,
+        measure: &str,
+        metric: &str,
+        value: Option<f64>,
+    ) -> CellResult {
         let template = fixture::document().results.remove(0);
         CellResult {
             scenario: scenario.into(),
@@ -523,22 +566,63 @@ mod tests {
         for (n, rustls, openssl) in [(100, 7_800.0, 55_100.0), (1000, 7_761.0, 54_685.0)] {
             let scenario = format!("memory-{n}_1.3_x25519_ecdsa-p256_aes-128-gcm");
             for side in [Side::Client, Side::Server] {
-                doc.results.push(measured(&scenario, "rustls-aws-lc-rs", "in-process", side, "heap", heap, Some(rustls)));
+                doc.results.push(measured(
+                    &scenario,
+                    "rustls-aws-lc-rs",
+                    "in-process",
+                    side,
+                    "heap",
+                    heap,
+                    Some(rustls),
+                ));
                 doc.results.push(measured(&scenario, "openssl", "in-process", side, "heap", heap, Some(openssl)));
                 // openssl's rss runner died at 1,000: the table says so, the line stops at 100.
-                doc.results.push(measured(&scenario, "openssl", "split-process", side, "rss", rss, (n == 100).then_some(56_000.0)));
+                doc.results.push(measured(
+                    &scenario,
+                    "openssl",
+                    "split-process",
+                    side,
+                    "rss",
+                    rss,
+                    (n == 100).then_some(56_000.0),
+                ));
             }
         }
         let io_profile = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm";
-        for (metric, client, server) in [("read_calls", 6.0, 7.0), ("write_calls", 4.0, 3.0), ("io_calls", 10.0, 10.0), ("records_written", 5.0, 5.0), ("bytes_written", 338.0, 1207.0)] {
-            doc.results.push(measured(io_profile, "rustls-aws-lc-rs", "in-process", Side::Client, "io", metric, Some(client)));
-            doc.results.push(measured(io_profile, "rustls-aws-lc-rs", "in-process", Side::Server, "io", metric, Some(server)));
+        for (metric, client, server) in [
+            ("read_calls", 6.0, 7.0),
+            ("write_calls", 4.0, 3.0),
+            ("io_calls", 10.0, 10.0),
+            ("records_written", 5.0, 5.0),
+            ("bytes_written", 338.0, 1207.0),
+        ] {
+            doc.results.push(measured(
+                io_profile,
+                "rustls-aws-lc-rs",
+                "in-process",
+                Side::Client,
+                "io",
+                metric,
+                Some(client),
+            ));
+            doc.results.push(measured(
+                io_profile,
+                "rustls-aws-lc-rs",
+                "in-process",
+                Side::Server,
+                "io",
+                metric,
+                Some(server),
+            ));
         }
         let html = Report::new(&doc, None).unwrap().html();
         let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} missing"));
         // No bar charts of memory-N (they are drawn against N); the io-profile kind gets its bars.
         assert!(!html.contains("<section class=\"group\" id=\"group-memory-"));
-        assert!(at("<section id=\"charts\">") < at("<section id=\"memory\">") && at("<section id=\"memory\">") < at("<section id=\"io\">"));
+        assert!(
+            at("<section id=\"charts\">") < at("<section id=\"memory\">")
+                && at("<section id=\"memory\">") < at("<section id=\"io\">")
+        );
         assert!(at("<section id=\"io\">") < at("<section id=\"tables\">"));
         // One memory group, per side a heap chart and an rss chart: 4 line charts.
         assert_eq!(html.matches("<section class=\"memory-group\">").count(), 1);
@@ -555,7 +639,9 @@ mod tests {
         assert!(html.contains("<tr><td>rustls-aws-lc-rs</td><td>server</td><td class=\"num\">7,800</td><td class=\"num\">7,761</td><td class=\"num\">-</td><td class=\"num\">-</td></tr>"), "{html}");
         // The io table: both sides' counts in the columns' order.
         assert!(html.contains(&format!("<h3><code>{io_profile}</code></h3>")));
-        let row = ["6", "4", "10", "5", "338", "7", "3", "10", "5", "1,207"].map(|n| format!("<td class=\"num\">{n}</td>")).concat();
+        let row = ["6", "4", "10", "5", "338", "7", "3", "10", "5", "1,207"]
+            .map(|n| format!("<td class=\"num\">{n}</td>"))
+            .concat();
         assert!(html.contains(&format!("<tr><td>rustls-aws-lc-rs</td>{row}</tr>")), "{html}");
     }
 }

@@ -117,6 +117,9 @@ note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-pol
     fn an_unknown_baseline_names_the_valid_ones() {
         let doc = fixture::document();
         let err = Report::new(&doc, Some("wolfssl")).err().unwrap();
-        assert_eq!(err.to_string(), "baseline `wolfssl` is not a stack of run run-1 (valid: rustls-aws-lc-rs, openssl)");
+        assert_eq!(
+            err.to_string(),
+            "baseline `wolfssl` is not a stack of run run-1 (valid: rustls-aws-lc-rs, openssl)"
+        );
     }
 }

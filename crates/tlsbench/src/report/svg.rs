@@ -63,10 +63,18 @@ impl BarChart {
         // Wide enough for the legend too, which is one line from the plot's left edge.
         let legend: f64 = self.series.iter().map(|s| legend_entry_width(&s.name)).sum();
         let (plot, width) = (PLOT, (left + PLOT + VALUE_ROOM).max(left + legend));
-        let top_value = self.groups.iter().flat_map(|g| &g.bars).filter_map(|b| b.value.as_ref().ok()).map(|(m, [_, hi])| m.max(*hi)).fold(0.0, f64::max);
+        let top_value = self
+            .groups
+            .iter()
+            .flat_map(|g| &g.bars)
+            .filter_map(|b| b.value.as_ref().ok())
+            .map(|(m, [_, hi])| m.max(*hi))
+            .fold(0.0, f64::max);
         let (step, axis_max) = ticks(top_value);
         let x = |value: f64| left + value / axis_max * plot;
-        let plot_height: f64 = self.groups.iter().map(|g| g.bars.len() as f64 * (BAR + BAR_GAP) - BAR_GAP + GROUP_GAP).sum::<f64>() + GROUP_GAP;
+        let plot_height: f64 =
+            self.groups.iter().map(|g| g.bars.len() as f64 * (BAR + BAR_GAP) - BAR_GAP + GROUP_GAP).sum::<f64>()
+                + GROUP_GAP;
         let height = TOP + plot_height + AXIS;
 
         let mut svg = String::new();
@@ -94,7 +102,13 @@ impl BarChart {
                 format_tick(tick, step)
             );
         }
-        let _ = write!(svg, r#"<text class="axis" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, left + plot / 2.0, bottom + 32.0, escape(&self.axis));
+        let _ = write!(
+            svg,
+            r#"<text class="axis" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            left + plot / 2.0,
+            bottom + 32.0,
+            escape(&self.axis)
+        );
 
         let mut y = TOP + GROUP_GAP;
         for group in &self.groups {
@@ -123,7 +137,13 @@ impl BarChart {
                             svg,
                             r#"<path class="ci" d="M{lx:.1} {middle:.1}H{hx:.1}M{lx:.1} {cap_top:.1}V{cap_bottom:.1}M{hx:.1} {cap_top:.1}V{cap_bottom:.1}"/>"#
                         );
-                        let _ = write!(svg, r#"<text class="value" x="{:.1}" y="{:.1}">{}</text>"#, x(median.max(*high)) + 6.0, middle + 4.0, format_number(*median));
+                        let _ = write!(
+                            svg,
+                            r#"<text class="value" x="{:.1}" y="{:.1}">{}</text>"#,
+                            x(median.max(*high)) + 6.0,
+                            middle + 4.0,
+                            format_number(*median)
+                        );
                     }
                     Err(text) => {
                         let _ = write!(
@@ -241,7 +261,13 @@ impl LineChart {
                 format_tick(*tick, *tick)
             );
         }
-        let _ = write!(svg, r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, left + plot_width / 2.0, bottom + 32.0, escape(&self.x_axis));
+        let _ = write!(
+            svg,
+            r#"<text class="axis" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            left + plot_width / 2.0,
+            bottom + 32.0,
+            escape(&self.x_axis)
+        );
         let middle = (top + bottom) / 2.0;
         let _ = write!(
             svg,
@@ -265,7 +291,8 @@ impl LineChart {
                 }
             }
             if path.contains('L') {
-                let _ = write!(svg, r#"<path class="line" d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>"#);
+                let _ =
+                    write!(svg, r#"<path class="line" d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>"#);
             }
             for point in &line.points {
                 let Some((median, [ci_low, ci_high])) = point.value else { continue };
@@ -360,14 +387,21 @@ mod tests {
     }
 
     fn chart(series: Vec<Series>) -> BarChart {
-        let bar = |series, value: Result<(f64, [f64; 2]), String>| Bar { series, value, tooltip: format!("bar {series}") };
+        let bar =
+            |series, value: Result<(f64, [f64; 2]), String>| Bar { series, value, tooltip: format!("bar {series}") };
         BarChart {
             title: "handshake-full: server".into(),
             axis: "handshakes_per_s (1/s)".into(),
             series,
             groups: vec![
-                Group { label: "1.3 x25519".into(), bars: vec![bar(0, Ok((800.0, [780.0, 820.0]))), bar(1, Ok((400.0, [390.0, 410.0])))] },
-                Group { label: "1.2 <rsa>".into(), bars: vec![bar(0, Ok((1000.0, [990.0, 1010.0]))), bar(1, Err("failed".into()))] },
+                Group {
+                    label: "1.3 x25519".into(),
+                    bars: vec![bar(0, Ok((800.0, [780.0, 820.0]))), bar(1, Ok((400.0, [390.0, 410.0])))],
+                },
+                Group {
+                    label: "1.2 <rsa>".into(),
+                    bars: vec![bar(0, Ok((1000.0, [990.0, 1010.0]))), bar(1, Err("failed".into()))],
+                },
             ],
         }
     }
@@ -375,7 +409,10 @@ mod tests {
     #[test]
     fn bars_whiskers_and_missing_cells() {
         let svg = chart(series(&["rustls", "openssl"])).render();
-        assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 900 194""#), "{svg}");
+        assert!(
+            svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 900 194""#),
+            "{svg}"
+        );
         assert!(svg.ends_with("</svg>"));
         assert_eq!(svg.matches(r#"<rect class="bar""#).count(), 3);
         assert_eq!(svg.matches(r#"<path class="ci""#).count(), 3);
@@ -384,10 +421,17 @@ mod tests {
         assert!(svg.contains(r##"<rect class="bar" x="100.0" y="68.0" width="480.0" height="14" fill="#0072b2"><title>bar 0</title></rect>"##), "{svg}");
         assert!(svg.contains(r#"<path class="ci" d="M568.0 75.0H592.0M568.0 70.3V79.7M592.0 70.3V79.7"/>"#), "{svg}");
         assert!(svg.contains(r#"<text class="value" x="598.0" y="79.0">800.0</text>"#), "{svg}");
-        assert!(svg.contains(r##"<text class="missing" x="106.0" y="139.0" fill="#e69f00">failed<title>bar 1</title></text>"##), "{svg}");
+        assert!(
+            svg.contains(
+                r##"<text class="missing" x="106.0" y="139.0" fill="#e69f00">failed<title>bar 1</title></text>"##
+            ),
+            "{svg}"
+        );
         // Labels are escaped, and ticks run from 0 to the axis end.
         assert!(svg.contains(">1.2 &lt;rsa&gt;</text>"));
-        assert!(svg.contains(r#"text-anchor="middle">0</text>"#) && svg.contains(r#"text-anchor="middle">1,200</text>"#));
+        assert!(
+            svg.contains(r#"text-anchor="middle">0</text>"#) && svg.contains(r#"text-anchor="middle">1,200</text>"#)
+        );
     }
 
     #[test]
@@ -399,12 +443,31 @@ mod tests {
             x_axis: "connections (log scale)".into(),
             y_axis: "B per connection".into(),
             lines: vec![
-                Line { series: a, points: vec![point(100.0, Some((200.0, [200.0, 200.0]))), point(1000.0, Some((400.0, [100.0, 700.0]))), point(10000.0, Some((600.0, [600.0, 600.0])))] },
-                Line { series: b, points: vec![point(100.0, Some((500.0, [500.0, 500.0]))), point(1000.0, None), point(10000.0, Some((800.0, [800.0, 800.0])))] },
+                Line {
+                    series: a,
+                    points: vec![
+                        point(100.0, Some((200.0, [200.0, 200.0]))),
+                        point(1000.0, Some((400.0, [100.0, 700.0]))),
+                        point(10000.0, Some((600.0, [600.0, 600.0]))),
+                    ],
+                },
+                Line {
+                    series: b,
+                    points: vec![
+                        point(100.0, Some((500.0, [500.0, 500.0]))),
+                        point(1000.0, None),
+                        point(10000.0, Some((800.0, [800.0, 800.0]))),
+                    ],
+                },
             ],
         };
         let svg = chart.render();
-        assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" viewBox="0 0 520 316""#), "{svg}");
+        assert!(
+            svg.starts_with(
+                r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" viewBox="0 0 520 316""#
+            ),
+            "{svg}"
+        );
         assert!(svg.ends_with("</svg>"));
         // Left of the plot: the y label and "800"; 454.4 px of plot, the outer points 28 px in, so
         // on a log axis 1,000 is halfway. The y axis runs 0 to 800 over 220 px up from y = 276.
@@ -412,18 +475,29 @@ mod tests {
         // openssl has no number at 1,000: two points and no line between them.
         assert_eq!(svg.matches(r#"<path class="line""#).count(), 1);
         assert_eq!(svg.matches(r#"<circle class="point""#).count(), 5);
-        assert!(svg.contains(r##"<circle class="point" cx="480.0" cy="56.0" r="4" fill="#e69f00"><title>at 10000</title></circle>"##), "{svg}");
+        assert!(
+            svg.contains(
+                r##"<circle class="point" cx="480.0" cy="56.0" r="4" fill="#e69f00"><title>at 10000</title></circle>"##
+            ),
+            "{svg}"
+        );
         // A whisker only where the interval is wider than the marker.
         assert_eq!(svg.matches(r#"<path class="whisker""#).count(), 1);
         assert!(svg.contains(r#"d="M280.8 248.5V83.5M276.8 248.5H284.8M276.8 83.5H284.8""#), "{svg}");
         // Ticks at the counts present, grouped; the legend names each line.
-        assert!(svg.contains(r#"text-anchor="middle">100</text>"#) && svg.contains(r#"text-anchor="middle">10,000</text>"#), "{svg}");
+        assert!(
+            svg.contains(r#"text-anchor="middle">100</text>"#) && svg.contains(r#"text-anchor="middle">10,000</text>"#),
+            "{svg}"
+        );
         assert!(svg.contains(r#"text-anchor="end">800</text>"#) && svg.contains(">openssl</text>"), "{svg}");
     }
 
     #[test]
     fn a_line_chart_of_one_count_puts_it_in_the_middle() {
-        let line = Line { series: series(&["rustls"]).remove(0), points: vec![Point { x: 1000.0, value: Some((10.0, [10.0, 10.0])), tooltip: String::new() }] };
+        let line = Line {
+            series: series(&["rustls"]).remove(0),
+            points: vec![Point { x: 1000.0, value: Some((10.0, [10.0, 10.0])), tooltip: String::new() }],
+        };
         let svg = LineChart { title: "t".into(), x_axis: "x".into(), y_axis: "y".into(), lines: vec![line] }.render();
         assert_eq!(svg.matches(r#"<circle class="point""#).count(), 1);
         assert_eq!(svg.matches(r#"<path class="line""#).count(), 0);

@@ -4,9 +4,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
-use crate::output::table::{format_cell, Grid};
 use crate::group::{self, GroupBy};
 use crate::output::first_seen;
+use crate::output::table::{format_cell, Grid};
 use crate::results::{CellResult, RunDocument, Status};
 
 /// The cells of one metric laid out as a grid, with the baseline's column if there is one.
@@ -38,7 +38,8 @@ impl<'a> MetricTable<'a> {
         // Metric by metric, as ungrouped, each metric's groups together.
         let metrics = first_seen(per_group.iter().flatten().map(|t| (t.metric, t.unit)));
         let mut tables: Vec<MetricTable<'a>> = Vec::new();
-        let mut per_group: Vec<std::collections::VecDeque<MetricTable<'a>>> = per_group.into_iter().map(Into::into).collect();
+        let mut per_group: Vec<std::collections::VecDeque<MetricTable<'a>>> =
+            per_group.into_iter().map(Into::into).collect();
         for metric in metrics {
             for group in &mut per_group {
                 if group.front().is_some_and(|t| (t.metric, t.unit) == metric) {
@@ -60,7 +61,8 @@ impl<'a> MetricTable<'a> {
         metrics
             .into_iter()
             .map(|(metric, unit, better)| {
-                let grid = Grid::new(results.iter().copied().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
+                let grid =
+                    Grid::new(results.iter().copied().filter(|c| (&c.metric[..], &c.unit[..]) == (metric, unit)));
                 let baseline = baseline.and_then(|b| grid.pairs.iter().position(|p| p == b));
                 MetricTable { metric, unit, better, grid, baseline, group: group.clone() }
             })
@@ -127,7 +129,11 @@ impl<'a> MetricTable<'a> {
     pub fn markdown(&self) -> String {
         let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
         let header = self.header();
-        let rule = header.iter().enumerate().map(|(i, _)| if self.numeric_columns().contains(&i) { "---:" } else { "---" }.to_string()).collect();
+        let rule = header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if self.numeric_columns().contains(&i) { "---:" } else { "---" }.to_string())
+            .collect();
         let mut md = format!("## {}\n\n", self.title());
         md += &line(header);
         md += &line(rule);
@@ -177,7 +183,10 @@ mod tests {
         assert_eq!(tables.len(), 2);
         let handshakes = &tables[0];
         assert_eq!(handshakes.title(), "handshakes_per_s (1/s, higher is better)");
-        assert_eq!(handshakes.header(), ["scenario", "side", "rustls-aws-lc-rs", "openssl", "rustls-aws-lc-rs/openssl"]);
+        assert_eq!(
+            handshakes.header(),
+            ["scenario", "side", "rustls-aws-lc-rs", "openssl", "rustls-aws-lc-rs/openssl"]
+        );
         let rows = handshakes.rows();
         assert_eq!(rows[0][2..], ["12,345 ±1.2%", "10,000 ±1.0%", "1.23x"]);
         assert_eq!(rows[1][2..], ["987.6 ±0.8% *", "failed", "-"]);

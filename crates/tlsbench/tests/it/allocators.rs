@@ -24,8 +24,30 @@ fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
         .env("TLSBENCH_RUNNER_DIR", runners.path())
         // Left in the user's environment, it must not move the cells off their allocator.
         .env("TLSBENCH_ALLOCATOR", "mimalloc")
-        .args(["run", "--stack", "openssl", "--stack", "rustls-ring", "--stack", "go", "--allocator", "jemalloc", "--allocator", "mimalloc"])
-        .args(["--allocator", "jemalloc", "--measure", "heap", "--scenario", SCENARIO, "--samples", "1", "--export-json"])
+        .args([
+            "run",
+            "--stack",
+            "openssl",
+            "--stack",
+            "rustls-ring",
+            "--stack",
+            "go",
+            "--allocator",
+            "jemalloc",
+            "--allocator",
+            "mimalloc",
+        ])
+        .args([
+            "--allocator",
+            "jemalloc",
+            "--measure",
+            "heap",
+            "--scenario",
+            SCENARIO,
+            "--samples",
+            "1",
+            "--export-json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
@@ -35,26 +57,40 @@ fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
     let results = doc["results"].as_array().unwrap();
 
     // One column per allocator (a repeated one once), side by side in one table.
-    for label in ["openssl (jemalloc)", "openssl (mimalloc)", "rustls-ring (jemalloc)", "rustls-ring (mimalloc)", "go (jemalloc)"] {
+    for label in [
+        "openssl (jemalloc)",
+        "openssl (mimalloc)",
+        "rustls-ring (jemalloc)",
+        "rustls-ring (mimalloc)",
+        "go (jemalloc)",
+    ] {
         assert!(stdout.contains(label), "{label} in:\n{stdout}");
     }
     for stack in ["openssl", "rustls-ring"] {
         for allocator in ["jemalloc", "mimalloc"] {
-            let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack && r["allocator"] == allocator).collect();
+            let cells: Vec<&Value> =
+                results.iter().filter(|r| r["client_stack"] == stack && r["allocator"] == allocator).collect();
             assert!(!cells.is_empty(), "{stack} {allocator}");
             assert!(cells.iter().all(|r| r["status"] == "ok"), "{cells:?}");
-            let allocations = cells.iter().find(|r| r["metric"] == "allocations_per_handshake" && r["side"] == "server").unwrap();
+            let allocations =
+                cells.iter().find(|r| r["metric"] == "allocations_per_handshake" && r["side"] == "server").unwrap();
             assert!(allocations["median"].as_f64().unwrap() > 10.0, "{allocations}");
         }
     }
-    assert!(!results.iter().any(|r| r["allocator"].is_null() || r["allocator"] == "glibc"), "only the allocators asked for");
+    assert!(
+        !results.iter().any(|r| r["allocator"].is_null() || r["allocator"] == "glibc"),
+        "only the allocators asked for"
+    );
     // The runtime's stack: n/a in every allocator's column, saying why, and never run.
     let go: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "go").collect();
     assert!(!go.is_empty());
     for r in go {
         assert_eq!(r["status"], "unsupported", "{r}");
         let reason = r["reason"].as_str().unwrap();
-        assert!(reason.starts_with("go: allocates through its language's runtime, not through tlsbench's malloc"), "{reason}");
+        assert!(
+            reason.starts_with("go: allocates through its language's runtime, not through tlsbench's malloc"),
+            "{reason}"
+        );
     }
     // The environment: what the runners reported, with versions; no longer "system (libc malloc)".
     let environment = doc["run"]["environment"]["allocator"].as_str().unwrap();
@@ -68,7 +104,8 @@ fn each_allocator_is_a_column_the_runners_report_and_a_runtime_stack_is_na() {
 
 #[test]
 fn an_unknown_allocator_is_an_error_naming_the_valid_ones() {
-    let output = Command::new(env!("CARGO_BIN_EXE_tlsbench")).args(["run", "--allocator", "tcmalloc"]).output().unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_tlsbench")).args(["run", "--allocator", "tcmalloc"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -80,7 +117,17 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
     let data = tempfile::tempdir().unwrap();
     let sample = |allocator: Option<&str>| {
         let mut command = Command::new(runner_dir().join("tlsbench-runner-openssl"));
-        command.args(["sample", "--client", "openssl", "--server", "openssl", "--scenario", SCENARIO, "--measure", "io"]);
+        command.args([
+            "sample",
+            "--client",
+            "openssl",
+            "--server",
+            "openssl",
+            "--scenario",
+            SCENARIO,
+            "--measure",
+            "io",
+        ]);
         command.arg("--data-dir").arg(data.path());
         match allocator {
             Some(name) => command.env("TLSBENCH_ALLOCATOR", name),
@@ -88,7 +135,9 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
         };
         serde_json::from_slice::<Reply>(&succeeded(command.output().unwrap()).stdout).unwrap()
     };
-    for (asked, expected) in [(None, "glibc"), (Some("glibc"), "glibc"), (Some("jemalloc"), "jemalloc"), (Some("mimalloc"), "mimalloc")] {
+    for (asked, expected) in
+        [(None, "glibc"), (Some("glibc"), "glibc"), (Some("jemalloc"), "jemalloc"), (Some("mimalloc"), "mimalloc")]
+    {
         let Reply::Ok(report) = sample(asked) else { panic!("{asked:?}") };
         let used = report.allocator.expect("the runner reports its allocator");
         assert_eq!(used.name.name(), expected);
@@ -96,7 +145,9 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
     }
     assert_eq!(
         sample(Some("tcmalloc")),
-        Reply::Failed { reason: "TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)".into() }
+        Reply::Failed {
+            reason: "TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)".into()
+        }
     );
 }
 
@@ -106,7 +157,17 @@ fn instruction_counts_run_on_the_allocator_of_their_column() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args(["run", "--stack", "openssl", "--allocator", "jemalloc", "--measure", "instructions", "--scenario", SCENARIO])
+        .args([
+            "run",
+            "--stack",
+            "openssl",
+            "--allocator",
+            "jemalloc",
+            "--measure",
+            "instructions",
+            "--scenario",
+            SCENARIO,
+        ])
         .args(["--samples", "1", "--export-json"])
         .arg(&json)
         .output()

@@ -43,9 +43,15 @@ impl Dirs {
         let root = tempfile::tempdir().unwrap();
         let release = root.path().join("release");
         std::fs::create_dir_all(&release).unwrap();
-        std::os::unix::fs::symlink(release_dir().join("tlsbench-runner-openssl"), release.join("tlsbench-runner-openssl")).unwrap();
+        std::os::unix::fs::symlink(
+            release_dir().join("tlsbench-runner-openssl"),
+            release.join("tlsbench-runner-openssl"),
+        )
+        .unwrap();
         let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
-        let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+        let list = format!(
+            r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+        );
         executable(
             &release.join("tlsbench-runner-fake"),
             &format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"unsupported\",\"reason\":\"a fake\"}}' ;;\nesac\n"),
@@ -114,7 +120,19 @@ fn stdout(output: &Output) -> String {
 fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell() {
     let dirs = Dirs::new();
     let run = |extra: &[&str], json: &str| {
-        let mut args = vec!["run", "--stack", "openssl", "--stack", "go", "--measure", "io", "--scenario", SCENARIO, "--samples", "1"];
+        let mut args = vec![
+            "run",
+            "--stack",
+            "openssl",
+            "--stack",
+            "go",
+            "--measure",
+            "io",
+            "--scenario",
+            SCENARIO,
+            "--samples",
+            "1",
+        ];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--export-json", json, "--export-csv", "r.csv"]);
         let output = dirs.tlsbench(&args);
@@ -128,15 +146,23 @@ fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell(
     }
     let results = doc["results"].as_array().unwrap();
     for build in ["release", "native"] {
-        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "openssl" && r["build"] == build).collect();
+        let cells: Vec<&Value> =
+            results.iter().filter(|r| r["client_stack"] == "openssl" && r["build"] == build).collect();
         assert!(!cells.is_empty() && cells.iter().all(|r| r["status"] == "ok"), "{build}: {cells:?}");
     }
     // Go's runner is built by its own toolchain: n/a in native's column, never run there.
-    let go_native: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "go" && r["build"] == "native").collect();
+    let go_native: Vec<&Value> =
+        results.iter().filter(|r| r["client_stack"] == "go" && r["build"] == "native").collect();
     assert!(!go_native.is_empty());
     for r in go_native {
         assert_eq!(r["status"], "unsupported", "{r}");
-        assert!(r["reason"].as_str().unwrap().starts_with("go: its runner (tlsbench-runner-fake) is built by its own toolchain"), "{r}");
+        assert!(
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("go: its runner (tlsbench-runner-fake) is built by its own toolchain"),
+            "{r}"
+        );
     }
     // The environment: each build as its runners said, and what no build reaches.
     let builds = doc["run"]["environment"]["builds"].as_str().unwrap();
@@ -156,7 +182,11 @@ fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell(
     // A row matched across builds is both builds': labelled without either.
     assert!(compared.contains("┆ openssl ") && !compared.contains("openssl [release]"), "{compared}");
     let output = dirs.tlsbench(&["compare", id, id, "--build-a", "lto"]);
-    assert!(stderr(&output).contains(&format!("run {id} has no cells of build `lto` (its builds: release, native)")), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("run {id} has no cells of build `lto` (its builds: release, native)")),
+        "{}",
+        stderr(&output)
+    );
 
     // A run of release against a run of native: matched cell by cell, the build what differs.
     let (_, plain) = run(&[], "release.json");
@@ -168,7 +198,10 @@ fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell(
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(compared.contains("the runs differ in build: A release, B native"), "{compared}");
     let openssl_cells = native["results"].as_array().unwrap().iter().filter(|r| r["client_stack"] == "openssl").count();
-    assert!(openssl_cells > 0 && !compared.contains("only in A: ") && !compared.contains("only in B: openssl"), "{compared}");
+    assert!(
+        openssl_cells > 0 && !compared.contains("only in A: ") && !compared.contains("only in B: openssl"),
+        "{compared}"
+    );
 }
 
 #[test]
@@ -181,7 +214,10 @@ fn a_build_not_built_stale_or_unknown_is_an_error_saying_what_to_do() {
     let lto = dirs.root.path().join("builds/lto");
     assert_eq!(
         stderr(&output).trim(),
-        format!("error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)", lto.display())
+        format!(
+            "error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)",
+            lto.display()
+        )
     );
     // A runner left from another build in native's directory.
     dirs.native_as("release");
@@ -197,7 +233,12 @@ fn a_build_not_built_stale_or_unknown_is_an_error_saying_what_to_do() {
     );
     let output = with("pgo");
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("invalid value 'pgo' for '--build <BUILD>'") && stderr(&output).contains("[possible values: release, native, lto]"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("invalid value 'pgo' for '--build <BUILD>'")
+            && stderr(&output).contains("[possible values: release, native, lto]"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -209,7 +250,10 @@ fn the_runner_reports_the_build_it_was_compiled_as() {
     // Built by cargo for these tests: no TLSBENCH_BUILD, so the name is the profile's, and
     // the profile is the directory cargo built into.
     let profile = release_dir().file_name().unwrap().to_string_lossy().into_owned();
-    assert_eq!((build.name.as_str(), build.profile.as_str()), (option_env!("TLSBENCH_BUILD").unwrap_or(&profile), profile.as_str()));
+    assert_eq!(
+        (build.name.as_str(), build.profile.as_str()),
+        (option_env!("TLSBENCH_BUILD").unwrap_or(&profile), profile.as_str())
+    );
     assert_eq!(build.rustflags, option_env!("RUSTFLAGS").unwrap_or_default());
 }
 
@@ -233,7 +277,11 @@ fn io_and_trace_run_the_chosen_builds_runners_and_name_the_build() {
     let output = dirs.tlsbench(&["io", "--build", "native", "--stack", "go"]);
     assert_eq!(stderr(&output).trim(), format!("error: {GO_IN_NATIVE}"));
     let output = dirs.tlsbench(&["io", "--stack", "openssl", "--config", "pinned"]);
-    assert!(output.status.success() && !stdout(&output).contains("[native]") && stdout(&output).contains("│ openssl "), "{}", stderr(&output));
+    assert!(
+        output.status.success() && !stdout(&output).contains("[native]") && stdout(&output).contains("│ openssl "),
+        "{}",
+        stderr(&output)
+    );
 
     let io_profile = "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm";
     let output = dirs.tlsbench(&["trace", io_profile, "--stack", "openssl", "--build", "native"]);
@@ -266,16 +314,42 @@ fn serve_and_load_run_the_chosen_builds_runners_and_name_the_build() {
     assert!(addr.starts_with("127.0.0.1:"), "serve prints its address first, got {addr:?}");
     let addr = addr.trim();
 
-    let output = dirs.tlsbench(&["load", "--stack", "openssl", "--build", "native", "--connect", addr, "--connections", "5", "--output", "native.json"]);
+    let output = dirs.tlsbench(&[
+        "load",
+        "--stack",
+        "openssl",
+        "--build",
+        "native",
+        "--connect",
+        addr,
+        "--connections",
+        "5",
+        "--output",
+        "native.json",
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).starts_with("openssl [native] "), "{}", stdout(&output));
     assert_eq!(dirs.read_json("native.json")["build"], "native");
-    let output = dirs.tlsbench(&["load", "--stack", "openssl", "--connect", addr, "--connections", "5", "--output", "release.json"]);
+    let output = dirs.tlsbench(&[
+        "load",
+        "--stack",
+        "openssl",
+        "--connect",
+        addr,
+        "--connections",
+        "5",
+        "--output",
+        "release.json",
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(dirs.read_json("release.json").get("build").is_none(), "release is unnamed");
     // Partial results of two builds are not one result.
     let output = dirs.tlsbench(&["merge", "native.json", "release.json"]);
-    assert!(stderr(&output).contains("release.json is of build release, the first partial of build native"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("release.json is of build release, the first partial of build native"),
+        "{}",
+        stderr(&output)
+    );
 
     // SIGTERM, as a service manager stops it; it reaches the runner through the fake.
     // SAFETY: a signal to our own child.
@@ -284,7 +358,10 @@ fn serve_and_load_run_the_chosen_builds_runners_and_name_the_build() {
     let mut err = String::new();
     server.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     assert!(status.success(), "{status}: {err}");
-    assert!(err.contains(&format!("openssl [native] (OpenSSL 3.")) && err.contains(&format!("serves on {addr}")), "{err}");
+    assert!(
+        err.contains(&format!("openssl [native] (OpenSSL 3.")) && err.contains(&format!("serves on {addr}")),
+        "{err}"
+    );
     let served = dirs.read_json("served.json");
     assert_eq!(served["build"], "native");
     assert!(served["connections"].as_u64().unwrap() >= 10, "{served}");
@@ -297,7 +374,10 @@ fn serve_and_load_run_the_chosen_builds_runners_and_name_the_build() {
 fn a_one_build_command_asked_for_a_build_not_built_says_how_to_build_it() {
     let dirs = Dirs::new();
     let lto = dirs.root.path().join("builds/lto");
-    let expected = format!("error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)", lto.display());
+    let expected = format!(
+        "error: build `lto` is not built: {} does not exist (build it: scripts/build.sh --build lto)",
+        lto.display()
+    );
     let commands: [&[&str]; 5] = [
         &["serve", "--stack", "openssl", "--build", "lto"],
         &["load", "--stack", "openssl", "--connect", "127.0.0.1:9", "--build", "lto"],

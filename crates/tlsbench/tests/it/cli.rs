@@ -23,7 +23,9 @@ fn list_stacks_shows_each_library_version() {
     let output = tlsbench(dir.path()).args(["list", "stacks"]).output().unwrap();
     let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
-    for needle in ["rustls-aws-lc-rs", "rustls 0.23.", "(aws-lc-rs 1.", "rustls-ring", "(ring 0.17.", "openssl", "OpenSSL 3."] {
+    for needle in
+        ["rustls-aws-lc-rs", "rustls 0.23.", "(aws-lc-rs 1.", "rustls-ring", "(ring 0.17.", "openssl", "OpenSSL 3."]
+    {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
     }
 }
@@ -65,7 +67,9 @@ fn list_scenarios_for_a_stack_says_which_it_supports_and_why_not() {
     let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "openssl"]).output().unwrap();
     let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
-    let line = |name: &str| text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}")).to_string();
+    let line = |name: &str| {
+        text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}")).to_string()
+    };
     let support = |name: &str| line(name).split_once(' ').unwrap().1.trim().to_string();
     assert_eq!(support("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), "supported (in the default run)");
     assert_eq!(support("handshake-resume-id_1.2_secp384r1_rsa-4096_aes-256-gcm_mtls_no-ems"), "supported");
@@ -75,7 +79,10 @@ fn list_scenarios_for_a_stack_says_which_it_supports_and_why_not() {
     );
     let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "rustls-ring"]).output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems") && text.contains("unsupported: rustls-ring: extended master secret cannot be switched off"));
+    assert!(
+        text.contains("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems")
+            && text.contains("unsupported: rustls-ring: extended master secret cannot be switched off")
+    );
 }
 
 #[test]
@@ -83,15 +90,40 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
     let dir = tempfile::tempdir().unwrap();
     let (json, csv, md) = (dir.path().join("r.json"), dir.path().join("r.csv"), dir.path().join("r.md"));
     let output = tlsbench(dir.path())
-        .args(["run", "--stack", "rustls-aws-lc-rs", "--stack", "openssl", "--samples", "6", "--min-time-ms", "5", "--warmup-ms", "1"])
-        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.2_*_aes-256-gcm"])
+        .args([
+            "run",
+            "--stack",
+            "rustls-aws-lc-rs",
+            "--stack",
+            "openssl",
+            "--samples",
+            "6",
+            "--min-time-ms",
+            "5",
+            "--warmup-ms",
+            "1",
+        ])
+        .args([
+            "--scenario",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "--scenario",
+            "transfer_1.2_*_aes-256-gcm",
+        ])
         .args(["--measure", "time", "--measure", "io"])
-        .arg("--export-json").arg(&json).arg("--export-csv").arg(&csv).arg("--export-markdown").arg(&md)
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&csv)
+        .arg("--export-markdown")
+        .arg(&md)
         .output()
         .unwrap();
     let output = succeeded(output);
     let table = String::from_utf8(output.stdout).unwrap();
-    assert!(table.contains("rustls-aws-lc-rs") && table.contains("openssl") && table.contains("handshakes_per_s"), "{table}");
+    assert!(
+        table.contains("rustls-aws-lc-rs") && table.contains("openssl") && table.contains("handshakes_per_s"),
+        "{table}"
+    );
 
     let doc = read_json(&json);
     assert_eq!(doc["schema_version"], 1);
@@ -107,12 +139,20 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
     }
     for key in ["calibration_before", "calibration_after"] {
         let calibration = &conditions[key];
-        assert!(calibration["median_ms"].as_f64().unwrap() > 0.0 && calibration["spread_percent"].as_f64().unwrap() >= 0.0, "{calibration}");
+        assert!(
+            calibration["median_ms"].as_f64().unwrap() > 0.0 && calibration["spread_percent"].as_f64().unwrap() >= 0.0,
+            "{calibration}"
+        );
     }
-    assert_eq!(doc["run"]["environment"]["cores"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
+    assert_eq!(
+        doc["run"]["environment"]["cores"].as_u64().unwrap() as usize,
+        std::thread::available_parallelism().unwrap().get()
+    );
     // 2 stacks x 2 sides x (time: handshake rate, transfer rate, each by wall and CPU time; io:
     // the handshake's counts; transfer has no io).
-    let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
+    let io_counts =
+        tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull)
+            .len();
     let results = results(&doc);
     assert_eq!(results.len(), 2 * 2 * (4 + io_counts));
     for r in results {
@@ -130,7 +170,8 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         }
         let samples: Vec<f64> = r["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         assert_eq!(samples.len(), 6);
-        let (median, min, max) = (r["median"].as_f64().unwrap(), r["min"].as_f64().unwrap(), r["max"].as_f64().unwrap());
+        let (median, min, max) =
+            (r["median"].as_f64().unwrap(), r["min"].as_f64().unwrap(), r["max"].as_f64().unwrap());
         let ci = r["ci95"].as_array().unwrap();
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         assert!(min > 0.0 && min <= low && low <= median && median <= high && high <= max, "{r}");
@@ -164,7 +205,19 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args(["run", "--client", "rustls-ring", "--server", "openssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args([
+            "run",
+            "--client",
+            "rustls-ring",
+            "--server",
+            "openssl",
+            "--samples",
+            "2",
+            "--min-time-ms",
+            "2",
+            "--warmup-ms",
+            "0",
+        ])
         .args(["--scenario", "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305"])
         .arg("--export-json")
         .arg(&json)
@@ -209,7 +262,10 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
 fn samples_of(doc: &Value, stack: &str, scenario: &str, process: &str, side: &str, metric: &str) -> Vec<f64> {
     let r = results(doc)
         .iter()
-        .find(|r| (&r["client_stack"], &r["scenario"], &r["process"], &r["side"], &r["metric"]) == (&stack.into(), &scenario.into(), &process.into(), &side.into(), &metric.into()))
+        .find(|r| {
+            (&r["client_stack"], &r["scenario"], &r["process"], &r["side"], &r["metric"])
+                == (&stack.into(), &scenario.into(), &process.into(), &side.into(), &metric.into())
+        })
         .unwrap_or_else(|| panic!("no {metric} of {side} in {stack} {scenario} {process}"));
     r["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
 }
@@ -218,7 +274,8 @@ fn samples_of(doc: &Value, stack: &str, scenario: &str, process: &str, side: &st
 fn cpu_time_is_reported_for_both_sides_and_is_at_most_their_wall_time() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let (full, transfer) = ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm");
+    let (full, transfer) =
+        ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm");
     let output = tlsbench(dir.path())
         .args(["run", "--stack", "openssl", "--stack", "rustls-aws-lc-rs", "--process", "both", "--samples", "3"])
         .args(["--min-time-ms", "20", "--warmup-ms", "5", "--scenario", full, "--scenario", transfer, "--export-json"])
@@ -228,17 +285,25 @@ fn cpu_time_is_reported_for_both_sides_and_is_at_most_their_wall_time() {
     succeeded(output);
     let doc = read_json(&json);
     for stack in ["openssl", "rustls-aws-lc-rs"] {
-        for (scenario, wall, cpu) in [(full, "handshakes_per_s", "cpu_handshakes_per_s"), (transfer, "mb_per_s", "cpu_mb_per_s")] {
+        for (scenario, wall, cpu) in
+            [(full, "handshakes_per_s", "cpu_handshakes_per_s"), (transfer, "mb_per_s", "cpu_mb_per_s")]
+        {
             for process in ["in-process", "split-process"] {
                 for side in ["client", "server"] {
-                    let (wall, cpu) = (samples_of(&doc, stack, scenario, process, side, wall), samples_of(&doc, stack, scenario, process, side, cpu));
+                    let (wall, cpu) = (
+                        samples_of(&doc, stack, scenario, process, side, wall),
+                        samples_of(&doc, stack, scenario, process, side, cpu),
+                    );
                     assert_eq!(wall.len(), cpu.len());
                     // Same work in each sample: a rate by CPU time is at least the rate by wall time,
                     // as one thread's CPU time is at most its wall time; within 10% for what the CPU
                     // clock's own reads add beyond the calibrated part (measured: up to 5% in
                     // transfers, whose regions are 16 KiB writes or reads of about 6 µs).
                     for (w, c) in wall.iter().zip(&cpu) {
-                        assert!(*w > 0.0 && c.is_finite() && *c >= w / 1.10, "{stack} {scenario} {process} {side}: wall {w}, cpu {c}");
+                        assert!(
+                            *w > 0.0 && c.is_finite() && *c >= w / 1.10,
+                            "{stack} {scenario} {process} {side}: wall {w}, cpu {c}"
+                        );
                     }
                 }
             }
@@ -253,7 +318,14 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
     let run = |target: &str, budget: &str| {
         tlsbench(dir.path())
             .args(["run", "--stack", "rustls-ring", "--samples", "6", "--min-time-ms", "2", "--warmup-ms", "0"])
-            .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--target-ci", target, "--time-budget", budget])
+            .args([
+                "--scenario",
+                "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+                "--target-ci",
+                target,
+                "--time-budget",
+                budget,
+            ])
             .arg("--export-json")
             .arg(&json)
             .output()
@@ -270,7 +342,11 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
     // names what missed.
     let output = run("0.0001", "5");
     let output = succeeded(output);
-    assert!(stderr(&output).contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"),
+        "{}",
+        stderr(&output)
+    );
     let table = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
     assert!(table.contains("did not reach it within the time budget of 5 s: rustls-ring"), "{table}");
     let doc = read_json(&json);
@@ -293,7 +369,13 @@ fn a_pair_that_a_stack_declares_it_cannot_complete_is_not_applicable_with_the_re
         assert!(output.status.success(), "{process}: {}", stderr(&output));
         for r in results(&read_json(&json)) {
             assert_eq!(r["status"], "unsupported", "{r}");
-            assert!(r["reason"].as_str().unwrap().starts_with("bertie: its server sends the leaf certificate without the intermediate"), "{r}");
+            assert!(
+                r["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("bertie: its server sends the leaf certificate without the intermediate"),
+                "{r}"
+            );
         }
     }
 }
@@ -326,7 +408,19 @@ fn a_runner_killed_mid_run_fails_its_cell_and_the_run_goes_on() {
     let child = std::process::Command::new(PathBuf::from(env!("CARGO_BIN_EXE_tlsbench")))
         .env("TLSBENCH_DATA_DIR", dir.path().join("data"))
         .current_dir(dir.path())
-        .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "3", "--min-time-ms", "150", "--warmup-ms", "0"])
+        .args([
+            "run",
+            "--stack",
+            "rustls-ring",
+            "--stack",
+            "openssl",
+            "--samples",
+            "3",
+            "--min-time-ms",
+            "150",
+            "--warmup-ms",
+            "0",
+        ])
         .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"])
         .arg("--export-json")
         .arg(&json)
@@ -337,7 +431,13 @@ fn a_runner_killed_mid_run_fails_its_cell_and_the_run_goes_on() {
     assert!(kill_runner_of(child.id(), "openssl", Duration::from_secs(60)), "no openssl runner appeared");
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "a failed cell makes the exit status non-zero");
-    assert!(stderr(&output).contains("failed: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm openssl: runner was killed by signal 9 (SIGKILL)"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "failed: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm openssl: runner was killed by signal 9 (SIGKILL)"
+        ),
+        "{}",
+        stderr(&output)
+    );
 
     let doc = read_json(&json);
     for r in results(&doc) {
@@ -365,14 +465,22 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
         .args(["run", "--client", "rustls-aws-lc-rs", "--server", "openssl", "--process", "both"])
         .args(["--samples", "2", "--min-time-ms", "3", "--warmup-ms", "0", "--db"])
         .arg(dir.path().join("r.db"))
-        .args(["--scenario", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls", "--scenario", "transfer_1.3_*_aes-128-gcm"])
+        .args([
+            "--scenario",
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls",
+            "--scenario",
+            "transfer_1.3_*_aes-128-gcm",
+        ])
         .arg("--export-json")
         .arg(&json)
         .output()
         .unwrap();
     let output = succeeded(output);
     let table = String::from_utf8(output.stdout).unwrap();
-    assert!(table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "), "{table}");
+    assert!(
+        table.contains("rustls-aws-lc-rs -> openssl [split]") && table.contains("rustls-aws-lc-rs -> openssl "),
+        "{table}"
+    );
     let doc = read_json(&json);
     let results = results(&doc);
     // 2 process models x (handshake: 2 sides + transfer: 2 sides) x (wall time, CPU time).
@@ -382,7 +490,11 @@ fn a_pair_measured_in_one_process_and_split_in_one_run_names_each_way() {
         assert_eq!(of.len(), 8, "{process}");
         for r in of {
             assert_eq!(r["status"], "ok", "{r}");
-            assert!(r["client_library"].as_str().unwrap().contains("aws-lc-rs") && r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."), "{r}");
+            assert!(
+                r["client_library"].as_str().unwrap().contains("aws-lc-rs")
+                    && r["server_library"].as_str().unwrap().starts_with("OpenSSL 3."),
+                "{r}"
+            );
             assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         }
     }
@@ -393,18 +505,34 @@ fn interop_asks_by_default_whether_each_pair_works_on_the_two_headline_handshake
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args(["interop", "--stack", "openssl", "--stack", "rustls-ring", "--min-time-ms", "2", "--warmup-ms", "0", "--export-json"])
+        .args([
+            "interop",
+            "--stack",
+            "openssl",
+            "--stack",
+            "rustls-ring",
+            "--min-time-ms",
+            "2",
+            "--warmup-ms",
+            "0",
+            "--export-json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
     let output = succeeded(output);
     let doc = read_json(&json);
-    let scenarios: std::collections::BTreeSet<&str> = results(&doc).iter().map(|r| r["scenario"].as_str().unwrap()).collect();
-    let expected = ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"];
+    let scenarios: std::collections::BTreeSet<&str> =
+        results(&doc).iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    let expected =
+        ["handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"];
     assert_eq!(scenarios.into_iter().collect::<Vec<_>>(), expected);
     assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 2), "two samples per pair");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("To measure one pair precisely:\n  tlsbench run --client CLIENT --server SERVER"), "{stderr}");
+    assert!(
+        stderr.contains("To measure one pair precisely:\n  tlsbench run --client CLIENT --server SERVER"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -412,7 +540,19 @@ fn interop_prints_a_matrix_of_every_client_against_every_server() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args(["interop", "--stack", "openssl", "--stack", "rustls-ring", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
+        .args([
+            "interop",
+            "--stack",
+            "openssl",
+            "--stack",
+            "rustls-ring",
+            "--samples",
+            "2",
+            "--min-time-ms",
+            "2",
+            "--warmup-ms",
+            "0",
+        ])
         .args(["--scenario", "handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305", "--db"])
         .arg(dir.path().join("r.db"))
         .arg("--export-json")
@@ -421,15 +561,23 @@ fn interop_prints_a_matrix_of_every_client_against_every_server() {
         .unwrap();
     let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305: server side, handshakes_per_s"), "{text}");
+    assert!(
+        text.contains("handshake-full_1.2_x25519_ecdsa-p256_chacha20-poly1305: server side, handshakes_per_s"),
+        "{text}"
+    );
     assert!(text.contains("client \\ server") && text.lines().any(|l| l.starts_with("│ rustls-ring ")), "{text}");
     let pairs: Vec<(String, String)> = results(&read_json(&json))
         .iter()
         .map(|r| (r["client_stack"].as_str().unwrap().to_string(), r["server_stack"].as_str().unwrap().to_string()))
         .collect();
-    for pair in [("openssl", "openssl"), ("openssl", "rustls-ring"), ("rustls-ring", "openssl"), ("rustls-ring", "rustls-ring")] {
+    for pair in
+        [("openssl", "openssl"), ("openssl", "rustls-ring"), ("rustls-ring", "openssl"), ("rustls-ring", "rustls-ring")]
+    {
         assert!(pairs.contains(&(pair.0.to_string(), pair.1.to_string())), "{pair:?} missing");
     }
     let output = tlsbench(dir.path()).args(["interop", "--client", "openssl", "--server", "openssl"]).output().unwrap();
-    assert_eq!(stderr(&output).trim(), "error: interop pairs every client with every server; choose the stacks with --stack");
+    assert_eq!(
+        stderr(&output).trim(),
+        "error: interop pairs every client with every server; choose the stacks with --stack"
+    );
 }

@@ -15,7 +15,8 @@ use tlsbench_harness::{Capabilities, Measure, Scenario, Side};
 
 /// Every runner `scripts/build.sh` builds: a missing one is a failure (run scripts/build.sh),
 /// not a runner quietly left out of the test.
-const BUILT: &[&str] = &["tlsbench-runner-openssl", "tlsbench-runner-boringssl", "tlsbench-runner-go", "tlsbench-runner-java"];
+const BUILT: &[&str] =
+    &["tlsbench-runner-openssl", "tlsbench-runner-boringssl", "tlsbench-runner-go", "tlsbench-runner-java"];
 
 /// The stack every split pair is made with: in the broadest Rust runner.
 const PEER: &str = "rustls-aws-lc-rs";
@@ -44,7 +45,8 @@ fn runners() -> Vec<(PathBuf, ListReply)> {
             assert!(output.status.success(), "{name} list: {}", String::from_utf8_lossy(&output.stderr));
             let stdout = String::from_utf8(output.stdout).unwrap();
             assert_eq!(stdout.lines().count(), 1, "{name}: one line on stdout, the reply: {stdout}");
-            let reply: ListReply = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name} list: {e}: {stdout}"));
+            let reply: ListReply =
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name} list: {e}: {stdout}"));
             (path, reply)
         })
         .collect()
@@ -72,7 +74,8 @@ fn reply(runner: &Path, args: &[&str]) -> Reply {
 }
 
 fn self_test_scenario(id: &str, capabilities: &Capabilities) -> Scenario {
-    let scenario = SELF_TEST.iter().map(|name| name.parse::<Scenario>().unwrap()).find(|s| capabilities.check(id, s).is_ok());
+    let scenario =
+        SELF_TEST.iter().map(|name| name.parse::<Scenario>().unwrap()).find(|s| capabilities.check(id, s).is_ok());
     scenario.unwrap_or_else(|| panic!("{id} supports none of {SELF_TEST:?}"))
 }
 
@@ -83,7 +86,12 @@ fn every_runner_speaks_this_protocol_version_and_lists_distinct_stacks() {
         assert!(!list.stacks.is_empty(), "{}", path.display());
         for stack in &list.stacks {
             assert!(!stack.library.is_empty(), "{}: {}", path.display(), stack.id);
-            assert!(!stack.capabilities.kinds.is_empty() && !stack.capabilities.versions.is_empty(), "{}: {}", path.display(), stack.id);
+            assert!(
+                !stack.capabilities.kinds.is_empty() && !stack.capabilities.versions.is_empty(),
+                "{}: {}",
+                path.display(),
+                stack.id
+            );
         }
     }
     // And tlsbench takes every one of them: none is set aside, and each stack's library is its own.
@@ -111,7 +119,10 @@ fn every_stack_names_its_tls_library_and_its_backend() {
             let id = &stack.id;
             let tls = stack.tls_library.as_deref().unwrap_or_else(|| panic!("{name}: {id} names no TLS library"));
             let backend = stack.backend.as_ref().unwrap_or_else(|| panic!("{name}: {id} names no backend"));
-            assert!(!tls.is_empty() && !backend.name.is_empty() && !backend.version.is_empty(), "{name}: {id}: {stack:?}");
+            assert!(
+                !tls.is_empty() && !backend.name.is_empty() && !backend.version.is_empty(),
+                "{name}: {id}: {stack:?}"
+            );
             let library = &stack.library;
             match id.as_str() {
                 "rustls-ring" => {
@@ -123,18 +134,29 @@ fn every_stack_names_its_tls_library_and_its_backend() {
                     assert_eq!(backend.name, if fips { "AWS-LC FIPS" } else { "AWS-LC" }, "{name}");
                     let via = backend.detail.as_deref().unwrap_or_default();
                     let crate_version = via.strip_prefix("aws-lc-rs ").map(|v| v.split(',').next().unwrap());
-                    assert!(crate_version.is_some_and(|v| library.contains(&format!("(aws-lc-rs {v}"))), "{name}: {library} / {backend}");
+                    assert!(
+                        crate_version.is_some_and(|v| library.contains(&format!("(aws-lc-rs {v}"))),
+                        "{name}: {library} / {backend}"
+                    );
                     assert_eq!(via.ends_with(", FIPS mode on"), fips, "{name}: {backend}");
                 }
                 // s2n-tls links the AWS-LC that aws-lc-rs builds: the same library as rustls's.
                 "s2n-tls" | "s2n-tls-recvbuf" => {
-                    let rustls = find("rustls-aws-lc-rs").and_then(|s| s.backend.as_ref()).expect("beside rustls-aws-lc-rs");
+                    let rustls =
+                        find("rustls-aws-lc-rs").and_then(|s| s.backend.as_ref()).expect("beside rustls-aws-lc-rs");
                     assert_eq!(backend.group(), rustls.group(), "{name}: {id}");
-                    assert_eq!(Some(tls), find("s2n-tls").and_then(|s| s.tls_library.as_deref()), "{name}: one TLS library");
+                    assert_eq!(
+                        Some(tls),
+                        find("s2n-tls").and_then(|s| s.tls_library.as_deref()),
+                        "{name}: one TLS library"
+                    );
                 }
                 "openssl" => {
                     assert_eq!(backend.name, "OpenSSL libcrypto", "{name}");
-                    assert!(library.starts_with(&format!("OpenSSL {} ", backend.version)), "{name}: {library} / {backend}");
+                    assert!(
+                        library.starts_with(&format!("OpenSSL {} ", backend.version)),
+                        "{name}: {library} / {backend}"
+                    );
                 }
                 // LibreTLS runs on the system's OpenSSL: the same libcrypto as the openssl stack's.
                 "libtls" => assert_eq!(Some(backend), find("openssl").and_then(|s| s.backend.as_ref()), "{name}"),
@@ -145,7 +167,10 @@ fn every_stack_names_its_tls_library_and_its_backend() {
                 "gnutls" => assert_eq!(backend.name, "Nettle", "{name}: {backend}"),
                 "bertie" => {
                     assert_eq!(backend.name, "libcrux", "{name}");
-                    assert!(library.contains(&format!("(libcrux {}", backend.version)), "{name}: {library} / {backend}");
+                    assert!(
+                        library.contains(&format!("(libcrux {}", backend.version)),
+                        "{name}: {library} / {backend}"
+                    );
                 }
                 "go" => {
                     assert_eq!(backend.name, "Go crypto", "{name}");
@@ -153,7 +178,10 @@ fn every_stack_names_its_tls_library_and_its_backend() {
                 }
                 "jsse" => {
                     assert_eq!(backend.name, "JDK providers", "{name}");
-                    assert!(backend.detail.as_deref().is_some_and(|d| d.contains("AES-GCM") && d.contains("ECDH")), "{name}: {backend}");
+                    assert!(
+                        backend.detail.as_deref().is_some_and(|d| d.contains("AES-GCM") && d.contains("ECDH")),
+                        "{name}: {backend}"
+                    );
                 }
                 "netty-tcnative" => assert_eq!(backend.name, "BoringSSL", "{name}: {backend}"),
                 other => panic!("{name}: {other}: add what its backend must be to this test"),
@@ -174,26 +202,54 @@ fn every_stack_measures_itself_in_its_runner_with_both_sides_checked() {
             let id = stack.id.as_str();
             let scenario = self_test_scenario(id, &stack.capabilities);
             let name = scenario.name();
-            let args = ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "5", "--warmup-ms", "0"];
+            let args = [
+                "sample",
+                "--client",
+                id,
+                "--server",
+                id,
+                "--scenario",
+                &name,
+                "--min-time-ms",
+                "5",
+                "--warmup-ms",
+                "0",
+            ];
             let Reply::Ok(report) = reply(&path, &args) else { panic!("{id} {name}: {:?}", reply(&path, &args)) };
-            assert_eq!((report.client_library.as_str(), report.server_library.as_str()), (stack.library.as_str(), stack.library.as_str()));
+            assert_eq!(
+                (report.client_library.as_str(), report.server_library.as_str()),
+                (stack.library.as_str(), stack.library.as_str())
+            );
             assert!(report.iterations >= 1, "{id}");
             for side in [Side::Client, Side::Server] {
                 let rate = report.values.iter().find(|v| v.side == side && v.metric == Metric::HandshakesPerS);
                 let rate = rate.unwrap_or_else(|| panic!("{id}: no {side} handshakes_per_s in {:?}", report.values));
                 assert!(rate.value > 0.0 && rate.seconds >= 0.005, "{id} {side}: {rate:?}");
-                let negotiated = report.negotiated.iter().find(|n| n.side == side).unwrap_or_else(|| panic!("{id}: no {side} negotiated"));
+                let negotiated = report
+                    .negotiated
+                    .iter()
+                    .find(|n| n.side == side)
+                    .unwrap_or_else(|| panic!("{id}: no {side} negotiated"));
                 let pinned = format!("{} {}", scenario.version, scenario.suite().unwrap());
-                assert!(negotiated.negotiated.starts_with(&pinned), "{id} {side}: {} for {name}", negotiated.negotiated);
+                assert!(
+                    negotiated.negotiated.starts_with(&pinned),
+                    "{id} {side}: {} for {name}",
+                    negotiated.negotiated
+                );
             }
             if stack.capabilities.check_measure(Measure::Io).is_ok() {
                 let args = ["sample", "--client", id, "--server", id, "--scenario", &name, "--measure", "io"];
                 let Reply::Ok(io) = reply(&path, &args) else { panic!("{id} io: {:?}", reply(&path, &args)) };
                 for side in [Side::Client, Side::Server] {
-                    let count = |metric| io.values.iter().find(|v| v.side == side && v.metric == metric).map(|v| v.value);
+                    let count =
+                        |metric| io.values.iter().find(|v| v.side == side && v.metric == metric).map(|v| v.value);
                     assert!(count(Metric::RecordsWritten).is_some_and(|n| n >= 1.0), "{id} {side}: {:?}", io.values);
                     assert!(count(Metric::BytesWritten).is_some_and(|n| n > 5.0), "{id} {side}: {:?}", io.values);
-                    assert_eq!(count(Metric::IoCalls), Some(count(Metric::ReadCalls).unwrap() + count(Metric::WriteCalls).unwrap()), "{id}");
+                    assert_eq!(
+                        count(Metric::IoCalls),
+                        Some(count(Metric::ReadCalls).unwrap() + count(Metric::WriteCalls).unwrap()),
+                        "{id}"
+                    );
                 }
             }
         }
@@ -207,7 +263,9 @@ fn what_a_runner_cannot_do_gets_a_reply_that_says_so() {
         // The io measure does not apply to transfers, in any language.
         let transfer = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm";
         match reply(&path, &["sample", "--client", id, "--server", id, "--scenario", transfer, "--measure", "io"]) {
-            Reply::Unsupported { reason } => assert!(reason.contains("io") && reason.contains("transfer"), "{}: {reason}", path.display()),
+            Reply::Unsupported { reason } => {
+                assert!(reason.contains("io") && reason.contains("transfer"), "{}: {reason}", path.display())
+            }
             other => panic!("{}: {other:?}", path.display()),
         }
         match reply(&path, &["sample", "--client", "wolfssl", "--server", id, "--scenario", SELF_TEST[0]]) {
@@ -278,23 +336,55 @@ fn every_runner_takes_sample_after_sample_in_one_session() {
         let name = self_test_scenario(id, &stack.capabilities).name();
         let what = format!("{} {id}", path.display());
         let mut session = Session::start(&path);
-        let time = ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "5", "--warmup-ms", "0"];
+        let time =
+            ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "5", "--warmup-ms", "0"];
         for round in 0..2 {
             let report = ok(session.ask(&time), &what);
             assert_eq!(report.client_library, stack.library, "{what}");
-            assert!(report.iterations >= 1 && report.values.iter().any(|v| v.metric == Metric::HandshakesPerS && v.value > 0.0), "{what}");
+            assert!(
+                report.iterations >= 1
+                    && report.values.iter().any(|v| v.metric == Metric::HandshakesPerS && v.value > 0.0),
+                "{what}"
+            );
             // A full handshake each time: nothing carried over from the sample before.
-            assert!(report.negotiated.iter().all(|n| !n.negotiated.contains("resumed")), "{what} round {round}: {:?}", report.negotiated);
-            let io = ok(session.ask(&["sample", "--client", id, "--server", id, "--scenario", &name, "--measure", "io"]), &what);
-            assert!(io.values.iter().any(|v| v.metric == Metric::RecordsWritten && v.value >= 1.0), "{what}: {:?}", io.values);
+            assert!(
+                report.negotiated.iter().all(|n| !n.negotiated.contains("resumed")),
+                "{what} round {round}: {:?}",
+                report.negotiated
+            );
+            let io = ok(
+                session.ask(&["sample", "--client", id, "--server", id, "--scenario", &name, "--measure", "io"]),
+                &what,
+            );
+            assert!(
+                io.values.iter().any(|v| v.metric == Metric::RecordsWritten && v.value >= 1.0),
+                "{what}: {:?}",
+                io.values
+            );
         }
         // What a session does not take is answered, and the session goes on.
         match session.ask(&["list"]) {
-            Reply::Failed { reason } => assert_eq!(reason, "a session takes sample and side requests (got `list`)", "{what}"),
+            Reply::Failed { reason } => {
+                assert_eq!(reason, "a session takes sample and side requests (got `list`)", "{what}")
+            }
             other => panic!("{what}: {other:?}"),
         }
-        match session.ask(&["side", "--role", "client", "--stack", id, "--peer-stack", id, "--peer-fd", "0", "--scenario", &name]) {
-            Reply::Failed { reason } => assert_eq!(reason, "in a session the peer is reached with --peer-socket PATH, not --peer-fd", "{what}"),
+        match session.ask(&[
+            "side",
+            "--role",
+            "client",
+            "--stack",
+            id,
+            "--peer-stack",
+            id,
+            "--peer-fd",
+            "0",
+            "--scenario",
+            &name,
+        ]) {
+            Reply::Failed { reason } => {
+                assert_eq!(reason, "in a session the peer is reached with --peer-socket PATH, not --peer-fd", "{what}")
+            }
             other => panic!("{what}: {other:?}"),
         }
         ok(session.ask(&time), &what);
@@ -305,7 +395,8 @@ fn every_runner_takes_sample_after_sample_in_one_session() {
 #[test]
 fn sides_in_sessions_meet_a_new_peer_at_a_socket_each_sample() {
     let all = runners();
-    let peer_runner = &all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner").0;
+    let peer_runner =
+        &all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner").0;
     let sockets = tempfile::tempdir().unwrap();
     let mut count = 0;
     for (path, list) in &all {
@@ -322,7 +413,8 @@ fn sides_in_sessions_meet_a_new_peer_at_a_socket_each_sample() {
             let socket = socket.to_string_lossy();
             let peer_role = if role == "server" { "client" } else { "server" };
             let side = |role, stack, peer_stack| {
-                let head = ["side", "--role", role, "--stack", stack, "--peer-stack", peer_stack, "--peer-socket", &socket];
+                let head =
+                    ["side", "--role", role, "--stack", stack, "--peer-stack", peer_stack, "--peer-socket", &socket];
                 [&head[..], &["--scenario", name, "--min-time-ms", "5", "--warmup-ms", "0"]].concat()
             };
             theirs.send(&side(role, id, PEER));
@@ -348,7 +440,8 @@ fn run(args: &[&str], runner_dir: Option<&Path>) -> (Output, Vec<Value>) {
         command.env("TLSBENCH_RUNNER_DIR", runners);
     }
     let output = command.output().unwrap();
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no export ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no export ({e}): {}", String::from_utf8_lossy(&output.stderr)));
     let doc: Value = serde_json::from_str(&text).unwrap();
     (output, doc["results"].as_array().unwrap().clone())
 }
@@ -356,9 +449,11 @@ fn run(args: &[&str], runner_dir: Option<&Path>) -> (Output, Vec<Value>) {
 /// The stacks that the broadest Rust runner, which holds PEER, does not hold.
 fn stacks_outside_the_openssl_runner() -> Vec<String> {
     let all = runners();
-    let peer_runner = all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner");
+    let peer_runner =
+        all.iter().find(|(path, _)| path.ends_with("tlsbench-runner-openssl")).expect("the OpenSSL runner");
     let held = |id: &str| peer_runner.1.stacks.iter().any(|s| s.id == id);
-    let mut others: Vec<String> = all.iter().flat_map(|(_, list)| list.stacks.iter().map(|s| s.id.clone())).filter(|id| !held(id)).collect();
+    let mut others: Vec<String> =
+        all.iter().flat_map(|(_, list)| list.stacks.iter().map(|s| s.id.clone())).filter(|id| !held(id)).collect();
     others.dedup();
     assert!(others.len() >= 4, "boringssl, go, jsse and netty-tcnative at least: {others:?}");
     others
@@ -369,12 +464,20 @@ fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
     for id in stacks_outside_the_openssl_runner() {
         for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
             let args = ["run", "--client", client, "--server", server, "--process", "split", "--samples", "1"];
-            let scenarios = ["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"];
+            let scenarios = [
+                "--scenario",
+                "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+                "--scenario",
+                "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            ];
             // A short bound on warming up: this checks the relay, not the JIT's figures.
             let settings = ["--min-time-ms", "5", "--warmup-ms", "0", "--warmup-max-ms", "300"];
             let (output, results) = run(&[&args[..], &scenarios, &settings].concat(), None);
             assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
-            assert!(results.iter().any(|r| r["metric"] == "mb_per_s"), "the transfer's length and SHA-256 crossed runners");
+            assert!(
+                results.iter().any(|r| r["metric"] == "mb_per_s"),
+                "the transfer's length and SHA-256 crossed runners"
+            );
             for r in &results {
                 assert_eq!((r["status"].as_str(), r["process"].as_str()), (Some("ok"), Some("split-process")), "{r}");
                 assert!(r["negotiated"].as_str().is_some_and(|n| n.starts_with("1.3 aes-128-gcm")), "{r}");
@@ -387,25 +490,52 @@ fn stacks_of_every_runner_pair_split_with_a_rust_runner_in_both_roles() {
 fn stacks_of_every_runner_serve_and_load_over_loopback_with_a_rust_stack_in_each_role() {
     for id in stacks_outside_the_openssl_runner() {
         for (client, server) in [(id.as_str(), PEER), (PEER, id.as_str())] {
-            let args = ["run", "--transport", "tcp", "--client", client, "--server", server, "--samples", "1", "--min-time-ms", "200"];
-            let (output, results) = run(&[&args[..], &["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"]].concat(), None);
+            let args = [
+                "run",
+                "--transport",
+                "tcp",
+                "--client",
+                client,
+                "--server",
+                server,
+                "--samples",
+                "1",
+                "--min-time-ms",
+                "200",
+            ];
+            let (output, results) =
+                run(&[&args[..], &["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"]].concat(), None);
             assert!(output.status.success(), "{client} -> {server}: {}", String::from_utf8_lossy(&output.stderr));
             let median = |side: &str, metric: &str| {
                 let found = results.iter().find(|r| r["side"] == side && r["metric"] == metric);
-                found.and_then(|r| r["median"].as_f64()).unwrap_or_else(|| panic!("{client} -> {server}: no {side} {metric}: {results:?}"))
+                found
+                    .and_then(|r| r["median"].as_f64())
+                    .unwrap_or_else(|| panic!("{client} -> {server}: no {side} {metric}: {results:?}"))
             };
             for r in &results {
                 assert_eq!((r["status"].as_str(), r["process"].as_str()), (Some("ok"), Some("tcp")), "{r}");
                 assert!(r["negotiated"].as_str().is_some_and(|n| n.starts_with("1.3 aes-128-gcm")), "{r}");
             }
             for side in ["client", "server"] {
-                assert!(median(side, "connections_per_s") > 0.0, "{client} -> {server}: the {side} completed connections");
+                assert!(
+                    median(side, "connections_per_s") > 0.0,
+                    "{client} -> {server}: the {side} completed connections"
+                );
                 let p50 = median(side, "handshake_p50_ms");
-                assert!(p50 > 0.0 && p50 <= median(side, "handshake_max_ms"), "{side}: the histogram crossed languages");
+                assert!(
+                    p50 > 0.0 && p50 <= median(side, "handshake_max_ms"),
+                    "{side}: the histogram crossed languages"
+                );
                 let (reads, writes) = (median(side, "read_calls"), median(side, "write_calls"));
-                assert!(reads >= 1.0 && writes >= 1.0 && median(side, "syscalls") >= reads + writes, "{client} -> {server} {side}");
+                assert!(
+                    reads >= 1.0 && writes >= 1.0 && median(side, "syscalls") >= reads + writes,
+                    "{client} -> {server} {side}"
+                );
             }
-            assert!(median("server", "bytes_written") > median("client", "bytes_written"), "the server sends the certificate");
+            assert!(
+                median("server", "bytes_written") > median("client", "bytes_written"),
+                "the server sends the certificate"
+            );
         }
     }
 }
@@ -415,7 +545,11 @@ fn stacks_of_every_runner_serve_and_load_over_loopback_with_a_rust_stack_in_each
 /// `sample_reply`, and `side` as `side_script` says.
 fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
+    std::os::unix::fs::symlink(
+        runner_dir().join("tlsbench-runner-openssl"),
+        dir.path().join("tlsbench-runner-openssl"),
+    )
+    .unwrap();
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list_reply}' ;;\nsample) printf '%s' '{sample_reply}' ;;\nside) {side_script} ;;\nesac\n"
     );
@@ -427,7 +561,9 @@ fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> 
 
 fn fake_list(version: u32) -> String {
     let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
-    format!(r#"{{"protocol_version":{version},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#)
+    format!(
+        r#"{{"protocol_version":{version},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+    )
 }
 
 #[test]
@@ -438,24 +574,50 @@ fn a_runner_that_garbles_or_truncates_costs_its_cells_with_the_reason_and_the_ru
     let bogus_metric = r#"{"status":"ok","client_library":"Go crypto/tls go1.0","server_library":"Go crypto/tls go1.0","iterations":1,"values":[{"side":"client","metric":"handshakes_per_fortnight","value":1,"seconds":1}]}"#;
     let side = r#"if [ "$3" = client ]; then printf '\144\000\000\000\001\000' >&0; printf '{"status":"ok","client_lib'; else cat <&0 >/dev/null & printf '\005\000\000\000\011garb' >&0; sleep 1; fi"#;
     let runners = with_fake_runner(&fake_list(PROTOCOL_VERSION), bogus_metric, side);
-    let args = ["interop", "--stack", "go", "--stack", "openssl", "--scenario", SELF_TEST[0], "--samples", "1", "--min-time-ms", "5", "--warmup-ms", "0"];
+    let args = [
+        "interop",
+        "--stack",
+        "go",
+        "--stack",
+        "openssl",
+        "--scenario",
+        SELF_TEST[0],
+        "--samples",
+        "1",
+        "--min-time-ms",
+        "5",
+        "--warmup-ms",
+        "0",
+    ];
     let (output, results) = run(&args, Some(runners.path()));
     assert_eq!(output.status.code(), Some(1), "failed cells fail the run: {}", String::from_utf8_lossy(&output.stderr));
     let reason = |client: &str, server: &str| {
-        let cell = results.iter().find(|r| r["client_stack"] == client && r["server_stack"] == server && r["side"] == "client");
+        let cell = results
+            .iter()
+            .find(|r| r["client_stack"] == client && r["server_stack"] == server && r["side"] == "client");
         let cell = cell.unwrap_or_else(|| panic!("no {client} -> {server} cell"));
         assert_eq!(cell["status"], "failed", "{cell}");
         cell["reason"].as_str().unwrap().to_string()
     };
     let in_process = reason("go", "go");
-    assert!(in_process.starts_with("runner printed an unreadable reply: unknown variant `handshakes_per_fortnight`"), "{in_process}");
+    assert!(
+        in_process.starts_with("runner printed an unreadable reply: unknown variant `handshakes_per_fortnight`"),
+        "{in_process}"
+    );
     let truncated = reason("go", "openssl");
-    assert!(truncated.starts_with("client runner: runner printed an unreadable reply: EOF while parsing"), "{truncated}");
+    assert!(
+        truncated.starts_with("client runner: runner printed an unreadable reply: EOF while parsing"),
+        "{truncated}"
+    );
     let garbled = reason("openssl", "go");
     assert!(garbled.contains("the peer runner sent a garbled message (tag 9, 5 bytes)"), "{garbled}");
     // The pair that the fake runner is not part of is measured.
-    let fine: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "openssl" && r["server_stack"] == "openssl").collect();
-    assert!(!fine.is_empty() && fine.iter().all(|r| r["status"] == "ok" && r["median"].as_f64().unwrap() > 0.0), "{fine:?}");
+    let fine: Vec<&Value> =
+        results.iter().filter(|r| r["client_stack"] == "openssl" && r["server_stack"] == "openssl").collect();
+    assert!(
+        !fine.is_empty() && fine.iter().all(|r| r["status"] == "ok" && r["median"].as_f64().unwrap() > 0.0),
+        "{fine:?}"
+    );
 }
 
 #[test]
@@ -466,7 +628,10 @@ fn a_runner_of_another_protocol_version_is_set_aside_and_named_where_its_stacks_
         command.env("TLSBENCH_RUNNER_DIR", runners.path()).env("TLSBENCH_DATA_DIR", data_dir());
         command
     };
-    let stale = format!("tlsbench-runner-fake is unusable: it speaks runner protocol {}, this tlsbench speaks {PROTOCOL_VERSION}", PROTOCOL_VERSION + 1);
+    let stale = format!(
+        "tlsbench-runner-fake is unusable: it speaks runner protocol {}, this tlsbench speaks {PROTOCOL_VERSION}",
+        PROTOCOL_VERSION + 1
+    );
     // The other runners' stacks are all there; the missing ones are named, with why.
     let listed = tlsbench().args(["list", "stacks"]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&listed.stdout), String::from_utf8_lossy(&listed.stderr));
@@ -478,5 +643,8 @@ fn a_runner_of_another_protocol_version_is_set_aside_and_named_where_its_stacks_
     let asked = tlsbench().args(["run", "--stack", "go", "--samples", "1"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&asked.stderr);
     assert_eq!(asked.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("no runner in") && stderr.contains("holds stack `go`") && stderr.contains(&stale), "{stderr}");
+    assert!(
+        stderr.contains("no runner in") && stderr.contains("holds stack `go`") && stderr.contains(&stale),
+        "{stderr}"
+    );
 }

@@ -9,7 +9,10 @@ use common::{read_json, succeeded, tlsbench};
 fn assert_own_library(stack: &str, library: &str) {
     match stack {
         "openssl" => assert!(library.starts_with("OpenSSL 3."), "{stack}: {library}"),
-        "boringssl" => assert!(library.starts_with("BoringSSL (API version ") && library.contains("boring-sys 5."), "{stack}: {library}"),
+        "boringssl" => assert!(
+            library.starts_with("BoringSSL (API version ") && library.contains("boring-sys 5."),
+            "{stack}: {library}"
+        ),
         _ => panic!("unexpected stack {stack} ({library})"),
     }
 }
@@ -19,8 +22,25 @@ fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args(["run", "--stack", "openssl", "--stack", "boringssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
-        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.2_x25519_ecdsa-p256_aes-256-gcm"])
+        .args([
+            "run",
+            "--stack",
+            "openssl",
+            "--stack",
+            "boringssl",
+            "--samples",
+            "2",
+            "--min-time-ms",
+            "2",
+            "--warmup-ms",
+            "0",
+        ])
+        .args([
+            "--scenario",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "--scenario",
+            "transfer_1.2_x25519_ecdsa-p256_aes-256-gcm",
+        ])
         .args(["--measure", "time", "--measure", "io"])
         .arg("--export-json")
         .arg(&json)
@@ -31,7 +51,9 @@ fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
     let results = doc["results"].as_array().unwrap();
     // 2 stacks x 2 sides x (time: handshake and transfer rates, by wall and CPU time; io: the
     // handshake's counts).
-    let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
+    let io_counts =
+        tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull)
+            .len();
     assert_eq!(results.len(), 2 * 2 * (4 + io_counts));
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
@@ -63,7 +85,19 @@ fn openssl_and_boringssl_talk_to_each_other_across_their_families() {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let output = tlsbench(dir.path())
-            .args(["run", "--client", client, "--server", server, "--samples", "1", "--min-time-ms", "2", "--warmup-ms", "0"])
+            .args([
+                "run",
+                "--client",
+                client,
+                "--server",
+                server,
+                "--samples",
+                "1",
+                "--min-time-ms",
+                "2",
+                "--warmup-ms",
+                "0",
+            ])
             .args(["--scenario", scenario, "--export-json"])
             .arg(&json)
             .output()

@@ -20,7 +20,13 @@ fn chromium() -> PathBuf {
 /// background that would reach the network.
 fn headless(chromium: &Path, page: &Path, profile: &Path, args: &[&str]) -> Output {
     std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+        ])
         .args(["--disable-sync", "--no-first-run", "--hide-scrollbars", "--force-color-profile=srgb"])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
@@ -40,8 +46,25 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let chromium = chromium(); // before the run: a missing browser should fail at once
     let dir = tempfile::tempdir().unwrap();
     let run = tlsbench(dir.path())
-        .args(["run", "--stack", "rustls-ring", "--stack", "openssl", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"])
-        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .args([
+            "run",
+            "--stack",
+            "rustls-ring",
+            "--stack",
+            "openssl",
+            "--samples",
+            "2",
+            "--min-time-ms",
+            "2",
+            "--warmup-ms",
+            "0",
+        ])
+        .args([
+            "--scenario",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "--scenario",
+            "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
+        ])
         .args(["--measure", "time", "--measure", "io"])
         .output()
         .unwrap();
@@ -49,10 +72,18 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let report = tlsbench(dir.path()).args(["report", "--baseline", "openssl", "--html", "html"]).output().unwrap();
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     let page = dir.path().join("html").join("index.html");
-    assert_eq!(String::from_utf8_lossy(&report.stderr), format!("wrote {}\n", Path::new("html").join("index.html").display()));
+    assert_eq!(
+        String::from_utf8_lossy(&report.stderr),
+        format!("wrote {}\n", Path::new("html").join("index.html").display())
+    );
 
     // The DOM as Chromium parsed it, with every file it loaded and every console message logged.
-    let dom = headless(&chromium, &page, &dir.path().join("profile-dom"), &["--enable-logging=stderr", "--v=1", "--dump-dom"]);
+    let dom = headless(
+        &chromium,
+        &page,
+        &dir.path().join("profile-dom"),
+        &["--enable-logging=stderr", "--v=1", "--dump-dom"],
+    );
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
     let (html, log) = (String::from_utf8_lossy(&dom.stdout), String::from_utf8_lossy(&dom.stderr));
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
@@ -63,7 +94,9 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     // Charts per group and side: handshake-full has handshakes_per_s by wall and CPU time and
     // the io counts for each side, transfer has mb_per_s by wall and CPU time for each; one bar
     // per stack in each.
-    let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
+    let io_counts =
+        tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull)
+            .len();
     assert!(html.contains("<h1>tlsbench run <code>"), "{html}");
     assert!(html.contains("<th>calibration loop</th>"), "{html}");
     assert_eq!(html.matches("<section class=\"group\"").count(), 2);
@@ -74,7 +107,12 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
 
     // What a person sees: a screenshot, with each stack's bars drawn in its colour.
     let shot = dir.path().join("report.png");
-    let screenshot = headless(&chromium, &page, &dir.path().join("profile-shot"), &["--window-size=1200,2400", &format!("--screenshot={}", shot.display())]);
+    let screenshot = headless(
+        &chromium,
+        &page,
+        &dir.path().join("profile-shot"),
+        &["--window-size=1200,2400", &format!("--screenshot={}", shot.display())],
+    );
     assert!(screenshot.status.success(), "{}", String::from_utf8_lossy(&screenshot.stderr));
     let counts = colour_counts(&shot);
     for (colour, count) in STACK_COLOURS.iter().zip(counts) {

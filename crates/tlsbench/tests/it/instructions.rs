@@ -34,7 +34,17 @@ fn counts_repeat_and_agree_between_one_process_and_two() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let output = tlsbench(dir.path())
-        .args(["run", "--measure", "instructions", "--stack", "rustls-aws-lc-rs", "--process", "both", "--samples", "2"])
+        .args([
+            "run",
+            "--measure",
+            "instructions",
+            "--stack",
+            "rustls-aws-lc-rs",
+            "--process",
+            "both",
+            "--samples",
+            "2",
+        ])
         .args(["--scenario", FULL_13, "--scenario", TRANSFER_13, "--export-json"])
         .arg(&json)
         .output()
@@ -45,9 +55,13 @@ fn counts_repeat_and_agree_between_one_process_and_two() {
     for (scenario, metric) in [(FULL_13, "instructions_per_handshake"), (TRANSFER_13, "instructions_per_mb")] {
         for side in ["client", "server"] {
             let of = |process: &str| {
-                let cell = cells.iter().find(|c| c["scenario"] == scenario && c["side"] == side && c["process"] == process);
+                let cell =
+                    cells.iter().find(|c| c["scenario"] == scenario && c["side"] == side && c["process"] == process);
                 let cell = cell.unwrap_or_else(|| panic!("{scenario} {side} {process}: {cells:?}"));
-                assert_eq!((cell["status"].as_str(), cell["metric"].as_str(), cell["unit"].as_str()), (Some("ok"), Some(metric), Some("instructions")));
+                assert_eq!(
+                    (cell["status"].as_str(), cell["metric"].as_str(), cell["unit"].as_str()),
+                    (Some("ok"), Some(metric), Some("instructions"))
+                );
                 assert_eq!(cell["better"], "lower");
                 samples(cell)
             };
@@ -72,7 +86,17 @@ fn collected(dir: &Path, iterations: u64, side: &str) -> u64 {
         .args(["-R", "valgrind", "--tool=callgrind", "-q", "--collect-atstart=no", "--cache-sim=no"])
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(runner())
-        .args(["sample", "--client", "rustls-aws-lc-rs", "--server", "rustls-aws-lc-rs", "--scenario", FULL_13, "--measure", "instructions"])
+        .args([
+            "sample",
+            "--client",
+            "rustls-aws-lc-rs",
+            "--server",
+            "rustls-aws-lc-rs",
+            "--scenario",
+            FULL_13,
+            "--measure",
+            "instructions",
+        ])
         .args(["--count-side", side, "--iterations", &iterations.to_string(), "--warmup-iterations", "2", "--data-dir"])
         .arg(dir.join("data"))
         .env_clear()
@@ -104,7 +128,18 @@ fn a_runner_off_valgrind_or_without_a_counted_side_refuses_to_count() {
     let dir = tempfile::tempdir().unwrap();
     let ask = |extra: &[&str]| {
         let output = Command::new(runner())
-            .args(["sample", "--client", "openssl", "--server", "openssl", "--scenario", FULL_13, "--measure", "instructions", "--data-dir"])
+            .args([
+                "sample",
+                "--client",
+                "openssl",
+                "--server",
+                "openssl",
+                "--scenario",
+                FULL_13,
+                "--measure",
+                "instructions",
+                "--data-dir",
+            ])
             .arg(dir.path())
             .args(extra)
             .output()
@@ -121,7 +156,10 @@ fn a_runner_off_valgrind_or_without_a_counted_side_refuses_to_count() {
 #[test]
 fn instructions_are_taken_in_memory_only() {
     let dir = tempfile::tempdir().unwrap();
-    let output = tlsbench(dir.path()).args(["run", "--measure", "instructions", "--transport", "tcp", "--stack", "openssl"]).output().unwrap();
+    let output = tlsbench(dir.path())
+        .args(["run", "--measure", "instructions", "--transport", "tcp", "--stack", "openssl"])
+        .output()
+        .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("instructions is taken in memory"), "{stderr}");

@@ -42,15 +42,27 @@ fn trace_prints_both_sides_calls_by_flight_with_records_and_totals() {
 
 #[test]
 fn trace_takes_an_interop_pair_a_handshake_kind_and_json() {
-    let (ok, out, err) = run(&["trace", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", "--client", "openssl", "--server", "rustls-ring"]);
+    let (ok, out, err) = run(&[
+        "trace",
+        "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        "--client",
+        "openssl",
+        "--server",
+        "rustls-ring",
+    ]);
     assert!(ok, "{err}");
     assert!(out.contains("\nserver: rustls-ring (") && out.contains("\nclient: openssl (OpenSSL 3."), "{out}");
     // OpenSSL reads a record header, then its body; rustls's server flight is one record.
     assert!(out.contains("\nclient  read  want 5      got 5\n"), "{out}");
-    assert!(out.contains("[handshake ") && out.contains(": server_hello, certificate, server_key_exchange, server_hello_done]"), "{out}");
+    assert!(
+        out.contains("[handshake ")
+            && out.contains(": server_hello, certificate, server_key_exchange, server_hello_done]"),
+        "{out}"
+    );
     assert!(!out.contains("== application data"), "a handshake kind traces the handshake only:\n{out}");
 
-    let (ok, out, err) = run(&["trace", "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl", "--json"]);
+    let (ok, out, err) =
+        run(&["trace", "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl", "--json"]);
     assert!(ok, "{err}");
     let trace: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(trace["client_stack"], "openssl");
@@ -61,14 +73,23 @@ fn trace_takes_an_interop_pair_a_handshake_kind_and_json() {
 fn trace_refuses_what_it_cannot_trace_and_names_the_valid_stacks() {
     let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "wolfssl"]);
     assert!(!ok);
-    assert!(err.contains("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl,"), "{err}");
+    assert!(
+        err.contains("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl,"),
+        "{err}"
+    );
     let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "bertie"]);
     assert!(!ok);
-    assert!(err.contains("io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm is unsupported: bertie: close_notify not implemented"), "{err}");
+    assert!(
+        err.contains(
+            "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm is unsupported: bertie: close_notify not implemented"
+        ),
+        "{err}"
+    );
     let (ok, _, err) = run(&["trace", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl"]);
     assert!(!ok);
     assert!(err.contains("measure io does not apply to transfer scenarios"), "{err}");
-    let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--client", "openssl", "--server", "boringssl"]);
+    let (ok, _, err) =
+        run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--client", "openssl", "--server", "boringssl"]);
     assert!(!ok);
     assert!(err.contains("no runner holds both openssl and boringssl"), "{err}");
     let (ok, _, err) = run(&["trace", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm"]);
@@ -77,7 +98,8 @@ fn trace_refuses_what_it_cannot_trace_and_names_the_valid_stacks() {
 
 #[test]
 fn io_prints_the_behaviours_and_totals_per_stack_and_n_a_with_the_reason() {
-    let (ok, out, err) = run(&["io", "--config", "pinned", "--stack", "s2n-tls", "--stack", "s2n-tls-recvbuf", "--stack", "bertie"]);
+    let (ok, out, err) =
+        run(&["io", "--config", "pinned", "--stack", "s2n-tls", "--stack", "s2n-tls-recvbuf", "--stack", "bertie"]);
     assert!(ok, "{err}");
     let tables: Vec<&str> = out.split("\n\n").collect();
     assert_eq!(tables.len(), 2, "{out}");
@@ -85,11 +107,17 @@ fn io_prints_the_behaviours_and_totals_per_stack_and_n_a_with_the_reason() {
     assert!(tables[1].starts_with("io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm: "), "{out}");
     for table in tables {
         let cells = |stack: &str| -> Vec<String> {
-            let line = table.lines().find(|l| l.starts_with(&format!("│ {stack} "))).unwrap_or_else(|| panic!("{stack}:\n{table}"));
+            let line = table
+                .lines()
+                .find(|l| l.starts_with(&format!("│ {stack} ")))
+                .unwrap_or_else(|| panic!("{stack}:\n{table}"));
             line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
         };
         let header = table.lines().find(|l| l.contains("│ stack ")).unwrap();
-        assert!(header.contains("read buffering") && header.contains("record coalescing") && header.contains("io calls"), "{table}");
+        assert!(
+            header.contains("read buffering") && header.contains("record coalescing") && header.contains("io calls"),
+            "{table}"
+        );
         // Receive buffering is the one difference between the two s2n-tls stacks, and the
         // table shows it, with fewer reads and the same writes.
         let (plain, buffered) = (cells("s2n-tls"), cells("s2n-tls-recvbuf"));

@@ -73,7 +73,13 @@ fn render(file: &str, values: &[(&str, String)]) -> String {
         }
     }
     assert!(!text.contains("${"), "{file}: a placeholder the README's envsubst list leaves as it is:\n{text}");
-    match Command::new("envsubst").arg(envsubst_list()).envs(values.iter().cloned()).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
+    match Command::new("envsubst")
+        .arg(envsubst_list())
+        .envs(values.iter().cloned())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
         Ok(mut child) => {
             child.stdin.take().unwrap().write_all(template.as_bytes()).unwrap();
             let out = child.wait_with_output().unwrap();
@@ -111,7 +117,10 @@ impl<'a> Pod<'a> {
     /// The container's variables given as values.
     fn env(&self) -> HashMap<String, String> {
         let entries = self.container["env"].as_vec().map(Vec::as_slice).unwrap_or_default();
-        entries.iter().map(|e| (str_of(&e["name"], "env name").to_string(), str_of(&e["value"], "env value").to_string())).collect()
+        entries
+            .iter()
+            .map(|e| (str_of(&e["name"], "env name").to_string(), str_of(&e["value"], "env value").to_string()))
+            .collect()
     }
 
     /// Command then args, with `$(NAME)` expanded from the container's variables and `more`.
@@ -130,7 +139,10 @@ impl<'a> Pod<'a> {
     /// (mount path, mount, volume) of each volume mount.
     fn mounts(&self) -> Vec<(&'a str, &'a Yaml, &'a Yaml)> {
         let mounts = self.container["volumeMounts"].as_vec().expect("volumeMounts");
-        mounts.iter().map(|m| (str_of(&m["mountPath"], "mountPath"), m, self.volume(str_of(&m["name"], "mount name")))).collect()
+        mounts
+            .iter()
+            .map(|m| (str_of(&m["mountPath"], "mountPath"), m, self.volume(str_of(&m["name"], "mount name"))))
+            .collect()
     }
 
     /// Where the Secret is mounted, read-only.
@@ -148,7 +160,13 @@ impl<'a> Pod<'a> {
     /// directory, mounts, variables that name a path) under `root`, each mounted Secret's files
     /// from `secrets` as Kubernetes would project them, an environment of its own variables and
     /// `more`, and tlsbench's binaries on the PATH as the image has them.
-    fn command(&self, argv: &[String], root: &Path, secrets: &HashMap<&str, PathBuf>, more: &[(&str, String)]) -> Command {
+    fn command(
+        &self,
+        argv: &[String],
+        root: &Path,
+        secrets: &HashMap<&str, PathBuf>,
+        more: &[(&str, String)],
+    ) -> Command {
         let local = |path: &str| match path.strip_prefix('/') {
             Some(relative) => root.join(relative),
             None => PathBuf::from(path),
@@ -248,7 +266,8 @@ fn assert_kept(ours: &Yaml, decoded: &serde_json::Value, at: &str) {
         (Yaml::Hash(fields), Value::Object(theirs)) => {
             for (key, value) in fields {
                 let key = str_of(key, at);
-                let theirs = theirs.get(key).unwrap_or_else(|| panic!("kubectl dropped {at}.{key}: not a field of the API"));
+                let theirs =
+                    theirs.get(key).unwrap_or_else(|| panic!("kubectl dropped {at}.{key}: not a field of the API"));
                 assert_kept(value, theirs, &format!("{at}.{key}"));
             }
         }
@@ -281,7 +300,11 @@ fn the_manifests_are_an_indexed_job_of_bounded_generators_and_a_server_with_the_
     let spec = &job["spec"];
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let n = GENERATORS as i64;
-    assert_eq!((spec["completions"].as_i64(), spec["parallelism"].as_i64()), (Some(n), Some(n)), "N generators, all at once");
+    assert_eq!(
+        (spec["completions"].as_i64(), spec["parallelism"].as_i64()),
+        (Some(n), Some(n)),
+        "N generators, all at once"
+    );
     assert_eq!(spec["backoffLimit"].as_i64(), Some(0), "a retried generator would load the server at another time");
     let deadline = spec["activeDeadlineSeconds"].as_i64().expect("a deadline");
     assert!(deadline > value("DURATION").parse::<i64>().unwrap(), "the deadline leaves the load its duration");
@@ -290,7 +313,10 @@ fn the_manifests_are_an_indexed_job_of_bounded_generators_and_a_server_with_the_
     let pod = Pod::of(job);
     let data_dir = pod.env().remove("TLSBENCH_DATA_DIR").expect("TLSBENCH_DATA_DIR");
     let pki = pod.secret_mount(PKI_SECRET);
-    assert!(pki.starts_with(&format!("{data_dir}/")) && pki.ends_with(KEY), "the Secret is the data dir's {KEY} certificates: {pki}");
+    assert!(
+        pki.starts_with(&format!("{data_dir}/")) && pki.ends_with(KEY),
+        "the Secret is the data dir's {KEY} certificates: {pki}"
+    );
     // The partial is written in the working directory: a volume, writable.
     let workdir = str_of(&pod.container["workingDir"], "workingDir");
     assert!(pod.mounts().iter().any(|(path, _, volume)| *path == workdir && volume["emptyDir"].as_hash().is_some()));
@@ -316,11 +342,17 @@ fn the_manifests_are_an_indexed_job_of_bounded_generators_and_a_server_with_the_
     assert_eq!(argv[..2], ["tlsbench", "serve"]);
     let argv = argv.join(" ");
     assert_eq!(option(&argv, "--scenario"), Some(SCENARIO), "the generators' handshake");
-    assert_eq!(option(&argv, "--response"), option(&load_script(&pod, 0), "--response"), "the response the generators check");
+    assert_eq!(
+        option(&argv, "--response"),
+        option(&load_script(&pod, 0), "--response"),
+        "the response the generators check"
+    );
     // The Service reaches the port the server listens on.
-    let port = option(&argv, "--listen").and_then(|a| a.strip_prefix("0.0.0.0:")).expect("--listen on the pod's addresses");
+    let port =
+        option(&argv, "--listen").and_then(|a| a.strip_prefix("0.0.0.0:")).expect("--listen on the pod's addresses");
     let target = &service["spec"]["ports"][0]["targetPort"];
-    let container_port = server.container["ports"].as_vec().unwrap().iter().find(|p| &p["name"] == target).expect("the target port");
+    let container_port =
+        server.container["ports"].as_vec().unwrap().iter().find(|p| &p["name"] == target).expect("the target port");
     assert_eq!(container_port["containerPort"].as_i64().map(|p| p.to_string()).as_deref(), Some(port));
     let labels = deployment["spec"]["template"]["metadata"]["labels"].as_hash().unwrap();
     for (key, value) in service["spec"]["selector"].as_hash().expect("a selector") {
@@ -427,7 +459,13 @@ fn the_job_s_pods_run_here_as_kubernetes_would_run_them_and_their_partials_merge
     }
     let summary = stop(server);
 
-    let out = tlsbench().arg("merge").args(partials.iter().map(|(p, _)| p)).arg("--output").arg(root.join("run.json")).output().unwrap();
+    let out = tlsbench()
+        .arg("merge")
+        .args(partials.iter().map(|(p, _)| p))
+        .arg("--output")
+        .arg(root.join("run.json"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let merged: NetReport = serde_json::from_str(&std::fs::read_to_string(root.join("run.json")).unwrap()).unwrap();
 

@@ -21,9 +21,27 @@ fn per_connection(report: &NetReport, total: u64) -> f64 {
 fn a_tls_pair_over_loopback_negotiates_checks_each_response_and_counts_both_sides() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
-    let server = Server::start(dir.path(), &["--stack", "rustls-aws-lc-rs", "--scenario", scenario, "--response", "10KiB", "--workers", "2"]);
-    let (ok, client, out) =
-        load(dir.path(), &["--stack", "openssl", "--scenario", scenario, "--connect", &server.addr, "--connections", "40", "--concurrency", "2", "--response", "10KiB"]);
+    let server = Server::start(
+        dir.path(),
+        &["--stack", "rustls-aws-lc-rs", "--scenario", scenario, "--response", "10KiB", "--workers", "2"],
+    );
+    let (ok, client, out) = load(
+        dir.path(),
+        &[
+            "--stack",
+            "openssl",
+            "--scenario",
+            scenario,
+            "--connect",
+            &server.addr,
+            "--connections",
+            "40",
+            "--concurrency",
+            "2",
+            "--response",
+            "10KiB",
+        ],
+    );
     let server = server.stop();
     assert!(ok, "{out}");
     let client = client.unwrap();
@@ -33,15 +51,26 @@ fn a_tls_pair_over_loopback_negotiates_checks_each_response_and_counts_both_side
     assert!(out.contains("10KiB, checked (length and digest)"), "{out}");
     // The client read the 40 responses of 10 KiB in its window: a throughput, not a dash.
     let throughput = out.lines().find(|l| l.starts_with("throughput")).unwrap_or_else(|| panic!("{out}"));
-    let read: f64 = throughput.split("read ").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.replace(',', "").parse().ok()).unwrap();
+    let read: f64 = throughput
+        .split("read ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap();
     assert!(read > 0.0, "{throughput}");
     // The warm-up connections are served too, but not measured on the client.
     assert!(server.connections >= 40 && server.failed == 0, "{server:?}");
     // What one side wrote, the other read: per connection, the same bytes both ways (within the
     // byte or two by which ECDSA signatures differ).
     let close = |a: f64, b: f64| (a - b).abs() < 2.0;
-    assert!(close(per_connection(&client, client.sockets.bytes_read), per_connection(&server, server.sockets.bytes_written)));
-    assert!(close(per_connection(&client, client.sockets.bytes_written), per_connection(&server, server.sockets.bytes_read)));
+    assert!(close(
+        per_connection(&client, client.sockets.bytes_read),
+        per_connection(&server, server.sockets.bytes_written)
+    ));
+    assert!(close(
+        per_connection(&client, client.sockets.bytes_written),
+        per_connection(&server, server.sockets.bytes_read)
+    ));
     assert!(client.sockets.bytes_read > 40 * 10240, "the responses and the handshakes");
     // TLS 1.3 with no tickets: the server writes its hello flight, the page, close_notify.
     assert!(per_connection(&server, server.sockets.records_written) >= 3.0);
@@ -58,7 +87,10 @@ fn plain_tcp_writes_each_application_write_and_the_buffered_baseline_one_per_res
     let mut writes = Vec::new();
     for stack in ["tcp", "tcp-buffered"] {
         let server = Server::start(dir.path(), &["--stack", stack, "--response", "1000x64", "--workers", "1"]);
-        let (ok, client, out) = load(dir.path(), &["--stack", "tcp", "--connect", &server.addr, "--connections", "20", "--response", "1000x64"]);
+        let (ok, client, out) = load(
+            dir.path(),
+            &["--stack", "tcp", "--connect", &server.addr, "--connections", "20", "--response", "1000x64"],
+        );
         let server = server.stop();
         assert!(ok, "{out}");
         let client = client.unwrap();
@@ -75,7 +107,21 @@ fn a_resumption_scenario_resumes_every_measured_connection() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
     let server = Server::start(dir.path(), &["--stack", "openssl", "--scenario", scenario]);
-    let (ok, client, out) = load(dir.path(), &["--stack", "rustls-aws-lc-rs", "--scenario", scenario, "--connect", &server.addr, "--connections", "30", "--concurrency", "2"]);
+    let (ok, client, out) = load(
+        dir.path(),
+        &[
+            "--stack",
+            "rustls-aws-lc-rs",
+            "--scenario",
+            scenario,
+            "--connect",
+            &server.addr,
+            "--connections",
+            "30",
+            "--concurrency",
+            "2",
+        ],
+    );
     let server = server.stop();
     assert!(ok, "{out}");
     let client = client.unwrap();
@@ -98,8 +144,10 @@ fn fake_server(answer: fn(std::net::TcpStream)) -> String {
 /// Loads `addr` with two connections and a short io timeout; returns the failures' reasons.
 fn failures(data: &Path, addr: &str, scenario: &str) -> Vec<String> {
     let started = Instant::now();
-    let (ok, report, out) =
-        load(data, &["--stack", "openssl", "--scenario", scenario, "--connect", addr, "--connections", "2", "--io-timeout", "2"]);
+    let (ok, report, out) = load(
+        data,
+        &["--stack", "openssl", "--scenario", scenario, "--connect", addr, "--connections", "2", "--io-timeout", "2"],
+    );
     assert!(started.elapsed() < Duration::from_secs(30), "a fault never hangs the generator");
     assert!(!ok, "failed connections make the exit status a failure: {out}");
     let report = report.unwrap_or_else(|| panic!("the results are written all the same: {out}"));
@@ -146,11 +194,20 @@ fn each_fault_is_one_clear_line_and_never_hangs_the_generator() {
         let linger = libc::linger { l_onoff: 1, l_linger: 0 };
         // SAFETY: setsockopt on a live socket with a linger struct of the right size.
         unsafe {
-            libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, (&linger as *const libc::linger).cast(), std::mem::size_of::<libc::linger>() as u32)
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&linger as *const libc::linger).cast(),
+                std::mem::size_of::<libc::linger>() as u32,
+            )
         };
     });
     let reasons = failures(data, &reset, TLS13);
-    assert!(reasons.iter().all(|r| r.contains("reset by peer") || r.contains("closed the connection during the handshake")), "{reasons:?}");
+    assert!(
+        reasons.iter().all(|r| r.contains("reset by peer") || r.contains("closed the connection during the handshake")),
+        "{reasons:?}"
+    );
 
     // Endless: after the request, streams bytes and never closes. The generator's hard stop
     // (its duration plus the io timeout) ends the connection.
@@ -159,14 +216,19 @@ fn each_fault_is_one_clear_line_and_never_hangs_the_generator() {
         while s.write_all(&[b'x'; 16 * 1024]).is_ok() {}
     });
     let started = Instant::now();
-    let (ok, report, out) = load(data, &["--stack", "tcp", "--connect", &endless, "--duration", "0.3", "--io-timeout", "1"]);
+    let (ok, report, out) =
+        load(data, &["--stack", "tcp", "--connect", &endless, "--duration", "0.3", "--io-timeout", "1"]);
     assert!(started.elapsed() < Duration::from_secs(15), "an endless response never hangs the generator: {out}");
     assert!(!ok, "{out}");
     let reasons: Vec<String> = report.unwrap().failures.into_iter().map(|f| f.reason).collect();
-    assert!(reasons.iter().all(|r| r == "still open when the load's time ran out (during the response)"), "{reasons:?}");
+    assert!(
+        reasons.iter().all(|r| r == "still open when the load's time ran out (during the response)"),
+        "{reasons:?}"
+    );
 
     // Another version: a TLS 1.2-only server.
-    let server = Server::start(data, &["--stack", "openssl", "--scenario", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
+    let server =
+        Server::start(data, &["--stack", "openssl", "--scenario", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]);
     let reasons = failures(data, &server.addr, TLS13);
     server.stop();
     assert!(reasons.iter().all(|r| r.starts_with("handshake: ") && r.contains("protocol version")), "{reasons:?}");
@@ -186,7 +248,9 @@ fn connections_that_succeeded_are_kept_when_the_server_goes_away() {
     let addr = server.addr.clone();
     let data = dir.path().to_path_buf();
     let idle = server.runner_cpu_ticks();
-    let generator = std::thread::spawn(move || load(&data, &["--stack", "openssl", "--scenario", TLS13, "--connect", &addr, "--duration", "6"]));
+    let generator = std::thread::spawn(move || {
+        load(&data, &["--stack", "openssl", "--scenario", TLS13, "--connect", &addr, "--duration", "6"])
+    });
     // The server goes away once it has done handshakes (a few ticks of CPU), however long the
     // generator took to start.
     server.wait_for_work(idle, 5, Duration::from_secs(5));
@@ -207,7 +271,20 @@ fn merge_adds_up_generators_of_one_run_and_refuses_another_runs() {
     for (i, run) in ["r1", "r1", "r2"].iter().enumerate() {
         let path = dir.path().join(format!("part{i}.json"));
         let out = tlsbench(dir.path())
-            .args(["load", "--stack", "rustls-ring", "--scenario", TLS13, "--connect", &server.addr, "--connections", "10", "--run-id", run, "--output"])
+            .args([
+                "load",
+                "--stack",
+                "rustls-ring",
+                "--scenario",
+                TLS13,
+                "--connect",
+                &server.addr,
+                "--connections",
+                "10",
+                "--run-id",
+                run,
+                "--output",
+            ])
             .arg(&path)
             .output()
             .unwrap();
@@ -216,7 +293,8 @@ fn merge_adds_up_generators_of_one_run_and_refuses_another_runs() {
     }
     server.stop();
     let merged_path = dir.path().join("merged.json");
-    let out = tlsbench(dir.path()).arg("merge").args(&partials[..2]).arg("--output").arg(&merged_path).output().unwrap();
+    let out =
+        tlsbench(dir.path()).arg("merge").args(&partials[..2]).arg("--output").arg(&merged_path).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let merged: NetReport = serde_json::from_str(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
     assert_eq!((merged.connections, merged.concurrency, merged.run_id.as_deref()), (20, 2, Some("r1")));
@@ -236,10 +314,21 @@ fn bad_input_names_what_is_valid() {
         String::from_utf8(out.stderr).unwrap()
     };
     let err = run(&["serve", "--stack", "nginx"]);
-    assert!(err.contains("unknown stack `nginx`") && err.contains("openssl") && err.contains("tcp, tcp-buffered"), "{err}");
+    assert!(
+        err.contains("unknown stack `nginx`") && err.contains("openssl") && err.contains("tcp, tcp-buffered"),
+        "{err}"
+    );
     let err = run(&["serve", "--stack", "tcp", "--scenario", TLS13]);
     assert!(err.contains("tcp is plain TCP: it has no handshake, so no --scenario"), "{err}");
-    let err = run(&["load", "--stack", "openssl", "--connect", "127.0.0.1:9", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"]);
+    let err = run(&[
+        "load",
+        "--stack",
+        "openssl",
+        "--connect",
+        "127.0.0.1:9",
+        "--scenario",
+        "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
+    ]);
     assert!(err.contains("the network mode runs handshake scenarios"), "{err}");
     let err = run(&["serve", "--stack", "tcp", "--response", "lots"]);
     assert!(err.contains("is not a response size"), "{err}");
@@ -268,15 +357,27 @@ fn run_over_tcp_stores_each_pair_as_a_net_cell_labelled_tcp() {
         found.unwrap_or_else(|| panic!("no {metric} of the {side} in {scenario}"))
     };
     for r in results {
-        assert_eq!((r["measure"].as_str(), r["process"].as_str(), r["status"].as_str()), (Some("net"), Some("tcp"), Some("ok")), "{r}");
+        assert_eq!(
+            (r["measure"].as_str(), r["process"].as_str(), r["status"].as_str()),
+            (Some("net"), Some("tcp"), Some("ok")),
+            "{r}"
+        );
         assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
         assert!(r["median"].as_f64().unwrap() > 0.0, "every number was measured: {r}");
     }
     // What each side's last handshake negotiated, the gates having passed on every one (a TLS
     // 1.2 resumption has no key exchange: rustls names no group).
     for (scenario, client, server) in [
-        ("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "1.3 aes-128-gcm x25519, no ticket", "1.3 aes-128-gcm x25519"),
-        ("handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "1.2 aes-128-gcm x25519, resumed, no ticket", "1.2 aes-128-gcm group not reported, resumed"),
+        (
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "1.3 aes-128-gcm x25519, no ticket",
+            "1.3 aes-128-gcm x25519",
+        ),
+        (
+            "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "1.2 aes-128-gcm x25519, resumed, no ticket",
+            "1.2 aes-128-gcm group not reported, resumed",
+        ),
     ] {
         assert_eq!(value(scenario, "client", "connections_per_s")["negotiated"], client);
         assert_eq!(value(scenario, "server", "connections_per_s")["negotiated"], server);
@@ -287,7 +388,8 @@ fn run_over_tcp_stores_each_pair_as_a_net_cell_labelled_tcp() {
     let (client_rate, server_rate) = (median("client", "connections_per_s"), median("server", "connections_per_s"));
     assert!((client_rate / server_rate - 1.0).abs() < 0.5, "client {client_rate}/s, server {server_rate}/s");
     for side in ["client", "server"] {
-        let [p50, p90, p99, max] = ["handshake_p50_ms", "handshake_p90_ms", "handshake_p99_ms", "handshake_max_ms"].map(|m| median(side, m));
+        let [p50, p90, p99, max] =
+            ["handshake_p50_ms", "handshake_p90_ms", "handshake_p99_ms", "handshake_max_ms"].map(|m| median(side, m));
         assert!(p50 <= p90 && p90 <= p99 && p99 <= max, "{side}: {p50} {p90} {p99} {max}");
         // A TLS 1.3 handshake and close: at least one write (a flight) and one read each.
         assert!(median(side, "write_calls") >= 1.0 && median(side, "read_calls") >= 1.0);
@@ -311,7 +413,10 @@ fn run_over_tcp_takes_the_net_measure_and_workers_only() {
         String::from_utf8(out.stderr).unwrap()
     };
     let heap = error(&["--transport", "tcp", "--measure", "heap", "--stack", "openssl"]);
-    assert!(heap.contains("over --transport tcp the measure is net") && heap.contains("heap is taken in memory"), "{heap}");
+    assert!(
+        heap.contains("over --transport tcp the measure is net") && heap.contains("heap is taken in memory"),
+        "{heap}"
+    );
     let net = error(&["--measure", "net", "--stack", "openssl"]);
     assert!(net.contains("measure net is taken over a real socket: add --transport tcp"), "{net}");
     let transport = error(&["--transport", "udp"]);
@@ -331,7 +436,15 @@ fn workers_give_the_servers_rate_per_worker_against_one_worker_of_the_same_run()
     let json = dir.path().join("run.json");
     let out = tlsbench(dir.path())
         .args(["run", "--transport", "tcp", "--stack", "rustls-aws-lc-rs", "--workers", "2"])
-        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--samples", "2", "--min-time-ms", "200", "--export-json"])
+        .args([
+            "--scenario",
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "--samples",
+            "2",
+            "--min-time-ms",
+            "200",
+            "--export-json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
@@ -344,7 +457,8 @@ fn workers_give_the_servers_rate_per_worker_against_one_worker_of_the_same_run()
     let results = doc["results"].as_array().unwrap();
     assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
     let find = |metric: &str, side: &str, workers: Option<u64>| {
-        let found = results.iter().find(|r| r["metric"] == metric && r["side"] == side && r["threads"].as_u64() == workers);
+        let found =
+            results.iter().find(|r| r["metric"] == metric && r["side"] == side && r["threads"].as_u64() == workers);
         found.unwrap_or_else(|| panic!("no {metric} of the {side} with {workers:?} workers"))
     };
     let median = |r: &serde_json::Value| r["median"].as_f64().unwrap();

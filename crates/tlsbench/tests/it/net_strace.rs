@@ -119,12 +119,20 @@ fn straced(data: &Path, prefix: &str) -> Command {
     let runners = data.join("runners");
     if !runners.exists() {
         std::fs::create_dir(&runners).unwrap();
-        std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("tlsbench-runner-openssl"), runners.join("tlsbench-runner-openssl")).unwrap();
+        std::os::unix::fs::symlink(
+            assert_cmd::cargo::cargo_bin("tlsbench-runner-openssl"),
+            runners.join("tlsbench-runner-openssl"),
+        )
+        .unwrap();
     }
     let mut cmd = Command::new("strace");
     cmd.args(["-ff", "-qq", "-o"]).arg(data.join(prefix)).arg("--").arg(assert_cmd::cargo::cargo_bin("tlsbench"));
     let log = File::create(data.join(format!("{prefix}.log"))).unwrap();
-    cmd.env("TLSBENCH_DATA_DIR", data).env("TLSBENCH_RUNNER_DIR", &runners).current_dir(data).stdin(Stdio::null()).stderr(log);
+    cmd.env("TLSBENCH_DATA_DIR", data)
+        .env("TLSBENCH_RUNNER_DIR", &runners)
+        .current_dir(data)
+        .stdin(Stdio::null())
+        .stderr(log);
     cmd
 }
 
@@ -152,7 +160,8 @@ struct Seen {
 /// `stack` serving itself over loopback, each side under strace: (server, client).
 fn run(data: &Path, stack: &str) -> (Seen, Seen) {
     let (server_prefix, client_prefix) = (format!("{stack}-server"), format!("{stack}-client"));
-    let (server_report, client_report) = (data.join(format!("{stack}-server.json")), data.join(format!("{stack}-client.json")));
+    let (server_report, client_report) =
+        (data.join(format!("{stack}-server.json")), data.join(format!("{stack}-client.json")));
     let mut server = straced(data, &server_prefix)
         .args(["serve", "--stack", stack, "--workers", &WORKERS.to_string(), "--response", RESPONSE, "--output"])
         .arg(&server_report)
@@ -208,22 +217,40 @@ fn syscalls_counted_on_each_side_are_those_strace_sees() {
             Side::Server => (CONNECTIONS + CONCURRENCY, WORKERS),
             Side::Client => (CONNECTIONS, 1),
         };
-        assert_eq!((report.connections, traced.windows), (connections, windows), "{}: connections, and threads measured", side.what);
+        assert_eq!(
+            (report.connections, traced.windows),
+            (connections, windows),
+            "{}: connections, and threads measured",
+            side.what
+        );
         let ours = Classes::of_report(report);
-        assert!(traced.classes.read > connections && traced.classes.write >= connections, "{}: {:?}", side.what, traced.classes);
-        assert_eq!(ours, traced.classes, "{}: syscalls counted by tlsbench (left) and seen by strace (right)", side.what);
+        assert!(
+            traced.classes.read > connections && traced.classes.write >= connections,
+            "{}: {:?}",
+            side.what,
+            traced.classes
+        );
+        assert_eq!(
+            ours, traced.classes,
+            "{}: syscalls counted by tlsbench (left) and seen by strace (right)",
+            side.what
+        );
         assert_eq!(report.syscalls(), traced.classes.total(), "{}: the total", side.what);
     }
 }
 
 fn print_table(sides: &[Seen]) {
     println!("syscalls per connection, {RESPONSE} responses, tlsbench / strace (calls strace saw outside the sockets apart):");
-    println!("{:<24}{:>16}{:>16}{:>16}{:>16}{:>16}   not on a socket", "", "read", "write", "poll", "other socket", "total");
+    println!(
+        "{:<24}{:>16}{:>16}{:>16}{:>16}{:>16}   not on a socket",
+        "", "read", "write", "poll", "other socket", "total"
+    );
     for side in sides {
         let n = side.report.connections.max(1) as f64;
         let (ours, theirs) = (Classes::of_report(&side.report), side.traced.classes);
         let pair = |a: u64, b: u64| format!("{:.2} / {:.2}", a as f64 / n, b as f64 / n);
-        let not_socket: Vec<String> = side.traced.not_socket.iter().map(|(name, calls)| format!("{name} {:.2}", *calls as f64 / n)).collect();
+        let not_socket: Vec<String> =
+            side.traced.not_socket.iter().map(|(name, calls)| format!("{name} {:.2}", *calls as f64 / n)).collect();
         println!(
             "{:<24}{:>16}{:>16}{:>16}{:>16}{:>16}   {}",
             side.what,

@@ -127,7 +127,9 @@ fn find_nginx(path: &std::ffi::OsStr, sbin: &Path) -> Result<PathBuf, String> {
         .chain([sbin.to_path_buf()])
         .map(|dir| dir.join("nginx"))
         .find(|binary| binary.is_file())
-        .ok_or_else(|| "nginx is not installed: run scripts/setup.sh, which installs Debian's nginx package".to_string())
+        .ok_or_else(|| {
+            "nginx is not installed: run scripts/setup.sh, which installs Debian's nginx package".to_string()
+        })
 }
 
 #[test]
@@ -135,7 +137,21 @@ fn tlsbench_load_against_nginx_negotiates_the_scenario_on_every_connection() {
     let dir = tempfile::tempdir().unwrap();
     let nginx = Nginx::start(dir.path(), FULL, 2);
     for stack in ["openssl", "rustls-aws-lc-rs"] {
-        let client = load(dir.path(), &["--stack", stack, "--scenario", FULL, "--connect", &nginx.addr, "--connections", "100", "--concurrency", "2"]);
+        let client = load(
+            dir.path(),
+            &[
+                "--stack",
+                stack,
+                "--scenario",
+                FULL,
+                "--connect",
+                &nginx.addr,
+                "--connections",
+                "100",
+                "--concurrency",
+                "2",
+            ],
+        );
         assert_eq!((client.connections, client.failed), (100, 0), "{stack}: {client:?}");
         assert_eq!(client.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519, no ticket"), "{stack}");
         assert!(client.sockets.bytes_read > 100 * 100, "{stack}: nginx's responses and handshakes");
@@ -154,7 +170,21 @@ fn a_resumption_scenario_against_nginx_resumes_from_its_tickets() {
     // Several connections in flight, each with a ticket of its own (an OpenSSL client sharing
     // one session among them did full handshakes on a quarter to half of them).
     for stack in ["openssl", "rustls-aws-lc-rs"] {
-        let client = load(dir.path(), &["--stack", stack, "--scenario", RESUME, "--connect", &nginx.addr, "--connections", "40", "--concurrency", "4"]);
+        let client = load(
+            dir.path(),
+            &[
+                "--stack",
+                stack,
+                "--scenario",
+                RESUME,
+                "--connect",
+                &nginx.addr,
+                "--connections",
+                "40",
+                "--concurrency",
+                "4",
+            ],
+        );
         assert_eq!((client.connections, client.resumed, client.failed), (40, 40, 0), "{stack}: {client:?}");
         assert_eq!(client.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519, resumed, ticket received"), "{stack}");
     }
@@ -182,7 +212,19 @@ fn s_time(data: &Path, addr: &str, args: &[&str]) -> (u64, String) {
     let ca = data.join("ca.pem");
     std::fs::write(&ca, &Pki::load_or_generate(data, &[key]).unwrap().credentials(key).unwrap().ca_pem).unwrap();
     let out = Command::new("openssl")
-        .args(["s_time", "-connect", addr, "-time", "1", "-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256", "-verify", "3", "-CAfile"])
+        .args([
+            "s_time",
+            "-connect",
+            addr,
+            "-time",
+            "1",
+            "-tls1_3",
+            "-ciphersuites",
+            "TLS_AES_128_GCM_SHA256",
+            "-verify",
+            "3",
+            "-CAfile",
+        ])
         .arg(&ca)
         .args(args)
         .output()
@@ -207,14 +249,22 @@ fn s_time_against_tlsbench_serve_is_counted_by_the_server_without_failures() {
         let (count, marks) = s_time(dir.path(), &server.addr, &["-new", "-www", "/"]);
         let report = server.stop();
         assert!(count > 0 && marks.len() as u64 == count, "{marks}");
-        assert_eq!((report.connections, report.resumed, report.without_request, report.failed), (count, 0, 0, 0), "{stack}: {report:?}");
+        assert_eq!(
+            (report.connections, report.resumed, report.without_request, report.failed),
+            (count, 0, 0, 0),
+            "{stack}: {report:?}"
+        );
         assert_eq!(report.negotiated.as_deref(), Some("1.3 aes-128-gcm x25519"));
 
         // Without -www, s_time resets each connection as soon as its handshake is done.
         let server = Server::start(dir.path(), &["--stack", stack, "--scenario", FULL, "--workers", "1"]);
         let (count, _) = s_time(dir.path(), &server.addr, &["-new"]);
         let report = server.stop();
-        assert_eq!((report.connections, report.without_request, report.failed), (count, count, 0), "{stack}: {report:?}");
+        assert_eq!(
+            (report.connections, report.without_request, report.failed),
+            (count, count, 0),
+            "{stack}: {report:?}"
+        );
     }
 }
 

@@ -26,7 +26,20 @@ fn stderr(output: &Output) -> String {
 /// (json, svg, callgrind).
 fn profile(dir: &Path, stack: &str) -> (String, [PathBuf; 3]) {
     let output = tlsbench(dir)
-        .args(["profile", SCENARIO, "--stack", stack, "--side", "server", "--iterations", ITERATIONS, "--top", "10", "--out", "out"])
+        .args([
+            "profile",
+            SCENARIO,
+            "--stack",
+            stack,
+            "--side",
+            "server",
+            "--iterations",
+            ITERATIONS,
+            "--top",
+            "10",
+            "--out",
+            "out",
+        ])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -115,7 +128,11 @@ fn the_flamegraph_and_the_json_go_into_the_html_report() {
     }
     let profile = read_json(&json);
     // rustls and aws-lc-rs are linked into the runner: told apart by their source paths.
-    let share = |class: &str| profile["classes"].as_array().unwrap().iter().find(|c| c["class"] == class).unwrap()["instructions"].as_u64().unwrap();
+    let share = |class: &str| {
+        profile["classes"].as_array().unwrap().iter().find(|c| c["class"] == class).unwrap()["instructions"]
+            .as_u64()
+            .unwrap()
+    };
     assert!(share("tls") > 0 && share("crypto") > share("tls"), "{:#}", profile["classes"]);
 
     // The SVG is well-formed XML, the same as the JSON holds.
@@ -135,12 +152,25 @@ fn the_flamegraph_and_the_json_go_into_the_html_report() {
 
     // A run to report on, then the report with the profile.
     let run = tlsbench(dir.path())
-        .args(["run", "--stack", "rustls-aws-lc-rs", "--scenario", SCENARIO, "--samples", "1", "--min-time-ms", "1", "--warmup-ms", "0"])
+        .args([
+            "run",
+            "--stack",
+            "rustls-aws-lc-rs",
+            "--scenario",
+            SCENARIO,
+            "--samples",
+            "1",
+            "--min-time-ms",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
         .args(["--export-json", "run.json"])
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
-    let report = tlsbench(dir.path()).args(["report", "run.json", "--html", "html", "--profile"]).arg(&json).output().unwrap();
+    let report =
+        tlsbench(dir.path()).args(["report", "run.json", "--html", "html", "--profile"]).arg(&json).output().unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
     let page = std::fs::read_to_string(dir.path().join("html").join("index.html")).unwrap();
     assert!(page.contains("<section id=\"profiles\">"));
@@ -160,8 +190,14 @@ fn bad_input_names_the_valid_choices() {
     fails(&[SCENARIO, "--stack", "wolfssl", "--side", "server"], "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, ");
     fails(&[SCENARIO, "--stack", "openssl", "--side", "both"], "unknown side `both` (valid: client, server)");
     fails(&["handshake-full_1.3_x25519_ecdsa-p256_aes-512", "--stack", "openssl", "--side", "server"], "aes-512");
-    fails(&["io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl", "--side", "server"], "covers scenarios of kind handshake-full, ");
-    fails(&[SCENARIO, "--stack", "openssl", "--side", "server", "--peer", "boringssl"], "no runner holds both `openssl` and `boringssl`");
+    fails(
+        &["io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--stack", "openssl", "--side", "server"],
+        "covers scenarios of kind handshake-full, ",
+    );
+    fails(
+        &[SCENARIO, "--stack", "openssl", "--side", "server", "--peer", "boringssl"],
+        "no runner holds both `openssl` and `boringssl`",
+    );
 }
 
 #[test]
@@ -174,7 +210,11 @@ fn valgrind_missing_is_said_with_what_to_install() {
         let found = which(program);
         std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
     }
-    let output = tlsbench(dir.path()).env("PATH", &bin).args(["profile", SCENARIO, "--stack", "openssl", "--side", "server"]).output().unwrap();
+    let output = tlsbench(dir.path())
+        .env("PATH", &bin)
+        .args(["profile", SCENARIO, "--stack", "openssl", "--side", "server"])
+        .output()
+        .unwrap();
     assert!(!output.status.success());
     assert!(stderr(&output).contains("valgrind, which is not in PATH (install valgrind)"), "{}", stderr(&output));
 }
@@ -211,7 +251,10 @@ fn a_runner_that_fails_under_valgrind_shows_its_last_words() {
 
 fn which(program: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap();
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file()).unwrap_or_else(|| panic!("{program} is not in PATH"))
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not in PATH"))
 }
 
 /// The flamegraph's stacks add up to the instructions collected: its root frame (`all`) says

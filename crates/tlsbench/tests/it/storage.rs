@@ -51,7 +51,10 @@ fn query(db: &Path, sql: &str) -> i64 {
 /// Waits until `db` holds at least `samples` samples, or fails after a minute.
 fn wait_for_samples(db: &Path, samples: i64, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !db.exists() || query(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples'") == 0 || query(db, "SELECT COUNT(*) FROM samples") < samples {
+    while !db.exists()
+        || query(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples'") == 0
+        || query(db, "SELECT COUNT(*) FROM samples") < samples
+    {
         assert!(child.try_wait().unwrap().is_none(), "tlsbench ended before {samples} samples were stored");
         assert!(Instant::now() < deadline, "no {samples} samples stored within a minute");
         std::thread::sleep(Duration::from_millis(5));
@@ -74,7 +77,9 @@ fn stored_values(db: &Path) -> Vec<(String, String, Vec<f64>)> {
         )
         .unwrap();
     let mut series: Vec<(String, String, Vec<f64>)> = Vec::new();
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, f64>(2)?))).unwrap();
+    let rows = statement
+        .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, f64>(2)?)))
+        .unwrap();
     for row in rows {
         let (stack, side, value) = row.unwrap();
         match series.last_mut() {
@@ -119,10 +124,20 @@ fn a_killed_run_keeps_its_samples_and_resume_completes_it() {
     let runs = ok(tlsbench(dir.path()).args(["runs", "--db"]).arg(&db).output().unwrap());
     assert!(runs.contains(&id) && runs.contains(&format!("interrupted: {} samples missing", 12 - taken)), "{runs}");
     let shown = tlsbench(dir.path()).args(["show", &id, "--db"]).arg(&db).output().unwrap();
-    assert!(text(&shown.stderr).contains(&format!("`tlsbench run --resume {id} --db {}` takes them", db.display())), "{}", text(&shown.stderr));
+    assert!(
+        text(&shown.stderr).contains(&format!("`tlsbench run --resume {id} --db {}` takes them", db.display())),
+        "{}",
+        text(&shown.stderr)
+    );
 
     let json = dir.path().join("resumed.json");
-    let resumed = ok(tlsbench(dir.path()).args(["run", "--resume", &id, "--db"]).arg(&db).arg("--export-json").arg(&json).output().unwrap());
+    let resumed = ok(tlsbench(dir.path())
+        .args(["run", "--resume", &id, "--db"])
+        .arg(&db)
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap());
     let doc = read_json(&json);
     assert_eq!(doc["run"]["id"], id.as_str());
     assert_eq!(doc["run"]["samples"], 6);
@@ -139,7 +154,13 @@ fn a_killed_run_keeps_its_samples_and_resume_completes_it() {
 
     // The stored run shows and exports exactly as the run printed and exported it.
     let shown_json = dir.path().join("shown.json");
-    let shown = ok(tlsbench(dir.path()).args(["show", &id, "--db"]).arg(&db).arg("--export-json").arg(&shown_json).output().unwrap());
+    let shown = ok(tlsbench(dir.path())
+        .args(["show", &id, "--db"])
+        .arg(&db)
+        .arg("--export-json")
+        .arg(&shown_json)
+        .output()
+        .unwrap());
     assert_eq!(shown, resumed);
     assert_eq!(std::fs::read(&shown_json).unwrap(), std::fs::read(&json).unwrap());
 }
@@ -167,7 +188,10 @@ fn ctrl_c_stops_after_the_current_sample_and_says_how_to_resume() {
     let id = run_id(&db);
     let stderr = text(&output.stderr);
     assert!(stderr.contains("stopping after the current sample"), "{stderr}");
-    assert!(stderr.contains(&format!("`tlsbench run --resume {id} --db {}` measures the rest", db.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("`tlsbench run --resume {id} --db {}` measures the rest", db.display())),
+        "{stderr}"
+    );
     assert!(output.stdout.is_empty(), "no table for an interrupted run");
     // The runner killed by the same SIGINT did not fail its cell: the run is resumable as it was.
     assert_eq!(query(&db, "SELECT COUNT(*) FROM cells WHERE status = 'ok'"), 2);
@@ -181,7 +205,12 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let a_json = dir.path().join("a.json");
     // 4 samples per cell: the fewest with which a difference can be significant.
     // With io: metrics where lower is better, for the smaller-is-better export.
-    let run = tlsbench(dir.path()).args(run_args(&db, 4, 2)).args(["--measure", "time", "--measure", "io"]).arg("--export-json").arg(&a_json).output();
+    let run = tlsbench(dir.path())
+        .args(run_args(&db, 4, 2))
+        .args(["--measure", "time", "--measure", "io"])
+        .arg("--export-json")
+        .arg(&a_json)
+        .output();
     let table = ok(run.unwrap());
     let id = run_id(&db);
 
@@ -191,14 +220,25 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let exported = tlsbench(dir.path())
         .args(["show", &id, "--db"])
         .arg(&db)
-        .args(["--export-json", "b.json", "--export-csv", "b.csv", "--export-markdown", "b.md", "--export-bencher", "bencher.json"])
+        .args([
+            "--export-json",
+            "b.json",
+            "--export-csv",
+            "b.csv",
+            "--export-markdown",
+            "b.md",
+            "--export-bencher",
+            "bencher.json",
+        ])
         .args(["--export-github-action", "bigger.json", "--export-github-action-smaller", "smaller.json"])
         .output()
         .unwrap();
     ok(exported);
     assert_eq!(std::fs::read(file("b.json")).unwrap(), std::fs::read(&a_json).unwrap());
     // Per stack and side: handshakes_per_s by wall and CPU time, and the io metrics.
-    let io_counts = tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull).len();
+    let io_counts =
+        tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull)
+            .len();
     assert_eq!(std::fs::read_to_string(file("b.csv")).unwrap().lines().count(), 1 + 2 * 2 * (2 + io_counts));
     assert!(std::fs::read_to_string(file("b.md")).unwrap().contains("## handshakes_per_s (1/s, higher is better)"));
     let bencher = read_json(&file("bencher.json"));
@@ -210,15 +250,23 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     assert_eq!(names.len(), 8, "{names:?}");
     assert!(names.contains(&format!("{FULL}/rustls-ring/client/handshakes_per_s").as_str()), "{names:?}");
     let smaller = read_json(&file("smaller.json"));
-    let io_metrics = ["/read_calls", "/empty_read_calls", "/write_calls", "/io_calls", "/records_written", "/bytes_written"];
+    let io_metrics =
+        ["/read_calls", "/empty_read_calls", "/write_calls", "/io_calls", "/records_written", "/bytes_written"];
     assert_eq!(smaller.as_array().unwrap().len(), 2 * 2 * io_counts, "{smaller}");
-    assert!(smaller.as_array().unwrap().iter().all(|e| io_metrics.iter().any(|m| e["name"].as_str().unwrap().ends_with(m))), "{smaller}");
+    assert!(
+        smaller.as_array().unwrap().iter().all(|e| io_metrics.iter().any(|m| e["name"].as_str().unwrap().ends_with(m))),
+        "{smaller}"
+    );
 
     // A run against itself: nothing differs.
-    let same = ok(tlsbench(dir.path()).args(["compare", &id, &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
+    let same =
+        ok(tlsbench(dir.path()).args(["compare", &id, &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
     // Verdicts are counted by measure: time's (wall and CPU) apart from io's.
     let (time_cells, io_cells) = (2 * 2 * 2, 2 * 2 * io_counts);
-    assert!(same.contains(&format!("summary: time 0 better, 0 worse, {time_cells} ~; io 0 better, 0 worse, {io_cells} ~")), "{same}");
+    assert!(
+        same.contains(&format!("summary: time 0 better, 0 worse, {time_cells} ~; io 0 better, 0 worse, {io_cells} ~")),
+        "{same}"
+    );
 
     // B: the same run with rustls-ring's handshakes a thousand times slower (a file, not a stored
     // run): far beyond the spread of 2 ms samples, so that A's and B's samples cannot overlap.
@@ -231,7 +279,11 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
         }
     }
     std::fs::write(file("slower.json"), serde_json::to_vec(&slower).unwrap()).unwrap();
-    let regressed = tlsbench(dir.path()).args(["compare", &id, "slower.json", "--fail-on-regression", "--db"]).arg(&db).output().unwrap();
+    let regressed = tlsbench(dir.path())
+        .args(["compare", &id, "slower.json", "--fail-on-regression", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
     assert_eq!(regressed.status.code(), Some(1));
     assert_eq!(text(&regressed.stderr), "2 cell(s) worse in B than in A (--fail-on-regression)\n");
     let report = text(&regressed.stdout);
@@ -239,10 +291,26 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     let worse: Vec<&str> = report.lines().filter(|l| l.ends_with("worse │")).collect();
     assert_eq!(worse.len(), 2, "{report}");
     assert!(worse.iter().all(|l| l.contains("rustls-ring") && l.contains("0.001x") && l.contains("0.029")), "{report}");
-    assert!(report.contains(&format!("summary: time 0 better, 2 worse, {} ~; io 0 better, 0 worse, {io_cells} ~", time_cells - 2)), "{report}");
+    assert!(
+        report.contains(&format!(
+            "summary: time 0 better, 2 worse, {} ~; io 0 better, 0 worse, {io_cells} ~",
+            time_cells - 2
+        )),
+        "{report}"
+    );
     // The other way round it is an improvement, and not a failure.
-    let improved = ok(tlsbench(dir.path()).args(["compare", "slower.json", &id, "--fail-on-regression", "--db"]).arg(&db).output().unwrap());
-    assert!(improved.contains(&format!("summary: time 2 better, 0 worse, {} ~; io 0 better, 0 worse, {io_cells} ~", time_cells - 2)), "{improved}");
+    let improved = ok(tlsbench(dir.path())
+        .args(["compare", "slower.json", &id, "--fail-on-regression", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    assert!(
+        improved.contains(&format!(
+            "summary: time 2 better, 0 worse, {} ~; io 0 better, 0 worse, {io_cells} ~",
+            time_cells - 2
+        )),
+        "{improved}"
+    );
 }
 
 #[test]
@@ -257,7 +325,10 @@ fn a_database_of_another_schema_version_is_refused() {
     // Version 2 is upgraded in place (store.rs tests it); 1 and the next are refused.
     for other in [version + 1, 1] {
         let db = dir.path().join(format!("v{other}.db"));
-        Connection::open(&db).unwrap().execute_batch(&format!("CREATE TABLE runs (id TEXT PRIMARY KEY); PRAGMA user_version = {other};")).unwrap();
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch(&format!("CREATE TABLE runs (id TEXT PRIMARY KEY); PRAGMA user_version = {other};"))
+            .unwrap();
         let expected = format!(
             "error: results database {} has schema version {other}, but this tlsbench ({}) reads only versions 2 \
              to {version}; use the tlsbench that wrote it, or --db PATH to choose another file\n",

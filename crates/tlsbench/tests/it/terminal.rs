@@ -7,8 +7,17 @@ use serde_json::{json, Value};
 use crate::common;
 use common::{read_json, succeeded, tlsbench};
 
-const STACKS: [&str; 9] =
-    ["rustls-aws-lc-rs", "rustls-ring", "openssl", "boringssl", "s2n-tls", "s2n-tls-recvbuf", "bertie", "gnutls", "libtls"];
+const STACKS: [&str; 9] = [
+    "rustls-aws-lc-rs",
+    "rustls-ring",
+    "openssl",
+    "boringssl",
+    "s2n-tls",
+    "s2n-tls-recvbuf",
+    "bertie",
+    "gnutls",
+    "libtls",
+];
 
 /// Long names that share no part, so that nothing can be said once above the columns.
 const SCENARIOS: [&str; 6] = [
@@ -29,7 +38,8 @@ const LONG_REASON: &str = "server runner: handshake failed after the server's se
 fn cell(scenario: &str, client: &str, server: &str, process: &str, side: &str, metric: (&str, &str, f64)) -> Value {
     let (name, unit, median) = metric;
     let rate = unit.ends_with("/s");
-    let samples: Vec<f64> = (0..6).map(|i| if rate { median * (0.96 + 0.02 * f64::from(i % 3)) } else { median }).collect();
+    let samples: Vec<f64> =
+        (0..6).map(|i| if rate { median * (0.96 + 0.02 * f64::from(i % 3)) } else { median }).collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
     json!({
@@ -65,7 +75,11 @@ fn document() -> Value {
             ("boringssl", "openssl", "split-process"),
         ])
         .collect();
-    let metrics = [("handshakes_per_s", "1/s", 17376.0), ("read_calls", "calls", 8.0), ("allocations_per_handshake", "allocations", 156.5)];
+    let metrics = [
+        ("handshakes_per_s", "1/s", 17376.0),
+        ("read_calls", "calls", 8.0),
+        ("allocations_per_handshake", "allocations", 156.5),
+    ];
     let mut results = Vec::new();
     for metric in metrics {
         for scenario in SCENARIOS {
@@ -83,7 +97,8 @@ fn document() -> Value {
     }
     // What a stack supports does not show in the table.
     let nothing = json!({ "kinds": [], "versions": [], "groups": [], "keys": [], "suites": [], "client_auth": [], "ems_off": false });
-    let stacks: Vec<Value> = STACKS.iter().map(|id| json!({ "id": id, "library": format!("{id} 1.0"), "capabilities": nothing })).collect();
+    let stacks: Vec<Value> =
+        STACKS.iter().map(|id| json!({ "id": id, "library": format!("{id} 1.0"), "capabilities": nothing })).collect();
     json!({
         "schema_version": 1,
         "run": {
@@ -113,7 +128,9 @@ fn blocks(text: &str) -> Vec<(String, Vec<&str>)> {
             break;
         }
         match line.split_once(" (") {
-            Some((metric, _)) if !metric.contains(' ') && !metric.is_empty() => blocks.push((metric.to_string(), Vec::new())),
+            Some((metric, _)) if !metric.contains(' ') && !metric.is_empty() => {
+                blocks.push((metric.to_string(), Vec::new()))
+            }
             _ => blocks.last_mut().expect("the table starts with a heading").1.push(line),
         }
     }
@@ -133,7 +150,10 @@ fn nine_stacks_and_long_names_fit_120_columns() {
             "rustls-aws-lc-rs -> s2n-tls-recvbuf [split]".to_string(),
             "boringssl -> openssl [split]".to_string(),
         ]) {
-            let rows = lines.iter().filter(|l| l.starts_with(&format!("{pair} ")) && !l.starts_with(&format!("{pair} [split]"))).count();
+            let rows = lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{pair} ")) && !l.starts_with(&format!("{pair} [split]")))
+                .count();
             assert!(rows >= 1, "{metric}: no row for {pair}:\n{text}");
         }
     }
@@ -146,11 +166,20 @@ fn counts_are_whole_or_keep_their_fraction_and_have_no_spread_while_rates_keep_t
         let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("rustls-ring ")).collect();
         assert!(!rows.is_empty(), "{metric}:\n{text}");
         for row in rows {
-            let cells: Vec<&str> = row.split(" | ").skip(1).flat_map(|group| group.split("  ")).map(str::trim).filter(|c| !c.is_empty()).collect();
+            let cells: Vec<&str> = row
+                .split(" | ")
+                .skip(1)
+                .flat_map(|group| group.split("  "))
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
             assert!(!cells.is_empty(), "{row}");
             for cell in cells {
                 match metric.as_str() {
-                    "handshakes_per_s" => assert!(cell.starts_with("17,") && cell.contains(" ±") && cell.ends_with('%'), "{cell} in {row}"),
+                    "handshakes_per_s" => assert!(
+                        cell.starts_with("17,") && cell.contains(" ±") && cell.ends_with('%'),
+                        "{cell} in {row}"
+                    ),
                     "read_calls" => assert_eq!(cell, "8", "{row}"),
                     _ => assert_eq!(cell, "156.5", "{row}"),
                 }
@@ -169,7 +198,11 @@ fn each_reason_is_listed_once_whole_and_its_cells_point_at_it() {
     let listed = |status: &str| {
         let at = text.find(&format!("] {status}: ")).unwrap_or_else(|| panic!("no {status} reason:\n{text}"));
         let number = &text[text[..at].rfind('[').unwrap()..=at];
-        let reason: String = text[at..].lines().take_while(|l| !l.starts_with('[') || l.starts_with(number)).collect::<Vec<_>>().join(" ");
+        let reason: String = text[at..]
+            .lines()
+            .take_while(|l| !l.starts_with('[') || l.starts_with(number))
+            .collect::<Vec<_>>()
+            .join(" ");
         (number.to_string(), reason.split_whitespace().collect::<Vec<_>>().join(" "))
     };
     let (failed, reason) = listed("failed");
@@ -195,7 +228,8 @@ fn a_quick_run_measures_the_headline_scenarios_and_says_how_to_measure_more() {
     let output = succeeded(output);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let doc = read_json(&json);
-    let mut scenarios: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    let mut scenarios: Vec<&str> =
+        doc["results"].as_array().unwrap().iter().map(|r| r["scenario"].as_str().unwrap()).collect();
     scenarios.dedup();
     assert_eq!(
         scenarios,
@@ -212,7 +246,11 @@ fn a_quick_run_measures_the_headline_scenarios_and_says_how_to_measure_more() {
     let commands: Vec<&str> = hint.lines().filter(|l| l.starts_with("  ")).map(str::trim).collect();
     assert_eq!(commands.len(), 2, "{hint}");
     for command in &commands {
-        assert!(command.contains(" run --stack openssl --measure io --samples 1 --export-json ") && !command.contains("--quick"), "{hint}");
+        assert!(
+            command.contains(" run --stack openssl --measure io --samples 1 --export-json ")
+                && !command.contains("--quick"),
+            "{hint}"
+        );
     }
     assert!(commands[1].ends_with(" --scenario '*'"), "{hint}");
 }

@@ -22,7 +22,9 @@ const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm
 /// that is steady, or rises with every request when `FAKE_RISING` is set.
 fn fake_runner(dir: &Path, log: &Path) {
     let capabilities = serde_json::to_string(&Capabilities { min_warmup_ms: 1, ..Capabilities::everything() }).unwrap();
-    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+    let list = format!(
+        r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+    );
     let library = "Go crypto/tls go1.0 (a fake)";
     let script = format!(
         r#"#!/bin/sh
@@ -55,7 +57,12 @@ fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(St
     run_with(rising, scenarios, warmup_max_ms, "4")
 }
 
-fn run_with(rising: bool, scenarios: &[&str], warmup_max_ms: &str, samples: &str) -> (Value, Vec<(String, String, u64)>, String) {
+fn run_with(
+    rising: bool,
+    scenarios: &[&str],
+    warmup_max_ms: &str,
+    samples: &str,
+) -> (Value, Vec<(String, String, u64)>, String) {
     let dir = tempfile::tempdir().unwrap();
     let runners = dir.path().join("runners");
     std::fs::create_dir(&runners).unwrap();
@@ -63,7 +70,17 @@ fn run_with(rising: bool, scenarios: &[&str], warmup_max_ms: &str, samples: &str
     fake_runner(&runners, &log);
     let json = dir.path().join("run.json");
     let mut cmd = tlsbench(dir.path());
-    cmd.env("TLSBENCH_RUNNER_DIR", &runners).args(["run", "--stack", "go", "--samples", samples, "--min-time-ms", "7", "--warmup-ms", "0"]);
+    cmd.env("TLSBENCH_RUNNER_DIR", &runners).args([
+        "run",
+        "--stack",
+        "go",
+        "--samples",
+        samples,
+        "--min-time-ms",
+        "7",
+        "--warmup-ms",
+        "0",
+    ]);
     cmd.args(["--warmup-max-ms", warmup_max_ms, "--export-json"]).arg(&json);
     for scenario in scenarios {
         cmd.args(["--scenario", scenario]);
@@ -88,7 +105,10 @@ fn run_with(rising: bool, scenarios: &[&str], warmup_max_ms: &str, samples: &str
 /// The result of `scenario` for the client side.
 fn client_result<'a>(doc: &'a Value, scenario: &str) -> &'a Value {
     let results = doc["results"].as_array().unwrap();
-    results.iter().find(|r| r["scenario"] == scenario && r["side"] == "client" && r["metric"] == "handshakes_per_s").unwrap()
+    results
+        .iter()
+        .find(|r| r["scenario"] == scenario && r["side"] == "client" && r["metric"] == "handshakes_per_s")
+        .unwrap()
 }
 
 #[test]
@@ -135,7 +155,10 @@ fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
         let mut of_fork: Vec<f64> = samples.iter().zip(&forks).filter(|(_, f)| **f == fork).map(|(v, _)| *v).collect();
         of_fork.sort_by(f64::total_cmp);
         let median = (of_fork[0] + of_fork[1]) / 2.0;
-        assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap(), "fork {fork}: {median} outside {ci:?}");
+        assert!(
+            ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap(),
+            "fork {fork}: {median} outside {ci:?}"
+        );
     }
     assert!(table.contains("still rising at the bound (--warmup-max-ms), measured as they were: go 2 of 2"), "{table}");
 }
@@ -175,9 +198,15 @@ fn a_run_that_would_keep_too_many_processes_up_takes_its_scenarios_in_batches() 
         lives.entry(pid).and_modify(|(_, last)| *last = i).or_insert((i, i));
     }
     assert_eq!(lives.len(), scenarios.len() * 2);
-    let most = (0..requests.len()).map(|i| lives.values().filter(|(first, last)| *first <= i && i <= *last).count()).max().unwrap();
+    let most = (0..requests.len())
+        .map(|i| lives.values().filter(|(first, last)| *first <= i && i <= *last).count())
+        .max()
+        .unwrap();
     assert!(most <= 48, "{most} processes up at once");
     // Every cell still took its two samples, one from each of its processes.
     let results = doc["results"].as_array().unwrap();
-    assert!(results.iter().filter(|r| r["side"] == "client").all(|r| r["sample_forks"] == serde_json::json!([0, 1])), "{results:?}");
+    assert!(
+        results.iter().filter(|r| r["side"] == "client").all(|r| r["sample_forks"] == serde_json::json!([0, 1])),
+        "{results:?}"
+    );
 }

@@ -16,9 +16,15 @@ pub fn runner_dir() -> PathBuf {
 /// nor threads (as the Go runner's) and which replies `failed` to any sample.
 pub fn runners_with_a_runtime_stack() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(runner_dir().join("tlsbench-runner-openssl"), dir.path().join("tlsbench-runner-openssl")).unwrap();
+    std::os::unix::fs::symlink(
+        runner_dir().join("tlsbench-runner-openssl"),
+        dir.path().join("tlsbench-runner-openssl"),
+    )
+    .unwrap();
     let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
-    let list = format!(r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#);
+    let list = format!(
+        r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+    );
     let script = format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n");
     let fake = dir.path().join("tlsbench-runner-fake");
     std::fs::write(&fake, script).unwrap();
