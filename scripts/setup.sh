@@ -4,6 +4,10 @@
 set -euo pipefail
 
 command -v cargo >/dev/null || { echo "tlsbench needs Rust and cargo: install them with rustup first" >&2; exit 1; }
+# The lint gates of scripts/test.sh: rustup's default profile has both; a minimal one may not.
+for tool in fmt:rustfmt clippy:clippy; do
+    cargo "${tool%%:*}" --version >/dev/null 2>&1 || rustup component add "${tool#*:}"
+done
 
 need=()
 # pkg-config and libssl-dev: the `openssl` stack links the system's libssl.

@@ -12,6 +12,12 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 export PATH="$PATH:/usr/local/go/bin"
+# The lint gates: formatting and clippy's warnings for Rust, gofmt and go vet for Go; javac's
+# warnings are errors in the Java runner's own build (runners/java/pom.xml).
+cargo fmt --all --check
+cargo clippy --release --workspace --all-targets --locked -- -D warnings
+unformatted=$(gofmt -l runners/go)
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 (cd runners/go && go vet ./... && go test ./...)
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
 cargo test --release --workspace --locked

@@ -50,6 +50,7 @@ struct Counters {
     frees: AtomicU64,
 }
 
+#[allow(clippy::declare_interior_mutable_const, reason = "only copied into COUNTERS' slots, each its own")]
 const ZERO: Counters = Counters {
     held: AtomicU64::new(0),
     peak: AtomicU64::new(0),

@@ -89,7 +89,7 @@ fn in_the_chosen_allocator(expected: Allocator) {
     assert_owned(expected, (&raw const *boxed).cast(), "Box<[u8; 100]>");
     let (scenario, pki) = (scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), pki());
     let rustls = Rustls::ring();
-    let config: Arc<rustls::ClientConfig> = rustls.client_config(&scenario, &pki).unwrap();
+    let config: Arc<rustls::ClientConfig> = rustls.client_config(&scenario, pki).unwrap();
     let name = rustls_pki_types::ServerName::try_from("server.tlsbench.test").unwrap();
     let connection = Box::new(rustls::ClientConnection::new(config.clone(), name).unwrap());
     assert_owned(expected, (&raw const *connection).cast(), "rustls ClientConnection");
@@ -97,8 +97,8 @@ fn in_the_chosen_allocator(expected: Allocator) {
 
     // The heap measure under this allocator: a handshake of each stack allocates, and frees.
     for (stack, report) in [
-        ("openssl", memory::sample(&OpenSsl, &OpenSsl, &scenario, &pki).unwrap()),
-        ("rustls-ring", memory::sample(&rustls, &rustls, &scenario, &pki).unwrap()),
+        ("openssl", memory::sample(&OpenSsl, &OpenSsl, &scenario, pki).unwrap()),
+        ("rustls-ring", memory::sample(&rustls, &rustls, &scenario, pki).unwrap()),
     ] {
         for side in [Side::Client, Side::Server] {
             let value = |metric| report.values.iter().find(|v| v.side == side && v.metric == metric).unwrap().value;

@@ -456,7 +456,7 @@ mod tests {
         {
             let asked = scenario(name);
             let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
-            tlsbench_harness::testing::check_close_notify(&name, &mut client, &mut server);
+            tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
         }
     }
 

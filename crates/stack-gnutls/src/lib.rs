@@ -943,7 +943,7 @@ mod tests {
             let asked = scenario(name);
             let (client, server) = configs(&asked, &asked);
             let (mut client, mut server) = connect(&client, &server).unwrap_or_else(|e| panic!("{name}: {e}"));
-            tlsbench_harness::testing::check_close_notify(&name, &mut client, &mut server);
+            tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
         }
     }
 }

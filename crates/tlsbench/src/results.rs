@@ -176,11 +176,14 @@ fn in_process() -> String {
     "in-process".into()
 }
 
+/// What a cell's variants share (CellResult::variant_key): all axes but the thread count.
+pub type VariantKey<'a> = (&'a str, &'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
+
 impl CellResult {
     /// What a cell's variants of thread (or worker) count share: the scenario, the pair, where
     /// its sides ran, the allocator and the build. A cell of N threads is compared with the
     /// one-thread cell of the same key.
-    pub fn variant_key(&self) -> (&str, &str, &str, &str, Option<&str>, Option<&str>) {
+    pub fn variant_key(&self) -> VariantKey<'_> {
         (
             &self.scenario,
             &self.client_stack,

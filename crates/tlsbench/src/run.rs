@@ -350,7 +350,7 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
 }
 
 /// A cell's result as its variants share it: all but the thread count.
-fn key_of(r: &CellResult) -> ((&str, &str, &str, &str, Option<&str>, Option<&str>), Side, &str) {
+fn key_of(r: &CellResult) -> (crate::results::VariantKey<'_>, Side, &str) {
     (r.variant_key(), r.side, &r.metric)
 }
 
@@ -724,7 +724,7 @@ impl CellState {
             (&self.cell.server, &report.server_library, &mut self.server_library),
         ] {
             let stack = stacks::known(id).expect("planned stacks are known");
-            if !(stack.owns)(&reported) {
+            if !(stack.owns)(reported) {
                 return Err((
                     Status::Failed,
                     format!("stack `{id}` reported library `{reported}`, which is not its own; result refused"),

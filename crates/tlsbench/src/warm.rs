@@ -170,16 +170,15 @@ pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>>
         .collect()
 }
 
+/// A process's warm-up for a cell, or how the cell ends.
+pub type WarmupOutcome = Result<Warmup, (Status, String)>;
+
 /// Before the first round: warms up every process the time cells in `cells` (positions and
 /// cells) take samples from, so that the rounds only measure. One at a time: a JIT warming up
 /// keeps both of this machine's cores busy (its compiler threads beside the measured one), so
 /// two at a time take as long and each is less warm at the bound. Returns the cells' warm-ups
 /// or why they failed.
-pub fn warm_up_first(
-    cells: &[(usize, &Cell)],
-    settings: &Settings,
-    pool: &mut Pool,
-) -> Vec<(usize, Result<Warmup, (Status, String)>)> {
+pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, WarmupOutcome)> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
     let cells: Vec<&(usize, &Cell)> =
         cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)).collect();

@@ -105,7 +105,8 @@ fn main() -> ExitCode {
     if called_as.file_name().is_some_and(|name| name == RUNNER_NAME) {
         return tlsbench_harness::runner::main::<PrintingRustls>();
     }
-    let tests: [(&str, fn(&Path)); 4] = [
+    type Test = (&'static str, fn(&Path));
+    let tests: [Test; 4] = [
         ("the_reply_is_the_only_thing_on_stdout", the_reply_is_the_only_thing_on_stdout),
         ("a_printing_stack_is_measured", a_printing_stack_is_measured),
         ("a_failed_cell_keeps_what_the_library_printed", a_failed_cell_keeps_what_the_library_printed),

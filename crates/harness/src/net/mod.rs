@@ -469,6 +469,7 @@ fn is_zero(n: &u64) -> bool {
 /// A runner's reply to `load`, and its last reply to `serve` (after [`Serving`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
+#[allow(clippy::large_enum_variant, reason = "one reply per command, never in a measured loop")]
 pub enum NetReply {
     Ok(NetReport),
     Unsupported { reason: String },

@@ -300,7 +300,7 @@ pub fn format_number(x: f64) -> String {
 pub fn group_thousands(digits: &str) -> String {
     let mut grouped = String::new();
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);

@@ -359,7 +359,7 @@ fn serve_and_load_run_the_chosen_builds_runners_and_name_the_build() {
     server.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     assert!(status.success(), "{status}: {err}");
     assert!(
-        err.contains(&format!("openssl [native] (OpenSSL 3.")) && err.contains(&format!("serves on {addr}")),
+        err.contains(&"openssl [native] (OpenSSL 3.".to_string()) && err.contains(&format!("serves on {addr}")),
         "{err}"
     );
     let served = dirs.read_json("served.json");
