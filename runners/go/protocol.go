@@ -9,7 +9,7 @@ import (
 	"fmt"
 )
 
-const protocolVersion = 2
+const protocolVersion = 3
 
 type Side int
 

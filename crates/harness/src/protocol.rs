@@ -9,7 +9,7 @@ use crate::{Backend, Capabilities, Kind, Measure, Side};
 /// The version of the runner protocol (docs/runner-protocol.md) that this harness speaks. The
 /// orchestrator uses only runners whose `list` reply names the same version; bump it with any
 /// change a runner must follow (commands, flags, replies, relay messages).
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// `runner list`: the protocol version the runner speaks and the stacks its family holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,8 +50,19 @@ impl StackInfo {
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Reply {
     Ok(SampleReport),
-    Unsupported { reason: String },
-    Failed { reason: String },
+    Unsupported {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
+    /// In a session: this process cannot take the request, because an earlier request fixed a
+    /// setting process-wide that this one needs otherwise (a JVM's TLS system properties); a new
+    /// process of the same runner can (docs/runner-protocol.md, "Sessions").
+    #[serde(rename = "needs_new_process")]
+    NeedsNewProcess {
+        reason: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

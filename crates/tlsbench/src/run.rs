@@ -469,7 +469,8 @@ pub(crate) fn reply_of(reply: Result<Reply, String>) -> Result<SampleReport, (St
     match reply {
         Ok(Reply::Ok(report)) => Ok(report),
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
-        Ok(Reply::Failed { reason }) | Err(reason) => Err((Status::Failed, reason)),
+        // A refusal that asks for a new process is taken up in warm.rs; anywhere else it fails.
+        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => Err((Status::Failed, reason)),
     }
 }
 
@@ -505,7 +506,9 @@ pub(crate) fn merge_sides(
     let reason = |side: &str, result: &Result<Reply, String>| match result {
         Ok(Reply::Ok(_)) => None,
         Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),
-        Ok(Reply::Failed { reason }) | Err(reason) => Some((Status::Failed, format!("{side} runner: {reason}"))),
+        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => {
+            Some((Status::Failed, format!("{side} runner: {reason}")))
+        }
     };
     match (client, server) {
         // A side whose runner allocates through its runtime reports none (a run without the axis).

@@ -6,9 +6,11 @@
 //! the process killed, as a one-shot runner would be (executor.rs). The [`Pool`] keys its
 //! sessions by what a process can serve: a runner, the pair (in-process) or the side and stack
 //! (split: the peer changes from sample to sample, met at a socket path each sample makes anew),
-//! the scenario (a JVM pins some TLS settings process-wide), the allocator and the fork.
+//! the allocator and the fork. One process serves every scenario of its key, but a scenario
+//! that needs process-wide settings other than the first one's (a JVM pins some TLS settings
+//! for good) is refused with `needs_new_process` and moves to the key's next slot.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,10 @@ pub struct Session {
     replies: mpsc::Receiver<String>,
     /// What it printed on stderr since its last request (its end only, see executor.rs).
     stderr: Arc<Mutex<Vec<u8>>>,
-    /// Whether it has warmed up: a process serves one scenario, so once is enough, whatever
-    /// its peer in the samples after.
-    pub warm: bool,
+    /// The scenarios it has warmed up for, once each, whatever its peer in the samples after.
+    pub warm_for: HashSet<String>,
+    /// Warm from its start for every scenario: its stacks are compiled ahead of time.
+    pub always_warm: bool,
 }
 
 impl Session {
@@ -71,7 +74,7 @@ impl Session {
                 }
             }
         });
-        Ok(Session { child, stdin, replies, stderr, warm: false })
+        Ok(Session { child, stdin, replies, stderr, warm_for: HashSet::new(), always_warm: false })
     }
 
     /// Sends one request: the words of a `sample` or `side` command.
@@ -118,6 +121,11 @@ impl Session {
                 })
             }
         }
+    }
+
+    /// Whether it is warm for `scenario`.
+    pub fn is_warm_for(&self, scenario: &str) -> bool {
+        self.always_warm || self.warm_for.contains(scenario)
     }
 
     /// Puts every thread of the process on `cpu` alone, or back on every CPU this process may
@@ -175,11 +183,13 @@ impl Drop for Session {
 pub struct Key {
     pub runner: PathBuf,
     pub role: Role,
-    pub scenario: String,
     /// The allocator the process was started on (`TLSBENCH_ALLOCATOR`).
     pub allocator: &'static str,
     /// Which of the processes a cell takes its samples from.
     pub fork: usize,
+    /// Which of the processes of the above: 0, or more for scenarios that one refused
+    /// ([`Pool::slot`]).
+    pub slot: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -193,8 +203,15 @@ pub enum Role {
 /// The live sessions of a run, and where split sides meet.
 pub struct Pool {
     live: HashMap<Key, Session>,
+    /// The slot of each key (at slot 0) and scenario that slot 0 refused.
+    slots: HashMap<(Key, String), usize>,
     pub sockets: Sockets,
 }
+
+/// The most processes one key starts for scenarios that the ones before refused: as many as a
+/// run keeps up at once (a batch holds no more scenarios), so only a runner that refuses every
+/// process reaches it.
+pub const SLOTS: usize = crate::warm::LIVE_PROCESSES;
 
 /// The directory of the sockets where the two sides of split samples meet, one path each.
 pub struct Sockets {
@@ -216,7 +233,26 @@ impl Pool {
             .prefix("tlsbench-peers-")
             .tempdir()
             .context("creating the directory of the peers' sockets")?;
-        Ok(Pool { live: HashMap::new(), sockets: Sockets { dir, next: 0.into() } })
+        Ok(Pool { live: HashMap::new(), slots: HashMap::new(), sockets: Sockets { dir, next: 0.into() } })
+    }
+
+    /// `key` (at slot 0) with the slot whose process serves `scenario`: 0 unless refused there.
+    pub fn slot(&self, key: Key, scenario: &str) -> Key {
+        let slot = self.slots.get(&(key.clone(), scenario.to_string())).copied().unwrap_or(0);
+        Key { slot, ..key }
+    }
+
+    /// `key`'s process refused `scenario` (`needs_new_process`): it moves to the next slot, or
+    /// there is none left.
+    pub fn refused(&mut self, key: &Key, scenario: &str) -> Result<()> {
+        if key.slot + 1 >= SLOTS {
+            bail!(
+                "{SLOTS} processes of {} each refused {scenario} for needing a process of its own",
+                key.runner.display()
+            );
+        }
+        self.slots.insert((Key { slot: 0, ..key.clone() }, scenario.to_string()), key.slot + 1);
+        Ok(())
     }
 
     /// The session of `key`, started now if it is not up; the caller gives it back with

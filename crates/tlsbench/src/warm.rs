@@ -33,16 +33,16 @@ pub fn fork_of(index: usize, settings: &Settings) -> u32 {
     (index % settings.forks.max(1)) as u32
 }
 
-/// The processes of fork `fork` of `cell`: one holding both stacks, or the server's side then
-/// the client's.
+/// The processes of fork `fork` of `cell` (at slot 0): one holding both stacks, or the
+/// server's side then the client's.
 fn keys(cell: &Cell, fork: u32, settings: &Settings) -> Result<Vec<Key>, (Status, String)> {
     let runners = &settings.runners;
     let key = |runner: &std::path::Path, role| Key {
         runner: runner.to_path_buf(),
         role,
-        scenario: cell.scenario.name(),
         allocator: run::allocator_env(cell)[0].1,
         fork: fork as usize,
+        slot: 0,
     };
     Ok(match runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess) {
         Some(both) => vec![key(both, Role::Pair { client: cell.client.clone(), server: cell.server.clone() })],
@@ -67,42 +67,79 @@ fn take(keys: &[Key], cell: &Cell, settings: &Settings, pool: &mut Pool) -> Resu
     keys.iter()
         .map(|key| {
             let mut session = pool.take(key, &env).map_err(|e| (Status::Failed, format!("{e:#}")))?;
-            session.warm |= warm_from_start(key);
+            session.always_warm |= warm_from_start(key);
             Ok(session)
         })
         .collect()
 }
 
-/// One sample of `cell` from its fork's processes, which are warmed up first if they have not
-/// been (their warm-up is returned then: a process started after one failed). A process whose
-/// sample failed is ended: it may be half-way through a sample.
+/// Why a request to a cell's processes gave no sample.
+enum Miss {
+    /// How the cell ends.
+    Cell(Status, String),
+    /// The process at this index of the cell's refused its scenario (`needs_new_process`).
+    Refused(usize),
+}
+
+impl From<(Status, String)> for Miss {
+    fn from((status, reason): (Status, String)) -> Miss {
+        Miss::Cell(status, reason)
+    }
+}
+
+/// Runs `work` on the processes of fork `fork` of `cell`, taken from the pool (started there if
+/// not up) and given back to it while they are fit: one whose request failed is ended, as it
+/// may be half-way through a sample. A process that refused the scenario goes back (it serves
+/// its own), and the scenario moves to the next process of that key.
+fn with_processes<T>(
+    cell: &Cell,
+    fork: u32,
+    settings: &Settings,
+    pool: &mut Pool,
+    mut work: impl FnMut(&mut [Session], &Sockets) -> Result<T, Miss>,
+) -> Result<T, (Status, String)> {
+    let scenario = cell.scenario.name();
+    loop {
+        let keys: Vec<Key> = keys(cell, fork, settings)?.into_iter().map(|key| pool.slot(key, &scenario)).collect();
+        let mut sessions = take(&keys, cell, settings, pool)?;
+        let outcome = work(&mut sessions, &pool.sockets);
+        let refused = match outcome {
+            Ok(value) => Ok(value),
+            Err(Miss::Cell(status, reason)) => return Err((status, reason)),
+            Err(Miss::Refused(index)) => Err(keys[index].clone()),
+        };
+        for (key, session) in keys.into_iter().zip(sessions) {
+            pool.put(key, session);
+        }
+        match refused {
+            Ok(value) => return Ok(value),
+            Err(key) => pool.refused(&key, &scenario).map_err(|e| (Status::Failed, format!("{e:#}")))?,
+        }
+    }
+}
+
+/// One sample of `cell` from its fork's processes, which are warmed up for its scenario first
+/// if they have not been (their warm-up is returned then: a process started after one failed).
 pub fn sample(
     cell: &Cell,
     fork: u32,
     settings: &Settings,
     pool: &mut Pool,
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
-    let keys = keys(cell, fork, settings)?;
-    let mut sessions = take(&keys, cell, settings, pool)?;
-    let warmup = match needs_warm_up(cell, &sessions) {
-        true => warm_up(cell, fork, settings, &pool.sockets, &mut sessions).map(Some),
-        false => Ok(None),
-    };
-    let outcome =
-        warmup.and_then(|warmup| measure(cell, settings, &pool.sockets, &mut sessions).map(|report| (report, warmup)));
-    // A process whose sample failed is not asked again; the others go back to the pool.
-    if outcome.is_ok() {
-        for (key, session) in keys.into_iter().zip(sessions) {
-            pool.put(key, session);
-        }
-    }
-    outcome
+    with_processes(cell, fork, settings, pool, |sessions, sockets| {
+        let warmup = match needs_warm_up(cell, sessions) {
+            true => Some(warm_up(cell, fork, settings, sockets, sessions)?),
+            false => None,
+        };
+        Ok((measure(cell, settings, sockets, sessions)?, warmup))
+    })
 }
 
-/// A time sample's processes warm up once, for the first cell they serve: a side that stays up
-/// for split pairs is warm for every peer after it.
+/// A time sample's processes warm up once for each scenario, the first time they serve it: a
+/// side that stays up for split pairs is warm for every peer after it.
 fn needs_warm_up(cell: &Cell, sessions: &[Session]) -> bool {
-    cell.measure == Measure::Time && !sessions.iter().all(|s| s.warm)
+    let scenario = cell.scenario.name();
+    cell.measure == Measure::Time && !sessions.iter().all(|s| s.is_warm_for(&scenario))
 }
 
 /// The measured sample. A split pair is measured on one CPU, as one-shot split pairs are
@@ -113,7 +150,7 @@ fn measure(
     settings: &Settings,
     sockets: &Sockets,
     sessions: &mut [Session],
-) -> Result<SampleReport, (Status, String)> {
+) -> Result<SampleReport, Miss> {
     let split = sessions.len() == 2;
     if split {
         let cpu = crate::executor::first_allowed_cpu();
@@ -132,7 +169,8 @@ pub const LIVE_PROCESSES: usize = 48;
 
 /// The cells (positions) in batches of whole scenarios whose processes that stay up number at
 /// most `LIVE_PROCESSES` together (a scenario with more is a batch of its own); every batch
-/// in a run that needs no more than that at all.
+/// in a run that needs no more than that at all. Each scenario is counted as if it had
+/// processes of its own, as it has where every one needs other process-wide settings.
 pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
     let mut scenarios: Vec<(String, Vec<usize>, std::collections::HashSet<Key>)> = Vec::new();
@@ -188,17 +226,11 @@ pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut P
     let mut outcomes = Vec::new();
     for &&(position, cell) in &cells {
         for fork in 0..forks {
-            let warmed = keys(cell, fork, settings).and_then(|keys| {
-                let mut sessions = take(&keys, cell, settings, pool)?;
-                let warmup = match needs_warm_up(cell, &sessions) {
-                    true => Some(warm_up(cell, fork, settings, &pool.sockets, &mut sessions)?),
-                    false => None,
-                };
-                for (key, session) in keys.into_iter().zip(sessions) {
-                    pool.put(key, session);
-                }
-                Ok(warmup)
-            });
+            let warmed =
+                with_processes(cell, fork, settings, pool, |sessions, sockets| match needs_warm_up(cell, sessions) {
+                    true => warm_up(cell, fork, settings, sockets, sessions).map(Some),
+                    false => Ok(None),
+                });
             if let Some(outcome) = warmed.transpose() {
                 outcomes.push((position, outcome));
             }
@@ -215,7 +247,7 @@ fn warm_up(
     settings: &Settings,
     sockets: &Sockets,
     sessions: &mut [Session],
-) -> Result<Warmup, (Status, String)> {
+) -> Result<Warmup, Miss> {
     let floor = Duration::from_millis(settings.warmup_floor(cell));
     let rule = steady::Rule {
         floor,
@@ -236,7 +268,7 @@ fn warm_up(
         }
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             for session in sessions.iter_mut() {
-                session.warm = true;
+                session.warm_for.insert(cell.scenario.name());
             }
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             return Ok(Warmup { fork, ms, windows: ends.len() as u32, steady });
@@ -279,8 +311,9 @@ fn ask(
     sessions: &mut [Session],
     min_time_ms: u64,
     warmup_ms: u64,
-) -> Result<(SampleReport, Option<f64>), (Status, String)> {
-    let failed = |reason: String| (Status::Failed, reason);
+) -> Result<(SampleReport, Option<f64>), Miss> {
+    let failed = |reason: String| Miss::Cell(Status::Failed, reason);
+    let refused = |reply: &Result<Reply, String>| matches!(reply, Ok(Reply::NeedsNewProcess { .. }));
     let common = run::sample_settings(cell, settings, min_time_ms, warmup_ms);
     let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(min_time_ms), Duration::from_millis(warmup_ms));
@@ -291,7 +324,11 @@ fn ask(
             one.send(&words).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let jit = jit_ms(&output);
-            run::reply_of(run::reply(output)).map(|report| (report, jit))
+            let reply = run::reply(output);
+            if refused(&reply) {
+                return Err(Miss::Refused(0));
+            }
+            Ok((run::reply_of(reply)?, jit))
         }
         [server, client] => {
             let socket = sockets.path();
@@ -334,7 +371,13 @@ fn ask(
                 (None, None) => None,
                 (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
             };
-            run::merge_sides(client_reply, run::reply(server_output)).map(|report| (report, jit))
+            let server_reply = run::reply(server_output);
+            // The side that refused, not its peer's echo (the peer gets an abort).
+            match (refused(&server_reply), refused(&client_reply)) {
+                (true, _) => Err(Miss::Refused(0)),
+                (_, true) => Err(Miss::Refused(1)),
+                _ => Ok((run::merge_sides(client_reply, server_reply)?, jit)),
+            }
         }
         _ => unreachable!("a cell has one process or two"),
     }

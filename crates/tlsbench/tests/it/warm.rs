@@ -19,7 +19,9 @@ const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm
 
 /// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
 /// sessions log every request as `PID SCENARIO MIN_TIME_MS` to `log` and reply with a rate
-/// that is steady, or rises with every request when `FAKE_RISING` is set.
+/// that is steady, or rises with every request when `FAKE_RISING` is set. With
+/// `FAKE_ONE_SCENARIO` set, a session refuses every scenario but its first for needing a new
+/// process, as a JVM does a scenario that needs other JVM-wide settings (not logged).
 fn fake_runner(dir: &Path, log: &Path) {
     let capabilities = serde_json::to_string(&Capabilities { min_warmup_ms: 1, ..Capabilities::everything() }).unwrap();
     let list = format!(
@@ -31,10 +33,15 @@ fn fake_runner(dir: &Path, log: &Path) {
 case "$1" in
 list) printf '%s\n' '{list}' ;;
 session)
-    n=0
+    n=0 first=
     while IFS= read -r line; do
-        n=$((n + 1))
         scenario=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--scenario$/{{n;p;}}')
+        [ -z "$first" ] && first=$scenario
+        if [ -n "$FAKE_ONE_SCENARIO" ] && [ "$scenario" != "$first" ]; then
+            printf '%s\n' '{{"status":"needs_new_process","reason":"pinned by its first scenario"}}'
+            continue
+        fi
+        n=$((n + 1))
         min_time=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--min-time-ms$/{{n;p;}}')
         echo "$$ $scenario $min_time" >> '{log}'
         rate=1000
@@ -54,11 +61,13 @@ esac
 /// A run of the fake `go` on `scenarios` with 4 samples of 7 ms; its JSON, the request log and
 /// its table's words.
 fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, u64)>, String) {
-    run_with(rising, scenarios, warmup_max_ms, "4")
+    let fake: &[&str] = if rising { &["FAKE_RISING"] } else { &[] };
+    run_with(fake, scenarios, warmup_max_ms, "4")
 }
 
+/// As [`run`], with `samples` and the fake's variables `fake` set.
 fn run_with(
-    rising: bool,
+    fake: &[&str],
     scenarios: &[&str],
     warmup_max_ms: &str,
     samples: &str,
@@ -85,8 +94,8 @@ fn run_with(
     for scenario in scenarios {
         cmd.args(["--scenario", scenario]);
     }
-    if rising {
-        cmd.env("FAKE_RISING", "1");
+    for variable in fake {
+        cmd.env(variable, "1");
     }
     let output = succeeded(cmd.output().unwrap());
     let requests = std::fs::read_to_string(&log)
@@ -166,14 +175,17 @@ fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
 #[test]
 fn cells_interleave_round_by_round_across_their_live_processes() {
     let (doc, requests, _) = run(false, &[FULL, RESUMED], "20000");
-    // Each scenario has processes of its own, two each.
-    let mut pids_of: HashMap<&str, BTreeSet<&str>> = HashMap::new();
-    for (pid, scenario, _) in &requests {
-        pids_of.entry(scenario).or_default().insert(pid);
+    // One process per fork serves both scenarios, warmed up for each in turn (its windows of
+    // 100 ms), then measured (7 ms).
+    let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
+    assert_eq!(pids.len(), 2, "{requests:?}");
+    for pid in &pids {
+        for scenario in [FULL, RESUMED] {
+            let times: Vec<u64> =
+                requests.iter().filter(|(p, s, _)| p == pid && s == scenario).map(|(_, _, t)| *t).collect();
+            assert_eq!(times, [100, 100, 100, 100, 100, 100, 100, 100, 7, 7], "process {pid}, {scenario}");
+        }
     }
-    assert_eq!(pids_of.len(), 2);
-    assert!(pids_of.values().all(|pids| pids.len() == 2), "{pids_of:?}");
-    assert!(pids_of[FULL].is_disjoint(&pids_of[RESUMED]));
     // The measured samples, in the order taken: each round holds one of each cell.
     let measured: Vec<&str> = requests.iter().filter(|(_, _, t)| *t == 7).map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(measured.len(), 8);
@@ -186,10 +198,28 @@ fn cells_interleave_round_by_round_across_their_live_processes() {
 }
 
 #[test]
+fn a_scenario_that_a_process_refuses_gets_processes_of_its_own() {
+    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &[FULL, RESUMED], "20000", "4");
+    let mut pids_of: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for (pid, scenario, _) in &requests {
+        pids_of.entry(scenario).or_default().insert(pid);
+    }
+    assert!(pids_of.values().all(|pids| pids.len() == 2), "{pids_of:?}");
+    assert!(pids_of[FULL].is_disjoint(&pids_of[RESUMED]), "{pids_of:?}");
+    // Nothing failed: each cell took its four samples, from its two processes in turn.
+    for scenario in [FULL, RESUMED] {
+        let result = client_result(&doc, scenario);
+        assert_eq!(result["status"], "ok", "{result}");
+        assert_eq!(result["sample_forks"], serde_json::json!([0, 1, 0, 1]));
+    }
+}
+
+#[test]
 fn a_run_that_would_keep_too_many_processes_up_takes_its_scenarios_in_batches() {
-    // Over 30 scenarios, two processes each: more than a run keeps up at once (48).
+    // Over 30 scenarios, two processes each (each refuses the others): more than a run keeps up
+    // at once (48).
     let globs = ["handshake-full_1.3_*_ecdsa-p256_aes-128-gcm*", "handshake-full_1.2_*_ecdsa-p256_aes-128-gcm*"];
-    let (doc, requests, _) = run_with(false, &globs, "20000", "2");
+    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &globs, "20000", "2");
     let scenarios: BTreeSet<&str> = requests.iter().map(|(_, s, _)| s.as_str()).collect();
     assert!(scenarios.len() * 2 > 48, "{} scenarios", scenarios.len());
     // Each process's life, from its first request to its last: at most 48 overlap.

@@ -9,8 +9,21 @@ import dev.tlsbench.runner.Scenario.Side;
 public final class Failure extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** Whether a new process could take the request that this one refused (a session's {@code needs_new_process}). */
+    final boolean needsNewProcess;
+
     private Failure(String message, Throwable cause) {
+        this(message, cause, false);
+    }
+
+    private Failure(String message, Throwable cause, boolean needsNewProcess) {
         super(message, cause);
+        this.needsNewProcess = needsNewProcess;
+    }
+
+    /** This process fixed a setting process-wide that the request needs otherwise: a new process can take it. */
+    public static Failure needsNewProcess(String why) {
+        return new Failure(why, null, true);
     }
 
     /** A library call failed: "client handshake failed: ...". */

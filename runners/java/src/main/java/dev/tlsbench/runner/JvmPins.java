@@ -35,7 +35,8 @@ import java.util.stream.Collectors;
  * its sample then fails, and a later one whose properties differ in any way is refused. That includes an unpinned scenario, which sets
  * none: after a pinned one it would run with its groups and tickets, and before one it leaves the
  * classes on the JDK's defaults, which a pinned scenario's properties can no longer replace. The
- * orchestrator gives every scenario processes of its own, so this is a safety net.
+ * refusal asks for a new process (a session's {@code needs_new_process} reply): the orchestrator shares a
+ * process among the scenarios whose pins agree and starts another for one that was refused.
  */
 public final class JvmPins {
     /** The properties the first scenario set (empty when it set none); null until one applied its pins. */
@@ -57,7 +58,7 @@ public final class JvmPins {
         }
         String conflict = conflict(fixed, wanted);
         if (conflict != null) {
-            throw Failure.other(conflict);
+            throw Failure.needsNewProcess(conflict);
         }
     }
 

@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Either way System.out becomes System.err before anything else runs.
  */
 public final class Main {
-    static final int PROTOCOL_VERSION = 2;
+    static final int PROTOCOL_VERSION = 3;
 
     private Main() {
     }
@@ -84,7 +84,7 @@ public final class Main {
         } catch (Unsupported e) {
             return Report.unsupported(e.getMessage());
         } catch (Failure e) {
-            return Report.failed(e.getMessage());
+            return e.needsNewProcess ? Report.needsNewProcess(e.getMessage()) : Report.failed(e.getMessage());
         } catch (Throwable e) {
             e.printStackTrace();
             return Report.failed(Failure.describe(e));

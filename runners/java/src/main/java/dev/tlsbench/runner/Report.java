@@ -56,4 +56,9 @@ public final class Report {
     static Json failed(String reason) {
         return Json.object().put("status", "failed").put("reason", reason);
     }
+
+    /** A session's refusal of a request that a new process can take (docs/runner-protocol.md, "Sessions"). */
+    static Json needsNewProcess(String reason) {
+        return Json.object().put("status", "needs_new_process").put("reason", reason);
+    }
 }

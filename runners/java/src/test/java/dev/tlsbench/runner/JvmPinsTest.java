@@ -3,6 +3,7 @@ package dev.tlsbench.runner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tlsbench.runner.Scenario.Side;
 import java.util.EnumSet;
@@ -64,6 +65,7 @@ class JvmPinsTest {
                 () -> JvmPins.apply(Scenario.parse("handshake-resume-ticket_1.3_secp384r1_ecdsa-p256_aes-128-gcm"), BOTH));
         assertEquals("this JVM is pinned by its first scenario (jdk.tls.namedGroups=x25519 where this scenario needs secp384r1); "
                 + "a scenario that needs other JVM-wide settings needs a process of its own", other.getMessage());
+        assertTrue(other.needsNewProcess, "a new process can take it");
         assertThrows(Failure.class, () -> JvmPins.apply(Scenario.parse("handshake-full_1.3_default_ecdsa-p256_default"), NONE));
         // A refused scenario changes nothing.
         assertEquals("x25519", System.getProperty("jdk.tls.namedGroups"));

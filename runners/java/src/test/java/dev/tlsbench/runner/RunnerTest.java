@@ -37,7 +37,7 @@ class RunnerTest {
     @Test
     void listNamesBothStacksWithTheirRuntimeLibraries() throws Exception {
         String list = run("list");
-        assertTrue(list.startsWith("{\"protocol_version\":2,\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
+        assertTrue(list.startsWith("{\"protocol_version\":" + Main.PROTOCOL_VERSION + ",\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
         assertTrue(list.contains("\"id\":\"netty-tcnative\",\"library\":\"netty-tcnative-boringssl-static 2.0."), list);
         assertTrue(list.contains("(BoringSSL, netty 4.1."), list);
         assertTrue(list.contains("\"min_warmup_ms\":" + Common.MIN_WARMUP_MS + "}"), list);

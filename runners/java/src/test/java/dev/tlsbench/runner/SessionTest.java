@@ -143,20 +143,20 @@ class SessionTest {
     }
 
     @Test
-    void aScenarioThatNeedsOtherPinsIsRefused() throws Exception {
+    void aScenarioThatNeedsOtherPinsIsRefusedForANewProcess() throws Exception {
         String tail = "; a scenario that needs other JVM-wide settings needs a process of its own\"}";
         try (Session session = new Session()) {
             assertOk(session.ask(sample("jsse", "jsse", FULL13)));
-            assertEquals("{\"status\":\"failed\",\"reason\":\"this JVM is pinned by its first scenario (jdk.tls.namedGroups=x25519 "
+            assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario (jdk.tls.namedGroups=x25519 "
                     + "where this scenario needs secp256r1)" + tail,
                     session.ask(sample("jsse", "jsse", "handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm")));
             // Unpinned, it would run with the first one's groups and without tickets.
-            assertEquals("{\"status\":\"failed\",\"reason\":\"this JVM is pinned by its first scenario ("
+            assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario ("
                     + "jdk.tls.client.enableSessionTicketExtension=false where this scenario needs it unset, "
                     + "jdk.tls.namedGroups=x25519 where this scenario needs it unset, "
                     + "jdk.tls.server.enableSessionTicketExtension=false where this scenario needs it unset)" + tail,
                     session.ask(sample("jsse", "jsse", "handshake-full_1.3_default_ecdsa-p256_default")));
-            assertEquals("{\"status\":\"failed\",\"reason\":\"this JVM is pinned by its first scenario ("
+            assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario ("
                     + "jdk.tls.client.enableSessionTicketExtension=false where this scenario needs true, "
                     + "jdk.tls.server.enableSessionTicketExtension=false where this scenario needs true)" + tail,
                     session.ask(sample("jsse", "jsse", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm")));
