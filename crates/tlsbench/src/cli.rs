@@ -245,8 +245,8 @@ pub struct CompareArgs {
     pub a: String,
     /// The run judged: a run id or an exported JSON file.
     pub b: String,
-    /// Medians closer than this many percent are noise [default: 1 for instructions, heap and
-    /// io, 5 for time].
+    /// Medians closer than this many percent are noise [default: 0.3 for instructions, 1 for
+    /// heap and io, 5 for time and rss].
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub threshold: Option<f64>,
     /// Exit with status 1 when any cell of B is worse than in A.
