@@ -5,12 +5,15 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::Side;
 
-use crate::output::first_seen;
 use crate::output::table::{format_cell, notes, LEGEND};
+use crate::output::{columns, first_seen};
 use crate::results::{CellResult, RunDocument};
 
 /// The metric the matrices show.
 pub const METRIC: &str = "handshakes_per_s";
+
+/// The widest a matrix may be: a terminal of 120 columns.
+const WIDTH: usize = 120;
 
 pub fn render(doc: &RunDocument) -> String {
     let shown: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == METRIC).collect();
@@ -19,32 +22,50 @@ pub fn render(doc: &RunDocument) -> String {
     let mut out = String::new();
     for scenario in first_seen(shown.iter().map(|r| r.scenario.as_str())) {
         for side in [Side::Client, Side::Server] {
-            let mut table = Table::new();
-            table.load_preset(UTF8_FULL_CONDENSED);
-            table.set_header(std::iter::once("client \\ server").chain(servers.iter().copied()));
-            for client in &clients {
-                let cells = servers.iter().map(|server| {
-                    let found = shown.iter().find(|r| {
-                        r.scenario == scenario
-                            && r.side == side
-                            && r.client_stack == *client
-                            && r.server_stack == *server
+            let matrix = |servers: &[&str]| {
+                let mut table = Table::new();
+                table.load_preset(UTF8_FULL_CONDENSED);
+                table.set_header(std::iter::once("client \\ server").chain(servers.iter().copied()));
+                for client in &clients {
+                    let cells = servers.iter().map(|server| {
+                        let found = shown.iter().find(|r| {
+                            r.scenario == scenario
+                                && r.side == side
+                                && r.client_stack == *client
+                                && r.server_stack == *server
+                        });
+                        found.map_or_else(|| "-".to_string(), |r| format_cell(r))
                     });
-                    found.map_or_else(|| "-".to_string(), |r| format_cell(r))
-                });
-                table.add_row(std::iter::once(client.to_string()).chain(cells));
-            }
-            for column in 1..=servers.len() {
-                if let Some(column) = table.column_mut(column) {
-                    column.set_cell_alignment(CellAlignment::Right);
+                    table.add_row(std::iter::once(client.to_string()).chain(cells));
                 }
+                for column in 1..=servers.len() {
+                    if let Some(column) = table.column_mut(column) {
+                        column.set_cell_alignment(CellAlignment::Right);
+                    }
+                }
+                table.to_string()
+            };
+            // As many servers side by side as fit the width; the rest in the next matrices.
+            let mut from = 0;
+            while from < servers.len() {
+                let mut to = servers.len();
+                let mut text = matrix(&servers[from..to]);
+                while to > from + 1 && text.lines().any(|l| l.chars().count() > WIDTH) {
+                    to -= 1;
+                    text = matrix(&servers[from..to]);
+                }
+                let part = match (from, to) {
+                    (0, to) if to == servers.len() => String::new(),
+                    _ => format!(", servers {}-{} of {}", from + 1, to, servers.len()),
+                };
+                out += &format!("{scenario}: {side} side, {METRIC}{part}\n{text}\n\n");
+                from = to;
             }
-            out += &format!("{scenario}: {side} side, {METRIC}\n{table}\n\n");
         }
     }
-    out += &format!("{LEGEND}\n");
+    out += &columns::wrap(LEGEND, WIDTH, 2);
     for note in notes(shown.iter().copied()) {
-        out += &format!("note: {note}\n");
+        out += &columns::wrap(&format!("note: {note}"), WIDTH, 6);
     }
     out
 }
@@ -94,5 +115,28 @@ mod tests {
         assert!(row("openssl").contains("6,000 ±0.0%") && row("openssl").contains("12,000 ±0.0%"), "{text}");
         assert!(row("rustls-ring").contains("failed") && row("rustls-ring").contains(" - "), "{text}");
         assert!(text.contains("note: ") && text.contains("no shared cipher"), "{text}");
+    }
+
+    #[test]
+    fn twelve_servers_split_into_matrices_that_fit_120_columns() {
+        let mut doc = crate::output::table::fixture::document();
+        let stacks: Vec<String> = (0..12).map(|i| format!("stack-number-{i:02}")).collect();
+        doc.results = stacks
+            .iter()
+            .flat_map(|c| stacks.iter().map(move |s| (c, s)))
+            .flat_map(|(c, s)| {
+                [Side::Client, Side::Server].map(|side| cell(c, s, side, Some(12345.0), Status::Ok, None))
+            })
+            .collect();
+        let text = render(&doc);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= 120, "{widest} columns:\n{text}");
+        // Every pair is still shown: each server heads a column once per scenario and side.
+        for server in &stacks {
+            let headers =
+                text.lines().filter(|l| l.starts_with("│ client \\ server")).filter(|l| l.contains(server.as_str()));
+            assert_eq!(headers.count(), 2, "{server}:\n{text}");
+        }
+        assert!(text.contains(", servers 1-"), "{text}");
     }
 }

@@ -8,8 +8,13 @@ use std::fmt::Write;
 
 use crate::output::table::format_number;
 
-/// Colour-blind-safe (Okabe & Ito), in the order stacks appear; repeats after eight stacks.
-pub const PALETTE: [&str; 8] = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#999999", "#000000"];
+/// In the order stacks appear: Okabe & Ito's eight colour-blind-safe colours, then eight of Paul
+/// Tol's that differ from them, so that the twelve stacks of a full run each have a colour of
+/// their own. Past sixteen pairs colours repeat, and each bar's label names its pair.
+pub const PALETTE: [&str; 16] = [
+    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#999999", "#000000", // Okabe & Ito
+    "#882255", "#117733", "#332288", "#ddcc77", "#aa4499", "#44aa99", "#661100", "#999933", // Tol
+];
 
 /// A stack as a chart draws it: its legend entry and its colour, which the page keeps the same
 /// in every chart.
@@ -50,7 +55,7 @@ const BAR_GAP: f64 = 3.0;
 const GROUP_GAP: f64 = 12.0;
 const TOP: f64 = 56.0; // title and legend
 const AXIS: f64 = 40.0; // tick labels and axis label under the plot
-/// Room right of the longest bar for its value.
+/// Room right of the longest bar for its value, before its pair's name.
 const VALUE_ROOM: f64 = 80.0;
 /// A generous estimate of the width of one character at 12px in a sans-serif font (digits and
 /// lowercase letters), so that the longest scenario label fits left of the bars.
@@ -62,7 +67,10 @@ impl BarChart {
         let left = (longest as f64 * CHAR_WIDTH + 16.0).max(100.0);
         // Wide enough for the legend too, which is one line from the plot's left edge.
         let legend: f64 = self.series.iter().map(|s| legend_entry_width(&s.name)).sum();
-        let (plot, width) = (PLOT, (left + PLOT + VALUE_ROOM).max(left + legend));
+        // Each bar's label is its value and its pair's name: colours alone cannot tell pairs apart.
+        let longest_name = self.series.iter().map(|s| s.name.chars().count()).max().unwrap_or(0);
+        let value_room = VALUE_ROOM + longest_name as f64 * CHAR_WIDTH;
+        let (plot, width) = (PLOT, (left + PLOT + value_room).max(left + legend));
         let top_value = self
             .groups
             .iter()
@@ -139,20 +147,22 @@ impl BarChart {
                         );
                         let _ = write!(
                             svg,
-                            r#"<text class="value" x="{:.1}" y="{:.1}">{}</text>"#,
+                            r#"<text class="value" x="{:.1}" y="{:.1}">{} {}</text>"#,
                             x(median.max(*high)) + 6.0,
                             middle + 4.0,
-                            format_number(*median)
+                            format_number(*median),
+                            escape(&self.series[bar.series].name)
                         );
                     }
                     Err(text) => {
                         let _ = write!(
                             svg,
-                            r#"<text class="missing" x="{:.1}" y="{:.1}" fill="{}">{}<title>{}</title></text>"#,
+                            r#"<text class="missing" x="{:.1}" y="{:.1}" fill="{}">{} {}<title>{}</title></text>"#,
                             left + 6.0,
                             middle + 4.0,
                             self.series[bar.series].colour,
                             escape(text),
+                            escape(&self.series[bar.series].name),
                             escape(&bar.tooltip)
                         );
                     }
@@ -410,7 +420,7 @@ mod tests {
     fn bars_whiskers_and_missing_cells() {
         let svg = chart(series(&["rustls", "openssl"])).render();
         assert!(
-            svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 900 194""#),
+            svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 950.4 194""#),
             "{svg}"
         );
         assert!(svg.ends_with("</svg>"));
@@ -420,10 +430,11 @@ mod tests {
         // is 720 px for an axis of 0 to 1,200 (steps of 200): 0.6 px per unit.
         assert!(svg.contains(r##"<rect class="bar" x="100.0" y="68.0" width="480.0" height="14" fill="#0072b2"><title>bar 0</title></rect>"##), "{svg}");
         assert!(svg.contains(r#"<path class="ci" d="M568.0 75.0H592.0M568.0 70.3V79.7M592.0 70.3V79.7"/>"#), "{svg}");
-        assert!(svg.contains(r#"<text class="value" x="598.0" y="79.0">800.0</text>"#), "{svg}");
+        // Each bar is labelled with its value and its pair, whose colour may not be told apart.
+        assert!(svg.contains(r#"<text class="value" x="598.0" y="79.0">800.0 rustls</text>"#), "{svg}");
         assert!(
             svg.contains(
-                r##"<text class="missing" x="106.0" y="139.0" fill="#e69f00">failed<title>bar 1</title></text>"##
+                r##"<text class="missing" x="106.0" y="139.0" fill="#e69f00">failed openssl<title>bar 1</title></text>"##
             ),
             "{svg}"
         );
@@ -432,6 +443,14 @@ mod tests {
         assert!(
             svg.contains(r#"text-anchor="middle">0</text>"#) && svg.contains(r#"text-anchor="middle">1,200</text>"#)
         );
+    }
+
+    #[test]
+    fn every_stack_of_a_full_run_has_a_colour_no_other_has() {
+        let stacks = 12;
+        let colours: std::collections::HashSet<&str> = (0..stacks).map(colour).collect();
+        assert_eq!(colours.len(), stacks);
+        assert_eq!(PALETTE.iter().collect::<std::collections::HashSet<_>>().len(), PALETTE.len());
     }
 
     #[test]

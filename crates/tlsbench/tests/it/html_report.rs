@@ -104,6 +104,11 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 * (2 * (2 + io_counts) + 4));
     assert_eq!(html.matches("<path class=\"ci\"").count(), 2 * (2 * (2 + io_counts) + 4));
     assert!(html.contains("<th>rustls-ring/openssl</th>"));
+    // Every bar names its stack beside its value, as colours repeat past the palette's sixteen.
+    let labels: Vec<&str> =
+        html.split("<text class=\"value\"").skip(1).map(|t| &t[..t.find("</text>").unwrap()]).collect();
+    assert_eq!(labels.len(), 2 * (2 * (2 + io_counts) + 4), "{labels:?}");
+    assert!(labels.iter().all(|l| l.ends_with(" rustls-ring") || l.ends_with(" openssl")), "{labels:?}");
 
     // What a person sees: a screenshot, with each stack's bars drawn in its colour.
     let shot = dir.path().join("report.png");
