@@ -394,8 +394,9 @@ fn warmups(doc: &RunDocument) -> Option<String> {
         let ms: Vec<f64> =
             cells.iter().filter(|r| label(r) == pair).flat_map(|r| r.warmups.iter().map(|w| w.ms)).collect();
         let (low, high) = ms.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &m| (lo.min(m), hi.max(m)));
-        let processes = if ms.len() == 1 { "1 process".to_string() } else { format!("{} processes", ms.len()) };
-        per_pair.push(format!("{pair} {:.1}-{:.1} s ({processes})", low / 1000.0, high / 1000.0));
+        // A warm-up per process and scenario: a process serves several scenarios.
+        let count = if ms.len() == 1 { "1 warm-up".to_string() } else { format!("{} warm-ups", ms.len()) };
+        per_pair.push(format!("{pair} {:.1}-{:.1} s ({count})", low / 1000.0, high / 1000.0));
     }
     // Per pair, how many of its processes were still rising at the bound (the JSON names them).
     let unsettled: Vec<String> = first_seen(cells.iter().map(|r| label(r)))
@@ -407,8 +408,8 @@ fn warmups(doc: &RunDocument) -> Option<String> {
         })
         .collect();
     let mut line = format!(
-        "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, each warmed up \
-         until its rate stopped rising: {}",
+        "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, warmed up for \
+         each scenario until the rate stopped rising: {}",
         doc.run.warmup_ms,
         per_pair.join(", ")
     );

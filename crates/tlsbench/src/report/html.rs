@@ -512,11 +512,12 @@ mod tests {
         // Bars for rustls's 4 numbers; openssl's cells are text, with the reason on hover.
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 4);
         assert!(
-            html.contains(">failed<title>openssl: failed: negotiated TLS 1.2, expected TLS 1.3</title></text>"),
+            html.contains(">failed openssl<title>openssl: failed: negotiated TLS 1.2, expected TLS 1.3</title></text>"),
             "{html}"
         );
-        assert!(html
-            .contains(">n/a<title>openssl: n/a: openssl: cipher suite chacha20-poly1305 not supported</title></text>"));
+        assert!(html.contains(
+            ">n/a openssl<title>openssl: n/a: openssl: cipher suite chacha20-poly1305 not supported</title></text>"
+        ));
         assert!(html.contains("<text class=\"label\" x=\"296.0\" y=\"87.5\" text-anchor=\"end\">1.3 x25519 ecdsa-p256 aes-128-gcm</text>"), "{html}");
         // The tables, with the factor column against the baseline.
         assert!(html.contains("<tr><th>scenario</th><th>side</th><th>rustls-aws-lc-rs</th><th>openssl</th><th>openssl/rustls-aws-lc-rs</th></tr>"));

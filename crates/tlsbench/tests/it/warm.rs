@@ -141,7 +141,7 @@ fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_t
         let times: Vec<u64> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, t)| *t).collect();
         assert_eq!(times, [100, 100, 100, 100, 100, 100, 100, 100, 7, 7], "process {pid}");
     }
-    assert!(table.contains("warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, each warmed up until its rate stopped rising: go "), "{table}");
+    assert!(table.contains("warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, warmed up for each scenario until the rate stopped rising: go "), "{table}");
     assert!(!table.contains("still rising"), "{table}");
 }
 
