@@ -173,10 +173,17 @@ public final class Main {
         try {
             Class<?> signal = Class.forName("sun.misc.Signal");
             Class<?> handler = Class.forName("sun.misc.SignalHandler");
-            Object stop = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler}, (proxy, method, args) -> {
-                STOP_SERVING.set(true);
-                return null;
-            });
+            // Only SignalHandler.handle stops serving; the Object methods answer as an object's would.
+            Object stop = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler}, (proxy, method, args) ->
+                    switch (method.getName()) {
+                        case "handle" -> {
+                            STOP_SERVING.set(true);
+                            yield null;
+                        }
+                        case "hashCode" -> System.identityHashCode(proxy);
+                        case "equals" -> proxy == args[0];
+                        default -> "stop serving on a signal";
+                    });
             for (String name : List.of("TERM", "INT")) {
                 signal.getMethod("handle", signal, handler).invoke(null, signal.getConstructor(String.class).newInstance(name), stop);
             }
