@@ -246,7 +246,7 @@ pub(crate) mod rss {
 
 /// What the client tells the server to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Next {
+pub enum Next {
     Seed,
     Warmup,
     Measure,
@@ -454,9 +454,10 @@ struct Relay {
     side: Side,
 }
 
-/// What the two processes say to each other.
+/// What the two processes say to each other (docs/runner-protocol.md, "Framing"); public for
+/// the protocol's test vectors (protocol/frames.json).
 #[derive(Debug, PartialEq)]
-enum Message {
+pub enum Message {
     /// The bytes a side wrote in a step, whether it has completed its handshake (or, in a
     /// transfer, reached its minimum time), and how many received bytes it has not read.
     Flight {
@@ -481,94 +482,104 @@ enum Message {
 
 impl Relay {
     fn send(&mut self, message: &Message) -> Result<(), Error> {
-        let mut frame = Vec::new();
-        match message {
-            Message::Flight { bytes, done, unread } => {
-                frame.push(0);
-                frame.push(*done as u8);
-                frame.extend_from_slice(&unread.to_le_bytes());
-                frame.extend_from_slice(bytes);
-            }
-            Message::Next(next) => frame.extend_from_slice(&[1, *next as u8]),
-            Message::Reached(reached) => frame.extend_from_slice(&[2, *reached as u8]),
-            Message::Tally(tally) => {
-                frame.push(3);
-                frame.extend_from_slice(&tally.bytes.to_le_bytes());
-                frame.extend_from_slice(&tally.digest);
-            }
-            Message::Abort(reason) => {
-                frame.push(4);
-                frame.extend_from_slice(reason.as_bytes());
-            }
-            Message::Flights { flights, done, unread } => {
-                frame.push(5);
-                frame.push(*done as u8);
-                frame.extend_from_slice(&unread.to_le_bytes());
-                for flight in flights {
-                    frame.extend_from_slice(&(flight.len() as u32).to_le_bytes());
-                    frame.extend_from_slice(flight);
-                }
-            }
-        }
-        let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
-        self.peer.write_all(&(frame.len() as u32).to_le_bytes()).map_err(peer_gone)?;
-        self.peer.write_all(&frame).map_err(peer_gone)
+        write_message(&mut self.peer, message)
     }
 
     fn recv(&mut self) -> Result<Message, Error> {
-        let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
-        let mut len = [0u8; 4];
-        self.peer.read_exact(&mut len).map_err(peer_gone)?;
-        let len = u32::from_le_bytes(len) as u64;
-        if len > MAX_FRAME {
-            return Err(Error::Other(format!(
-                "the peer runner announced a message of {len} bytes, more than the {MAX_FRAME} any message can be"
-            )));
+        read_message(&mut self.peer)
+    }
+}
+
+/// Writes one message as a frame: its length (u32 LE), then the tag and the body.
+pub fn write_message(peer: &mut impl Write, message: &Message) -> Result<(), Error> {
+    let mut frame = Vec::new();
+    match message {
+        Message::Flight { bytes, done, unread } => {
+            frame.push(0);
+            frame.push(*done as u8);
+            frame.extend_from_slice(&unread.to_le_bytes());
+            frame.extend_from_slice(bytes);
         }
-        // Read what arrives rather than allocate what was announced: a peer that dies midway
-        // leaves a short frame, not a large buffer.
-        let mut frame = Vec::new();
-        (&mut self.peer).take(len).read_to_end(&mut frame).map_err(peer_gone)?;
-        if frame.len() as u64 != len {
-            return Err(Error::Other(format!(
-                "the peer runner went away in the middle of a message ({} of {len} bytes)",
-                frame.len()
-            )));
+        Message::Next(next) => frame.extend_from_slice(&[1, *next as u8]),
+        Message::Reached(reached) => frame.extend_from_slice(&[2, *reached as u8]),
+        Message::Tally(tally) => {
+            frame.push(3);
+            frame.extend_from_slice(&tally.bytes.to_le_bytes());
+            frame.extend_from_slice(&tally.digest);
         }
-        let garbled = || {
-            let tag = frame.first().map_or("none".to_string(), |t| t.to_string());
-            Error::Other(format!("the peer runner sent a garbled message (tag {tag}, {len} bytes)"))
-        };
-        let (&tag, rest) = frame.split_first().ok_or_else(garbled)?;
-        let next = |b: u8| [Next::Seed, Next::Warmup, Next::Measure, Next::Stop].get(b as usize).copied();
-        match (tag, rest) {
-            (0, [done, u0, u1, u2, u3, bytes @ ..]) => Ok(Message::Flight {
-                bytes: bytes.to_vec(),
-                done: *done != 0,
-                unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]),
-            }),
-            (1, [n]) => Ok(Message::Next(next(*n).ok_or_else(garbled)?)),
-            (2, [reached]) => Ok(Message::Reached(*reached != 0)),
-            (3, rest) if rest.len() == 40 => Ok(Message::Tally(Tally {
-                bytes: u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")),
-                digest: rest[8..].try_into().expect("32 bytes"),
-            })),
-            (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
-            (5, [done, u0, u1, u2, u3, body @ ..]) => {
-                let (mut flights, mut rest) = (Vec::new(), body);
-                while let [l0, l1, l2, l3, tail @ ..] = rest {
-                    let len = u32::from_le_bytes([*l0, *l1, *l2, *l3]) as usize;
-                    let flight = tail.get(..len).ok_or_else(garbled)?;
-                    flights.push(flight.to_vec());
-                    rest = &tail[len..];
-                }
-                if !rest.is_empty() {
-                    return Err(garbled());
-                }
-                Ok(Message::Flights { flights, done: *done != 0, unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]) })
+        Message::Abort(reason) => {
+            frame.push(4);
+            frame.extend_from_slice(reason.as_bytes());
+        }
+        Message::Flights { flights, done, unread } => {
+            frame.push(5);
+            frame.push(*done as u8);
+            frame.extend_from_slice(&unread.to_le_bytes());
+            for flight in flights {
+                frame.extend_from_slice(&(flight.len() as u32).to_le_bytes());
+                frame.extend_from_slice(flight);
             }
-            _ => Err(garbled()),
         }
+    }
+    let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+    peer.write_all(&(frame.len() as u32).to_le_bytes()).map_err(peer_gone)?;
+    peer.write_all(&frame).map_err(peer_gone)
+}
+
+/// Reads the next frame and decodes it; an `Abort` is the error `the peer stopped: TEXT`.
+pub fn read_message(peer: &mut impl Read) -> Result<Message, Error> {
+    let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+    let mut len = [0u8; 4];
+    peer.read_exact(&mut len).map_err(peer_gone)?;
+    let len = u32::from_le_bytes(len) as u64;
+    if len > MAX_FRAME {
+        return Err(Error::Other(format!(
+            "the peer runner announced a message of {len} bytes, more than the {MAX_FRAME} any message can be"
+        )));
+    }
+    // Read what arrives rather than allocate what was announced: a peer that dies midway
+    // leaves a short frame, not a large buffer.
+    let mut frame = Vec::new();
+    peer.take(len).read_to_end(&mut frame).map_err(peer_gone)?;
+    if frame.len() as u64 != len {
+        return Err(Error::Other(format!(
+            "the peer runner went away in the middle of a message ({} of {len} bytes)",
+            frame.len()
+        )));
+    }
+    let garbled = || {
+        let tag = frame.first().map_or("none".to_string(), |t| t.to_string());
+        Error::Other(format!("the peer runner sent a garbled message (tag {tag}, {len} bytes)"))
+    };
+    let (&tag, rest) = frame.split_first().ok_or_else(garbled)?;
+    let next = |b: u8| [Next::Seed, Next::Warmup, Next::Measure, Next::Stop].get(b as usize).copied();
+    match (tag, rest) {
+        (0, [done, u0, u1, u2, u3, bytes @ ..]) => Ok(Message::Flight {
+            bytes: bytes.to_vec(),
+            done: *done != 0,
+            unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]),
+        }),
+        (1, [n]) => Ok(Message::Next(next(*n).ok_or_else(garbled)?)),
+        (2, [reached]) => Ok(Message::Reached(*reached != 0)),
+        (3, rest) if rest.len() == 40 => Ok(Message::Tally(Tally {
+            bytes: u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")),
+            digest: rest[8..].try_into().expect("32 bytes"),
+        })),
+        (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
+        (5, [done, u0, u1, u2, u3, body @ ..]) => {
+            let (mut flights, mut rest) = (Vec::new(), body);
+            while let [l0, l1, l2, l3, tail @ ..] = rest {
+                let len = u32::from_le_bytes([*l0, *l1, *l2, *l3]) as usize;
+                let flight = tail.get(..len).ok_or_else(garbled)?;
+                flights.push(flight.to_vec());
+                rest = &tail[len..];
+            }
+            if !rest.is_empty() {
+                return Err(garbled());
+            }
+            Ok(Message::Flights { flights, done: *done != 0, unread: u32::from_le_bytes([*u0, *u1, *u2, *u3]) })
+        }
+        _ => Err(garbled()),
     }
 }
 
