@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -108,7 +109,7 @@ func decode(frame []byte) (message, error) {
 	case m.tag == tagTally && len(rest) == 40:
 		m.count, m.digest = binary.LittleEndian.Uint64(rest[:8]), [32]byte(rest[8:])
 	case m.tag == tagAbort:
-		return message{}, fmt.Errorf("the peer stopped: %s", rest)
+		return message{}, fmt.Errorf("the peer stopped: %s", lossy(rest))
 	case m.tag == tagFlights && len(rest) >= 5:
 		m.done, m.unread = rest[0] != 0, binary.LittleEndian.Uint32(rest[1:5])
 		m.flights = [][]byte{}
@@ -124,6 +125,16 @@ func decode(frame []byte) (message, error) {
 		return message{}, garbled()
 	}
 	return m, nil
+}
+
+// lossy is text as the harness reads an abort's (String::from_utf8_lossy): each byte that
+// begins no valid UTF-8 character becomes U+FFFD.
+func lossy(text []byte) string {
+	var out strings.Builder
+	for _, r := range string(text) {
+		out.WriteRune(r)
+	}
+	return out.String()
 }
 
 // relay is the socket to the peer runner, and which side this process is.
