@@ -169,8 +169,13 @@ final class Net {
                     (jit[0] + jit[1]) / TICKS_PER_SECOND);
         }
 
+        /**
+         * The time from {@code start} to this. The process's stat and its threads' are read one after the other, in
+         * ticks, so a compiler thread's tick that lands between the reads can take the process's share below zero
+         * over a short window: a CPU time is never negative, so that is 0.
+         */
         Cpu since(Cpu start) {
-            return new Cpu(user - start.user, system - start.system, jit - start.jit);
+            return new Cpu(Math.max(0, user - start.user), Math.max(0, system - start.system), Math.max(0, jit - start.jit));
         }
 
         /** utime and stime of a /proc stat file, and 1 if its thread is a JIT compiler's; zeros if unreadable (a thread that ended). */
