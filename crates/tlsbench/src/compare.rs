@@ -109,7 +109,7 @@ impl Comparison<'_> {
 
 /// The builds a run's cells ran (`release` for a run that chose none), in the order of its cells.
 pub fn builds_of(doc: &RunDocument) -> Vec<&str> {
-    crate::output::first_seen(doc.results.iter().map(CellResult::build_key))
+    crate::output::first_seen(doc.results.iter().map(|c| c.key.build_key()))
 }
 
 /// Keeps only the cells of `build` (`compare --build-a`/`--build-b`): so that two build
@@ -119,7 +119,7 @@ pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
     if !builds.iter().any(|b| b == build) {
         anyhow::bail!("run {} has no cells of build `{build}` (its builds: {})", doc.run.id, builds.join(", "));
     }
-    doc.results.retain(|c| c.build_key() == build);
+    doc.results.retain(|c| c.key.build_key() == build);
     Ok(())
 }
 
@@ -129,24 +129,7 @@ pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
 /// a run of release's runners against one of native's is the comparison of the two builds.
 pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
     let by_build = builds_of(a).len() > 1 || builds_of(b).len() > 1;
-    let key = |c: &CellResult| {
-        let allocator = c.allocator_key().to_string();
-        // A run without --threads measured one pair.
-        let threads = c.threads.unwrap_or(1);
-        let build = if by_build { c.build_key().to_string() } else { String::new() };
-        (
-            c.scenario.clone(),
-            c.client_stack.clone(),
-            c.server_stack.clone(),
-            c.process.clone(),
-            allocator,
-            threads,
-            build,
-            c.measure.clone(),
-            c.side,
-            c.metric.clone(),
-        )
-    };
+    let key = |c: &CellResult| (c.key.for_matching(by_build), c.side, c.metric.clone());
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();
     for cell_a in &a.results {
@@ -155,8 +138,8 @@ pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64
                 let numbers = |c: &CellResult| c.status == Status::Ok && !c.samples.is_empty();
                 let judgement = (numbers(cell_a) && numbers(cell_b))
                     .then(|| {
-                        let threshold = threshold.unwrap_or_else(|| default_threshold(&cell_a.measure));
-                        let by_range = judged_by_range(&cell_a.measure);
+                        let threshold = threshold.unwrap_or_else(|| default_threshold(&cell_a.key.measure));
+                        let by_range = judged_by_range(&cell_a.key.measure);
                         judge(&cell_a.samples, &cell_b.samples, cell_a.better != "lower", threshold, by_range)
                     })
                     .flatten();
@@ -280,7 +263,7 @@ mod tests {
         assert_eq!(first.verdict, Verdict::Same);
         // The failed openssl cells have nothing to judge.
         assert!(comparison.rows[1].judgement.is_none());
-        assert_eq!(comparison.only_in_a.iter().map(|c| &c.scenario[..]).collect::<Vec<_>>(), [fixture::CHACHA]);
+        assert_eq!(comparison.only_in_a.iter().map(|c| &c.key.scenario[..]).collect::<Vec<_>>(), [fixture::CHACHA]);
         assert_eq!(comparison.only_in_b.iter().map(|c| &c.metric[..]).collect::<Vec<_>>(), ["handshake_bytes"]);
         assert_eq!(comparison.count(Verdict::Same), 3);
         // The heap cell is held against the 1% of deterministic measures.

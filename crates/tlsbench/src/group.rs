@@ -2,6 +2,8 @@
 //! each of its providers together) or by their crypto backend (every stack on AWS-LC together),
 //! as each stack's runner described it when the run was taken.
 
+#[cfg(test)]
+use crate::key::CellKey;
 use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument};
 
@@ -34,7 +36,7 @@ pub fn split(doc: &RunDocument, by: GroupBy) -> Vec<Group<'_>> {
         .into_iter()
         .map(|key| {
             let cells: Vec<&CellResult> = keyed.iter().filter(|(k, _)| *k == key).map(|(_, cell)| *cell).collect();
-            let ids = first_seen(cells.iter().flat_map(|c| [c.client_stack.as_str(), c.server_stack.as_str()]));
+            let ids = first_seen(cells.iter().flat_map(|c| [c.key.client_stack.as_str(), c.key.server_stack.as_str()]));
             let stacks = ids.into_iter().map(|id| stack_note(doc, by, id)).collect();
             let what = match by {
                 GroupBy::Library => "library",
@@ -46,8 +48,8 @@ pub fn split(doc: &RunDocument, by: GroupBy) -> Vec<Group<'_>> {
 }
 
 fn cell_key(doc: &RunDocument, by: GroupBy, cell: &CellResult) -> String {
-    let client = stack_key(doc, by, &cell.client_stack, cell.client_library.as_deref());
-    let server = stack_key(doc, by, &cell.server_stack, cell.server_library.as_deref());
+    let client = stack_key(doc, by, &cell.key.client_stack, cell.client_library.as_deref());
+    let server = stack_key(doc, by, &cell.key.server_stack, cell.server_library.as_deref());
     match client == server {
         true => client,
         false => format!("{client} / {server}"),
@@ -123,8 +125,7 @@ mod tests {
             info("s2n-tls", "s2n-tls 0.3.47", Backend::new("AWS-LC", "1.66.2", Some("aws-lc-sys 0.47.0".into()))),
         ];
         let like = |cell: &CellResult, client: &str, server: &str| CellResult {
-            client_stack: client.into(),
-            server_stack: server.into(),
+            key: CellKey { client_stack: client.into(), server_stack: server.into(), ..cell.key.clone() },
             ..cell.clone()
         };
         let first = doc.results[0].clone();
@@ -135,7 +136,7 @@ mod tests {
     }
 
     fn summary(groups: &[Group]) -> Vec<(String, Vec<String>)> {
-        let pairs = |g: &Group| first_seen(g.cells.iter().map(|c| c.pair_label()));
+        let pairs = |g: &Group| first_seen(g.cells.iter().map(|c| c.key.pair_label()));
         groups.iter().map(|g| (g.heading(), pairs(g))).collect()
     }
 

@@ -9,6 +9,7 @@ mod export;
 mod group;
 mod instructions;
 mod io;
+mod key;
 mod net;
 mod output;
 mod plan;

@@ -7,6 +7,7 @@ use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::{Capabilities, KeyType, Kind, Measure, Scenario};
 
 use crate::builds::{self, Build};
+use crate::key::CellKey;
 use crate::stacks::Runners;
 
 /// How a run places the two sides of its pairs.
@@ -73,6 +74,48 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The planned cell of a stored key (to resume a run): `Err` names the axis this tlsbench
+    /// cannot read back.
+    pub fn from_key(key: &CellKey) -> Result<Cell, String> {
+        fn parsed<T: std::str::FromStr<Err: std::fmt::Display>>(
+            axis: &str,
+            value: Option<&str>,
+        ) -> Result<Option<T>, String> {
+            value.map(str::parse).transpose().map_err(|e| format!("stored {axis}: {e}"))
+        }
+        let process = match key.process.as_str() {
+            "in-process" => Process::InProcess,
+            "split-process" => Process::Split,
+            "tcp" => Process::Tcp,
+            other => return Err(format!("stored process model `{other}`")),
+        };
+        Ok(Cell {
+            client: key.client_stack.clone(),
+            server: key.server_stack.clone(),
+            scenario: key.scenario.parse().map_err(|e| format!("stored scenario: {e}"))?,
+            measure: key.measure.parse().map_err(|e| format!("stored measure: {e}"))?,
+            process,
+            allocator: parsed("allocator", key.allocator.as_deref())?,
+            threads: key.threads,
+            build: parsed("build", key.build.as_deref())?,
+            support: Ok(()),
+        })
+    }
+
+    /// The cell's identity as stored and exported.
+    pub fn key(&self) -> CellKey {
+        CellKey {
+            scenario: self.scenario.name(),
+            client_stack: self.client.clone(),
+            server_stack: self.server.clone(),
+            measure: self.measure.name().into(),
+            process: self.process.name().into(),
+            allocator: self.allocator.map(|a| a.name().to_string()),
+            threads: self.threads,
+            build: self.build.map(|b| b.name().to_string()),
+        }
+    }
+
     /// How long a runner may take for one sample of this cell before it is killed: `timeout`
     /// (the user's `--timeout`, for what every sample does: start, load certificates, set up)
     /// plus a budget for the work this cell plans, so that a user who asks for 10,000 RSA-4096

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use tlsbench_harness::protocol::StackInfo;
 use tlsbench_harness::Side;
 
+use crate::key::CellKey;
+
 /// Bump on any change to the JSON layout that a reader would notice.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -103,24 +105,10 @@ pub struct Calibration {
 /// One number series: one (pair, scenario, measure, side, metric).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CellResult {
-    pub scenario: String,
-    pub client_stack: String,
-    pub server_stack: String,
+    #[serde(flatten)]
+    pub key: CellKey,
     pub client_library: Option<String>,
     pub server_library: Option<String>,
-    pub measure: String,
-    /// "in-process" (both sides in one runner), "split-process" (one runner per side, in
-    /// memory) or "tcp" (a server and a load generator on a loopback TCP socket: the transport).
-    #[serde(default = "in_process")]
-    pub process: String,
-    /// The allocator the runners' malloc forwarded to, where the run chose allocators
-    /// (`--allocator`); absent in a run that did not, whose Rust runners ran glibc's malloc.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocator: Option<String>,
-    /// The pairs measured side by side, one per thread (`--threads N`, N > 1); absent: one.
-    /// The rates are then the sums of the threads' rates (the aggregate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
     /// On a `..._per_thread` result of N threads: its rate per thread over the rate of the
     /// same cell with one thread in the same run (medians), e.g. 0.92; 1 is perfect scaling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,10 +118,6 @@ pub struct CellResult {
     /// both have one; absent when either has none (too few samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling_efficiency_ci: Option<[f64; 2]>,
-    /// The build of the runners that measured it, where the run chose builds (`--build`):
-    /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<String>,
     pub side: Side,
     pub metric: String,
     pub unit: String,
@@ -169,79 +153,6 @@ pub enum Status {
     Ok,
     Unsupported,
     Failed,
-}
-
-/// Documents from before split-process pairs measured everything in one process.
-fn in_process() -> String {
-    "in-process".into()
-}
-
-/// What a cell's variants share (CellResult::variant_key): all axes but the thread count.
-pub type VariantKey<'a> = (&'a str, &'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
-
-impl CellResult {
-    /// What a cell's variants of thread (or worker) count share: the scenario, the pair, where
-    /// its sides ran, the allocator and the build. A cell of N threads is compared with the
-    /// one-thread cell of the same key.
-    pub fn variant_key(&self) -> VariantKey<'_> {
-        (
-            &self.scenario,
-            &self.client_stack,
-            &self.server_stack,
-            &self.process,
-            self.allocator.as_deref(),
-            self.build.as_deref(),
-        )
-    }
-
-    /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
-    /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
-    /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
-    /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
-    /// both; ` [native]` where the run chose builds.
-    pub fn pair_label(&self) -> String {
-        let tcp = self.process == "tcp";
-        let mut pair = pair_label(&self.client_stack, &self.server_stack)
-            + &variant_label(self.allocator.as_deref(), self.threads, tcp);
-        if let Some(build) = &self.build {
-            pair.push_str(&format!(" [{build}]"));
-        }
-        match self.process.as_str() {
-            "split-process" => format!("{pair} [split]"),
-            "tcp" => format!("{pair} [tcp]"),
-            _ => pair,
-        }
-    }
-
-    /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
-    pub fn allocator_key(&self) -> &str {
-        self.allocator.as_deref().unwrap_or("glibc")
-    }
-
-    /// The build as cells are matched across runs: a run that chose none ran release's.
-    pub fn build_key(&self) -> &str {
-        self.build.as_deref().unwrap_or("release")
-    }
-}
-
-/// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
-/// ` (jemalloc, 2 threads)`; nothing for the default.
-pub fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
-    let unit = if tcp { "workers" } else { "threads" };
-    let parts: Vec<String> =
-        allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
-    match parts.is_empty() {
-        true => String::new(),
-        false => format!(" ({})", parts.join(", ")),
-    }
-}
-
-/// The stack id of a pair of one stack, or `client -> server` for an interop pair.
-pub fn pair_label(client: &str, server: &str) -> String {
-    match client == server {
-        true => client.to_string(),
-        false => format!("{client} -> {server}"),
-    }
 }
 
 #[cfg(test)]

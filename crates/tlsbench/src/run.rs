@@ -12,9 +12,10 @@ use tlsbench_harness::protocol::{Metric, MetricValue, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::{self, Build};
+use crate::key::CellKey;
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
-use crate::results::{pair_label, variant_label, CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
+use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 use crate::steady::Warmup;
 use crate::store::{StoredCell, StoredRun};
 use crate::{executor, stacks, stats};
@@ -189,18 +190,10 @@ pub fn measure(
     }
 }
 
-/// How progress names a cell: `SCENARIO PAIR (VARIANT) [BUILD]`.
+/// How progress names a cell: `SCENARIO PAIR (VARIANT) [BUILD]`, and where its sides ran.
 fn progress_label(cell: &Cell) -> String {
-    let mut label = format!(
-        "{} {}{}",
-        cell.scenario,
-        pair_label(&cell.client, &cell.server),
-        variant_label(cell.allocator.map(Allocator::name), cell.threads, cell.process == Process::Tcp)
-    );
-    if let Some(build) = cell.build {
-        label.push_str(&format!(" [{build}]"));
-    }
-    label
+    let key = cell.key();
+    format!("{} {}", key.scenario, key.pair_label())
 }
 
 /// Warms up the processes that stay up before the first round (warm.rs), recording each
@@ -313,19 +306,20 @@ pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
 /// threads or workers.
 fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
     let is_rate = |r: &CellResult| {
-        let time = r.measure == Measure::Time.name() && r.better == "higher";
+        let time = r.key.measure == Measure::Time.name() && r.better == "higher";
         // The load generators' rate is the server's, seen from the other end: not per worker.
-        let net =
-            r.measure == Measure::Net.name() && r.metric == Metric::ConnectionsPerS.name() && r.side == Side::Server;
+        let net = r.key.measure == Measure::Net.name()
+            && r.metric == Metric::ConnectionsPerS.name()
+            && r.side == Side::Server;
         time || net
     };
     let one_thread: HashMap<_, &CellResult> =
-        results.iter().filter(|r| is_rate(r) && r.threads.is_none()).map(|r| (key_of(r), r)).collect();
-    let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.threads.is_some()).map(key_of).collect();
+        results.iter().filter(|r| is_rate(r) && r.key.threads.is_none()).map(|r| (key_of(r), r)).collect();
+    let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.key.threads.is_some()).map(key_of).collect();
     // In the order of the results they come from, so that blocks and rows keep the run's order.
     let mut added = Vec::new();
     for r in results.iter().filter(|r| is_rate(r)) {
-        match r.threads {
+        match r.key.threads {
             None if has_threads.contains(&key_of(r)) => added.push(per_thread(r, 1, None, None)),
             None => {}
             Some(n) => {
@@ -350,15 +344,15 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
 }
 
 /// A cell's result as its variants share it: all but the thread count.
-fn key_of(r: &CellResult) -> (crate::results::VariantKey<'_>, Side, &str) {
-    (r.variant_key(), r.side, &r.metric)
+fn key_of(r: &CellResult) -> (CellKey, Side, &str) {
+    (r.key.variant_key(), r.side, &r.metric)
 }
 
 /// The rate per thread (per worker, over TCP) of a cell of `n` threads: each sample's aggregate
 /// divided by n.
 fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>, efficiency_ci: Option<[f64; 2]>) -> CellResult {
     let per = |x: f64| x / f64::from(n);
-    let unit = if cell.process == Process::Tcp.name() { "worker" } else { "thread" };
+    let unit = if cell.key.process == Process::Tcp.name() { "worker" } else { "thread" };
     CellResult {
         metric: format!("{}_per_{unit}", cell.metric),
         samples: cell.samples.iter().map(|&x| per(x)).collect(),
@@ -612,29 +606,7 @@ impl CellState {
 
     /// A cell of a stored run, with the samples and the outcome stored for it.
     pub fn restore(stored: &StoredCell) -> Result<CellState, String> {
-        let scenario = stored.scenario.parse().map_err(|e| format!("stored scenario: {e}"))?;
-        let process = match stored.process.as_str() {
-            "in-process" => Process::InProcess,
-            "split-process" => Process::Split,
-            "tcp" => Process::Tcp,
-            other => return Err(format!("stored process model `{other}`")),
-        };
-        let measure = stored.measure.parse().map_err(|e| format!("stored measure: {e}"))?;
-        let allocator =
-            stored.allocator.as_deref().map(str::parse).transpose().map_err(|e| format!("stored allocator: {e}"))?;
-        let threads = stored.threads;
-        let build = stored.build.as_deref().map(str::parse).transpose().map_err(|e| format!("stored build: {e}"))?;
-        let cell = Cell {
-            client: stored.client.clone(),
-            server: stored.server.clone(),
-            scenario,
-            measure,
-            process,
-            allocator,
-            threads,
-            build,
-            support: Ok(()),
-        };
+        let cell = Cell::from_key(&stored.key)?;
         let mut state = CellState::planned(cell);
         (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
         state.allocator_used = stored.allocator_used.clone();
@@ -656,15 +628,8 @@ impl CellState {
             Err((status, reason)) => (*status, Some(reason.clone())),
         };
         StoredCell {
-            scenario: self.cell.scenario.name(),
-            client: self.cell.client.clone(),
-            server: self.cell.server.clone(),
-            measure: self.cell.measure.name().into(),
-            process: self.cell.process.name().into(),
-            allocator: self.cell.allocator.map(|a| a.name().to_string()),
+            key: self.cell.key(),
             allocator_used: None,
-            threads: self.cell.threads,
-            build: self.cell.build.map(|b| b.name().to_string()),
             status,
             reason,
             client_library: None,
@@ -789,18 +754,11 @@ impl CellState {
                     Err((status, reason)) => (*status, Some(reason.clone())),
                 };
                 CellResult {
-                    scenario: self.cell.scenario.name(),
-                    client_stack: self.cell.client.clone(),
-                    server_stack: self.cell.server.clone(),
+                    key: self.cell.key(),
                     client_library: self.client_library.clone(),
                     server_library: self.server_library.clone(),
-                    measure: self.cell.measure.name().into(),
-                    process: self.cell.process.name().into(),
-                    allocator: self.cell.allocator.map(|a| a.name().to_string()),
-                    threads: self.cell.threads,
                     scaling_efficiency: None,
                     scaling_efficiency_ci: None,
-                    build: self.cell.build.map(|b| b.name().to_string()),
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
@@ -869,13 +827,13 @@ mod tests {
         // Per side: handshakes per second.
         assert_eq!(results.len(), 2);
         assert_eq!(
-            (results[0].side, results[0].metric.as_str(), results[0].measure.as_str()),
+            (results[0].side, results[0].metric.as_str(), results[0].key.measure.as_str()),
             (Side::Client, "handshakes_per_s", "time")
         );
         assert_eq!(results[0].samples, vec![1000.0, 1000.0]);
         assert_eq!((results[1].side, results[1].median), (Side::Server, Some(2000.0)));
         assert_eq!(results[1].server_library.as_deref(), Some("OpenSSL 3.0.19 27 Jan 2026"));
-        assert_eq!(results[1].pair_label(), "rustls-ring -> openssl");
+        assert_eq!(results[1].key.pair_label(), "rustls-ring -> openssl");
     }
 
     #[test]
@@ -1042,8 +1000,8 @@ mod tests {
 
         let mut state = jemalloc_cell();
         state.record(&with(used(Allocator::Jemalloc, "5.3.1")), None).unwrap();
-        assert_eq!(state.results()[0].pair_label(), "rustls-ring -> openssl (jemalloc)");
-        assert_eq!(state.results()[0].allocator.as_deref(), Some("jemalloc"));
+        assert_eq!(state.results()[0].key.pair_label(), "rustls-ring -> openssl (jemalloc)");
+        assert_eq!(state.results()[0].key.allocator.as_deref(), Some("jemalloc"));
         let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36")), None).unwrap_err();
         assert_eq!(
             (status, reason.as_str()),
@@ -1142,10 +1100,13 @@ mod tests {
         let find = |metric: &str, side, threads| {
             doc.results
                 .iter()
-                .find(|r| r.metric == metric && r.side == side && r.threads == threads)
+                .find(|r| r.metric == metric && r.side == side && r.key.threads == threads)
                 .unwrap_or_else(|| panic!("{metric} {side:?} {threads:?}"))
         };
-        assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).pair_label(), "rustls-ring -> openssl (2 threads)");
+        assert_eq!(
+            find("handshakes_per_s", Side::Server, Some(2)).key.pair_label(),
+            "rustls-ring -> openssl (2 threads)"
+        );
         assert_eq!(find("handshakes_per_s", Side::Server, Some(2)).median, Some(3000.0));
         let per_thread = find("handshakes_per_s_per_thread", Side::Server, Some(2));
         assert_eq!((per_thread.median, per_thread.samples.len()), (Some(1500.0), 3));
@@ -1199,9 +1160,9 @@ mod tests {
             doc.results.iter().filter(|r| r.metric == "connections_per_s_per_worker").collect();
         // The server's only: the load generators' rate is the same connections seen from the client.
         assert!(per_worker.iter().all(|r| r.side == Side::Server), "{per_worker:?}");
-        let two = per_worker.iter().find(|r| r.threads == Some(2)).expect("two workers' row");
+        let two = per_worker.iter().find(|r| r.key.threads == Some(2)).expect("two workers' row");
         assert_eq!((two.median, two.scaling_efficiency), (Some(400.0), Some(0.8)));
-        assert_eq!(two.pair_label(), "rustls-ring -> openssl (2 workers) [tcp]");
+        assert_eq!(two.key.pair_label(), "rustls-ring -> openssl (2 workers) [tcp]");
         assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
         // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
         let busy =
@@ -1258,8 +1219,8 @@ mod tests {
                 .iter()
                 .find(|r| {
                     r.metric == "handshakes_per_s_per_thread"
-                        && r.threads == Some(2)
-                        && r.build.as_deref() == Some(build)
+                        && r.key.threads == Some(2)
+                        && r.key.build.as_deref() == Some(build)
                 })
                 .unwrap();
             assert_eq!(per_thread.scaling_efficiency, Some(1.0), "{build}");

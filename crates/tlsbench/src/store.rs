@@ -7,12 +7,44 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 
-use crate::results::{pair_label, variant_label, Conditions, Environment, RunInfo, Status};
+use crate::key::{CellKey, Value as KeyValue};
+use crate::results::{Conditions, Environment, RunInfo, Status};
 use crate::steady::Warmup;
 
-/// The layout of the tables, kept in `PRAGMA user_version`. A file with another version is
-/// refused rather than read or written wrongly; bump on any change to the tables.
-pub const DB_SCHEMA_VERSION: i64 = 10;
+/// The layout of the tables, kept in `PRAGMA user_version`: a file of an earlier version is
+/// migrated, one of another refused rather than read or written wrongly. A change to the tables
+/// is one more step in `MIGRATIONS` and the same change in `SCHEMA`.
+pub const DB_SCHEMA_VERSION: i64 = FIRST_READABLE_VERSION + MIGRATIONS.len() as i64;
+
+/// The oldest layout this tlsbench reads (version 1 kept no measures).
+const FIRST_READABLE_VERSION: i64 = 2;
+
+/// How a file of each version becomes the next: `MIGRATIONS[i]` takes version
+/// `FIRST_READABLE_VERSION + i` to the one after it. What a run of an earlier version did not
+/// keep is left NULL (its runners did not report it) or takes the value it implied.
+const MIGRATIONS: &[&str] = &[
+    // 3: a measure per cell; version 2 measured time only.
+    "ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';",
+    // 4: what each side's handshakes negotiated.
+    "ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;",
+    // 5: the machine's conditions over the run, and its --target-ci and --time-budget.
+    "ALTER TABLE runs ADD COLUMN conditions TEXT; ALTER TABLE runs ADD COLUMN target_ci REAL;
+     ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
+    // 6: the allocator axis (none chosen: glibc's in the Rust runners).
+    "ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;",
+    // 7: the stacks' TLS libraries and crypto backends, as their runners report them.
+    "ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;",
+    // 8: the threads axis (none: one pair).
+    "ALTER TABLE cells ADD COLUMN threads INTEGER;",
+    // 9: the build axis (none chosen: release).
+    "ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;",
+    // 10: processes that stay up: which one took each sample (none: a process of its own), and
+    // their warm-ups.
+    "ALTER TABLE samples ADD COLUMN fork INTEGER;
+     CREATE TABLE warmups (run_id TEXT NOT NULL, cell INTEGER NOT NULL, fork INTEGER NOT NULL, ms REAL NOT NULL,
+                           windows INTEGER NOT NULL, steady INTEGER NOT NULL,
+                           FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));",
+];
 
 /// The default database file, in the working directory.
 pub const DEFAULT_PATH: &str = "results.db";
@@ -143,26 +175,15 @@ pub struct StoredRun {
 /// One (pair, scenario) with every sample taken so far, in the order taken.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredCell {
-    pub scenario: String,
-    pub client: String,
-    pub server: String,
-    /// "in-process", "split-process" or "tcp".
-    pub process: String,
-    /// "time", "io", "heap", "rss" or "net".
-    pub measure: String,
+    pub key: CellKey,
     pub status: Status,
     pub reason: Option<String>,
     pub client_library: Option<String>,
     pub server_library: Option<String>,
     /// What the last sample's handshakes negotiated, client's view then server's.
     pub negotiated: [Option<String>; 2],
-    /// The allocator the run chose for the cell (`--allocator`), and what its runners reported.
-    pub allocator: Option<String>,
+    /// What the runners reported of the allocator the run chose (`--allocator`), its version with it.
     pub allocator_used: Option<String>,
-    /// The pairs measured side by side (`--threads N`, N > 1); None: one.
-    pub threads: Option<u32>,
-    /// The build the run chose for the cell (`--build`).
-    pub build: Option<String>,
     pub samples: Vec<StoredSample>,
     /// How its processes that stay up warmed up, in the order they did.
     pub warmups: Vec<Warmup>,
@@ -239,46 +260,9 @@ impl Store {
             .map_err(|e| sqlite(&self.path, e))?;
         match (version, tables) {
             (DB_SCHEMA_VERSION, _) => {}
-            // Version 2 measured time only; its cells gain the measure column. Versions 2 and 3
-            // did not keep what was negotiated; versions 2 to 4, the run's conditions and target;
-            // versions 2 to 5, the cells' allocators; versions 2 to 6, the stacks' TLS libraries
-            // and backends (left NULL: those runs' runners did not report them); versions 2 to 7,
-            // the cells' thread counts; versions 2 to 8, the builds; versions 2 to 9, the forks
-            // and warm-ups of processes that stay up (none: every sample had its own process).
-            (2..=9, _) => {
-                let mut changes = String::new();
-                if version == 2 {
-                    changes.push_str("ALTER TABLE cells ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';");
-                }
-                if version <= 3 {
-                    changes.push_str("ALTER TABLE cells ADD COLUMN client_negotiated TEXT; ALTER TABLE cells ADD COLUMN server_negotiated TEXT;");
-                }
-                if version <= 4 {
-                    changes.push_str(
-                        "ALTER TABLE runs ADD COLUMN conditions TEXT; ALTER TABLE runs ADD COLUMN target_ci REAL;
-                         ALTER TABLE runs ADD COLUMN time_budget_s REAL;",
-                    );
-                }
-                if version <= 5 {
-                    changes.push_str("ALTER TABLE cells ADD COLUMN allocator TEXT; ALTER TABLE cells ADD COLUMN allocator_used TEXT;");
-                }
-                if version <= 6 {
-                    changes.push_str("ALTER TABLE run_stacks ADD COLUMN tls_library TEXT; ALTER TABLE run_stacks ADD COLUMN backend TEXT;");
-                }
-                if version <= 7 {
-                    changes.push_str("ALTER TABLE cells ADD COLUMN threads INTEGER;");
-                }
-                if version <= 8 {
-                    changes
-                        .push_str("ALTER TABLE cells ADD COLUMN build TEXT; ALTER TABLE runs ADD COLUMN builds TEXT;");
-                }
-                changes.push_str(
-                    "ALTER TABLE samples ADD COLUMN fork INTEGER;
-                     CREATE TABLE warmups (run_id TEXT NOT NULL, cell INTEGER NOT NULL, fork INTEGER NOT NULL, ms REAL NOT NULL,
-                                           windows INTEGER NOT NULL, steady INTEGER NOT NULL,
-                                           FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));",
-                );
-                tx.execute_batch(&changes).map_err(|e| sqlite(&self.path, e))?;
+            (FIRST_READABLE_VERSION.., _) if version < DB_SCHEMA_VERSION => {
+                let steps = &MIGRATIONS[(version - FIRST_READABLE_VERSION) as usize..];
+                tx.execute_batch(&steps.concat()).map_err(|e| sqlite(&self.path, e))?;
                 tx.pragma_update(None, "user_version", DB_SCHEMA_VERSION).map_err(|e| sqlite(&self.path, e))?;
             }
             (0, 0) if create => {
@@ -340,33 +324,30 @@ impl Store {
             )
             .map_err(err)?;
         }
+        let key_columns = CellKey::COLUMNS.join(", ");
+        let insert_cell = format!(
+            "INSERT INTO cells (run_id, position, status, reason, client_library, server_library, client_negotiated,
+                                server_negotiated, allocator_used, {key_columns})
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?{})",
+            ", ?".repeat(CellKey::COLUMNS.len())
+        );
         for (position, cell) in run.cells.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, measure, status,
-                                    reason, client_library, server_library, client_negotiated, server_negotiated,
-                                    allocator, allocator_used, threads, build)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                params![
-                    info.id,
-                    position as i64,
-                    cell.scenario,
-                    cell.client,
-                    cell.server,
-                    cell.process,
-                    cell.measure,
-                    status_name(cell.status),
-                    cell.reason,
-                    cell.client_library,
-                    cell.server_library,
-                    cell.negotiated[0],
-                    cell.negotiated[1],
-                    cell.allocator,
-                    cell.allocator_used,
-                    cell.threads,
-                    cell.build,
-                ],
-            )
-            .map_err(err)?;
+            let position_sql = position as i64;
+            let cell_columns: [&dyn rusqlite::ToSql; 9] = [
+                &info.id,
+                &position_sql,
+                &status_name(cell.status),
+                &cell.reason,
+                &cell.client_library,
+                &cell.server_library,
+                &cell.negotiated[0],
+                &cell.negotiated[1],
+                &cell.allocator_used,
+            ];
+            let key = cell.key.values();
+            let key_columns = key.iter().map(|v| v as &dyn rusqlite::ToSql);
+            tx.execute(&insert_cell, rusqlite::params_from_iter(cell_columns.into_iter().chain(key_columns)))
+                .map_err(err)?;
             for (index, sample) in cell.samples.iter().enumerate() {
                 insert_sample(&tx, &info.id, position, index, sample).map_err(err)?;
             }
@@ -451,15 +432,16 @@ impl Store {
     /// Every stored run, oldest first.
     pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         let mut runs: Vec<RunSummary> = Vec::new();
+        let key_columns: Vec<String> = CellKey::COLUMNS.iter().map(|c| format!("c.{c}")).collect();
         let mut statement = self
             .conn
-            .prepare(
-                "SELECT r.id, r.started, r.samples, c.scenario, c.client_stack, c.server_stack, c.status,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), c.allocator, c.threads,
-                        c.build, c.process
+            .prepare(&format!(
+                "SELECT r.id, r.started, r.samples, c.status,
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = c.run_id AND s.cell = c.position), {}
                  FROM runs r LEFT JOIN cells c ON c.run_id = r.id
                  ORDER BY r.rowid, c.position",
-            )
+                key_columns.join(", ")
+            ))
             .map_err(|e| self.error(e))?;
         let mut rows = statement.query([]).map_err(|e| self.error(e))?;
         let mut scenarios: Vec<String> = Vec::new();
@@ -480,30 +462,21 @@ impl Store {
                 });
             }
             let run = runs.last_mut().expect("pushed above for this id");
-            let Some(scenario) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
+            let Some(status) = row.get::<_, Option<String>>(3).map_err(|e| self.error(e))? else {
                 continue; // a run without cells: planned nothing
             };
-            let mut pair = pair_label(
-                &row.get::<_, String>(4).map_err(|e| self.error(e))?,
-                &row.get::<_, String>(5).map_err(|e| self.error(e))?,
-            );
-            let allocator = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
-            let threads = row.get::<_, Option<u32>>(9).map_err(|e| self.error(e))?;
-            let tcp = row.get::<_, Option<String>>(11).map_err(|e| self.error(e))?.as_deref() == Some("tcp");
-            pair.push_str(&variant_label(allocator.as_deref(), threads, tcp));
-            if let Some(build) = row.get::<_, Option<String>>(10).map_err(|e| self.error(e))? {
-                pair.push_str(&format!(" [{build}]"));
-            }
+            let key = self.key(&id, row, 5)?;
+            let pair = key.pair_label();
             if !run.pairs.contains(&pair) {
                 run.pairs.push(pair);
             }
-            if !scenarios.contains(&scenario) {
-                scenarios.push(scenario);
+            if !scenarios.contains(&key.scenario) {
+                scenarios.push(key.scenario);
                 run.scenarios += 1;
             }
             let (planned, taken): (i64, i64) =
-                (row.get(2).map_err(|e| self.error(e))?, row.get(7).map_err(|e| self.error(e))?);
-            match parse_status(&row.get::<_, String>(6).map_err(|e| self.error(e))?) {
+                (row.get(2).map_err(|e| self.error(e))?, row.get(4).map_err(|e| self.error(e))?);
+            match parse_status(&status) {
                 Some(Status::Ok) => {
                     run.ok += 1;
                     run.missing += (planned - taken).max(0) as usize;
@@ -514,6 +487,15 @@ impl Store {
             }
         }
         Ok(runs)
+    }
+
+    /// The cell key in a row's columns from `first` on, in the order of `CellKey::COLUMNS`.
+    fn key(&self, run: &str, row: &rusqlite::Row, first: usize) -> Result<CellKey, StoreError> {
+        let values = (first..first + CellKey::COLUMNS.len())
+            .map(|i| row.get::<_, Option<KeyValue>>(i))
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.error(e))?;
+        CellKey::from_values(values).map_err(|e| self.unreadable(run, format!("a cell's key: {e}")))
     }
 
     /// The id of the run stored last.
@@ -608,43 +590,29 @@ impl Store {
     fn cells(&self, run: &str) -> Result<Vec<StoredCell>, StoreError> {
         let mut statement = self
             .conn
-            .prepare(
-                "SELECT scenario, client_stack, server_stack, status, reason, client_library, server_library, process,
-                        measure, client_negotiated, server_negotiated, allocator, allocator_used, threads, build
+            .prepare(&format!(
+                "SELECT status, reason, client_library, server_library, client_negotiated, server_negotiated,
+                        allocator_used, {}
                  FROM cells WHERE run_id = ? ORDER BY position",
-            )
+                CellKey::COLUMNS.join(", ")
+            ))
             .map_err(|e| self.error(e))?;
-        let rows = statement
-            .query_map([run], |row| {
-                Ok((
-                    StoredCell {
-                        scenario: row.get(0)?,
-                        client: row.get(1)?,
-                        server: row.get(2)?,
-                        process: row.get(7)?,
-                        measure: row.get(8)?,
-                        status: Status::Ok, // set below from the text
-                        reason: row.get(4)?,
-                        client_library: row.get(5)?,
-                        server_library: row.get(6)?,
-                        negotiated: [row.get(9)?, row.get(10)?],
-                        allocator: row.get(11)?,
-                        allocator_used: row.get(12)?,
-                        threads: row.get(13)?,
-                        build: row.get(14)?,
-                        samples: Vec::new(),
-                        warmups: Vec::new(),
-                    },
-                    row.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(|e| self.error(e))?;
+        let mut rows = statement.query([run]).map_err(|e| self.error(e))?;
         let mut cells = Vec::new();
-        for row in rows {
-            let (mut cell, status) = row.map_err(|e| self.error(e))?;
-            cell.status =
-                parse_status(&status).ok_or_else(|| self.unreadable(run, format!("cell status `{status}`")))?;
-            cells.push(cell);
+        while let Some(row) = rows.next().map_err(|e| self.error(e))? {
+            let status: String = row.get(0).map_err(|e| self.error(e))?;
+            let text = |i| row.get::<_, Option<String>>(i).map_err(|e| self.error(e));
+            cells.push(StoredCell {
+                key: self.key(run, row, 7)?,
+                status: parse_status(&status).ok_or_else(|| self.unreadable(run, format!("cell status `{status}`")))?,
+                reason: text(1)?,
+                client_library: text(2)?,
+                server_library: text(3)?,
+                negotiated: [text(4)?, text(5)?],
+                allocator_used: text(6)?,
+                samples: Vec::new(),
+                warmups: Vec::new(),
+            });
         }
 
         let mut statement = self
@@ -803,20 +771,20 @@ mod tests {
 
     fn cell(client: &str, status: Status, reason: Option<&str>, samples: Vec<StoredSample>) -> StoredCell {
         StoredCell {
-            scenario: fixture::FULL.into(),
-            client: client.into(),
-            server: client.into(),
-            process: "in-process".into(),
-            measure: "time".into(),
+            key: CellKey {
+                scenario: fixture::FULL.into(),
+                client_stack: client.into(),
+                server_stack: client.into(),
+                process: "in-process".into(),
+                measure: "time".into(),
+                ..CellKey::default()
+            },
             status,
             reason: reason.map(String::from),
             client_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
             server_library: (!samples.is_empty()).then(|| format!("{client} 1.0")),
             negotiated: [None, None],
-            allocator: None,
             allocator_used: None,
-            threads: None,
-            build: None,
             samples,
             warmups: Vec::new(),
         }
@@ -917,14 +885,6 @@ mod tests {
         );
     }
 
-    /// A database holding the fixture's run "old", taken back to an earlier schema by `sql`.
-    fn stored_then_downgraded(dir: &Path, sql: &str) -> PathBuf {
-        let path = dir.join("r.db");
-        Store::create_or_open(&path).unwrap().insert_run(&run("old")).unwrap();
-        Connection::open(&path).unwrap().execute_batch(sql).unwrap();
-        path
-    }
-
     fn conditions() -> Conditions {
         use crate::results::Calibration;
         Conditions {
@@ -950,38 +910,6 @@ mod tests {
         assert_eq!(store.load("run-1").unwrap(), stored);
     }
 
-    #[test]
-    fn a_version_4_database_gains_the_conditions_and_target_columns() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(
-            dir.path(),
-            "ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
-             ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 4;",
-        );
-        let mut store = Store::create_or_open(&path).unwrap();
-        assert_eq!(store.load("old").unwrap(), run("old"));
-        store.record_conditions("old", &conditions()).unwrap();
-        assert_eq!(store.load("old").unwrap().info.environment.conditions, Some(conditions()));
-    }
-
-    #[test]
-    fn a_version_5_database_gains_the_allocator_columns_and_keeps_what_runners_report() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(
-            dir.path(),
-            "ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 5;",
-        );
-        let mut store = Store::create_or_open(&path).unwrap();
-        // A run from before the allocator axis: no allocator chosen, none reported.
-        assert_eq!(store.load("old").unwrap(), run("old"));
-        store.record_allocator_used("old", 0, "jemalloc 5.3.1").unwrap();
-        store.record_allocators("old", "jemalloc 5.3.1, behind tlsbench's malloc interposer").unwrap();
-        let loaded = store.load("old").unwrap();
-        assert_eq!(loaded.cells[0].allocator_used.as_deref(), Some("jemalloc 5.3.1"));
-        assert_eq!(loaded.info.environment.allocator, "jemalloc 5.3.1, behind tlsbench's malloc interposer");
-    }
-
     /// The fixture's run with its stacks described as runners now describe them.
     fn run_with_backends(id: &str) -> StoredRun {
         let mut stored = run(id);
@@ -1003,45 +931,12 @@ mod tests {
     }
 
     #[test]
-    fn a_version_6_database_gains_the_tls_library_and_backend_columns() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.db");
-        // A version 6 file as tlsbench 6 wrote it: its run_stacks without the two columns.
-        Store::create_or_open(&path).unwrap().insert_run(&run_with_backends("old")).unwrap();
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 6;")
-            .unwrap();
-        let mut store = Store::create_or_open(&path).unwrap();
-        // Its stacks name no TLS library or backend (its runners did not report them); the rest is as stored.
-        assert_eq!(store.load("old").unwrap(), run("old"));
-        let after = Connection::open(&path).unwrap();
-        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), DB_SCHEMA_VERSION);
-        // And new runs beside it keep theirs.
-        store.insert_run(&run_with_backends("new")).unwrap();
-        assert_eq!(store.load("new").unwrap(), run_with_backends("new"));
-    }
-
-    #[test]
-    fn a_version_7_database_gains_the_threads_column() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 7;");
-        let mut store = Store::create_or_open(&path).unwrap();
-        // A run from before the threads axis measured one pair per cell.
-        assert_eq!(store.load("old").unwrap(), run("old"));
-        let mut stored = run("new");
-        stored.cells[0].threads = Some(2);
-        store.insert_run(&stored).unwrap();
-        assert_eq!(store.load("new").unwrap(), stored);
-    }
-
-    #[test]
     fn a_cell_keeps_its_thread_count_and_its_label_says_it() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
         let mut stored = run("run-1");
-        stored.cells[0].threads = Some(4);
-        stored.cells[0].allocator = Some("jemalloc".into());
+        stored.cells[0].key.threads = Some(4);
+        stored.cells[0].key.allocator = Some("jemalloc".into());
         store.insert_run(&stored).unwrap();
         assert_eq!(store.load("run-1").unwrap(), stored);
         let pairs = &store.runs().unwrap()[0].pairs;
@@ -1049,52 +944,11 @@ mod tests {
     }
 
     #[test]
-    fn a_version_8_database_gains_the_build_columns_and_its_runs_ran_release() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(dir.path(), "ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 8;");
-        let mut store = Store::create_or_open(&path).unwrap();
-        let old = store.load("old").unwrap();
-        assert_eq!(old, run("old"));
-        assert_eq!((old.cells[0].build.as_deref(), old.info.environment.builds.as_deref()), (None, None));
-        // And the migrated file takes runs with builds.
-        let mut new = run("new");
-        new.cells[0].build = Some("native".into());
-        new.info.environment.builds =
-            Some("native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native)".into());
-        store.insert_run(&new).unwrap();
-        assert_eq!(store.load("new").unwrap(), new);
-    }
-
-    #[test]
-    fn a_version_9_database_gains_forks_and_warm_ups_and_its_samples_had_processes_of_their_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(
-            dir.path(),
-            "ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 9;",
-        );
-        let mut store = Store::create_or_open(&path).unwrap();
-        let old = store.load("old").unwrap();
-        assert_eq!(old, run("old"));
-        assert!(old.cells.iter().all(|c| c.warmups.is_empty() && c.samples.iter().all(|s| s.fork.is_none())));
-        // And the migrated file takes samples of processes that stay up, and their warm-ups.
-        let mut new = run("new");
-        new.cells[0].samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
-        new.cells[0].warmups = vec![
-            Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true },
-            Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false },
-        ];
-        store.insert_run(&new).unwrap();
-        assert_eq!(store.load("new").unwrap(), new);
-        store.record_warmup("new", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true }).unwrap();
-        assert_eq!(store.load("new").unwrap().cells[0].warmups.len(), 3);
-    }
-
-    #[test]
     fn a_cell_keeps_its_build() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
         let mut stored = run("run-1");
-        stored.cells[0].build = Some("lto".into());
+        stored.cells[0].key.build = Some("lto".into());
         store.insert_run(&stored).unwrap();
         assert_eq!(store.load("run-1").unwrap(), stored);
         let pairs = &store.runs().unwrap()[0].pairs;
@@ -1106,7 +960,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create_or_open(&dir.path().join("r.db")).unwrap();
         let mut stored = run("run-1");
-        stored.cells[0].allocator = Some("mimalloc".into());
+        stored.cells[0].key.allocator = Some("mimalloc".into());
         stored.cells[0].allocator_used = Some("mimalloc 3.3.2".into());
         store.insert_run(&stored).unwrap();
         assert_eq!(store.load("run-1").unwrap(), stored);
@@ -1114,44 +968,181 @@ mod tests {
         assert!(pairs.contains(&"rustls-aws-lc-rs (mimalloc)".to_string()), "{pairs:?}");
     }
 
-    #[test]
-    fn a_version_2_database_gains_the_measure_column_and_its_cells_measured_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(
-            dir.path(),
-            "ALTER TABLE cells DROP COLUMN measure; ALTER TABLE cells DROP COLUMN client_negotiated;
-             ALTER TABLE cells DROP COLUMN server_negotiated; ALTER TABLE runs DROP COLUMN conditions;
-             ALTER TABLE runs DROP COLUMN target_ci; ALTER TABLE runs DROP COLUMN time_budget_s;
-             ALTER TABLE cells DROP COLUMN allocator; ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 2;",
-        );
-        let store = Store::create_or_open(&path).unwrap();
-        let cells = store.load("old").unwrap().cells;
-        assert!(!cells.is_empty() && cells.iter().all(|c| c.measure == "time" && c.negotiated == [None, None]));
-        let after = Connection::open(&path).unwrap();
-        assert_eq!(after.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), DB_SCHEMA_VERSION);
+    /// The tables as version 2 made them, the oldest layout a file can have.
+    const SCHEMA_V2: &str = "
+        CREATE TABLE runs (id TEXT PRIMARY KEY, started TEXT NOT NULL, tlsbench_version TEXT NOT NULL,
+            command_line TEXT NOT NULL, samples INTEGER NOT NULL, min_time_ms INTEGER NOT NULL,
+            warmup_ms INTEGER NOT NULL, timeout_s REAL NOT NULL, cpu TEXT NOT NULL, cores INTEGER NOT NULL,
+            kernel TEXT NOT NULL, rustc TEXT NOT NULL, allocator TEXT NOT NULL, aslr TEXT NOT NULL,
+            governor TEXT NOT NULL);
+        CREATE TABLE run_stacks (run_id TEXT NOT NULL REFERENCES runs (id), position INTEGER NOT NULL,
+            id TEXT NOT NULL, library TEXT NOT NULL, capabilities TEXT NOT NULL, PRIMARY KEY (run_id, position));
+        CREATE TABLE cells (run_id TEXT NOT NULL REFERENCES runs (id), position INTEGER NOT NULL,
+            scenario TEXT NOT NULL, client_stack TEXT NOT NULL, server_stack TEXT NOT NULL, process TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')), reason TEXT,
+            client_library TEXT, server_library TEXT, PRIMARY KEY (run_id, position));
+        CREATE TABLE samples (run_id TEXT NOT NULL, cell INTEGER NOT NULL, idx INTEGER NOT NULL,
+            iterations INTEGER NOT NULL, PRIMARY KEY (run_id, cell, idx),
+            FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));
+        CREATE TABLE sample_values (run_id TEXT NOT NULL, cell INTEGER NOT NULL, idx INTEGER NOT NULL,
+            side TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, seconds REAL NOT NULL,
+            PRIMARY KEY (run_id, cell, idx, side, metric),
+            FOREIGN KEY (run_id, cell, idx) REFERENCES samples (run_id, cell, idx));";
+
+    /// A file of `version`: version 2's tables, the migration steps up to `version`, and the
+    /// fixture's run "old" in version 2's columns (which every later version has).
+    fn file_of_version(dir: &Path, version: i64) -> PathBuf {
+        let path = dir.join(format!("v{version}.db"));
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(SCHEMA_V2).unwrap();
+        conn.execute_batch(&MIGRATIONS[..(version - FIRST_READABLE_VERSION) as usize].concat()).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
+        let old = run("old");
+        let (info, env) = (&old.info, &old.info.environment);
+        conn.execute(
+            "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
+                               cpu, cores, kernel, rustc, allocator, aslr, governor)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            params![
+                info.id,
+                info.started,
+                info.tlsbench_version,
+                json(&info.command_line),
+                info.samples as i64,
+                info.min_time_ms as i64,
+                info.warmup_ms as i64,
+                old.timeout.as_secs_f64(),
+                env.cpu,
+                env.cores as i64,
+                env.kernel,
+                env.rustc,
+                env.allocator,
+                env.aslr,
+                env.governor
+            ],
+        )
+        .unwrap();
+        for (position, stack) in info.stacks.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO run_stacks (run_id, position, id, library, capabilities) VALUES (?, ?, ?, ?, ?)",
+                params![info.id, position as i64, stack.id, stack.library, json(&stack.capabilities)],
+            )
+            .unwrap();
+        }
+        for (position, cell) in old.cells.iter().enumerate() {
+            let k = &cell.key;
+            conn.execute(
+                "INSERT INTO cells (run_id, position, scenario, client_stack, server_stack, process, status, reason,
+                                    client_library, server_library)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                params![
+                    info.id,
+                    position as i64,
+                    k.scenario,
+                    k.client_stack,
+                    k.server_stack,
+                    k.process,
+                    status_name(cell.status),
+                    cell.reason,
+                    cell.client_library,
+                    cell.server_library
+                ],
+            )
+            .unwrap();
+            for (index, sample) in cell.samples.iter().enumerate() {
+                let (position, index) = (position as i64, index as i64);
+                conn.execute(
+                    "INSERT INTO samples (run_id, cell, idx, iterations) VALUES (?, ?, ?, ?)",
+                    params![info.id, position, index, sample.iterations as i64],
+                )
+                .unwrap();
+                for v in &sample.values {
+                    conn.execute(
+                        "INSERT INTO sample_values (run_id, cell, idx, side, metric, value, seconds)
+                         VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        params![info.id, position, index, v.side.to_string(), v.metric.name(), v.value, v.seconds],
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        path
+    }
+
+    /// A column: its name, its type and whether it refuses NULL.
+    type Column = (String, String, bool);
+
+    /// Each table's columns.
+    fn columns(path: &Path) -> Vec<(String, Vec<Column>)> {
+        let conn = Connection::open(path).unwrap();
+        let mut tables = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap();
+        let names: Vec<String> = tables.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        names
+            .into_iter()
+            .map(|table| {
+                let mut info = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
+                let mut columns: Vec<Column> = info
+                    .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(3)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                columns.sort();
+                (table, columns)
+            })
+            .collect()
+    }
+
+    /// The fixture's run with every axis chosen and everything the runners report now.
+    fn run_with_everything(id: &str) -> StoredRun {
+        let mut stored = run_with_backends(id);
+        (stored.info.target_ci, stored.info.time_budget_s) = (Some(2.0), Some(300.0));
+        stored.info.environment.conditions = Some(conditions());
+        stored.info.environment.builds = Some("native (cargo profile release, RUSTFLAGS -C target-cpu=native)".into());
+        let cell = &mut stored.cells[0];
+        (cell.key.allocator, cell.key.threads, cell.key.build) =
+            (Some("jemalloc".into()), Some(2), Some("native".into()));
+        cell.key.process = "split-process".into();
+        cell.allocator_used = Some("jemalloc 5.3.1".into());
+        cell.negotiated =
+            [Some("1.3 aes-256-gcm x25519, ticket received".into()), Some("1.3 aes-256-gcm x25519".into())];
+        cell.samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
+        cell.warmups = vec![
+            Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true },
+            Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false },
+        ];
+        stored
     }
 
     #[test]
-    fn a_version_3_database_gains_the_negotiated_columns_and_keeps_recording() {
+    fn a_file_of_every_earlier_version_is_migrated_and_keeps_its_runs() {
         let dir = tempfile::tempdir().unwrap();
-        let path = stored_then_downgraded(
-            dir.path(),
-            "ALTER TABLE cells DROP COLUMN client_negotiated; ALTER TABLE cells DROP COLUMN server_negotiated;
-             ALTER TABLE runs DROP COLUMN conditions; ALTER TABLE runs DROP COLUMN target_ci;
-             ALTER TABLE runs DROP COLUMN time_budget_s; ALTER TABLE cells DROP COLUMN allocator;
-             ALTER TABLE cells DROP COLUMN allocator_used; ALTER TABLE run_stacks DROP COLUMN tls_library; ALTER TABLE run_stacks DROP COLUMN backend; ALTER TABLE cells DROP COLUMN threads; ALTER TABLE cells DROP COLUMN build; ALTER TABLE runs DROP COLUMN builds; ALTER TABLE samples DROP COLUMN fork; DROP TABLE warmups; PRAGMA user_version = 3;",
-        );
-        let mut store = Store::create_or_open(&path).unwrap();
-        assert_eq!(store.load("old").unwrap(), run("old"));
-        let taken = store.load("old").unwrap().cells[0].samples.len();
-        let libraries = ["rustls-aws-lc-rs 1.0"; 2];
-        let seen = [Some("1.3 aes-256-gcm x25519, ticket received"), Some("1.3 aes-256-gcm x25519")];
-        store.record_sample("old", 0, taken, &sample(1000.0, 2000.0), libraries, seen).unwrap();
-        let expected = seen.map(|s| s.map(String::from));
-        assert_eq!(store.load("old").unwrap().cells[0].negotiated, expected);
-        // A sample whose runner did not say keeps what an earlier one said.
-        store.record_sample("old", 0, taken + 1, &sample(1000.0, 2000.0), libraries, [None; 2]).unwrap();
-        assert_eq!(store.load("old").unwrap().cells[0].negotiated, expected);
+        let fresh = dir.path().join("fresh.db");
+        Store::create_or_open(&fresh).unwrap();
+        for version in FIRST_READABLE_VERSION..DB_SCHEMA_VERSION {
+            let path = file_of_version(dir.path(), version);
+            let mut store = Store::create_or_open(&path).unwrap();
+            let user_version = |p: &Path| {
+                Connection::open(p).unwrap().pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap()
+            };
+            assert_eq!(user_version(&path), DB_SCHEMA_VERSION, "version {version}");
+            // The steps end where a new file's tables are.
+            assert_eq!(columns(&path), columns(&fresh), "version {version}");
+            // Its run reads back: what that version did not keep is absent, its cells measured
+            // time with one pair on release's build and glibc's allocator, each sample its own process.
+            assert_eq!(store.load("old").unwrap(), run("old"), "version {version}");
+            // It takes runs of today, and keeps recording the old one.
+            store.insert_run(&run_with_everything("new")).unwrap();
+            assert_eq!(store.load("new").unwrap(), run_with_everything("new"), "version {version}");
+            let taken = run("old").cells[0].samples.len();
+            let seen = [Some("1.3 aes-256-gcm x25519"), None];
+            store.record_sample("old", 0, taken, &sample(1.0, 2.0), ["rustls-aws-lc-rs 1.0"; 2], seen).unwrap();
+            store.record_warmup("old", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true }).unwrap();
+            store.record_conditions("old", &conditions()).unwrap();
+            let old = store.load("old").unwrap();
+            assert_eq!(old.cells[0].negotiated, [Some("1.3 aes-256-gcm x25519".to_string()), None]);
+            assert_eq!((old.cells[0].samples.len(), old.cells[0].warmups.len()), (taken + 1, 1));
+            assert_eq!(old.info.environment.conditions, Some(conditions()));
+        }
     }
 
     #[test]

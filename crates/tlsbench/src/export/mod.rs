@@ -31,7 +31,7 @@ pub fn write_to(path: &Path, exporter: &dyn Exporter, doc: &RunDocument) -> anyh
 
 /// The name a cell goes by in the services' formats: `scenario/pair/side`.
 fn benchmark_name(cell: &CellResult) -> String {
-    format!("{}/{}/{}", cell.scenario, cell.pair_label(), cell.side)
+    format!("{}/{}/{}", cell.key.scenario, cell.key.pair_label(), cell.side)
 }
 
 /// The cells that have a number, with their median and 95% interval, in the document's order.

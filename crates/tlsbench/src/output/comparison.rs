@@ -5,6 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use crate::compare::{judged_by_range, smallest_p, Comparison, Verdict, ALPHA};
+use crate::key::CellKey;
 use crate::output::table::format_cell;
 use crate::results::{CellResult, RunDocument};
 use crate::stats::EXACT_MANN_WHITNEY_MAX;
@@ -54,12 +55,12 @@ fn table(comparison: &Comparison) -> Table {
             None => ("-".into(), "-".into(), "-".into()),
         };
         // A row that matched across builds is both builds' (the notes say which is which).
-        let pair = match row.a.build_key() == row.b.build_key() {
-            true => row.a.pair_label(),
-            false => CellResult { build: None, ..row.a.clone() }.pair_label(),
+        let pair = match row.a.key.build_key() == row.b.key.build_key() {
+            true => row.a.key.pair_label(),
+            false => CellKey { build: None, ..row.a.key.clone() }.pair_label(),
         };
         table.add_row([
-            row.a.scenario.clone(),
+            row.a.key.scenario.clone(),
             pair,
             row.a.side.to_string(),
             row.a.metric.clone(),
@@ -92,7 +93,7 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
         None => {
             let mut by_measure: Vec<String> = Vec::new();
             for (measure, t) in
-                comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.measure, j.threshold)))
+                comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.key.measure, j.threshold)))
             {
                 let entry = format!("{measure} {}%", percent(t));
                 if !by_measure.contains(&entry) {
@@ -105,7 +106,7 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
             }
         }
     };
-    let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.measure)) {
+    let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.key.measure)) {
         true => {
             "; instruction counts barely vary, so for them the two runs' samples must not overlap instead of p < 0.05"
         }
@@ -134,13 +135,13 @@ fn summary(comparison: &Comparison) -> String {
     let unjudged = comparison.rows.iter().filter(|r| r.judgement.is_none()).count();
     let mut measures: Vec<&str> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.judgement.is_some()) {
-        if !measures.contains(&row.a.measure.as_str()) {
-            measures.push(&row.a.measure);
+        if !measures.contains(&row.a.key.measure.as_str()) {
+            measures.push(&row.a.key.measure);
         }
     }
     measures.sort_by_key(|&m| m != "instructions");
     let count = |measure: Option<&str>| {
-        let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.measure == m));
+        let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.key.measure == m));
         let verdicts: Vec<Verdict> = rows.filter_map(|r| r.judgement.as_ref().map(|j| j.verdict)).collect();
         let n = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
         format!("{} better, {} worse, {} ~", n(Verdict::Better), n(Verdict::Worse), n(Verdict::Same))
@@ -160,7 +161,7 @@ fn summary(comparison: &Comparison) -> String {
 
 /// Cells in only one run; libraries and machines that differ between the runs.
 fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<String> {
-    let describe = |c: &CellResult| format!("{} {} {} {}", c.scenario, c.pair_label(), c.side, c.metric);
+    let describe = |c: &CellResult| format!("{} {} {} {}", c.key.scenario, c.key.pair_label(), c.side, c.metric);
     let mut notes: Vec<String> = Vec::new();
     for (letter, cells) in [("A", &comparison.only_in_a), ("B", &comparison.only_in_b)] {
         notes.extend(cells.iter().map(|c| format!("only in {letter}: {}", describe(c))));
@@ -200,7 +201,7 @@ fn few_samples_warning(comparison: &Comparison) -> Option<String> {
     let (n1, n2) = comparison
         .rows
         .iter()
-        .filter(|r| r.judgement.is_some() && !judged_by_range(&r.a.measure))
+        .filter(|r| r.judgement.is_some() && !judged_by_range(&r.a.key.measure))
         .map(|r| (r.a.samples.len(), r.b.samples.len()))
         .find(|&(n1, n2)| smallest_p(n1, n2) >= ALPHA)?;
     let enough = (1..).find(|&n| smallest_p(n, n) < ALPHA).expect("p falls below any alpha as n grows");

@@ -17,10 +17,10 @@ const WIDTH: usize = 120;
 
 pub fn render(doc: &RunDocument) -> String {
     let shown: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == METRIC).collect();
-    let clients = first_seen(shown.iter().map(|r| r.client_stack.as_str()));
-    let servers = first_seen(shown.iter().map(|r| r.server_stack.as_str()));
+    let clients = first_seen(shown.iter().map(|r| r.key.client_stack.as_str()));
+    let servers = first_seen(shown.iter().map(|r| r.key.server_stack.as_str()));
     let mut out = String::new();
-    for scenario in first_seen(shown.iter().map(|r| r.scenario.as_str())) {
+    for scenario in first_seen(shown.iter().map(|r| r.key.scenario.as_str())) {
         for side in [Side::Client, Side::Server] {
             let matrix = |servers: &[&str]| {
                 let mut table = Table::new();
@@ -29,10 +29,10 @@ pub fn render(doc: &RunDocument) -> String {
                 for client in &clients {
                     let cells = servers.iter().map(|server| {
                         let found = shown.iter().find(|r| {
-                            r.scenario == scenario
+                            r.key.scenario == scenario
                                 && r.side == side
-                                && r.client_stack == *client
-                                && r.server_stack == *server
+                                && r.key.client_stack == *client
+                                && r.key.server_stack == *server
                         });
                         found.map_or_else(|| "-".to_string(), |r| format_cell(r))
                     });
@@ -84,9 +84,9 @@ mod tests {
         reason: Option<&str>,
     ) -> CellResult {
         let mut cell = crate::output::table::fixture::document().results[0].clone();
-        cell.scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into();
+        cell.key.scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into();
         cell.metric = METRIC.into();
-        (cell.client_stack, cell.server_stack, cell.side) = (client.into(), server.into(), side);
+        (cell.key.client_stack, cell.key.server_stack, cell.side) = (client.into(), server.into(), side);
         (cell.median, cell.ci95, cell.outliers, cell.status) = (median, median.map(|m| [m, m]), Vec::new(), status);
         cell.reason = reason.map(String::from);
         cell

@@ -83,15 +83,15 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
 
 /// One metric's cells: rows of pairs, columns of (scenario, side).
 fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String {
-    let labels: Vec<String> = cells.iter().map(|c| c.pair_label()).collect();
+    let labels: Vec<String> = cells.iter().map(|c| c.key.pair_label()).collect();
     let pairs = first_seen(labels.iter().cloned());
-    let scenarios = first_seen(cells.iter().map(|c| &c.scenario[..]));
+    let scenarios = first_seen(cells.iter().map(|c| &c.key.scenario[..]));
     let names = ScenarioNames::new(&scenarios);
     // Each cell's place, found in one pass: a whole-matrix run has thousands of columns.
     let mut placed: HashMap<(&str, Side, &str), &CellResult> = HashMap::new();
     for (cell, label) in cells.iter().zip(&labels) {
         // A repeated cell shows the first, as the exports keep it.
-        placed.entry((&cell.scenario, cell.side, label)).or_insert(cell);
+        placed.entry((&cell.key.scenario, cell.side, label)).or_insert(cell);
     }
     let mut columns = Vec::new();
     for (scenario, heading) in scenarios.iter().zip(&names.headings) {
@@ -213,14 +213,14 @@ impl<'a> Grid<'a> {
         let results: Vec<&CellResult> = results.into_iter().collect();
         let mut pairs: Vec<String> = Vec::new();
         for cell in &results {
-            let label = cell.pair_label();
+            let label = cell.key.pair_label();
             if !pairs.contains(&label) {
                 pairs.push(label);
             }
         }
         let mut rows: Vec<GridRow<'a>> = Vec::new();
         for cell in results {
-            let key = (&cell.scenario[..], cell.side, &cell.metric[..]);
+            let key = (&cell.key.scenario[..], cell.side, &cell.metric[..]);
             let at = match rows.iter().position(|r| (r.scenario, r.side, r.metric) == key) {
                 Some(at) => at,
                 None => {
@@ -231,7 +231,7 @@ impl<'a> Grid<'a> {
             };
             // Every label was collected above, so `position` always finds it; a repeated cell
             // keeps the first one, as the rows and columns do.
-            if let Some(column) = pairs.iter().position(|p| *p == cell.pair_label()) {
+            if let Some(column) = pairs.iter().position(|p| *p == cell.key.pair_label()) {
                 rows[at].cells[column].get_or_insert(cell);
             }
         }
@@ -258,7 +258,7 @@ pub fn format_cell(cell: &CellResult) -> String {
     };
     // A count shows its interval, and its outliers, only beyond compare's noise threshold:
     // instruction counts that differ by 0.01% have "outliers" too.
-    let beyond_noise = |spread: &f64| !count || *spread > default_threshold(&cell.measure) * 100.0;
+    let beyond_noise = |spread: &f64| !count || *spread > default_threshold(&cell.key.measure) * 100.0;
     if let Some(spread) = spread(cell).filter(beyond_noise) {
         let decimals = if spread < 10.0 { 1 } else { 0 };
         text += &format!(" ±{spread:.decimals$}%");
@@ -345,11 +345,13 @@ pub fn notes<'a>(results: impl IntoIterator<Item = &'a CellResult>) -> Vec<Strin
             Status::Failed => "failed",
             Status::Unsupported => "unsupported",
         };
-        let (pair, reason) = (cell.pair_label(), cell.reason.as_deref().unwrap_or("no reason given"));
+        let (pair, reason) = (cell.key.pair_label(), cell.reason.as_deref().unwrap_or("no reason given"));
         match seen.iter_mut().find(|(p, s, r, _)| *p == pair && *s == status && *r == reason) {
-            Some((_, _, _, scenarios)) if !scenarios.contains(&&cell.scenario[..]) => scenarios.push(&cell.scenario),
+            Some((_, _, _, scenarios)) if !scenarios.contains(&&cell.key.scenario[..]) => {
+                scenarios.push(&cell.key.scenario)
+            }
             Some(_) => {}
-            None => seen.push((pair, status, reason, vec![&cell.scenario])),
+            None => seen.push((pair, status, reason, vec![&cell.key.scenario])),
         }
     }
     seen.into_iter()
@@ -383,12 +385,15 @@ fn warmups(doc: &RunDocument) -> Option<String> {
     let cells: Vec<&CellResult> = doc
         .results
         .iter()
-        .filter(|r| !r.warmups.is_empty() && seen.insert((&r.scenario, &r.client_stack, &r.server_stack, &r.process)))
+        .filter(|r| {
+            !r.warmups.is_empty()
+                && seen.insert((&r.key.scenario, &r.key.client_stack, &r.key.server_stack, &r.key.process))
+        })
         .collect();
     if cells.is_empty() {
         return warmup_floors(doc);
     }
-    let label = |r: &CellResult| crate::results::pair_label(&r.client_stack, &r.server_stack);
+    let label = |r: &CellResult| crate::key::pair_label(&r.key.client_stack, &r.key.server_stack);
     let mut per_pair: Vec<String> = Vec::new();
     for pair in first_seen(cells.iter().map(|r| label(r))) {
         let ms: Vec<f64> =
@@ -426,8 +431,9 @@ fn warmups(doc: &RunDocument) -> Option<String> {
 /// a run with time cells asks for a longer warm-up than the run's (a JIT's), in a run whose
 /// samples each had a process of their own.
 fn warmup_floors(doc: &RunDocument) -> Option<String> {
-    let timed =
-        |id: &str| doc.results.iter().any(|r| r.measure == "time" && (r.client_stack == id || r.server_stack == id));
+    let timed = |id: &str| {
+        doc.results.iter().any(|r| r.key.measure == "time" && (r.key.client_stack == id || r.key.server_stack == id))
+    };
     let longer: Vec<(&str, u64)> = doc
         .run
         .stacks
@@ -491,8 +497,8 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
             "{clock} ±{} typical, ±{} widest ({} {} {})",
             percent(typical),
             percent(*w),
-            widest.pair_label(),
-            widest.scenario,
+            widest.key.pair_label(),
+            widest.key.scenario,
             widest.side
         ));
     }
@@ -508,8 +514,8 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
                 .map(|(c, w)| {
                     format!(
                         "{} {} {} ±{} ({} samples)",
-                        c.pair_label(),
-                        c.scenario,
+                        c.key.pair_label(),
+                        c.key.scenario,
                         c.side,
                         percent(*w),
                         c.samples.len()
@@ -545,9 +551,10 @@ fn percent(x: f64) -> String {
 /// machine's cores with the server, so a server below full use waited for its clients, and its
 /// rate per worker says as much about the load as about the server.
 pub fn workers_busy(results: &[CellResult]) -> Option<String> {
-    let tcp_server = |c: &&CellResult| c.process == "tcp" && c.side == Side::Server && c.status == Status::Ok;
-    let same_cell = |a: &CellResult, b: &CellResult| (a.variant_key(), a.threads) == (b.variant_key(), b.threads);
-    if !results.iter().filter(tcp_server).any(|c| c.threads.is_some()) {
+    let tcp_server = |c: &&CellResult| c.key.process == "tcp" && c.side == Side::Server && c.status == Status::Ok;
+    let same_cell =
+        |a: &CellResult, b: &CellResult| (a.key.variant_key(), a.key.threads) == (b.key.variant_key(), b.key.threads);
+    if !results.iter().filter(tcp_server).any(|c| c.key.threads.is_some()) {
         return None;
     }
     // Per scenario, in the run's order: "SCENARIO: PAIR 81%, PAIR (2 workers) 62%".
@@ -565,11 +572,11 @@ pub fn workers_busy(results: &[CellResult]) -> Option<String> {
         else {
             continue;
         };
-        let busy = median * (user + system) / 1e6 / f64::from(rate.threads.unwrap_or(1));
-        let line = format!("{} {}", rate.pair_label(), percent(busy * 100.0));
-        match by_scenario.iter_mut().find(|(scenario, _)| *scenario == rate.scenario) {
+        let busy = median * (user + system) / 1e6 / f64::from(rate.key.threads.unwrap_or(1));
+        let line = format!("{} {}", rate.key.pair_label(), percent(busy * 100.0));
+        match by_scenario.iter_mut().find(|(scenario, _)| *scenario == rate.key.scenario) {
             Some((_, lines)) => lines.push(line),
-            None => by_scenario.push((&rate.scenario, vec![line])),
+            None => by_scenario.push((&rate.key.scenario, vec![line])),
         }
     }
     let busy: Vec<String> =
@@ -587,7 +594,9 @@ pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>
     // Instruction counts barely vary: a few samples show that they do (compare judges them by
     // their range).
     let few = |c: &CellResult| {
-        c.status == Status::Ok && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len()) && !judged_by_range(&c.measure)
+        c.status == Status::Ok
+            && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len())
+            && !judged_by_range(&c.key.measure)
     };
     results.into_iter().any(few).then(|| {
         format!(
@@ -601,6 +610,7 @@ pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>
 /// an unsupported cell, outliers, two metrics.
 #[cfg(test)]
 pub mod fixture {
+    use crate::key::CellKey;
     use crate::results::*;
     use tlsbench_harness::protocol::StackInfo;
     use tlsbench_harness::{Capabilities, Side};
@@ -654,15 +664,22 @@ pub mod fixture {
                 cell(FULL, "openssl", Side::Client, Status::Failed, Some(failed)),
                 rustls(CHACHA, Side::Server, 1500.0, [1400.0, 1600.0], vec![]),
                 cell(CHACHA, "openssl", Side::Server, Status::Unsupported, Some(unsupported)),
-                CellResult {
-                    measure: "heap".into(),
-                    metric: "heap_peak_bytes".into(),
-                    unit: "B".into(),
-                    better: "lower".into(),
-                    ..rustls(FULL, Side::Server, 45678.0, [45678.0, 45678.0], vec![])
-                },
+                with_measure(
+                    "heap",
+                    CellResult {
+                        metric: "heap_peak_bytes".into(),
+                        unit: "B".into(),
+                        better: "lower".into(),
+                        ..rustls(FULL, Side::Server, 45678.0, [45678.0, 45678.0], vec![])
+                    },
+                ),
             ],
         }
+    }
+
+    /// `cell` as a cell of another measure.
+    pub fn with_measure(measure: &str, cell: CellResult) -> CellResult {
+        CellResult { key: CellKey { measure: measure.into(), ..cell.key.clone() }, ..cell }
     }
 
     /// The fixture's stacks described as runners now describe them: rustls on AWS-LC, openssl
@@ -684,18 +701,18 @@ pub mod fixture {
     /// A time cell without numbers; the callers fill in what their status needs.
     fn cell(scenario: &str, stack: &str, side: Side, status: Status, reason: Option<&str>) -> CellResult {
         CellResult {
-            scenario: scenario.into(),
-            client_stack: stack.into(),
-            server_stack: stack.into(),
+            key: CellKey {
+                scenario: scenario.into(),
+                client_stack: stack.into(),
+                server_stack: stack.into(),
+                measure: "time".into(),
+                process: "in-process".into(),
+                ..CellKey::default()
+            },
             client_library: Some(format!("{stack} 1.0")),
             server_library: Some(format!("{stack} 1.0")),
-            measure: "time".into(),
-            process: "in-process".into(),
-            allocator: None,
-            threads: None,
             scaling_efficiency: None,
             scaling_efficiency_ci: None,
-            build: None,
             side,
             metric: "handshakes_per_s".into(),
             unit: "1/s".into(),
@@ -770,7 +787,7 @@ mod tests {
         );
         assert!(precision(&doc).contains("rustls-aws-lc-rs at least 2000 ms"));
         // A stack without time cells in the run took no warm-up.
-        doc.results.retain(|r| r.client_stack != "openssl" && r.server_stack != "openssl");
+        doc.results.retain(|r| r.key.client_stack != "openssl" && r.key.server_stack != "openssl");
         assert!(!warmups(&doc).unwrap().contains("openssl"));
         doc.run.warmup_ms = 2000;
         assert_eq!(warmups(&doc), None, "no longer than the run's own");
@@ -881,7 +898,7 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
         assert_eq!(format_cell(&noisy), "4,250 ±5.9%", "beyond heap's 1% noise threshold");
         let signature_byte = count(&[1157.0, 1158.0, 1158.0, 1158.0, 1159.0, 1158.0], 1158.0, [1157.0, 1159.0]);
         assert_eq!(format_cell(&signature_byte), "1,158", "within heap's 1% noise threshold");
-        let rss = CellResult { measure: "rss".into(), ..noisy.clone() };
+        let rss = fixture::with_measure("rss", noisy.clone());
         assert_eq!(format_cell(&rss), "4,250 ±5.9%", "beyond rss's 5%");
         let rss = CellResult { ci95: Some([4100.0, 4400.0]), ..rss };
         assert_eq!(format_cell(&rss), "4,250", "within rss's 5%");
@@ -938,7 +955,7 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
     fn each_reason_is_listed_once_and_its_cells_point_at_it() {
         let mut doc = fixture::document();
         let mut again = doc.results[1].clone();
-        (again.scenario, again.client_stack, again.server_stack) =
+        (again.key.scenario, again.key.client_stack, again.key.server_stack) =
             (fixture::CHACHA.into(), "gnutls".into(), "gnutls".into());
         doc.results.push(again);
         let text = render(&doc);
@@ -956,9 +973,9 @@ warning: some cells have fewer than 6 samples: their ± is the whole range and c
     #[test]
     fn interop_pair_and_no_spread_at_zero() {
         let mut cell = fixture::document().results[0].clone();
-        cell.server_stack = "openssl".into();
+        cell.key.server_stack = "openssl".into();
         cell.median = Some(0.0);
-        assert_eq!(cell.pair_label(), "rustls-aws-lc-rs -> openssl");
+        assert_eq!(cell.key.pair_label(), "rustls-aws-lc-rs -> openssl");
         assert_eq!(format_cell(&cell), "0");
     }
 }

@@ -8,11 +8,12 @@ use tlsbench_harness::{Kind, Side};
 
 use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineChart, Point, Series};
 use super::Report;
+use crate::key::pair_label;
 use crate::output::first_seen;
 use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
 use crate::profile::{render, FunctionRow, Profile};
 use crate::report::tables::factor_legend;
-use crate::results::{pair_label, CellResult, RunDocument, Status};
+use crate::results::{CellResult, RunDocument, Status};
 
 const STYLE: &str = "
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, 'Segoe UI', sans-serif; color: #1b1f24; background: #fff; }
@@ -43,7 +44,7 @@ pub fn page(report: &Report) -> String {
         id = escape(&doc.run.id)
     );
     // Each pair's colour, the same in every chart: by its place among all the run's pairs.
-    let pairs = first_seen(doc.results.iter().map(CellResult::pair_label));
+    let pairs = first_seen(doc.results.iter().map(|c| c.key.pair_label()));
     html += &environment(doc);
     html += &charts(doc, &pairs);
     html += &memory(doc, &pairs);
@@ -58,8 +59,8 @@ pub fn page(report: &Report) -> String {
 fn sample_length(doc: &RunDocument) -> String {
     let run = &doc.run;
     let (counted, timed) = (
-        doc.results.iter().any(|c| c.measure == "instructions"),
-        doc.results.iter().any(|c| c.measure != "instructions"),
+        doc.results.iter().any(|c| c.key.measure == "instructions"),
+        doc.results.iter().any(|c| c.key.measure != "instructions"),
     );
     let counted = counted.then(|| {
         use crate::instructions::{HANDSHAKES, TRANSFER_WRITES, WARMUP_ITERATIONS};
@@ -101,24 +102,24 @@ fn environment(doc: &RunDocument) -> String {
 /// Per scenario group (the kind: handshake-full, transfer, ...), one chart per metric and side.
 /// The memory-N kinds are left to the memory section, which draws them against N.
 fn charts(doc: &RunDocument, pairs: &[String]) -> String {
-    let kinds = first_seen(doc.results.iter().map(|c| kind(&c.scenario)).filter(|k| connections(k).is_none()));
+    let kinds = first_seen(doc.results.iter().map(|c| kind(&c.key.scenario)).filter(|k| connections(k).is_none()));
     if kinds.is_empty() {
         return String::new();
     }
     let mut html = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
     for kind_name in kinds {
-        let cells: Vec<&CellResult> = doc.results.iter().filter(|c| kind(&c.scenario) == kind_name).collect();
+        let cells: Vec<&CellResult> = doc.results.iter().filter(|c| kind(&c.key.scenario) == kind_name).collect();
         let _ = writeln!(html, "<section class=\"group\" id=\"group-{0}\">\n<h3>{0}</h3>", escape(kind_name));
         for (metric, side) in first_seen(cells.iter().map(|c| (c.metric.clone(), c.side))) {
             let series: Vec<&&CellResult> = cells.iter().filter(|c| c.metric == metric && c.side == side).collect();
             let (unit, better) = (&series[0].unit, &series[0].better);
             // The legend lists the pairs this chart has, each in its page-wide colour.
-            let chart_pairs = first_seen(series.iter().map(|c| c.pair_label()));
-            let groups = first_seen(series.iter().map(|c| c.scenario.clone()))
+            let chart_pairs = first_seen(series.iter().map(|c| c.key.pair_label()));
+            let groups = first_seen(series.iter().map(|c| c.key.scenario.clone()))
                 .into_iter()
                 .map(|scenario| Group {
                     label: scenario.strip_prefix(&format!("{kind_name}_")).unwrap_or(&scenario).replace('_', " "),
-                    bars: series.iter().filter(|c| c.scenario == scenario).map(|c| bar(c, &chart_pairs)).collect(),
+                    bars: series.iter().filter(|c| c.key.scenario == scenario).map(|c| bar(c, &chart_pairs)).collect(),
                 })
                 .collect();
             let chart = BarChart {
@@ -142,7 +143,7 @@ fn series_of(pair: &str, pairs: &[String]) -> Series {
 }
 
 fn bar(cell: &CellResult, pairs: &[String]) -> Bar {
-    let pair = cell.pair_label();
+    let pair = cell.key.pair_label();
     let series = pairs.iter().position(|p| *p == pair).expect("pairs hold every cell's pair");
     Bar { series, value: number(cell), tooltip: format!("{pair}: {}", detail(cell)) }
 }
@@ -176,7 +177,7 @@ fn memory(doc: &RunDocument, pairs: &[String]) -> String {
         .results
         .iter()
         .filter(|c| PER_CONNECTION.contains(&c.metric.as_str()))
-        .filter_map(|c| Some((connections(kind(&c.scenario))?, c)))
+        .filter_map(|c| Some((connections(kind(&c.key.scenario))?, c)))
         .collect();
     if cells.is_empty() {
         return String::new();
@@ -185,9 +186,9 @@ fn memory(doc: &RunDocument, pairs: &[String]) -> String {
     html += "<p class=\"legend\">Bytes per connection with N connections open, each pair of sides through its \
              handshake. heap: what each side's library allocated, both sides in one process. rss: the growth \
              of each side's process, one process per side ([split]), allocator overhead and buffers included.</p>\n";
-    for rest in first_seen(cells.iter().map(|(_, c)| after_kind(&c.scenario))) {
+    for rest in first_seen(cells.iter().map(|(_, c)| after_kind(&c.key.scenario))) {
         let cells: Vec<(usize, &CellResult)> =
-            cells.iter().copied().filter(|(_, c)| after_kind(&c.scenario) == rest).collect();
+            cells.iter().copied().filter(|(_, c)| after_kind(&c.key.scenario) == rest).collect();
         let _ = writeln!(html, "<section class=\"memory-group\">\n<h3>memory-N_{}</h3>", escape(rest));
         for side in [Side::Client, Side::Server] {
             let figures: Vec<String> = PER_CONNECTION
@@ -212,12 +213,12 @@ fn memory(doc: &RunDocument, pairs: &[String]) -> String {
 /// One side's metric against N (`cells` are of one metric and side): a line per pair.
 fn memory_chart(side: Side, cells: &[(usize, &CellResult)], pairs: &[String]) -> String {
     let (metric, unit, better) = (&cells[0].1.metric, &cells[0].1.unit, &cells[0].1.better);
-    let lines = first_seen(cells.iter().map(|(_, c)| c.pair_label()))
+    let lines = first_seen(cells.iter().map(|(_, c)| c.key.pair_label()))
         .into_iter()
         .map(|pair| {
             let mut points: Vec<Point> = cells
                 .iter()
-                .filter(|(_, c)| c.pair_label() == pair)
+                .filter(|(_, c)| c.key.pair_label() == pair)
                 .map(|(n, c)| Point {
                     x: *n as f64,
                     value: number(c).ok(),
@@ -256,11 +257,15 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
         }
     }
     html += "</tr>\n";
-    for (client, server) in first_seen(cells.iter().map(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str()))) {
+    for (client, server) in
+        first_seen(cells.iter().map(|(_, c)| (c.key.client_stack.as_str(), c.key.server_stack.as_str())))
+    {
         for side in [Side::Client, Side::Server] {
             let row: Vec<&(usize, &CellResult)> = cells
                 .iter()
-                .filter(|(_, c)| (c.client_stack.as_str(), c.server_stack.as_str(), c.side) == (client, server, side))
+                .filter(|(_, c)| {
+                    (c.key.client_stack.as_str(), c.key.server_stack.as_str(), c.side) == (client, server, side)
+                })
                 .collect();
             if row.is_empty() {
                 continue;
@@ -294,7 +299,7 @@ const IO_COLUMNS: [(&str, &str); 5] = [
 
 /// The io measure: per scenario, a table of each pair's calls, records and bytes, both sides.
 fn io(doc: &RunDocument) -> String {
-    let cells: Vec<&CellResult> = doc.results.iter().filter(|c| c.measure == "io").collect();
+    let cells: Vec<&CellResult> = doc.results.iter().filter(|c| c.key.measure == "io").collect();
     if cells.is_empty() {
         return String::new();
     }
@@ -304,18 +309,19 @@ fn io(doc: &RunDocument) -> String {
              are what the side wrote, record headers included. <code>tlsbench trace SCENARIO --stack ID</code> \
              shows one connection's calls in order.</p>\n";
     let headings: String = IO_COLUMNS.iter().map(|(_, heading)| format!("<th class=\"num\">{heading}</th>")).collect();
-    for scenario in first_seen(cells.iter().map(|c| c.scenario.as_str())) {
+    for scenario in first_seen(cells.iter().map(|c| c.key.scenario.as_str())) {
         let _ = writeln!(html, "<h3><code>{}</code></h3>", escape(scenario));
         let _ = writeln!(
             html,
             "<table class=\"io\">\n<tr><th rowspan=\"2\">stack</th><th colspan=\"5\">client</th><th colspan=\"5\">server</th></tr>\n<tr>{headings}{headings}</tr>"
         );
-        let cells: Vec<&CellResult> = cells.iter().copied().filter(|c| c.scenario == scenario).collect();
-        for pair in first_seen(cells.iter().map(|c| c.pair_label())) {
+        let cells: Vec<&CellResult> = cells.iter().copied().filter(|c| c.key.scenario == scenario).collect();
+        for pair in first_seen(cells.iter().map(|c| c.key.pair_label())) {
             let _ = write!(html, "<tr><td>{}</td>", escape(&pair));
             for side in [Side::Client, Side::Server] {
                 for (metric, _) in IO_COLUMNS {
-                    let cell = cells.iter().find(|c| c.pair_label() == pair && c.side == side && c.metric == metric);
+                    let cell =
+                        cells.iter().find(|c| c.key.pair_label() == pair && c.side == side && c.metric == metric);
                     let _ = write!(html, "<td class=\"num\">{}</td>", cell.map_or_else(|| "-".into(), |c| count(c)));
                 }
             }
@@ -468,20 +474,21 @@ fn connections(kind: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::CellKey;
     use crate::output::table::fixture;
 
     #[test]
     fn the_environment_says_what_a_sample_is_for_each_kind_of_measure() {
         let mut doc = fixture::document();
         assert_eq!(sample_length(&doc), "at least 100 ms per side after 50 ms of warmup");
-        doc.results[0].measure = "instructions".into();
+        doc.results[0].key.measure = "instructions".into();
         let both = sample_length(&doc);
         assert!(
             both.starts_with("at least 100 ms per side")
                 && both.ends_with("under callgrind after 2 unmeasured (instructions)"),
             "{both}"
         );
-        doc.results.iter_mut().for_each(|c| c.measure = "instructions".into());
+        doc.results.iter_mut().for_each(|c| c.key.measure = "instructions".into());
         assert!(sample_length(&doc).starts_with("20 handshakes or 64 writes of 16 KiB"), "{}", sample_length(&doc));
     }
 
@@ -538,11 +545,14 @@ mod tests {
     ) -> CellResult {
         let template = fixture::document().results.remove(0);
         CellResult {
-            scenario: scenario.into(),
-            client_stack: stack.into(),
-            server_stack: stack.into(),
-            measure: measure.into(),
-            process: process.into(),
+            key: CellKey {
+                scenario: scenario.into(),
+                client_stack: stack.into(),
+                server_stack: stack.into(),
+                measure: measure.into(),
+                process: process.into(),
+                ..template.key.clone()
+            },
             side,
             metric: metric.into(),
             unit: if measure == "io" { "1".into() } else { "B".into() },

@@ -10,7 +10,7 @@ use anyhow::bail;
 use crate::group::GroupBy;
 use crate::output::table::{few_samples_warning, notes, LEGEND};
 use crate::profile::Profile;
-use crate::results::{CellResult, RunDocument};
+use crate::results::RunDocument;
 use tables::{factor_legend, MetricTable};
 
 pub struct Report<'a> {
@@ -32,7 +32,7 @@ impl<'a> Report<'a> {
     pub fn grouped(doc: &'a RunDocument, baseline: Option<&'a str>, by: Option<GroupBy>) -> anyhow::Result<Report<'a>> {
         if let Some(baseline) = baseline {
             let mut pairs: Vec<String> = Vec::new();
-            for pair in doc.results.iter().map(CellResult::pair_label) {
+            for pair in doc.results.iter().map(|c| c.key.pair_label()) {
                 if !pairs.contains(&pair) {
                     pairs.push(pair);
                 }

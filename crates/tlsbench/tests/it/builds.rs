@@ -169,8 +169,8 @@ fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell(
     assert!(builds.starts_with("release (cargo profile ") && builds.contains("; native (cargo profile "), "{builds}");
     assert!(builds.contains("the system's OpenSSL, GnuTLS and libtls are Debian's builds"), "{builds}");
     let csv = std::fs::read_to_string(dirs.root.path().join("r.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",build"), "{csv}");
-    assert!(csv.lines().any(|l| l.starts_with(SCENARIO) && l.ends_with(",native")), "{csv}");
+    let build = csv.lines().next().unwrap().split(',').position(|c| c == "build").expect("a build column");
+    assert!(csv.lines().any(|l| l.starts_with(SCENARIO) && l.split(',').nth(build) == Some("native")), "{csv}");
 
     // Two builds of one run, compared as two runs.
     let id = doc["run"]["id"].as_str().unwrap();

@@ -195,7 +195,13 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
 
     let csv = std::fs::read_to_string(csv).unwrap();
     assert_eq!(csv.lines().count(), 1 + results.len());
-    assert!(csv.starts_with("scenario,client_stack,server_stack,client_library,server_library,measure,side,metric,unit,better,status,median"));
+    // The cell key's columns first, then each side's numbers.
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("scenario,client_stack,server_stack,measure,process,allocator,threads,build,"),
+        "{header}"
+    );
+    assert!(header.contains(",side,metric,unit,better,status,median,ci95_low,ci95_high,"), "{header}");
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm") && md.contains("| scenario"), "{md}");
 }

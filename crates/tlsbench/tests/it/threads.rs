@@ -170,12 +170,13 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
     let column =
         |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}: {csv}"));
     let (threads, scaling_efficiency) = (column("threads"), column("scaling_efficiency"));
+    let (side, metric) = (column("side"), column("metric"));
     let row: Vec<&str> = csv
         .lines()
         .map(|l| l.split(',').collect::<Vec<_>>())
         .find(|r| {
             r[1..3] == ["openssl", "openssl"]
-                && r[6..8] == ["server", "handshakes_per_s_per_thread"]
+                && [r[side], r[metric]] == ["server", "handshakes_per_s_per_thread"]
                 && r[threads] == "2"
         })
         .unwrap();

@@ -1,0 +1,252 @@
+//! A cell's identity: every axis that tells one cell of a run from another, in one type.
+//!
+//! The results document, the database's `cells` table, the CSV export, the tables' labels and
+//! `compare`'s matching all derive from [`CellKey`]: its serde names are the JSON fields and the
+//! database and CSV columns. Adding an axis is one field here (and in [`CellKey::COLUMNS`]), one
+//! migration step in store.rs, and the code that gives the axis its meaning.
+
+use serde::{Deserialize, Serialize};
+
+/// Every axis of a cell, as stored and exported: names, not the planner's types, so that a run
+/// that a later tlsbench no longer plans (a renamed scenario, a removed stack) still reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CellKey {
+    pub scenario: String,
+    pub client_stack: String,
+    pub server_stack: String,
+    /// "time", "io", "heap", "rss", "instructions" or "net".
+    pub measure: String,
+    /// "in-process" (both sides in one runner), "split-process" (one runner per side, in
+    /// memory) or "tcp" (a server and a load generator on a loopback TCP socket: the transport).
+    #[serde(default = "in_process")]
+    pub process: String,
+    /// The allocator the runners' malloc forwarded to, where the run chose allocators
+    /// (`--allocator`); absent in a run that did not, whose Rust runners ran glibc's malloc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
+    /// The pairs measured side by side, one per thread (`--threads N`, N > 1); over TCP, the
+    /// server's workers (`--workers N`). Absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// The build of the runners that measured it, where the run chose builds (`--build`):
+    /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+}
+
+/// Documents from before split-process pairs measured everything in one process.
+fn in_process() -> String {
+    "in-process".into()
+}
+
+impl CellKey {
+    /// The fields' serde names, in order: the database's and the CSV's columns of the key (a
+    /// test holds them to the serde derive).
+    pub const COLUMNS: [&'static str; 8] =
+        ["scenario", "client_stack", "server_stack", "measure", "process", "allocator", "threads", "build"];
+
+    /// Each column's value, in the order of [`CellKey::COLUMNS`]; None for an axis the run did
+    /// not choose.
+    pub fn values(&self) -> [Option<Value>; 8] {
+        let object = match serde_json::to_value(self).expect("a key of strings and numbers serialises") {
+            serde_json::Value::Object(object) => object,
+            other => unreachable!("a struct serialises to an object, not {other}"),
+        };
+        Self::COLUMNS.map(|column| match object.get(column) {
+            Some(serde_json::Value::String(text)) => Some(Value::Text(text.clone())),
+            Some(serde_json::Value::Number(n)) => Some(Value::Integer(n.as_i64().expect("counts are integers"))),
+            _ => None,
+        })
+    }
+
+    /// The key of the columns' values (as [`CellKey::values`] gives them, or a database row).
+    pub fn from_values(values: impl IntoIterator<Item = Option<Value>>) -> Result<CellKey, String> {
+        let object: serde_json::Map<String, serde_json::Value> = Self::COLUMNS
+            .iter()
+            .zip(values)
+            .filter_map(|(column, value)| {
+                let value = match value? {
+                    Value::Text(text) => serde_json::Value::String(text),
+                    Value::Integer(n) => serde_json::Value::from(n),
+                };
+                Some((column.to_string(), value))
+            })
+            .collect();
+        serde_json::from_value(serde_json::Value::Object(object)).map_err(|e| e.to_string())
+    }
+
+    /// What the cell's variants of thread (or worker) count share: every axis but that count.
+    /// A cell of N threads is compared with the one-thread cell of the same variant key.
+    pub fn variant_key(&self) -> CellKey {
+        CellKey { threads: None, ..self.clone() }
+    }
+
+    /// The key as cells are matched across runs: a run that chose no allocator ran glibc's, one
+    /// without threads one pair, one that chose no build release's; `by_build` false leaves the
+    /// build out.
+    pub fn for_matching(&self, by_build: bool) -> CellKey {
+        CellKey {
+            allocator: Some(self.allocator_key().to_string()),
+            threads: Some(self.threads.unwrap_or(1)),
+            build: by_build.then(|| self.build_key().to_string()),
+            ..self.clone()
+        }
+    }
+
+    /// The allocator as cells are matched across runs: a run that chose none ran glibc's.
+    pub fn allocator_key(&self) -> &str {
+        self.allocator.as_deref().unwrap_or("glibc")
+    }
+
+    /// The build as cells are matched across runs: a run that chose none ran release's.
+    pub fn build_key(&self) -> &str {
+        self.build.as_deref().unwrap_or("release")
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        self.process == "tcp"
+    }
+
+    /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
+    /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
+    /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
+    /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
+    /// both; ` [native]` where the run chose builds.
+    pub fn pair_label(&self) -> String {
+        let mut pair = pair_label(&self.client_stack, &self.server_stack)
+            + &variant_label(self.allocator.as_deref(), self.threads, self.is_tcp());
+        if let Some(build) = &self.build {
+            pair.push_str(&format!(" [{build}]"));
+        }
+        match self.process.as_str() {
+            "split-process" => format!("{pair} [split]"),
+            "tcp" => format!("{pair} [tcp]"),
+            _ => pair,
+        }
+    }
+}
+
+/// A column's value in the database or the CSV.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Text(String),
+    Integer(i64),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Text(text) => f.write_str(text),
+            Value::Integer(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Value::Text(text) => text.to_sql(),
+            Value::Integer(n) => n.to_sql(),
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for Value {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value {
+            rusqlite::types::ValueRef::Integer(n) => Ok(Value::Integer(n)),
+            _ => String::column_result(value).map(Value::Text),
+        }
+    }
+}
+
+/// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
+/// ` (jemalloc, 2 threads)`; nothing for the default.
+pub fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
+    let unit = if tcp { "workers" } else { "threads" };
+    let parts: Vec<String> =
+        allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
+}
+
+/// The stack id of a pair of one stack, or `client -> server` for an interop pair.
+pub fn pair_label(client: &str, server: &str) -> String {
+    match client == server {
+        true => client.to_string(),
+        false => format!("{client} -> {server}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> CellKey {
+        CellKey {
+            scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into(),
+            client_stack: "openssl".into(),
+            server_stack: "rustls-ring".into(),
+            measure: "time".into(),
+            process: "split-process".into(),
+            allocator: Some("jemalloc".into()),
+            threads: Some(4),
+            build: Some("native".into()),
+        }
+    }
+
+    #[test]
+    fn the_columns_are_the_serde_fields_in_order() {
+        let serialised = serde_json::to_value(key()).unwrap();
+        let fields: Vec<&str> = serialised.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut columns = CellKey::COLUMNS.to_vec();
+        columns.sort_unstable(); // serde_json's map is sorted
+        assert_eq!(fields, columns);
+    }
+
+    #[test]
+    fn a_key_goes_through_its_column_values_and_back() {
+        for key in [key(), CellKey { allocator: None, threads: None, build: None, ..key() }] {
+            let values = key.values();
+            assert_eq!(
+                values.iter().flatten().count(),
+                8 - [&key.allocator, &key.build].iter().filter(|v| v.is_none()).count()
+                    - usize::from(key.threads.is_none())
+            );
+            assert_eq!(CellKey::from_values(values).unwrap(), key);
+        }
+        // An old document's cell without a process ran in one.
+        let old =
+            CellKey::from_values(key().values().into_iter().enumerate().map(|(i, v)| (i != 4).then_some(v).flatten()));
+        assert_eq!(old.unwrap().process, "in-process");
+        let missing = CellKey::from_values([None, None, None, None, None, None, None, None]).unwrap_err();
+        assert!(missing.contains("missing field `scenario`"), "{missing}");
+    }
+
+    #[test]
+    fn labels_name_every_axis_a_run_chose() {
+        assert_eq!(key().pair_label(), "openssl -> rustls-ring (jemalloc, 4 threads) [native] [split]");
+        let tcp = CellKey {
+            process: "tcp".into(),
+            allocator: None,
+            build: None,
+            client_stack: "openssl".into(),
+            server_stack: "openssl".into(),
+            ..key()
+        };
+        assert_eq!(tcp.pair_label(), "openssl (4 workers) [tcp]");
+        assert_eq!(CellKey { threads: None, ..tcp }.pair_label(), "openssl [tcp]");
+    }
+
+    #[test]
+    fn matching_fills_in_the_defaults_and_leaves_the_build_out_on_request() {
+        let plain = CellKey { allocator: None, build: None, ..key() };
+        let glibc_release = CellKey { allocator: Some("glibc".into()), build: Some("release".into()), ..key() };
+        assert_eq!(plain.for_matching(true), glibc_release.for_matching(true));
+        assert_ne!(key().for_matching(true), CellKey { build: Some("lto".into()), ..key() }.for_matching(true));
+        assert_eq!(key().for_matching(false), CellKey { build: Some("lto".into()), ..key() }.for_matching(false));
+        assert_eq!(key().variant_key(), CellKey { threads: Some(1), ..key() }.variant_key());
+    }
+}
