@@ -1,0 +1,37 @@
+//! `tlsbench list`: the stacks (with their library versions and what each supports) or the
+//! scenarios.
+
+use anyhow::{bail, Context, Result};
+use tlsbench_harness::Scenario;
+
+use crate::cli::ListWhat;
+use crate::{output, stacks};
+
+pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
+    match (what, stack) {
+        (ListWhat::Scenarios, None) => {
+            for scenario in Scenario::all() {
+                output::print(format!("{scenario}\n"));
+            }
+        }
+        (ListWhat::Scenarios, Some(id)) => {
+            let info = stacks::Runners::find()?.infos(&[id.to_string()])?.remove(0);
+            let defaults = Scenario::defaults();
+            for scenario in Scenario::all() {
+                let support = match info.capabilities.check(id, &scenario) {
+                    Ok(()) if defaults.contains(&scenario) => "supported (in the default run)".to_string(),
+                    Ok(()) => "supported".to_string(),
+                    Err(reason) => format!("unsupported: {reason}"),
+                };
+                output::print(format!("{:<72} {support}\n", scenario.name()));
+            }
+        }
+        (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
+        (ListWhat::Stacks, None) => {
+            let runners = stacks::Runners::find()?;
+            let infos = runners.infos(&runners.default_stacks()).context("listing the stacks")?;
+            output::print(output::stack_list::render(&infos));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The commands on stored runs: `runs`, `show`, `compare` and `report`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use super::run::resume_command;
+use super::write_exports;
+use crate::cli::{CompareArgs, ReportArgs, ShowArgs};
+use crate::results::RunDocument;
+use crate::store::{Store, StoreError};
+use crate::{compare, export, output, profile, report, run};
+
+pub(super) fn runs(db: &Path) -> Result<()> {
+    let store = Store::open_existing(db)?;
+    output::print(output::run_list::render(&store.runs()?, db));
+    Ok(())
+}
+
+pub(super) fn show(args: ShowArgs) -> Result<ExitCode> {
+    let loaded = load(args.run.as_deref(), &args.db.db)?;
+    output::print(output::table::render_grouped(&loaded.doc, args.group_by));
+    warn_if_interrupted(&loaded, &args.db.db);
+    write_exports(&args.exports, &loaded.doc)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
+    let (mut a, mut b) = (load(Some(&args.a), &args.db.db)?, load(Some(&args.b), &args.db.db)?);
+    for (loaded, build) in [(&mut a, args.build_a), (&mut b, args.build_b)] {
+        if let Some(build) = build {
+            compare::select_build(&mut loaded.doc, build.name())?;
+            loaded.name = format!("{} [{build}]", loaded.name);
+        }
+    }
+    let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
+    let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
+    let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
+    output::print(output::comparison::render(&named_a, &named_b, &comparison, args.threshold));
+    warn_if_interrupted(&a, &args.db.db);
+    warn_if_interrupted(&b, &args.db.db);
+    let worse = comparison.count(compare::Verdict::Worse);
+    if args.fail_on_regression && worse > 0 {
+        eprintln!("{worse} cell(s) worse in B than in A (--fail-on-regression)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn report(args: ReportArgs) -> Result<ExitCode> {
+    let loaded = load(args.run.as_deref(), &args.db.db)?;
+    let profiles = args.profiles.iter().map(|path| profile::Profile::read(path)).collect::<Result<Vec<_>>>()?;
+    let report = report::Report::grouped(&loaded.doc, args.baseline.as_deref(), args.group_by)?.with_profiles(profiles);
+    output::print(report.terminal());
+    warn_if_interrupted(&loaded, &args.db.db);
+    if let Some(path) = &args.markdown {
+        export::write_to(
+            path,
+            &export::MarkdownExporter { baseline: args.baseline.clone(), group_by: args.group_by },
+            &loaded.doc,
+        )?;
+    }
+    if let Some(dir) = &args.html {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("index.html");
+        std::fs::write(&path, report.html()).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run named on the command line, as its results document.
+struct Loaded {
+    /// How the user named it: a run id or a file.
+    name: String,
+    doc: RunDocument,
+    /// Samples a stored run still lacks (it was interrupted).
+    missing: u64,
+}
+
+/// An exported JSON file when `name` is one, else a run in the database (the latest when
+/// `name` is `None`), turned into its document by the same code as a run's.
+fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
+    if let Some(name) = name.filter(|n| Path::new(n).is_file()) {
+        return Ok(Loaded { name: name.to_string(), doc: RunDocument::read(Path::new(name))?, missing: 0 });
+    }
+    let store = match (Store::open_existing(db), name) {
+        (Err(StoreError::Missing(_)), Some(name)) => {
+            bail!(
+                "`{name}` is neither a file nor a run: there is no results database at {} (--db PATH chooses one)",
+                db.display()
+            )
+        }
+        (store, _) => store?,
+    };
+    let id = match name {
+        Some(name) => name.to_string(),
+        None => store.latest()?,
+    };
+    let stored = match store.load(&id) {
+        Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
+        stored => stored?,
+    };
+    let states = run::restore(&stored)?;
+    let missing = states.iter().map(|s| s.missing(stored.info.samples)).sum::<usize>() as u64;
+    let doc = run::document(stored.info, &states);
+    Ok(Loaded { name: id, doc, missing })
+}
+
+fn warn_if_interrupted(loaded: &Loaded, db: &Path) {
+    if loaded.missing > 0 {
+        eprintln!(
+            "note: run {} was interrupted: {} sample(s) are missing; `{}` takes them",
+            loaded.name,
+            loaded.missing,
+            resume_command(&loaded.name, db)
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! tlsbench: measures TLS implementations the same way and reports how they compare.
+//!
+//! The orchestrator as a library: `commands` holds what each subcommand does, the modules below
+//! it the planning, sampling, statistics, storage and rendering they share (docs/architecture.md).
+//! The `tlsbench` binary parses its command line and calls `commands::execute`.
+
+pub mod builds;
+pub mod cli;
+pub mod commands;
+pub mod compare;
+pub mod environment;
+pub mod executor;
+pub mod export;
+pub mod group;
+pub mod instructions;
+pub mod io;
+pub mod key;
+pub mod net;
+pub mod output;
+pub mod plan;
+pub mod profile;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod sessions;
+pub mod stacks;
+pub mod stats;
+pub mod steady;
+pub mod store;
+pub mod warm;
