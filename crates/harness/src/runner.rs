@@ -47,6 +47,11 @@ pub trait Family {
     /// Every stack id of the family.
     const STACKS: &'static [&'static str];
 
+    /// The release of the library the family's stacks are at, in a runner of a stack at another
+    /// release than the default one (`ID@RELEASE`, e.g. `openssl@3.5`): its stacks are listed
+    /// and asked for as `ID@RELEASE`, never as `ID`. None: the default runners'.
+    const RELEASE: Option<&'static str> = None;
+
     /// Calls `visitor` with the stack called `id`, or returns None if the family lacks it.
     fn with_stack<V: StackVisitor>(id: &str, visitor: V) -> Option<V::Output>;
 }
@@ -63,17 +68,26 @@ pub trait PairVisitor {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output;
 }
 
-/// Declares a runner family: `family!(OpenSslFamily { "openssl" => OpenSsl, ... });`
+/// Declares a runner family: `family!(OpenSslFamily { "openssl" => OpenSsl, ... });`, or for a
+/// runner of stacks at another release of their library, `family!(Name at "3.5" { ... })`
+/// (see [`Family::RELEASE`]).
 #[macro_export]
 macro_rules! family {
     ($name:ident { $($id:literal => $stack:expr),+ $(,)? }) => {
+        $crate::family!(@declare $name, None, { $($id => $stack),+ });
+    };
+    ($name:ident at $release:expr, { $($id:literal => $stack:expr),+ $(,)? }) => {
+        $crate::family!(@declare $name, Some($release), { $($id => $stack),+ });
+    };
+    (@declare $name:ident, $release:expr, { $($id:literal => $stack:expr),+ }) => {
         pub struct $name;
 
         impl $crate::runner::Family for $name {
             const STACKS: &'static [&'static str] = &[$($id),+];
+            const RELEASE: Option<&'static str> = $release;
 
             fn with_stack<V: $crate::runner::StackVisitor>(id: &str, visitor: V) -> Option<V::Output> {
-                match id {
+                match $crate::runner::local_id::<Self>(id)? {
                     $($id => Some(visitor.visit(&$stack)),)+
                     _ => None,
                 }
@@ -82,9 +96,31 @@ macro_rules! family {
     };
 }
 
+/// The family's own id of the stack asked for as `id`: `id` itself, or in a family of another
+/// release, `ID` of `ID@RELEASE` (None for any other id).
+pub fn local_id<F: Family>(id: &str) -> Option<&str> {
+    match F::RELEASE {
+        None => Some(id),
+        Some(release) => id.strip_suffix(release)?.strip_suffix('@'),
+    }
+}
+
+/// The family's stacks as they are listed, for messages.
+fn listed_ids<F: Family>() -> String {
+    F::STACKS.iter().map(|id| listed_id::<F>(id)).collect::<Vec<_>>().join(", ")
+}
+
+/// The id a family's stack is listed and asked for under: `ID`, or `ID@RELEASE`.
+fn listed_id<F: Family>(id: &str) -> String {
+    match F::RELEASE {
+        None => id.to_string(),
+        Some(release) => format!("{id}@{release}"),
+    }
+}
+
 /// Calls `visitor` with the client stack and the server stack named, statically typed.
 pub fn with_pair<F: Family, V: PairVisitor>(client: &str, server: &str, visitor: V) -> Result<V::Output, String> {
-    let unknown = |id: &str| format!("stack `{id}` is not in this runner (it has: {})", F::STACKS.join(", "));
+    let unknown = |id: &str| format!("stack `{id}` is not in this runner (it has: {})", listed_ids::<F>());
     F::with_stack(client, ThenServer::<F, V> { server, visitor, family: PhantomData })
         .ok_or_else(|| unknown(client))?
         .ok_or_else(|| unknown(server))
@@ -347,7 +383,11 @@ pub fn main<F: Family>() -> ExitCode {
     }
     let reply = match command {
         Command::List => {
-            let stacks: Vec<StackInfo> = F::STACKS.iter().filter_map(|id| F::with_stack(id, Describe)).collect();
+            let stacks: Vec<StackInfo> = F::STACKS
+                .iter()
+                .map(|id| listed_id::<F>(id))
+                .filter_map(|id| Some(StackInfo { id: id.clone(), ..F::with_stack(&id, Describe)? }))
+                .collect();
             serde_json::to_string(&ListReply {
                 protocol_version: PROTOCOL_VERSION,
                 stacks,
@@ -456,7 +496,7 @@ fn with_net_stack<F: Family, V: StackVisitor<Output = Result<NetReport, NetReply
         Err(NetReply::Failed {
             reason: format!(
                 "stack `{id}` is not in this runner (it has: {}, {})",
-                F::STACKS.join(", "),
+                listed_ids::<F>(),
                 PLAIN_STACKS.join(", ")
             ),
         })
@@ -720,7 +760,7 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
     match F::with_stack(&args.stack, measure) {
         Some(outcome) => reply(outcome),
         None => Reply::Failed {
-            reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, F::STACKS.join(", ")),
+            reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, listed_ids::<F>()),
         },
     }
 }
@@ -807,5 +847,43 @@ impl PairVisitor for MeasurePair<'_> {
                 Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A family at another release; its stacks are never visited here.
+    struct AtRelease;
+
+    impl Family for AtRelease {
+        const STACKS: &'static [&'static str] = &["openssl", "rustls-ring"];
+        const RELEASE: Option<&'static str> = Some("3.5");
+
+        fn with_stack<V: StackVisitor>(_: &str, _: V) -> Option<V::Output> {
+            None
+        }
+    }
+
+    struct Default;
+
+    impl Family for Default {
+        const STACKS: &'static [&'static str] = &["openssl"];
+
+        fn with_stack<V: StackVisitor>(_: &str, _: V) -> Option<V::Output> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_family_at_another_release_answers_to_its_ids_with_the_release_only() {
+        assert_eq!(local_id::<AtRelease>("openssl@3.5"), Some("openssl"));
+        assert_eq!(local_id::<AtRelease>("openssl"), None);
+        assert_eq!(local_id::<AtRelease>("openssl@3.6"), None);
+        assert_eq!(local_id::<AtRelease>("openssl@13.5"), None);
+        assert_eq!(listed_ids::<AtRelease>(), "openssl@3.5, rustls-ring@3.5");
+        assert_eq!(local_id::<Default>("openssl"), Some("openssl"));
+        assert_eq!(listed_ids::<Default>(), "openssl");
     }
 }

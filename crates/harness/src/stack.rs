@@ -307,6 +307,8 @@ impl Capabilities {
 
     /// `Err(reason)` when this stack, on `side`, cannot complete a handshake with `peer`.
     pub fn check_peer(&self, side: Side, peer: &str) -> Result<(), Error> {
+        // A peer at another release (`ID@RELEASE`) is its stack.
+        let peer = peer.split_once('@').map_or(peer, |(id, _)| id);
         match self.peer_limits.iter().find(|limit| limit.side == side && !limit.only.iter().any(|id| id == peer)) {
             Some(limit) => Err(Error::Unsupported(limit.reason.clone())),
             None => Ok(()),

@@ -78,7 +78,10 @@ pub fn find(build: Build) -> Result<Runners> {
     if build != Build::Release && !dir.is_dir() {
         bail!("build `{build}` is not built: {} does not exist (build it: {})", dir.display(), build.command());
     }
-    let runners = Runners::discover(&dir)?;
+    let runners = match build {
+        Build::Release => Runners::discover(&dir)?.with_releases()?,
+        _ => Runners::discover(&dir)?,
+    };
     check(build, &runners)?;
     Ok(runners)
 }

@@ -691,8 +691,7 @@ impl CellState {
             (&self.cell.client, &report.client_library, &mut self.client_library),
             (&self.cell.server, &report.server_library, &mut self.server_library),
         ] {
-            let stack = stacks::known(id).expect("planned stacks are known");
-            if !(stack.owns)(reported) {
+            if !stacks::owns(id, reported) {
                 return Err((
                     Status::Failed,
                     format!("stack `{id}` reported library `{reported}`, which is not its own; result refused"),

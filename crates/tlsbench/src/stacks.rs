@@ -33,7 +33,10 @@ pub const KNOWN: &[KnownStack] = &[
             library.starts_with("rustls 0.23.") && library.contains("(aws-lc-rs ") && library.ends_with(", FIPS)")
         },
     },
-    KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 3.") },
+    KnownStack {
+        id: "openssl",
+        owns: |library| library.starts_with("OpenSSL 3.") || library.starts_with("OpenSSL 4."),
+    },
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
     KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
     KnownStack { id: "gnutls", owns: |library| library.starts_with("GnuTLS 3.") },
@@ -72,13 +75,51 @@ fn opt_in(id: &str) -> Option<&'static str> {
 /// Parses a stack id, naming the valid ones if it is unknown.
 pub fn parse_id(id: &str) -> Result<String, String> {
     match known(id) {
-        Some(stack) => Ok(stack.id.to_string()),
-        None => Err(format!("unknown stack `{id}` (valid: {})", all_ids().join(", "))),
+        Some(_) => Ok(id.to_string()),
+        None => Err(format!(
+            "unknown stack `{id}` (valid: {}; and ID@RELEASE for a stack at another release of its library, \
+             once built: docs/versions.md)",
+            all_ids().join(", ")
+        )),
     }
 }
 
+/// The stack of `id`: a known stack's, or for `ID@RELEASE` (a stack at another release of its
+/// library, e.g. `openssl@3.5`) the stack `ID`'s.
 pub fn known(id: &str) -> Option<&'static KnownStack> {
-    KNOWN.iter().find(|s| s.id == id)
+    let (base, release) = split_release(id);
+    if release.is_some_and(|r| !is_release(r)) {
+        return None;
+    }
+    KNOWN.iter().find(|s| s.id == base)
+}
+
+/// `ID@RELEASE` as `(ID, Some(RELEASE))`; any other id as `(id, None)`.
+pub fn split_release(id: &str) -> (&str, Option<&str>) {
+    match id.split_once('@') {
+        Some((base, release)) => (base, Some(release)),
+        None => (id, None),
+    }
+}
+
+/// A release as users write it: `3.5`, `3.5.4`, `4.0.0-beta1`.
+fn is_release(release: &str) -> bool {
+    release.starts_with(|c: char| c.is_ascii_digit())
+        && release.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+}
+
+/// Whether `library`, as a runner reports it, is `id`'s own: its stack's library, and for
+/// `ID@RELEASE` that release of it (`OpenSSL 3.5.4 30 Sep 2025` is `openssl@3.5`'s and
+/// `openssl@3.5.4`'s, not `openssl@3.6`'s).
+pub fn owns(id: &str, library: &str) -> bool {
+    let Some(stack) = known(id) else { return false };
+    let release_matches = match split_release(id).1 {
+        None => true,
+        Some(release) => library
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ','))
+            .any(|word| word == release || word.strip_prefix(release).is_some_and(|rest| rest.starts_with('.'))),
+    };
+    (stack.owns)(library) && release_matches
 }
 
 pub fn all_ids() -> Vec<&'static str> {
@@ -92,6 +133,17 @@ pub fn runner_dir() -> Result<PathBuf> {
     }
     let exe = std::env::current_exe().context("locating the tlsbench binary")?;
     Ok(exe.parent().context("the tlsbench binary has no parent directory")?.to_path_buf())
+}
+
+/// Where the runners of stacks at other releases are: `$TLSBENCH_RELEASES_DIR`, else
+/// `versions/` beside the release runners' directory (target/versions for target/release), a
+/// directory per `ID@RELEASE` (docs/versions.md).
+pub fn releases_dir(release: &Path) -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("TLSBENCH_RELEASES_DIR") {
+        return Ok(dir.into());
+    }
+    let parent = release.parent().with_context(|| format!("{} has no parent directory", release.display()))?;
+    Ok(parent.join("versions"))
 }
 
 /// What the runner binaries are called: `tlsbench-runner-FAMILY`.
@@ -130,9 +182,32 @@ pub struct Runners {
 }
 
 impl Runners {
-    /// The runners in [`runner_dir`], asked for their stacks.
+    /// The runners in [`runner_dir`], asked for their stacks, with those of the stacks built at
+    /// other releases ([`Runners::with_releases`]).
     pub fn find() -> Result<Runners> {
-        Runners::discover(&runner_dir()?)
+        Runners::discover(&runner_dir()?)?.with_releases()
+    }
+
+    /// These runners and those in each directory of [`releases_dir`]: a stack at another
+    /// release of its library, `ID@RELEASE`, has runners of its own (its library linked
+    /// statically, so that it never meets the system's), which list it under that id. Stacks
+    /// such a runner lists without a release are left out: they are the release directory's.
+    pub fn with_releases(mut self) -> Result<Runners> {
+        let Ok(entries) = std::fs::read_dir(releases_dir(&self.dir)?) else { return Ok(self) };
+        let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        dirs.sort();
+        for dir in dirs {
+            let found = Runners::discover(&dir)?;
+            self.unusable.extend(found.unusable);
+            for mut runner in found.runners {
+                runner.stacks.retain(|s| split_release(&s.id).1.is_some());
+                if !runner.stacks.is_empty() {
+                    self.runners.push(runner);
+                }
+            }
+        }
+        let dir = self.dir.clone();
+        Ok(Runners { unusable: self.unusable, ..Runners::new(self.runners, &dir) })
     }
 
     /// Every runner binary (`tlsbench-runner-*`) in `dir`, asked for its stacks. The runners
@@ -230,15 +305,22 @@ impl Runners {
     pub fn infos(&self, ids: &[String]) -> Result<Vec<StackInfo>> {
         let mut wanted = Vec::new();
         for id in ids {
-            let stack = known(id).with_context(|| parse_id(id).unwrap_err())?;
+            known(id).with_context(|| parse_id(id).unwrap_err())?;
             self.of(id)?;
             let info = self.info(id).expect("`of` found a runner that holds the stack");
-            if !(stack.owns)(&info.library) {
+            if !owns(id, &info.library) {
                 bail!("stack `{id}` reports library `{}`, which is not its own; refusing to measure it", info.library);
             }
             wanted.push(info.clone());
         }
         Ok(wanted)
+    }
+
+    /// The stacks at other releases that runners hold (`ID@RELEASE`), in the order found: not
+    /// measured unless named, and listed by `tlsbench list stacks`.
+    pub fn releases(&self) -> Vec<String> {
+        let ids = self.runners.iter().flat_map(|r| &r.stacks).map(|s| s.id.clone());
+        crate::output::first_seen(ids.filter(|id| split_release(id).1.is_some()))
     }
 
     /// The runners found, broadest first.
@@ -318,6 +400,7 @@ fn is_runner(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsbench_harness::Capabilities;
 
     #[test]
     fn each_stack_owns_only_its_own_library() {
@@ -342,6 +425,47 @@ mod tests {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
             }
         }
+    }
+
+    #[test]
+    fn a_stack_at_another_release_is_its_stack_and_owns_only_that_release() {
+        assert_eq!(parse_id("openssl@3.5"), Ok("openssl@3.5".to_string()));
+        assert_eq!(known("openssl@4.0.0-beta1").map(|s| s.id), Some("openssl"));
+        for bad in ["openssl@", "openssl@next", "openssl@3.5/x", "wolfssl@1.0"] {
+            assert!(parse_id(bad).unwrap_err().starts_with(&format!("unknown stack `{bad}`")), "{bad}");
+        }
+        let library = "OpenSSL 3.5.4 30 Sep 2025";
+        assert!(owns("openssl@3.5", library) && owns("openssl@3.5.4", library) && owns("openssl", library));
+        assert!(!owns("openssl@3.6", library) && !owns("openssl@3.5.40", library));
+        // A release names its line: 3 is any 3.x.
+        assert!(owns("openssl@3", library));
+        assert!(!owns("openssl@3.5", "BoringSSL (API version 19)"));
+        assert!(owns("openssl@4.0", "OpenSSL 4.0.0 14 Oct 2026"));
+    }
+
+    #[test]
+    fn runners_of_other_releases_add_their_stacks_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let release = dir.path().join("release");
+        let version = dir.path().join("versions").join("openssl@3.5");
+        let ids: [(&Path, &[&str]); 2] =
+            [(&release, &["openssl", "rustls-ring"]), (&version, &["openssl@3.5", "openssl"])];
+        for (dir, ids) in ids {
+            // A runner that lists `ids`: a script printing the reply.
+            std::fs::create_dir_all(dir).unwrap();
+            let stacks =
+                ids.iter().map(|id| StackInfo::new(*id, "OpenSSL 3.5.4", Capabilities::everything())).collect();
+            let reply = ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: None };
+            std::fs::write(dir.join("list.json"), serde_json::to_string(&reply).unwrap()).unwrap();
+            let path = dir.join("tlsbench-runner-fake");
+            std::fs::write(&path, format!("#!/bin/sh\ncat '{}'\n", dir.join("list.json").display())).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        }
+        let runners = Runners::discover(&release).unwrap().with_releases().unwrap();
+        assert_eq!(runners.of("openssl").unwrap(), release.join("tlsbench-runner-fake"));
+        assert_eq!(runners.of("openssl@3.5").unwrap(), version.join("tlsbench-runner-fake"));
+        assert!(runners.of("openssl@3.6").is_err());
+        assert_eq!(runners.releases(), ["openssl@3.5"]);
     }
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
@@ -413,6 +537,6 @@ mod tests {
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
-        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative)".to_string()));
+        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)".to_string()));
     }
 }

@@ -29,7 +29,8 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
         (ListWhat::Stacks, None) => {
             let runners = stacks::Runners::find()?;
-            let infos = runners.infos(&runners.default_stacks()).context("listing the stacks")?;
+            let ids = [runners.default_stacks(), runners.releases()].concat();
+            let infos = runners.infos(&ids).context("listing the stacks")?;
             output::print(output::stack_list::render(&infos));
         }
     }

@@ -243,7 +243,7 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
 fn bad_input_gets_one_line_naming_the_valid_choices() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&[&str], i32, &str); 10] = [
-        (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative)"),
+        (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)"),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
         (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, instructions, io, heap, rss, net"),
