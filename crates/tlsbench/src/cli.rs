@@ -260,6 +260,14 @@ pub struct CompareArgs {
     /// Only B's cells of this build (see --build-a).
     #[arg(long, value_enum, value_name = "BUILD")]
     pub build_b: Option<crate::builds::Build>,
+    /// Only A's cells of this stack, matched with B's cells of --stack-b as if they were one
+    /// stack: two releases of a library in one run, `compare RUN RUN --stack-a openssl
+    /// --stack-b openssl@3.5`, or in two runs.
+    #[arg(long, value_name = "ID", requires = "stack_b")]
+    pub stack_a: Option<String>,
+    /// Only B's cells of this stack (see --stack-a).
+    #[arg(long, value_name = "ID", requires = "stack_a")]
+    pub stack_b: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -123,6 +123,26 @@ pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Keeps only the cells with `stack` on a side (`compare --stack-a`/`--stack-b`), and names it
+/// `as_stack` in them: so that two stacks (two releases of one library) compare as one stack
+/// of two runs does.
+pub fn select_stack(doc: &mut RunDocument, stack: &str, as_stack: &str) -> anyhow::Result<()> {
+    let stacks = crate::output::first_seen(doc.results.iter().flat_map(|c| [&c.key.client_stack, &c.key.server_stack]));
+    if !stacks.iter().any(|s| *s == stack) {
+        let stacks: Vec<&str> = stacks.iter().map(|s| s.as_str()).collect();
+        anyhow::bail!("run {} has no cells of stack `{stack}` (its stacks: {})", doc.run.id, stacks.join(", "));
+    }
+    doc.results.retain(|c| c.key.client_stack == stack || c.key.server_stack == stack);
+    for cell in &mut doc.results {
+        for side in [&mut cell.key.client_stack, &mut cell.key.server_stack] {
+            if side == stack {
+                *side = as_stack.to_string();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Matches the cells of `a` and `b` by scenario, pair, process, allocator, thread count, build,
 /// measure, side and metric and judges each pair of cells; `threshold` (a fraction) replaces every measure's
 /// default when given. Where each run measured one build, the build is left out of the match:
@@ -241,6 +261,26 @@ mod tests {
         assert_eq!(smallest_p(6, 6), 2.0 / 924.0);
         assert!(smallest_p(3, 3) >= ALPHA && smallest_p(4, 4) < ALPHA);
         assert_eq!(judge(&[], &[1.0], true, 0.05, false), None);
+    }
+
+    #[test]
+    fn two_stacks_compare_as_one_stack_of_two_runs() {
+        // One run of rustls and of openssl, the other's openssl at another release.
+        let mut a = fixture::document();
+        let mut b = fixture::document();
+        for cell in b.results.iter_mut().filter(|c| c.key.client_stack == "openssl") {
+            (cell.key.client_stack, cell.key.server_stack) = ("openssl@3.5".into(), "openssl@3.5".into());
+        }
+        let openssl_cells = a.results.iter().filter(|c| c.key.client_stack == "openssl").count();
+        assert!(openssl_cells > 0);
+        select_stack(&mut a, "openssl", "openssl").unwrap();
+        select_stack(&mut b, "openssl@3.5", "openssl").unwrap();
+        let comparison = compare(&a, &b, None);
+        assert_eq!(comparison.rows.len(), openssl_cells);
+        assert!(comparison.only_in_a.is_empty() && comparison.only_in_b.is_empty());
+        assert!(comparison.rows.iter().all(|r| r.b.key.client_stack == "openssl"));
+        let err = select_stack(&mut fixture::document(), "openssl@3.6", "openssl").unwrap_err().to_string();
+        assert_eq!(err, "run run-1 has no cells of stack `openssl@3.6` (its stacks: rustls-aws-lc-rs, openssl)");
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
             loaded.name = format!("{} [{build}]", loaded.name);
         }
     }
+    if let (Some(stack_a), Some(stack_b)) = (&args.stack_a, &args.stack_b) {
+        compare::select_stack(&mut a.doc, stack_a, stack_a)?;
+        compare::select_stack(&mut b.doc, stack_b, stack_a)?;
+        a.name = format!("{} ({stack_a})", a.name);
+        b.name = format!("{} ({stack_b})", b.name);
+    }
     let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
     let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
     let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
