@@ -1,8 +1,10 @@
-//! tlsbench adapter for the system's OpenSSL (libssl 3) through the `openssl` crate: one
-//! `SslContext` pinned to the scenario per side, and `SslStream`s over the in-memory transport.
+//! tlsbench adapter for OpenSSL 3 (libssl) through the `openssl` crate: one `SslContext`
+//! pinned to the scenario per side, and `SslStream`s over the in-memory transport. The system's
+//! libssl in runner-openssl; another release, built from source and linked statically, in
+//! runner-openssl-static (scripts/build-openssl.sh).
 
 use std::collections::VecDeque;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,11 +26,14 @@ use tlsbench_harness::{
 /// `SSL_get_negotiated_group` is a macro over `SSL_ctrl` in OpenSSL 3.0's `ssl.h`, and
 /// openssl-sys declares neither the macro nor this command number.
 const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
+/// What `SSL_get_negotiated_group` returns for a group without a NID (`TLSEXT_nid_unknown`,
+/// ORed with the group's TLS code point), as X25519MLKEM768 (0x11EC) is in OpenSSL 3.5.
+const NID_X25519MLKEM768: c_int = 0x0100_0000 | 0x11EC;
 /// `SSL_OP_NO_EXTENDED_MASTER_SECRET` (`SSL_OP_BIT(0)` in OpenSSL 3.0's `ssl.h`), which the
 /// `openssl` crate does not name.
 const SSL_OP_NO_EXTENDED_MASTER_SECRET: u64 = 1;
 
-/// The system's OpenSSL, linked dynamically.
+/// OpenSSL: the system's, linked dynamically, or one linked statically (runner-openssl-static).
 pub struct OpenSsl;
 
 /// A client context, and the sessions it resumes.
@@ -77,18 +82,23 @@ impl Stack for OpenSsl {
         openssl::version::version().to_string()
     }
 
-    /// libssl's crypto is the libcrypto loaded beside it: its own version string.
+    /// libssl's crypto is the libcrypto beside it: its own version string. A static one says
+    /// how it was built: its platform and compiler flags, as it reports them.
     fn backend(&self) -> Backend {
-        Backend::new(
-            "OpenSSL libcrypto",
-            openssl_version_number(openssl::version::version()),
-            Some("system library".into()),
-        )
+        let detail = if linked_statically() {
+            format!("static, {}, {}", openssl::version::platform(), openssl::version::c_flags())
+        } else {
+            "system library".into()
+        };
+        Backend::new("OpenSSL libcrypto", openssl_version_number(openssl::version::version()), Some(detail))
     }
 
     fn capabilities(&self) -> Capabilities {
-        // ML-KEM arrived in OpenSSL 3.5; the system's is 3.0.
-        let groups = vec![Group::X25519, Group::Secp256r1, Group::Secp384r1];
+        let mut groups = vec![Group::X25519, Group::Secp256r1, Group::Secp384r1];
+        // ML-KEM arrived in OpenSSL 3.5 (the system's is 3.0).
+        if openssl::version::number() >= 0x3050_0000 {
+            groups.push(Group::X25519Mlkem768);
+        }
         Capabilities { groups, ..Capabilities::everything() }
     }
 
@@ -347,6 +357,7 @@ impl Connection for OpenSslConnection {
             openssl_sys::NID_X25519 => Group::X25519,
             openssl_sys::NID_X9_62_prime256v1 => Group::Secp256r1,
             openssl_sys::NID_secp384r1 => Group::Secp384r1,
+            NID_X25519MLKEM768 => Group::X25519Mlkem768,
             nid => return Err(LibError::new(format!("negotiated an unexpected group (NID {nid})"))),
         };
         let ems = match version {
@@ -396,6 +407,20 @@ extern "C" {
 /// contract, which is all `ForeignTypeRef::as_ptr` does); `openssl` does not re-export that trait.
 fn raw(ssl: &SslRef) -> *mut openssl_sys::SSL {
     ssl as *const SslRef as *mut openssl_sys::SSL
+}
+
+/// Whether libcrypto is part of the same object as this adapter (linked statically into the
+/// runner) rather than a shared library loaded beside it.
+fn linked_statically() -> bool {
+    /// The start of the object (program or shared library) that holds `address`.
+    fn object_base(address: *const c_void) -> Option<*mut c_void> {
+        // SAFETY: an all-zero Dl_info is valid (null pointers); dladdr only reads the address
+        // and fills `info`.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        (unsafe { libc::dladdr(address, &mut info) } != 0).then_some(info.dli_fbase)
+    }
+    let libcrypto = object_base(openssl_sys::OpenSSL_version as *const c_void);
+    libcrypto.is_some() && libcrypto == object_base(linked_statically as *const c_void)
 }
 
 /// `3.0.19` of `OpenSSL 3.0.19 27 Jan 2026`, or the whole string if it has no second word.
