@@ -1,0 +1,20 @@
+//! With the `static` feature, refuses to build unless openssl-sys is told to link an OpenSSL
+//! statically from a directory (scripts/build-openssl.sh sets both): otherwise the runner would
+//! link the system's libssl and pass for a build from source.
+
+fn main() {
+    for var in ["OPENSSL_DIR", "OPENSSL_STATIC"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    if std::env::var_os("CARGO_FEATURE_STATIC").is_none() {
+        return;
+    }
+    let dir = std::env::var_os("OPENSSL_DIR").filter(|d| !d.is_empty());
+    let static_ = std::env::var("OPENSSL_STATIC").is_ok_and(|s| s != "0");
+    if dir.is_none() || !static_ {
+        panic!(
+            "tlsbench-runner-openssl-static links an OpenSSL built from source statically: \
+             build it with scripts/build-openssl.sh (it sets OPENSSL_DIR and OPENSSL_STATIC=1)"
+        );
+    }
+}

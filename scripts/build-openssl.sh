@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Builds OpenSSL at another release than the system's, from source, and a runner of the stack
+# `openssl` linked statically against it (crates/runner-openssl-static):
+#
+#   scripts/build-openssl.sh 3.5      # also 3.6, 4.0: the newest patch release of that line
+#
+# The source is the `openssl-src` crate's (crates.io carries each OpenSSL line as its own
+# semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x), fetched by cargo into its
+# registry. Everything goes to target/versions/openssl-X.Y.Z/:
+#   tlsbench-runner-openssl-static   the runner (its `list` says the exact version and flags)
+#   install/                         OpenSSL's static libraries and headers (make install_dev)
+#   build/                           the source tree it was built in, and the build's logs
+# The runners of all releases share one cargo target directory, target/versions/cargo, apart
+# from target/release: only openssl-sys and the crates above it are rebuilt per release.
+# A release that cannot be built here is reported in one line, `openssl X.Y: cannot be built
+# here: REASON`, with the log to read, and the exit status is 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+line="${1:-}"
+if ! [[ "$line" =~ ^([0-9]+)\.([0-9]+)$ ]] || (($# != 1)); then
+    echo "usage: scripts/build-openssl.sh MAJOR.MINOR (e.g. 3.5, 3.6, 4.0)" >&2
+    exit 2
+fi
+major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+if ((major < 3)); then
+    echo "openssl $line: not supported: the openssl stack needs OpenSSL 3 or later" >&2
+    exit 2
+fi
+
+versions="$root/target/versions"
+mkdir -p "$versions"
+# One build at a time: the runners share a cargo target directory, and a runner is copied out
+# of it after its build.
+exec 9>"$versions/.lock"
+flock 9
+
+fail() { # REASON [LOG]
+    echo "openssl $line: cannot be built here: $1${2:+ (log: ${2#"$root/"})}" >&2
+    exit 1
+}
+
+# The openssl-src line of this OpenSSL line: 3.5 -> 300.5, 4.0 -> 400.0.
+crate_line="${major}00.${minor}"
+fetch="$versions/fetch/openssl-src-$crate_line"
+mkdir -p "$fetch/src"
+touch "$fetch/src/lib.rs"
+# Its own [workspace]: the project's workspace above it must not claim it.
+cat >"$fetch/Cargo.toml" <<EOF
+[package]
+name = "fetch-openssl-src"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+openssl-src = "~$crate_line"
+
+[workspace]
+EOF
+echo "openssl $line: fetching the source (openssl-src ~$crate_line)" >&2
+fetch_log="$fetch/fetch.log"
+# The newest release of the line; offline from cargo's cache when the registry cannot be reached.
+rm -f "$fetch/Cargo.lock"
+if ! cargo fetch --manifest-path "$fetch/Cargo.toml" >"$fetch_log" 2>&1 &&
+    ! cargo fetch --offline --manifest-path "$fetch/Cargo.toml" >>"$fetch_log" 2>&1; then
+    fail "no openssl-src ~$crate_line from the registry or cargo's cache ($(grep -m1 'error' "$fetch_log" || true))" \
+        "$fetch_log"
+fi
+crate_dir=$(cargo metadata --offline --format-version 1 --manifest-path "$fetch/Cargo.toml" 2>>"$fetch_log" |
+    python3 -c 'import json, os, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p["name"] == "openssl-src":
+        print(os.path.dirname(p["manifest_path"]), p["version"])') || fail "cargo metadata failed" "$fetch_log"
+read -r crate_dir crate_version <<<"$crate_dir"
+src="$crate_dir/openssl"
+[ -f "$src/VERSION.dat" ] || fail "openssl-src $crate_version holds no OpenSSL source (no $src/VERSION.dat)"
+# shellcheck disable=SC1090,SC1091
+version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
+out="$versions/openssl-$version"
+install="$out/install"
+mkdir -p "$out"
+echo "openssl $line: OpenSSL $version from openssl-src $crate_version, into ${out#"$root/"}" >&2
+
+# The configuration: OpenSSL's own defaults for linux-x86_64 (-O3, its assembly), static
+# libraries only, with the 64-bit P-224/P-384/P-521 code that Debian's and Fedora's builds also
+# enable. Its own OPENSSLDIR, so no configuration file of the system's is read.
+configure=(linux-x86_64 "--prefix=$install" --libdir=lib "--openssldir=$install/ssl"
+    no-shared no-module no-tests enable-ec_nistp_64_gcc_128)
+stamp="$install/.configured-with"
+if [ -f "$install/lib/libssl.a" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${configure[*]}" ]; then
+    echo "openssl $line: OpenSSL $version is built (${install#"$root/"}); not rebuilt" >&2
+else
+    build="$out/build"
+    rm -rf "$build" "$install"
+    mkdir -p "$build"
+    cp -a "$src" "$build/openssl"
+    # OpenSSL's own flags only: none of the environment's, nor a -march the runners don't share.
+    unset CFLAGS CXXFLAGS CPPFLAGS LDFLAGS
+    started=$SECONDS
+    echo "openssl $line: configure: ${configure[*]}" >&2
+    (cd "$build/openssl" && ./Configure "${configure[@]}") >"$build/configure.log" 2>&1 ||
+        fail "Configure failed: $(tail -n1 "$build/configure.log")" "$build/configure.log"
+    echo "openssl $line: make build_libs (a few minutes)" >&2
+    (cd "$build/openssl" && make -j"$(nproc)" build_libs) >"$build/make.log" 2>&1 ||
+        fail "make failed: $(grep -m1 -E 'error|Error' "$build/make.log" || tail -n1 "$build/make.log")" \
+            "$build/make.log"
+    (cd "$build/openssl" && make install_dev) >"$build/install.log" 2>&1 ||
+        fail "make install_dev failed" "$build/install.log"
+    echo "${configure[*]}" >"$stamp"
+    echo "openssl $line: OpenSSL $version built in $((SECONDS - started)) s" >&2
+fi
+
+echo "openssl $line: building its runner" >&2
+started=$SECONDS
+cargo_log="$out/cargo.log"
+export CARGO_TARGET_DIR="$versions/cargo" OPENSSL_DIR="$install" OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1
+unset OPENSSL_LIB_DIR OPENSSL_INCLUDE_DIR OPENSSL_LIBS
+if ! cargo build --release --locked -p tlsbench-runner-openssl-static --features static >"$cargo_log" 2>&1; then
+    reason=$(grep -m1 -E '^error' "$cargo_log" || tail -n1 "$cargo_log")
+    fail "the runner does not build against OpenSSL $version: $reason" "$cargo_log"
+fi
+runner="$out/tlsbench-runner-openssl-static"
+cp "$CARGO_TARGET_DIR/release/tlsbench-runner-openssl-static" "$runner"
+echo "openssl $line: runner built in $((SECONDS - started)) s" >&2
+
+# The runner must not load any shared libssl or libcrypto, and must report the release built.
+if ldd "$runner" | grep -E 'lib(ssl|crypto)\.so' >&2; then
+    fail "the runner links a shared libssl or libcrypto (ldd above)"
+fi
+library=$("$runner" list | python3 -c 'import json, sys
+print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == "openssl"))') ||
+    fail "the runner's list failed"
+case "$library" in
+    "OpenSSL $version "*) ;;
+    *) fail "the runner reports \`$library\`, not OpenSSL $version" ;;
+esac
+echo "openssl $line: ${runner#"$root/"}: $library" >&2
