@@ -265,6 +265,10 @@ pub struct CompareArgs {
     /// --stack-b openssl@3.5`, or in two runs.
     #[arg(long, value_name = "ID", requires = "stack_b")]
     pub stack_a: Option<String>,
+    /// Hold every cell to its measure's default threshold, not to one from its history in the
+    /// database (where it has enough of it: see `tlsbench compare --help`'s threshold).
+    #[arg(long)]
+    pub no_history: bool,
     /// Only B's cells of this stack (see --stack-a).
     #[arg(long, value_name = "ID", requires = "stack_a")]
     pub stack_b: Option<String>,

@@ -1,8 +1,12 @@
 //! `tlsbench compare A B`: two runs matched cell by cell, with the factor of their medians and a
 //! verdict that needs both a significant Mann-Whitney U test and a change beyond the noise threshold.
 
+use std::collections::HashMap;
 use std::fmt;
 
+use tlsbench_harness::Side;
+
+use crate::key::CellKey;
 use crate::results::{CellResult, RunDocument, Status};
 use crate::stats::{mann_whitney_p, summarize};
 
@@ -18,6 +22,79 @@ pub fn default_threshold(measure: &str) -> f64 {
         "instructions" => 0.003,
         "heap" | "io" => 0.01,
         _ => 0.05,
+    }
+}
+
+/// The least threshold a cell's history can give it, by measure: below these, run-to-run
+/// changes are within what a measure resolves here (instruction counts: about 0.1%).
+pub fn history_floor(measure: &str) -> f64 {
+    match measure {
+        "instructions" => 0.002,
+        "heap" | "io" => 0.005,
+        _ => 0.01,
+    }
+}
+
+/// The past run-to-run changes a cell needs before its history sets its threshold.
+pub const MIN_HISTORY_CHANGES: usize = 5;
+
+/// Where a cell's threshold came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ThresholdFrom {
+    /// `--threshold`.
+    Given,
+    /// The cell's history: the upper fence (Q3 + 1.5 IQR) of its past run-to-run changes, at
+    /// least the measure's floor, from this many changes.
+    History { changes: usize },
+    /// The measure's default: the cell has fewer past changes than `MIN_HISTORY_CHANGES`.
+    Default { changes: usize },
+}
+
+/// The medians each cell had in the stored runs, oldest first (a cell as `compare` matches it,
+/// its build included): how much it moves from run to run when nothing changed, as rustc-perf
+/// and rustls's CI judge a change by the cell's own past.
+#[derive(Default)]
+pub struct History {
+    medians: HashMap<(CellKey, Side, String), Vec<f64>>,
+}
+
+impl History {
+    /// Adds a run's medians; runs are added oldest first.
+    pub fn add(&mut self, doc: &RunDocument) {
+        for cell in doc.results.iter().filter(|c| c.status == Status::Ok) {
+            if let Some(median) = cell.median.filter(|m| *m != 0.0) {
+                self.medians.entry(Self::key(cell)).or_default().push(median);
+            }
+        }
+    }
+
+    fn key(cell: &CellResult) -> (CellKey, Side, String) {
+        (cell.key.for_matching(true), cell.side, cell.metric.clone())
+    }
+
+    /// The relative changes between the cell's consecutive past medians.
+    fn changes(&self, cell: &CellResult) -> Vec<f64> {
+        let medians = self.medians.get(&Self::key(cell)).map(Vec::as_slice).unwrap_or_default();
+        medians.windows(2).map(|w| (w[1] / w[0] - 1.0).abs()).collect()
+    }
+
+    /// The cell's threshold and where it came from: its history's where it has enough, else
+    /// its measure's default.
+    pub fn threshold(&self, cell: &CellResult) -> (f64, ThresholdFrom) {
+        let mut changes = self.changes(cell);
+        let n = changes.len();
+        if n < MIN_HISTORY_CHANGES {
+            return (default_threshold(&cell.key.measure), ThresholdFrom::Default { changes: n });
+        }
+        changes.sort_by(f64::total_cmp);
+        let quantile = |q: f64| {
+            let at = q * (n - 1) as f64;
+            let (low, high) = (at.floor() as usize, at.ceil() as usize);
+            changes[low] + (changes[high] - changes[low]) * (at - low as f64)
+        };
+        let (q1, q3) = (quantile(0.25), quantile(0.75));
+        let fence = q3 + 1.5 * (q3 - q1);
+        (fence.max(history_floor(&cell.key.measure)), ThresholdFrom::History { changes: n })
     }
 }
 
@@ -90,6 +167,8 @@ pub fn judge(a: &[f64], b: &[f64], higher_is_better: bool, threshold: f64, by_ra
 pub struct Row<'a> {
     pub a: &'a CellResult,
     pub b: &'a CellResult,
+    /// Where the threshold of its judgement came from.
+    pub threshold_from: ThresholdFrom,
     /// `None` when either cell has no number (failed, unsupported, no samples).
     pub judgement: Option<Judgement>,
 }
@@ -148,6 +227,17 @@ pub fn select_stack(doc: &mut RunDocument, stack: &str, as_stack: &str) -> anyho
 /// default when given. Where each run measured one build, the build is left out of the match:
 /// a run of release's runners against one of native's is the comparison of the two builds.
 pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64>) -> Comparison<'a> {
+    compare_with_history(a, b, threshold, &History::default())
+}
+
+/// [`compare`], each cell held to its own history's threshold where it has enough of it
+/// ([`History::threshold`]) and no `threshold` is given.
+pub fn compare_with_history<'a>(
+    a: &'a RunDocument,
+    b: &'a RunDocument,
+    threshold: Option<f64>,
+    history: &History,
+) -> Comparison<'a> {
     let by_build = builds_of(a).len() > 1 || builds_of(b).len() > 1;
     let key = |c: &CellResult| (c.key.for_matching(by_build), c.side, c.metric.clone());
     let mut rows = Vec::new();
@@ -156,14 +246,17 @@ pub fn compare<'a>(a: &'a RunDocument, b: &'a RunDocument, threshold: Option<f64
         match b.results.iter().find(|cell_b| key(cell_b) == key(cell_a)) {
             Some(cell_b) => {
                 let numbers = |c: &CellResult| c.status == Status::Ok && !c.samples.is_empty();
+                let (threshold, threshold_from) = match threshold {
+                    Some(given) => (given, ThresholdFrom::Given),
+                    None => history.threshold(cell_a),
+                };
                 let judgement = (numbers(cell_a) && numbers(cell_b))
                     .then(|| {
-                        let threshold = threshold.unwrap_or_else(|| default_threshold(&cell_a.key.measure));
                         let by_range = judged_by_range(&cell_a.key.measure);
                         judge(&cell_a.samples, &cell_b.samples, cell_a.better != "lower", threshold, by_range)
                     })
                     .flatten();
-                rows.push(Row { a: cell_a, b: cell_b, judgement });
+                rows.push(Row { a: cell_a, b: cell_b, threshold_from, judgement });
             }
             None => only_in_a.push(cell_a),
         }
@@ -261,6 +354,47 @@ mod tests {
         assert_eq!(smallest_p(6, 6), 2.0 / 924.0);
         assert!(smallest_p(3, 3) >= ALPHA && smallest_p(4, 4) < ALPHA);
         assert_eq!(judge(&[], &[1.0], true, 0.05, false), None);
+    }
+
+    #[test]
+    fn a_cell_with_enough_history_is_held_to_its_own_run_to_run_changes() {
+        let run = |median: f64, build: Option<&str>| {
+            let mut doc = fixture::document();
+            doc.results.truncate(1);
+            let cell = &mut doc.results[0];
+            (cell.median, cell.key.build) = (Some(median), build.map(String::from));
+            doc
+        };
+        let cell = run(1000.0, None).results.remove(0);
+        let mut history = History::default();
+        // Four past changes: too few; the measure's default.
+        for median in [1000.0, 1020.0, 1000.0, 1020.0, 1000.0] {
+            history.add(&run(median, None));
+            // Another build's runs are another cell's history.
+            history.add(&run(median * 3.0, Some("native")));
+        }
+        assert_eq!(history.threshold(&cell), (0.05, ThresholdFrom::Default { changes: 4 }));
+        // Five: changes of 2% and 1.96% alternate; the fence is Q3 + 1.5 IQR = 2.06%, above
+        // time's 1% floor.
+        history.add(&run(1020.0, None));
+        let (threshold, from) = history.threshold(&cell);
+        assert_eq!(from, ThresholdFrom::History { changes: 5 });
+        assert!((threshold - 0.0206).abs() < 1e-4, "{threshold}");
+        // A steady history gives the floor, not zero.
+        let mut steady = History::default();
+        (0..8).for_each(|_| steady.add(&run(1000.0, None)));
+        assert_eq!(steady.threshold(&cell), (history_floor("time"), ThresholdFrom::History { changes: 7 }));
+        // In a comparison, the cell is held to it; a cell without history to its default.
+        let (a, b) = (fixture::document(), fixture::document());
+        let threshold = |c: &Comparison, i: usize| c.rows[i].judgement.as_ref().unwrap().threshold;
+        let by_history = compare_with_history(&a, &b, None, &history);
+        assert_eq!(by_history.rows[0].threshold_from, ThresholdFrom::History { changes: 5 });
+        assert!((threshold(&by_history, 0) - 0.0206).abs() < 1e-4);
+        assert_eq!(compare(&a, &b, None).rows[0].threshold_from, ThresholdFrom::Default { changes: 0 });
+        let heap = by_history.rows.iter().position(|r| r.a.key.measure == "heap").unwrap();
+        assert_eq!(threshold(&by_history, heap), default_threshold("heap"));
+        // --threshold overrides it.
+        assert_eq!(compare_with_history(&a, &b, Some(0.1), &history).rows[0].threshold_from, ThresholdFrom::Given);
     }
 
     #[test]

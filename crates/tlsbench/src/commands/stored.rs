@@ -40,7 +40,11 @@ pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
         a.name = format!("{} ({stack_a})", a.name);
         b.name = format!("{} ({stack_b})", b.name);
     }
-    let comparison = compare::compare(&a.doc, &b.doc, args.threshold);
+    let history = match args.no_history || args.threshold.is_some() {
+        true => compare::History::default(),
+        false => history(&args.db.db, &b.doc.run.id)?,
+    };
+    let comparison = compare::compare_with_history(&a.doc, &b.doc, args.threshold, &history);
     let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
     let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
     output::print(output::comparison::render(&named_a, &named_b, &comparison, args.threshold));
@@ -74,6 +78,23 @@ pub(super) fn report(args: ReportArgs) -> Result<ExitCode> {
         eprintln!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The medians of every stored run but `except` (the run compared against), oldest first: what
+/// each cell's threshold is taken from. None without a database.
+fn history(db: &Path, except: &str) -> Result<compare::History> {
+    let mut history = compare::History::default();
+    if !db.exists() {
+        return Ok(history);
+    }
+    let store = Store::open_existing(db)?;
+    for run in store.runs()?.iter().filter(|r| r.id != except) {
+        // A run this tlsbench cannot read back adds nothing to the history.
+        if let Ok(loaded) = load(Some(&run.id), db) {
+            history.add(&loaded.doc);
+        }
+    }
+    Ok(history)
 }
 
 /// A run named on the command line, as its results document.

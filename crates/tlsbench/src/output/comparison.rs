@@ -4,7 +4,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
-use crate::compare::{judged_by_range, smallest_p, Comparison, Verdict, ALPHA};
+use crate::compare::{
+    history_floor, judged_by_range, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA, MIN_HISTORY_CHANGES,
+};
 use crate::key::CellKey;
 use crate::output::table::format_cell;
 use crate::results::{CellResult, RunDocument};
@@ -32,24 +34,32 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
     if comparison.rows.is_empty() {
         out += "no cell is in both runs\n";
     } else {
-        out += &format!("{}\n", table(comparison));
-        out += &legend(comparison, threshold);
+        // A table per scenario, under its name: the scenario as a column made lines of 150.
+        for scenario in crate::output::first_seen(comparison.rows.iter().map(|r| &r.a.key.scenario)) {
+            out += &format!("{scenario}\n{}\n", table(comparison, scenario));
+        }
+        out += &wrap(&legend(comparison, threshold));
         out += &summary(comparison);
     }
     for note in notes(a.doc, b.doc, comparison) {
-        out += &format!("note: {note}\n");
+        out += &wrap(&format!("note: {note}"));
     }
     if let Some(warning) = few_samples_warning(comparison) {
-        out += &format!("warning: {warning}\n");
+        out += &wrap(&format!("warning: {warning}"));
     }
     out
 }
 
-fn table(comparison: &Comparison) -> Table {
+/// A paragraph in 120 columns, its later lines indented.
+fn wrap(text: &str) -> String {
+    crate::output::columns::wrap(text.trim_end(), crate::output::matrix::WIDTH, 2)
+}
+
+fn table(comparison: &Comparison, scenario: &str) -> Table {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(["scenario", "pair", "side", "metric", "A", "B", "B/A", "p", "verdict"]);
-    for row in &comparison.rows {
+    table.set_header(["pair", "side", "metric", "A", "B", "B/A", "p", "verdict"]);
+    for row in comparison.rows.iter().filter(|r| r.a.key.scenario == scenario) {
         let (factor, p, verdict) = match &row.judgement {
             Some(j) => (format!("{:.3}x", j.factor), format_p(j.p), j.verdict.to_string()),
             None => ("-".into(), "-".into(), "-".into()),
@@ -60,7 +70,6 @@ fn table(comparison: &Comparison) -> Table {
             false => CellKey { build: None, ..row.a.key.clone() }.pair_label(),
         };
         table.add_row([
-            row.a.key.scenario.clone(),
             pair,
             row.a.side.to_string(),
             row.a.metric.clone(),
@@ -71,7 +80,7 @@ fn table(comparison: &Comparison) -> Table {
             verdict,
         ]);
     }
-    for i in 4..9 {
+    for i in 3..8 {
         if let Some(column) = table.column_mut(i) {
             column.set_cell_alignment(CellAlignment::Right);
         }
@@ -91,20 +100,54 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
     let thresholds = match threshold {
         Some(t) => format!("{}%, from --threshold", percent(t)),
         None => {
-            let mut by_measure: Vec<String> = Vec::new();
-            for (measure, t) in
-                comparison.rows.iter().filter_map(|r| r.judgement.as_ref().map(|j| (&r.a.key.measure, j.threshold)))
-            {
-                let entry = format!("{measure} {}%", percent(t));
-                if !by_measure.contains(&entry) {
-                    by_measure.push(entry);
-                }
-            }
+            let judged: Vec<(&str, f64, ThresholdFrom)> = comparison
+                .rows
+                .iter()
+                .filter_map(|r| r.judgement.as_ref().map(|j| (r.a.key.measure.as_str(), j.threshold, r.threshold_from)))
+                .collect();
+            let measures = crate::output::first_seen(judged.iter().map(|(measure, _, _)| *measure));
+            let by_measure: Vec<String> = measures
+                .iter()
+                .map(|&measure| {
+                    let of = |history: bool| -> Vec<f64> {
+                        let cells = judged.iter().filter(|(m, _, from)| {
+                            *m == measure && matches!(from, ThresholdFrom::History { .. }) == history
+                        });
+                        cells.map(|(_, t, _)| *t).collect()
+                    };
+                    let (defaults, histories) = (of(false), of(true));
+                    let mut text = match defaults.first() {
+                        Some(t) => format!("{measure} {}%", percent(*t)),
+                        None => measure.to_string(),
+                    };
+                    if !histories.is_empty() {
+                        let lo = histories.iter().copied().fold(f64::INFINITY, f64::min);
+                        let hi = histories.iter().copied().fold(0.0, f64::max);
+                        let range = match lo == hi {
+                            true => format!("{}%", percent2(lo)),
+                            false => format!("{}-{}%", percent2(lo), percent2(hi)),
+                        };
+                        let separator = if defaults.is_empty() { " " } else { ", " };
+                        let floor = percent(history_floor(measure));
+                        text += &format!("{separator}{range} from history ({} cells, floor {floor}%)", histories.len());
+                    }
+                    text
+                })
+                .collect();
             match by_measure.is_empty() {
                 true => "none applied".into(),
-                false => by_measure.join(", "),
+                false => by_measure.join("; "),
             }
         }
+    };
+    let from_history = comparison.rows.iter().any(|r| matches!(r.threshold_from, ThresholdFrom::History { .. }));
+    let history = match from_history {
+        true => format!(
+            "; a threshold from history is the upper fence (Q3 + 1.5 IQR) of the cell's past run-to-run changes in \
+             this database, at least its measure's floor, for a cell with {MIN_HISTORY_CHANGES} or more (others: the \
+             measure's default; --no-history: all)"
+        ),
+        false => String::new(),
     };
     let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.key.measure)) {
         true => {
@@ -116,8 +159,13 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
         "B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to \
          {EXACT_MANN_WHITNEY_MAX} samples in all, normal approximation beyond); verdict: better or worse in the \
          metric's direction when p < {ALPHA} and the medians differ by more than the noise threshold \
-         ({thresholds}), else ~{by_range}\n"
+         ({thresholds}), else ~{history}{by_range}\n"
     )
+}
+
+/// A threshold from a history, to two decimals of a percent.
+fn percent2(fraction: f64) -> String {
+    format!("{:.2}", fraction * 100.0)
 }
 
 fn percent(fraction: f64) -> String {
@@ -240,30 +288,56 @@ mod tests {
         let expected = "\
 A: run run-1 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 B: b.json: run run-2 (started 2025-01-02T03:04:05Z, 3 samples per cell)
-┌─────────────────────────────────────────────────────────┬──────────────────┬────────┬──────────────────┬───────────────┬───────────────┬────────┬───────┬─────────┐
-│ scenario                                                ┆ pair             ┆ side   ┆ metric           ┆             A ┆             B ┆    B/A ┆     p ┆ verdict │
-╞═════════════════════════════════════════════════════════╪══════════════════╪════════╪══════════════════╪═══════════════╪═══════════════╪════════╪═══════╪═════════╡
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ rustls-aws-lc-rs ┆ server ┆ handshakes_per_s ┆  12,250 ±2.0% ┆   9,250 ±2.7% ┆ 0.755x ┆ 0.002 ┆   worse │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ openssl          ┆ server ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ rustls-aws-lc-rs ┆ client ┆ handshakes_per_s ┆ 987.6 ±0.8% * ┆ 987.6 ±0.8% * ┆ 1.000x ┆ 1.000 ┆       ~ │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ openssl          ┆ client ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
-│ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 ┆ openssl          ┆ server ┆ handshakes_per_s ┆           n/a ┆           n/a ┆      - ┆     - ┆       - │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ rustls-aws-lc-rs ┆ server ┆ heap_peak_bytes  ┆        45,678 ┆        45,678 ┆ 1.000x ┆ 1.000 ┆       ~ │
-└─────────────────────────────────────────────────────────┴──────────────────┴────────┴──────────────────┴───────────────┴───────────────┴────────┴───────┴─────────┘
+handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
+┌──────────────────┬────────┬──────────────────┬───────────────┬───────────────┬────────┬───────┬─────────┐
+│ pair             ┆ side   ┆ metric           ┆             A ┆             B ┆    B/A ┆     p ┆ verdict │
+╞══════════════════╪════════╪══════════════════╪═══════════════╪═══════════════╪════════╪═══════╪═════════╡
+│ rustls-aws-lc-rs ┆ server ┆ handshakes_per_s ┆  12,250 ±2.0% ┆   9,250 ±2.7% ┆ 0.755x ┆ 0.002 ┆   worse │
+│ openssl          ┆ server ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
+│ rustls-aws-lc-rs ┆ client ┆ handshakes_per_s ┆ 987.6 ±0.8% * ┆ 987.6 ±0.8% * ┆ 1.000x ┆ 1.000 ┆       ~ │
+│ openssl          ┆ client ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
+│ rustls-aws-lc-rs ┆ server ┆ heap_peak_bytes  ┆        45,678 ┆        45,678 ┆ 1.000x ┆ 1.000 ┆       ~ │
+└──────────────────┴────────┴──────────────────┴───────────────┴───────────────┴────────┴───────┴─────────┘
+handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305
+┌─────────┬────────┬──────────────────┬─────┬─────┬─────┬───┬─────────┐
+│ pair    ┆ side   ┆ metric           ┆   A ┆   B ┆ B/A ┆ p ┆ verdict │
+╞═════════╪════════╪══════════════════╪═════╪═════╪═════╪═══╪═════════╡
+│ openssl ┆ server ┆ handshakes_per_s ┆ n/a ┆ n/a ┆   - ┆ - ┆       - │
+└─────────┴────────┴──────────────────┴─────┴─────┴─────┴───┴─────────┘
 ";
         assert!(text.starts_with(expected), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
         let rest = &text[expected.len()..];
         let expected_rest = "\
-B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to 40 samples in all, \
-normal approximation beyond); verdict: better or worse in the metric's direction when p < 0.05 and the medians \
-differ by more than the noise threshold (time 5%, heap 1%), else ~
+B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to 40 samples in all, normal
+  approximation beyond); verdict: better or worse in the metric's direction when p < 0.05 and the medians differ by more
+  than the noise threshold (time 5%; heap 1%), else ~
 summary: time 0 better, 1 worse, 1 ~; heap 0 better, 0 worse, 1 ~, 3 without numbers in A or B
 note: only in A: handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 rustls-aws-lc-rs server handshakes_per_s
 note: openssl: A ran openssl 1.0, B ran openssl 1.1
 note: the runs differ in kernel: A 6.1.0, B 6.2.0
-warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict is ~; take at least 4 samples \
-per cell in each run (--samples)
+warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict is ~; take at least 4 samples per cell
+  in each run (--samples)
 ";
         assert_eq!(rest, expected_rest);
+    }
+
+    #[test]
+    fn the_legend_says_which_cells_were_held_to_their_history() {
+        let (a, b) = (fixture::document(), fixture::document());
+        let mut history = crate::compare::History::default();
+        for _ in 0..6 {
+            history.add(&a);
+        }
+        let comparison = crate::compare::compare_with_history(&a, &b, None, &history);
+        let text = render(&Named { name: "run-1", doc: &a }, &Named { name: "run-1", doc: &b }, &comparison, None);
+        let legend: String = text.lines().skip_while(|l| !l.starts_with("B/A:")).take(4).collect::<Vec<_>>().join(" ");
+        // Every judged cell has 5 past changes of 0: each is held to its measure's floor.
+        assert!(
+            legend.contains("(time 1.00% from history (3 cells, floor 1%); heap 0.50% from history (1 cells,"),
+            "{text}"
+        );
+        assert!(legend.contains("a threshold from history is the upper fence"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
     }
 }

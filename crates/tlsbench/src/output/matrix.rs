@@ -13,7 +13,7 @@ use crate::results::{CellResult, RunDocument};
 pub const METRIC: &str = "handshakes_per_s";
 
 /// The widest a matrix may be: a terminal of 120 columns.
-const WIDTH: usize = 120;
+pub const WIDTH: usize = 120;
 
 pub fn render(doc: &RunDocument) -> String {
     let shown: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == METRIC).collect();

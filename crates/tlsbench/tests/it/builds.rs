@@ -180,7 +180,7 @@ fn each_build_is_a_column_measured_by_its_own_runners_and_compared_cell_by_cell(
     assert!(compared.contains("the runs differ in build: A release, B native"), "{compared}");
     assert!(!compared.contains("only in"), "every cell matched:\n{compared}");
     // A row matched across builds is both builds': labelled without either.
-    assert!(compared.contains("┆ openssl ") && !compared.contains("openssl [release]"), "{compared}");
+    assert!(compared.contains("│ openssl ") && !compared.contains("openssl [release]"), "{compared}");
     let output = dirs.tlsbench(&["compare", id, id, "--build-a", "lto"]);
     assert!(
         stderr(&output).contains(&format!("run {id} has no cells of build `lto` (its builds: release, native)")),
