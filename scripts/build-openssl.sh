@@ -6,7 +6,8 @@
 #
 # The source is the `openssl-src` crate's (crates.io carries each OpenSSL line as its own
 # semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x), fetched by cargo into its
-# registry. Everything goes to target/versions/openssl-X.Y.Z/:
+# registry. Everything goes to target/versions/openssl@X.Y/, where tlsbench finds the stack
+# openssl@X.Y (`tlsbench run --stack openssl --stack openssl@X.Y`, docs/versions.md):
 #   tlsbench-runner-openssl-static   the runner (its `list` says the exact version and flags)
 #   install/                         OpenSSL's static libraries and headers (make install_dev)
 #   build/                           the source tree it was built in, and the build's logs
@@ -78,7 +79,7 @@ src="$crate_dir/openssl"
 [ -f "$src/VERSION.dat" ] || fail "openssl-src $crate_version holds no OpenSSL source (no $src/VERSION.dat)"
 # shellcheck disable=SC1090,SC1091
 version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
-out="$versions/openssl-$version"
+out="$versions/openssl@$line"
 install="$out/install"
 mkdir -p "$out"
 echo "openssl $line: OpenSSL $version from openssl-src $crate_version, into ${out#"$root/"}" >&2
@@ -116,6 +117,8 @@ echo "openssl $line: building its runner" >&2
 started=$SECONDS
 cargo_log="$out/cargo.log"
 export CARGO_TARGET_DIR="$versions/cargo" OPENSSL_DIR="$install" OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1
+# The runner lists and answers to its stack as openssl@X.Y (the family's release).
+export TLSBENCH_OPENSSL_RELEASE="$line"
 unset OPENSSL_LIB_DIR OPENSSL_INCLUDE_DIR OPENSSL_LIBS
 if ! cargo build --release --locked -p tlsbench-runner-openssl-static --features static >"$cargo_log" 2>&1; then
     reason=$(grep -m1 -E '^error' "$cargo_log" || tail -n1 "$cargo_log")
@@ -130,7 +133,7 @@ if ldd "$runner" | grep -E 'lib(ssl|crypto)\.so' >&2; then
     fail "the runner links a shared libssl or libcrypto (ldd above)"
 fi
 library=$("$runner" list | python3 -c 'import json, sys
-print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == "openssl"))') ||
+print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == sys.argv[1]))' "openssl@$line") ||
     fail "the runner's list failed"
 case "$library" in
     "OpenSSL $version "*) ;;

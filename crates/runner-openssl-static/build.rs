@@ -3,7 +3,7 @@
 //! link the system's libssl and pass for a build from source.
 
 fn main() {
-    for var in ["OPENSSL_DIR", "OPENSSL_STATIC"] {
+    for var in ["OPENSSL_DIR", "OPENSSL_STATIC", "TLSBENCH_OPENSSL_RELEASE"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     if std::env::var_os("CARGO_FEATURE_STATIC").is_none() {
@@ -11,10 +11,12 @@ fn main() {
     }
     let dir = std::env::var_os("OPENSSL_DIR").filter(|d| !d.is_empty());
     let static_ = std::env::var("OPENSSL_STATIC").is_ok_and(|s| s != "0");
-    if dir.is_none() || !static_ {
+    let release = std::env::var("TLSBENCH_OPENSSL_RELEASE").is_ok_and(|r| !r.is_empty());
+    if dir.is_none() || !static_ || !release {
         panic!(
             "tlsbench-runner-openssl-static links an OpenSSL built from source statically: \
-             build it with scripts/build-openssl.sh (it sets OPENSSL_DIR and OPENSSL_STATIC=1)"
+             build it with scripts/build-openssl.sh (it sets OPENSSL_DIR, OPENSSL_STATIC=1 and \
+             TLSBENCH_OPENSSL_RELEASE, the release its stack is listed under: openssl@X.Y)"
         );
     }
 }

@@ -1,10 +1,11 @@
 //! The runner of the openssl stack alone, on an OpenSSL that scripts/build-openssl.sh built
 //! from source and linked into it statically (see Cargo.toml): one runner per OpenSSL release,
-//! each in a directory of its own (target/versions/openssl-X.Y.Z).
+//! each in a directory of its own (target/versions/openssl@X.Y), its stack listed as openssl@X.Y.
 
 use tlsbench_stack_openssl::OpenSsl;
 
-tlsbench_harness::family!(StaticOpenSsl {
+// Listed and asked for as openssl@X.Y, the release scripts/build-openssl.sh built.
+tlsbench_harness::family!(StaticOpenSsl at env!("TLSBENCH_OPENSSL_RELEASE"), {
     "openssl" => OpenSsl,
 });
 

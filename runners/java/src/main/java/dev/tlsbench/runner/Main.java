@@ -192,15 +192,29 @@ public final class Main {
         }
     }
 
-    static final List<Stack> STACKS = List.of(new JsseStack(), new NettyTcnativeStack());
+    /**
+     * In a runner of JSSE at its JDK's release ({@code -Dtlsbench.jsseRelease}, set by the runner script that
+     * scripts/build-jsse.sh writes into target/versions/jsse@N/): that release, N, the JDK's feature version.
+     * Such a runner holds JSSE alone, listed and asked for as {@code jsse@N} (docs/versions.md). Else null.
+     */
+    static final String RELEASE =
+            System.getProperty("tlsbench.jsseRelease") == null ? null : String.valueOf(Runtime.version().feature());
+
+    static final List<Stack> STACKS =
+            RELEASE == null ? List.of(new JsseStack(), new NettyTcnativeStack()) : List.of(new JsseStack());
+
+    /** The id a stack is listed and asked for under: its own, or {@code ID@RELEASE}. */
+    static String listedId(Stack stack) {
+        return RELEASE == null ? stack.id() : stack.id() + "@" + RELEASE;
+    }
 
     static Stack stack(String id) {
         for (Stack stack : STACKS) {
-            if (stack.id().equals(id)) {
+            if (listedId(stack).equals(id)) {
                 return stack;
             }
         }
-        List<String> ids = STACKS.stream().map(Stack::id).toList();
+        List<String> ids = STACKS.stream().map(Main::listedId).toList();
         throw Failure.other("stack `" + id + "` is not in this runner (it has: " + String.join(", ", ids) + ")");
     }
 
@@ -312,7 +326,7 @@ public final class Main {
                 continue;
             }
             // min_warmup_ms is one of the capabilities (docs/runner-protocol.md).
-            stacks.add(Json.object().put("id", stack.id()).put("library", stack.library())
+            stacks.add(Json.object().put("id", listedId(stack)).put("library", stack.library())
                     .put("tls_library", stack.tlsLibrary()).put("backend", stack.backend().toJson())
                     .put("capabilities", stack.capabilities().toJson()));
         }
@@ -471,7 +485,7 @@ public final class Main {
         String id = required(flags, "stack");
         if (Net.PLAIN_STACKS.contains(id)) {
             throw new Unsupported(id + " is plain TCP, which the Rust runners serve and load (tlsbench runs one of them for it); "
-                    + "the Java runner has " + String.join(", ", STACKS.stream().map(Stack::id).toList()));
+                    + "the Java runner has " + String.join(", ", STACKS.stream().map(Main::listedId).toList()));
         }
         Stack stack = stack(id);
         if (!flags.containsKey("scenario")) {
