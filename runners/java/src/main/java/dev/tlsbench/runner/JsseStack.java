@@ -84,8 +84,9 @@ public final class JsseStack implements Stack {
     public Capabilities capabilities() {
         Capabilities caps = Common.capabilities();
         caps.groups.remove(Group.X25519MLKEM768);
-        caps.exclusions.add(new Exclusion("*_x25519mlkem768_*",
-                "jsse: JDK 17's SunJSSE has no ML-KEM key exchange (X25519MLKEM768)"));
+        // Neither 17's nor 25's SunJSSE offers the hybrid group (25's named groups checked here).
+        caps.exclusions.add(new Exclusion("*_x25519mlkem768_*", "jsse: JDK " + Runtime.version().feature()
+                + "'s SunJSSE has no ML-KEM key exchange (X25519MLKEM768)"));
         return caps;
     }
 
