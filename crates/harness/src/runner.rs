@@ -69,7 +69,7 @@ pub trait PairVisitor {
 }
 
 /// Declares a runner family: `family!(OpenSslFamily { "openssl" => OpenSsl, ... });`, or for a
-/// runner of stacks at another release of their library, `family!(Name at "3.5" { ... })`
+/// runner of stacks at another release of their library, `family!(Name at "3.5", { ... })`
 /// (see [`Family::RELEASE`]).
 #[macro_export]
 macro_rules! family {

@@ -162,7 +162,7 @@ impl rusqlite::types::FromSql for Value {
 
 /// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
 /// ` (jemalloc, 2 threads)`; nothing for the default.
-pub fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
+fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
     let unit = if tcp { "workers" } else { "threads" };
     let parts: Vec<String> =
         allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();

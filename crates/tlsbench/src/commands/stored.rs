@@ -9,7 +9,7 @@ use super::run::resume_command;
 use super::write_exports;
 use crate::cli::{CompareArgs, ReportArgs, ShowArgs};
 use crate::results::RunDocument;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoredRun};
 use crate::{compare, export, output, profile, report, run};
 
 pub(super) fn runs(db: &Path) -> Result<()> {
@@ -90,8 +90,8 @@ fn history(db: &Path, except: &str) -> Result<compare::History> {
     let store = Store::open_existing(db)?;
     for run in store.runs()?.iter().filter(|r| r.id != except) {
         // A run this tlsbench cannot read back adds nothing to the history.
-        if let Ok(loaded) = load(Some(&run.id), db) {
-            history.add(&loaded.doc);
+        if let Ok((doc, _)) = store.load(&run.id).map_err(anyhow::Error::from).and_then(document_of) {
+            history.add(&doc);
         }
     }
     Ok(history)
@@ -129,10 +129,16 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,
     };
+    let (doc, missing) = document_of(stored)?;
+    Ok(Loaded { name: id, doc, missing })
+}
+
+/// A stored run as its results document (by the same code as a run's), with the samples it
+/// still lacks.
+fn document_of(stored: StoredRun) -> Result<(RunDocument, u64)> {
     let states = run::restore(&stored)?;
     let missing = states.iter().map(|s| s.missing(stored.info.samples)).sum::<usize>() as u64;
-    let doc = run::document(stored.info, &states);
-    Ok(Loaded { name: id, doc, missing })
+    Ok((run::document(stored.info, &states), missing))
 }
 
 fn warn_if_interrupted(loaded: &Loaded, db: &Path) {
