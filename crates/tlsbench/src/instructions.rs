@@ -19,7 +19,7 @@ use tlsbench_harness::{KeyType, Kind, Scenario, Side};
 use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::run::{merge_sides, reply, Settings};
+use crate::sample_call::{allocator_env, merge_sides, reply, Settings};
 
 /// Measured iterations of a handshake sample, and of a transfer sample (16 KiB writes: 1 MiB).
 /// Enough that one iteration's variation (an ECDSA signature one byte shorter) is diluted, few
@@ -178,7 +178,7 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
-    let env = crate::run::allocator_env(cell);
+    let env = allocator_env(cell);
     let (client, server) = match cell.process {
         Process::InProcess => {
             let both = runner(&cell.client)?;

@@ -23,7 +23,8 @@ use crate::executor::Service;
 use crate::output::table::{format_number, group_thousands};
 use crate::plan::Cell;
 use crate::results::Status;
-use crate::{executor, run, stacks};
+use crate::sample_call::Settings;
+use crate::{executor, stacks};
 
 /// The handshake when no --scenario is given.
 const DEFAULT_SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
@@ -282,7 +283,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
 /// then SIGTERM to the server. A load generator is one thread, so N workers get N of them; their
 /// reports merge into the client's. Each side's report becomes the metrics of the measure
 /// `net`; a connection that failed fails the cell, as a gate does in memory.
-pub fn sample(cell: &Cell, settings: &run::Settings) -> Result<SampleReport, (Status, String)> {
+pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));

@@ -15,7 +15,8 @@ use crate::builds::{self, Build};
 use crate::cli::{RunArgs, Transport};
 use crate::output::{self, first_seen};
 use crate::results::{RunInfo, Status};
-use crate::run::{self, CellState, Finish, Settings};
+use crate::sample_call::{Settings, Target};
+use crate::sampling::{self, CellState, Finish};
 use crate::store::{self, Store, StoredRun, StoredSample};
 use crate::{environment, instructions, plan, stacks, steady};
 
@@ -67,29 +68,29 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
             target.budget.as_secs_f64()
         );
     }
-    let mut progress = output::progress::Progress::new(run::planned_samples(&states, &settings), settings.samples);
+    let mut progress = output::progress::Progress::new(sampling::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };
     let watch = environment::Watch::start();
-    let finish = run::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
+    let finish = sampling::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
     progress.finish();
     let conditions = watch.finish();
     store.record_conditions(&info.id, &conditions)?;
     let mut info = info;
     info.environment.conditions = Some(conditions);
     // What the runners said they allocated with, not what was asked of them.
-    info.environment.allocator = run::allocators_used(&states);
+    info.environment.allocator = sampling::allocators_used(&states);
     store.record_allocators(&info.id, &info.environment.allocator)?;
     if finish? == Finish::Interrupted {
         eprintln!(
             "interrupted with {} sample(s) still to take; everything measured is stored in {}: `{}` measures the rest",
-            run::planned_samples(&states, &settings),
+            sampling::planned_samples(&states, &settings),
             args.db.db.display(),
             resume_command(&info.id, &args.db.db)
         );
         return Ok(ExitCode::from(130));
     }
 
-    let doc = run::document(info, &states);
+    let doc = sampling::document(info, &states);
     match view {
         View::Table => output::print(output::table::render(&doc)),
         View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::table::precision(&doc))),
@@ -161,7 +162,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         data_dir: pki::default_data_dir(),
         runners,
         builds: Vec::new(),
-        target: args.target_ci.map(|ci_percent| run::Target {
+        target: args.target_ci.map(|ci_percent| Target {
             ci_percent,
             budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
         }),
@@ -343,7 +344,7 @@ fn beyond_quick(args: &RunArgs) -> Result<String> {
 /// A stored run with its original settings, to take the samples it is missing.
 fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let stored = store.load(id)?;
-    let states = run::restore(&stored)?;
+    let states = sampling::restore(&stored)?;
     let info = stored.info;
     let settings = Settings {
         samples: info.samples,
@@ -361,7 +362,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
     settings.builds = find_builds(&settings.runners, states.iter().filter_map(|s| s.cell.build), &ids)?;
-    if run::planned_samples(&states, &settings) == 0 {
+    if sampling::planned_samples(&states, &settings) == 0 {
         eprintln!("run {id} is complete: nothing to measure");
         return Ok((info, states, settings));
     }
@@ -408,7 +409,7 @@ struct DbRecorder<'a> {
     run: &'a str,
 }
 
-impl run::Recorder for DbRecorder<'_> {
+impl sampling::Recorder for DbRecorder<'_> {
     fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> Result<()> {
         let sample = StoredSample { iterations: report.iterations, values: report.values.clone(), fork };
         let libraries = [&report.client_library[..], &report.server_library[..]];

@@ -10,7 +10,7 @@ use super::write_exports;
 use crate::cli::{CompareArgs, ReportArgs, ShowArgs};
 use crate::results::RunDocument;
 use crate::store::{Store, StoreError, StoredRun};
-use crate::{compare, export, output, profile, report, run};
+use crate::{compare, export, output, profile, report, sampling};
 
 pub(super) fn runs(db: &Path) -> Result<()> {
     let store = Store::open_existing(db)?;
@@ -136,9 +136,9 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
 /// A stored run as its results document (by the same code as a run's), with the samples it
 /// still lacks.
 fn document_of(stored: StoredRun) -> Result<(RunDocument, u64)> {
-    let states = run::restore(&stored)?;
+    let states = sampling::restore(&stored)?;
     let missing = states.iter().map(|s| s.missing(stored.info.samples)).sum::<usize>() as u64;
-    Ok((run::document(stored.info, &states), missing))
+    Ok((sampling::document(stored.info, &states), missing))
 }
 
 fn warn_if_interrupted(loaded: &Loaded, db: &Path) {

@@ -1,32 +1,19 @@
 //! Samples from runners that stay up: the time and io samples of a cell with a stack whose
 //! runtime warms up (a JIT, a garbage collector: its `min_warmup_ms`) come from `--forks`
 //! processes, each warmed up once for the cell until steady (steady.rs) and then asked for
-//! sample after sample (docs/sampling.md). Every other sample is a process of its own (run.rs).
+//! sample after sample (docs/sampling.md). Every other sample is a process of its own (one_shot.rs).
 
 use std::time::{Duration, Instant};
 
 use tlsbench_harness::protocol::{Metric, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
+use super::sessions::{Key, Pool, Role, Session, Sockets, LIVE_PROCESSES};
 use crate::executor::Output;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::run::{self, Settings};
-use crate::sessions::{Key, Pool, Role, Session, Sockets};
+use crate::sample_call::{self, Settings};
 use crate::steady::{self, Warmup};
-
-/// Whether stack `id`'s runtime warms up (its `min_warmup_ms`).
-fn warms_up(id: &str, settings: &Settings) -> bool {
-    settings.runners.info(id).is_some_and(|info| info.capabilities.min_warmup_ms > 0)
-}
-
-/// Whether `cell`'s samples come from runners that stay up.
-pub fn uses_sessions(cell: &Cell, settings: &Settings) -> bool {
-    matches!(cell.measure, Measure::Time | Measure::Io)
-        && cell.process != Process::Tcp
-        && cell.build.is_none_or(|b| b == crate::builds::Build::Release)
-        && (warms_up(&cell.client, settings) || warms_up(&cell.server, settings))
-}
 
 /// The fork (process) that takes sample `index` of a cell: they take turns.
 pub fn fork_of(index: usize, settings: &Settings) -> u32 {
@@ -40,7 +27,7 @@ fn keys(cell: &Cell, fork: u32, settings: &Settings) -> Result<Vec<Key>, (Status
     let key = |runner: &std::path::Path, role| Key {
         runner: runner.to_path_buf(),
         role,
-        allocator: run::allocator_env(cell)[0].1,
+        allocator: sample_call::allocator_env(cell)[0].1,
         fork: fork as usize,
         slot: 0,
     };
@@ -59,10 +46,10 @@ fn keys(cell: &Cell, fork: u32, settings: &Settings) -> Result<Vec<Key>, (Status
 /// Takes the sessions of `keys` from the pool, starting those not up. A process of stacks
 /// compiled ahead of time (the peer side of a JIT stack) is warm from its start.
 fn take(keys: &[Key], cell: &Cell, settings: &Settings, pool: &mut Pool) -> Result<Vec<Session>, (Status, String)> {
-    let env = run::allocator_env(cell);
+    let env = sample_call::allocator_env(cell);
     let warm_from_start = |key: &Key| match &key.role {
-        Role::Pair { client, server } => !warms_up(client, settings) && !warms_up(server, settings),
-        Role::Side { stack, .. } => !warms_up(stack, settings),
+        Role::Pair { client, server } => !settings.warms_up(client) && !settings.warms_up(server),
+        Role::Side { stack, .. } => !settings.warms_up(stack),
     };
     keys.iter()
         .map(|key| {
@@ -163,10 +150,6 @@ fn measure(
     report.map(|(report, _)| report)
 }
 
-/// The most processes that stay up a run keeps at once: a JVM holds 100 to 200 MB here, and
-/// `tlsbench interop` with its eight default scenarios would keep over a hundred.
-pub const LIVE_PROCESSES: usize = 48;
-
 /// The cells (positions) in batches of whole scenarios whose processes that stay up number at
 /// most `LIVE_PROCESSES` together (a scenario with more is a batch of its own); every batch
 /// in a run that needs no more than that at all. Each scenario is counted as if it had
@@ -185,7 +168,7 @@ pub fn batches(cells: &[(usize, &Cell)], settings: &Settings) -> Vec<Vec<usize>>
         };
         let (_, positions, keys) = &mut scenarios[index];
         positions.push(position);
-        if uses_sessions(cell, settings) {
+        if settings.uses_sessions(cell) {
             keys.extend((0..forks).filter_map(|fork| self::keys(cell, fork, settings).ok()).flatten());
         }
     }
@@ -219,7 +202,7 @@ pub type WarmupOutcome = Result<Warmup, (Status, String)>;
 pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, WarmupOutcome)> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
     let cells: Vec<&(usize, &Cell)> =
-        cells.iter().filter(|(_, c)| c.measure == Measure::Time && uses_sessions(c, settings)).collect();
+        cells.iter().filter(|(_, c)| c.measure == Measure::Time && settings.uses_sessions(c)).collect();
     if !cells.is_empty() {
         eprintln!("warming up the processes of {} cells until steady (docs/sampling.md)", cells.len());
     }
@@ -314,7 +297,7 @@ fn ask(
 ) -> Result<(SampleReport, Option<f64>), Miss> {
     let failed = |reason: String| Miss::Cell(Status::Failed, reason);
     let refused = |reply: &Result<Reply, String>| matches!(reply, Ok(Reply::NeedsNewProcess { .. }));
-    let common = run::sample_settings(cell, settings, min_time_ms, warmup_ms);
+    let common = sample_call::sample_settings(cell, settings, min_time_ms, warmup_ms);
     let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(min_time_ms), Duration::from_millis(warmup_ms));
     let deadline = Instant::now() + limit;
@@ -324,11 +307,11 @@ fn ask(
             one.send(&words).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let jit = jit_ms(&output);
-            let reply = run::reply(output);
+            let reply = sample_call::reply(output);
             if refused(&reply) {
                 return Err(Miss::Refused(0));
             }
-            Ok((run::reply_of(reply)?, jit))
+            Ok((sample_call::reply_of(reply)?, jit))
         }
         [server, client] => {
             let socket = sockets.path();
@@ -360,7 +343,7 @@ fn ask(
             client.send(&[&client_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
             let client_output = client.receive(deadline, limit);
             let client_jit = jit_ms(&client_output);
-            let client_reply = run::reply(client_output);
+            let client_reply = sample_call::reply(client_output);
             // A server whose client failed cannot finish its sample: it has a moment to say so.
             let server_deadline = match client_reply {
                 Ok(Reply::Ok(_)) => deadline,
@@ -371,12 +354,12 @@ fn ask(
                 (None, None) => None,
                 (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
             };
-            let server_reply = run::reply(server_output);
+            let server_reply = sample_call::reply(server_output);
             // The side that refused, not its peer's echo (the peer gets an abort).
             match (refused(&server_reply), refused(&client_reply)) {
                 (true, _) => Err(Miss::Refused(0)),
                 (_, true) => Err(Miss::Refused(1)),
-                _ => Ok((run::merge_sides(client_reply, server_reply)?, jit)),
+                _ => Ok((sample_call::merge_sides(client_reply, server_reply)?, jit)),
             }
         }
         _ => unreachable!("a cell has one process or two"),

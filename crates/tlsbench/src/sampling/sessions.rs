@@ -208,10 +208,14 @@ pub struct Pool {
     pub sockets: Sockets,
 }
 
+/// The most processes that stay up a run keeps at once: a JVM holds 100 to 200 MB here, and
+/// `tlsbench interop` with its eight default scenarios would keep over a hundred.
+pub const LIVE_PROCESSES: usize = 48;
+
 /// The most processes one key starts for scenarios that the ones before refused: as many as a
 /// run keeps up at once (a batch holds no more scenarios), so only a runner that refuses every
 /// process reaches it.
-pub const SLOTS: usize = crate::warm::LIVE_PROCESSES;
+pub const SLOTS: usize = LIVE_PROCESSES;
 
 /// The directory of the sockets where the two sides of split samples meet, one path each.
 pub struct Sockets {

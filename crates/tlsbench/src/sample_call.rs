@@ -1,0 +1,328 @@
+//! Asking a runner for one sample and reading its reply: how the run takes its samples
+//! ([`Settings`]), a sample's words and environment on the runner's command line, the reply
+//! read with what the runner printed on stderr, and the replies of a split pair's two sides
+//! merged into one. Every way of taking a sample uses it: the rounds and the processes that stay
+//! up (sampling/), TCP cells (net.rs) and the instructions measure (instructions.rs); it uses
+//! none of them, so that they depend on it and not on the scheduler.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tlsbench_harness::allocator::{self, Allocator};
+use tlsbench_harness::protocol::{Reply, SampleReport};
+use tlsbench_harness::{Measure, Side};
+
+use crate::builds::Build;
+use crate::plan::{Cell, Process};
+use crate::results::Status;
+use crate::{executor, stacks};
+
+/// How samples are taken.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub samples: usize,
+    pub min_time_ms: u64,
+    pub warmup_ms: u64,
+    /// The user's `--timeout`: what a sample is given beyond its planned work (see
+    /// [`Cell::time_limit`]); a runner still going after that is killed and its cell fails.
+    pub timeout: Duration,
+    pub data_dir: PathBuf,
+    /// Release's runners: every cell's but those of another build.
+    pub runners: stacks::Runners,
+    /// The runners of each other build the run measures (`--build`), each checked to be it.
+    pub builds: Vec<(Build, stacks::Runners)>,
+    /// `--target-ci`: further rounds for the cells still wider than it.
+    pub target: Option<Target>,
+    /// `--forks`: the processes a cell with a warming runtime takes its samples from
+    /// (sampling/warm.rs).
+    pub forks: usize,
+    /// `--warmup-max-ms`: the longest a process of such a cell warms up before it is measured.
+    pub warmup_max: Duration,
+}
+
+impl Settings {
+    /// The runners that measure `cell`: its build's.
+    pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
+        match cell.build {
+            None | Some(Build::Release) => &self.runners,
+            Some(build) => self
+                .builds
+                .iter()
+                .find(|(b, _)| *b == build)
+                .map(|(_, r)| r)
+                .expect("the runners of every planned build were found"),
+        }
+    }
+
+    /// Whether stack `id`'s runtime warms up (its `min_warmup_ms`).
+    pub fn warms_up(&self, id: &str) -> bool {
+        self.runners.info(id).is_some_and(|info| info.capabilities.min_warmup_ms > 0)
+    }
+
+    /// Whether `cell`'s samples come from runners that stay up (sampling/warm.rs).
+    pub fn uses_sessions(&self, cell: &Cell) -> bool {
+        matches!(cell.measure, Measure::Time | Measure::Io)
+            && cell.process != Process::Tcp
+            && cell.build.is_none_or(|b| b == Build::Release)
+            && (self.warms_up(&cell.client) || self.warms_up(&cell.server))
+    }
+
+    /// The warm-up within one sample of `cell`: the run's for a process that stays up (it warmed
+    /// up once, sampling/warm.rs), else the least a new process needs
+    /// ([`Settings::warmup_floor`]).
+    pub fn warmup_ms(&self, cell: &Cell) -> u64 {
+        if self.uses_sessions(cell) {
+            // A process that stays up warms up once, for at least --warmup-ms (sampling/warm.rs);
+            // its samples only re-prime its caches after other cells' samples.
+            return self.warmup_ms.min(SESSION_SAMPLE_WARMUP_MS);
+        }
+        self.warmup_floor(cell)
+    }
+
+    /// The least warm-up of a new process of `cell`: the run's, or longer where a stack of the
+    /// pair needs more before its figures settle (a JIT: its `list` entry says how long).
+    pub fn warmup_floor(&self, cell: &Cell) -> u64 {
+        let floor = |id: &str| self.runners.info(id).map_or(0, |info| info.capabilities.min_warmup_ms);
+        self.warmup_ms.max(floor(&cell.client)).max(floor(&cell.server))
+    }
+}
+
+/// The most a sample of a process that stays up warms up (docs/sampling.md).
+const SESSION_SAMPLE_WARMUP_MS: u64 = 25;
+
+/// After the fixed rounds, cells whose intervals are wider than `ci_percent` get further
+/// samples until none is, or until the run has measured for `budget`.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub ci_percent: f64,
+    pub budget: Duration,
+}
+
+/// The sample settings of a sample of `cell` (docs/runner-protocol.md), one word each.
+pub(crate) fn sample_settings(cell: &Cell, settings: &Settings, min_time_ms: u64, warmup_ms: u64) -> Vec<String> {
+    let (scenario, min_time, warmup) = (cell.scenario.name(), min_time_ms.to_string(), warmup_ms.to_string());
+    let data_dir = settings.data_dir.to_string_lossy();
+    let words = [
+        "--scenario",
+        &scenario,
+        "--measure",
+        cell.measure.name(),
+        "--min-time-ms",
+        &min_time,
+        "--warmup-ms",
+        &warmup,
+        "--data-dir",
+        &data_dir,
+    ];
+    words.into_iter().map(str::to_string).collect()
+}
+
+/// A sample reply as the cell takes it: its report, or how the cell ends.
+pub(crate) fn reply_of(reply: Result<Reply, String>) -> Result<SampleReport, (Status, String)> {
+    match reply {
+        Ok(Reply::Ok(report)) => Ok(report),
+        Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
+        // A refusal that asks for a new process is taken up in sampling/warm.rs; anywhere else it
+        // fails.
+        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => Err((Status::Failed, reason)),
+    }
+}
+
+/// The variable that sets a cell's runners on its allocator: always set, so that one left in
+/// the user's environment cannot put a cell of glibc's column on another allocator.
+pub(crate) fn allocator_env(cell: &Cell) -> [(&'static str, &'static str); 1] {
+    [(allocator::ENV, cell.allocator.unwrap_or(Allocator::Glibc).name())]
+}
+
+/// The runner's reply. A failed one, and one that cannot be read, carry the last lines the
+/// runner's libraries printed (its stderr), which often say why.
+pub(crate) fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, String> {
+    let output = output.map_err(|e| format!("{e:#}"))?;
+    let with_stderr = |reason: String| match &output.stderr {
+        Some(printed) => format!("{reason} (stderr: {printed})"),
+        None => reason,
+    };
+    match serde_json::from_str::<Reply>(&output.stdout) {
+        Ok(Reply::Failed { reason }) => Ok(Reply::Failed { reason: with_stderr(reason) }),
+        Ok(reply) => Ok(reply),
+        Err(e) => Err(with_stderr(format!("runner printed an unreadable reply: {e}"))),
+    }
+}
+
+/// One report from the two sides of a split-process sample. When a side fails, its own reason
+/// wins over its peer's echo of it ("the peer stopped", "went away"); two reasons of their own
+/// (one side's unreadable reply, and the other's word on the garbled message it was sent) are
+/// both given.
+pub(crate) fn merge_sides(
+    client: Result<Reply, String>,
+    server: Result<Reply, String>,
+) -> Result<SampleReport, (Status, String)> {
+    let reason = |side: &str, result: &Result<Reply, String>| match result {
+        Ok(Reply::Ok(_)) => None,
+        Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),
+        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => {
+            Some((Status::Failed, format!("{side} runner: {reason}")))
+        }
+    };
+    match (client, server) {
+        // A side whose runner allocates through its runtime reports none (a run without the axis).
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server)))
+            if client.allocator.is_some() && server.allocator.is_some() && client.allocator != server.allocator =>
+        {
+            Err((
+                Status::Failed,
+                format!(
+                    "the sides ran on different allocators: {} on the client, {} on the server",
+                    describe(&client.allocator),
+                    describe(&server.allocator)
+                ),
+            ))
+        }
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) if client.iterations == server.iterations => Ok(SampleReport {
+            client_library: client.client_library,
+            server_library: server.server_library,
+            iterations: client.iterations,
+            values: client.values.into_iter().chain(server.values).collect(),
+            // Each side's own view, from the process that ran it.
+            negotiated: client
+                .negotiated
+                .into_iter()
+                .filter(|n| n.side == Side::Client)
+                .chain(server.negotiated.into_iter().filter(|n| n.side == Side::Server))
+                .collect(),
+            allocator: client.allocator.or(server.allocator),
+            threads: Vec::new(),
+            build: client.build.or(server.build),
+        }),
+        (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
+            Status::Failed,
+            format!(
+                "the sides disagree on the work: {} iterations on the client, {} on the server",
+                client.iterations, server.iterations
+            ),
+        )),
+        (client, server) => {
+            let echoes_peer =
+                |r: &(Status, String)| r.1.contains("the peer stopped") || r.1.contains("the peer runner went away");
+            Err(match (reason("client", &client), reason("server", &server)) {
+                (Some(c), Some(s)) if echoes_peer(&c) && !echoes_peer(&s) => s,
+                (Some(c), Some(s)) if !echoes_peer(&c) && !echoes_peer(&s) && c.0 == s.0 => {
+                    (c.0, format!("{}; {}", c.1, s.1))
+                }
+                (Some(c), _) => c,
+                (None, Some(s)) => s,
+                (None, None) => unreachable!("at least one side did not reply Ok"),
+            })
+        }
+    }
+}
+
+/// An allocator a runner reported, or that it reported none.
+fn describe(allocator: &Option<allocator::AllocatorInUse>) -> String {
+    allocator.as_ref().map_or_else(|| "none reported".to_string(), ToString::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use tlsbench_harness::protocol::{Metric, MetricValue};
+
+    use super::*;
+
+    fn report(server_library: &str) -> SampleReport {
+        let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
+        SampleReport {
+            client_library: "rustls 0.23.46 (ring 0.17.14)".into(),
+            server_library: server_library.into(),
+            iterations: 100,
+            values: vec![value(Side::Client, 1000.0), value(Side::Server, 2000.0)],
+            negotiated: Vec::new(),
+            allocator: None,
+            threads: Vec::new(),
+            build: None,
+        }
+    }
+
+    #[test]
+    fn split_sides_merge_into_one_report_and_a_failure_names_its_own_cause() {
+        let side = |r: SampleReport, keep: Side| SampleReport {
+            values: r.values.into_iter().filter(|v| v.side == keep).collect(),
+            ..r
+        };
+        let client = side(SampleReport { server_library: String::new(), ..report("") }, Side::Client);
+        let server =
+            side(SampleReport { client_library: String::new(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, Side::Server);
+        let merged = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(server.clone()))).unwrap();
+        assert_eq!(
+            (merged.client_library.as_str(), merged.server_library.as_str()),
+            ("rustls 0.23.46 (ring 0.17.14)", "OpenSSL 3.0.19 27 Jan 2026")
+        );
+        assert_eq!(merged.values.len(), 2);
+
+        let uneven = SampleReport { iterations: 99, ..server.clone() };
+        let (_, reason) = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(uneven))).unwrap_err();
+        assert_eq!(reason, "the sides disagree on the work: 100 iterations on the client, 99 on the server");
+
+        let gate = Ok(Reply::Failed {
+            reason: "gate failed: server negotiated group secp256r1, the scenario asks for x25519".into(),
+        });
+        let echo = Ok(Reply::Failed { reason: "the peer stopped: gate failed: server negotiated ...".into() });
+        let (status, reason) = merge_sides(echo, gate).unwrap_err();
+        assert_eq!(
+            (status, reason.as_str()),
+            (
+                Status::Failed,
+                "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"
+            )
+        );
+        let (_, reason) =
+            merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
+        assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
+    }
+
+    #[test]
+    fn a_failed_or_unreadable_reply_keeps_what_the_runner_printed_on_stderr() {
+        let output = |stdout: &str, stderr: Option<&str>| {
+            Ok(executor::Output { stdout: stdout.into(), stderr: stderr.map(String::from) })
+        };
+        let printed = Some("Got pk [4, 1, 2] | verif key extraction error 3");
+        let failed = r#"{"status":"failed","reason":"client handshake failed: InvalidSignature"}"#;
+        assert_eq!(
+            reply(output(failed, printed)),
+            Ok(Reply::Failed {
+                reason: "client handshake failed: InvalidSignature (stderr: Got pk [4, 1, 2] | verif key extraction error 3)".into()
+            })
+        );
+        assert_eq!(
+            reply(output(failed, None)),
+            Ok(Reply::Failed { reason: "client handshake failed: InvalidSignature".into() })
+        );
+        let unsupported = r#"{"status":"unsupported","reason":"x: TLS 1.2 not supported"}"#;
+        assert_eq!(
+            reply(output(unsupported, printed)),
+            Ok(Reply::Unsupported { reason: "x: TLS 1.2 not supported".into() })
+        );
+        let garbled = reply(output("Got pk [4, 1, 2]\n{}", printed)).unwrap_err();
+        assert!(garbled.starts_with("runner printed an unreadable reply: "), "{garbled}");
+        assert!(garbled.ends_with(" (stderr: Got pk [4, 1, 2] | verif key extraction error 3)"), "{garbled}");
+    }
+
+    #[test]
+    fn the_two_sides_of_a_split_pair_must_have_run_on_the_same_allocator() {
+        use tlsbench_harness::allocator::AllocatorInUse;
+        let used = |name, version: &str| Some(AllocatorInUse { name, version: version.into() });
+        let with = |allocator| SampleReport { allocator, ..report("OpenSSL 3.0.19 27 Jan 2026") };
+        let (_, reason) = merge_sides(
+            Ok(Reply::Ok(with(used(Allocator::Jemalloc, "5.3.1")))),
+            Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36")))),
+        )
+        .unwrap_err();
+        assert_eq!(
+            reason,
+            "the sides ran on different allocators: jemalloc 5.3.1 on the client, glibc 2.36 on the server"
+        );
+        // A runtime's side (Go's, Java's) reports none: the other side's is the pair's.
+        let merged =
+            merge_sides(Ok(Reply::Ok(with(None))), Ok(Reply::Ok(with(used(Allocator::Glibc, "2.36"))))).unwrap();
+        assert_eq!(merged.allocator, used(Allocator::Glibc, "2.36"));
+    }
+}

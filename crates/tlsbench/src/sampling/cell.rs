@@ -1,0 +1,237 @@
+//! Where one cell of a run stands: how it ended, if it did, and the values of every sample
+//! taken, each checked as it comes (the stacks' own libraries, the cell's allocator and build);
+//! and its results, one per side and metric.
+
+use anyhow::Context;
+use tlsbench_harness::allocator::Allocator;
+use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
+use tlsbench_harness::Side;
+
+use crate::builds;
+use crate::plan::{Cell, Process};
+use crate::results::{CellResult, Status};
+use crate::steady::Warmup;
+use crate::store::{StoredCell, StoredRun};
+use crate::{stacks, stats};
+
+/// Where one cell stands: how it ended, if it did, and the values of every sample taken.
+pub struct CellState {
+    pub cell: Cell,
+    pub outcome: Result<(), (Status, String)>,
+    pub(super) client_library: Option<String>,
+    pub(super) server_library: Option<String>,
+    /// What the latest sample negotiated, client's view then server's.
+    pub(super) negotiated: [Option<String>; 2],
+    /// The allocator and version the runners reported (`jemalloc 5.3.1-...`); None where they
+    /// allocate through a runtime of their own.
+    pub(super) allocator_used: Option<String>,
+    /// Samples recorded so far.
+    pub(super) taken: usize,
+    pub(super) series: Vec<(Side, Metric, Vec<f64>)>,
+    /// Which of the cell's processes (forks) took each sample, where they stay up (warm.rs).
+    pub(super) forks: Vec<Option<u32>>,
+    /// How each of its processes warmed up.
+    pub(super) warmups: Vec<Warmup>,
+}
+
+/// The cells of a stored run as they stood after its last stored sample.
+pub fn restore(stored: &StoredRun) -> anyhow::Result<Vec<CellState>> {
+    let states = stored.cells.iter().map(CellState::restore).collect::<Result<Vec<_>, String>>();
+    states.map_err(anyhow::Error::msg).with_context(|| format!("reading run {}", stored.info.id))
+}
+
+impl CellState {
+    /// A cell of a new run: nothing taken, unsupported if planning said so.
+    pub fn planned(cell: Cell) -> CellState {
+        let outcome = cell.support.clone().map_err(|reason| (Status::Unsupported, reason));
+        CellState {
+            cell,
+            outcome,
+            client_library: None,
+            server_library: None,
+            negotiated: [None, None],
+            allocator_used: None,
+            taken: 0,
+            series: Vec::new(),
+            forks: Vec::new(),
+            warmups: Vec::new(),
+        }
+    }
+
+    /// A cell of a stored run, with the samples and the outcome stored for it.
+    pub fn restore(stored: &StoredCell) -> Result<CellState, String> {
+        let cell = Cell::from_key(&stored.key)?;
+        let mut state = CellState::planned(cell);
+        (state.client_library, state.server_library) = (stored.client_library.clone(), stored.server_library.clone());
+        state.allocator_used = stored.allocator_used.clone();
+        state.negotiated = stored.negotiated.clone();
+        for sample in &stored.samples {
+            state.push(&sample.values, sample.fork);
+        }
+        state.warmups = stored.warmups.clone();
+        if stored.status != Status::Ok {
+            state.outcome = Err((stored.status, stored.reason.clone().unwrap_or_default()));
+        }
+        Ok(state)
+    }
+
+    /// The cell as the database first stores it: planned, before any sample.
+    pub fn as_planned(&self) -> StoredCell {
+        let (status, reason) = match &self.outcome {
+            Ok(()) => (Status::Ok, None),
+            Err((status, reason)) => (*status, Some(reason.clone())),
+        };
+        StoredCell {
+            key: self.cell.key(),
+            allocator_used: None,
+            status,
+            reason,
+            client_library: None,
+            server_library: None,
+            negotiated: [None, None],
+            samples: Vec::new(),
+            warmups: Vec::new(),
+        }
+    }
+
+    /// Samples still to take: none once the cell has ended.
+    pub fn missing(&self, samples: usize) -> usize {
+        match self.outcome {
+            Ok(()) => samples.saturating_sub(self.taken),
+            Err(_) => 0,
+        }
+    }
+
+    /// The widest 95% interval of the cell's results, as the table prints it (the farther end,
+    /// in % of the median); None for a cell that has ended or has no samples yet.
+    pub fn widest_ci(&self) -> Option<f64> {
+        if self.outcome.is_err() {
+            return None;
+        }
+        let spreads = self
+            .series
+            .iter()
+            .filter_map(|(_, _, samples)| stats::summarize(samples))
+            .filter_map(|s| stats::ci_percent(s.median, s.ci95));
+        spreads.reduce(f64::max)
+    }
+
+    /// Keeps a sample's values after checking each side reports its own library, and that the
+    /// runners ran on the cell's allocator (glibc's where the run chose none).
+    pub(super) fn record(&mut self, report: &SampleReport, fork: Option<u32>) -> Result<(), (Status, String)> {
+        let asked = self.cell.allocator.unwrap_or(Allocator::Glibc);
+        match (&report.allocator, self.cell.allocator) {
+            (Some(used), _) if used.name != asked => {
+                return Err((
+                    Status::Failed,
+                    format!("the runner allocated with {used}, the cell asks for {asked}; result refused"),
+                ));
+            }
+            (None, Some(asked)) if self.cell.process != Process::Tcp => {
+                return Err((
+                    Status::Failed,
+                    format!("the runner did not report its allocator, the cell asks for {asked}; result refused"),
+                ));
+            }
+            _ => {}
+        }
+        self.allocator_used = report.allocator.as_ref().map(ToString::to_string);
+        // The directory was checked when the run started; a runner replaced since must not
+        // slip its numbers into another build's column.
+        if let Some(build) = self.cell.build {
+            builds::check_reply(build, report.build.as_deref()).map_err(|reason| (Status::Failed, reason))?;
+        }
+        for (id, reported, kept) in [
+            (&self.cell.client, &report.client_library, &mut self.client_library),
+            (&self.cell.server, &report.server_library, &mut self.server_library),
+        ] {
+            if !stacks::owns(id, reported) {
+                return Err((
+                    Status::Failed,
+                    format!("stack `{id}` reported library `{reported}`, which is not its own; result refused"),
+                ));
+            }
+            if let Some(earlier) = kept.as_ref().filter(|k| *k != reported) {
+                return Err((
+                    Status::Failed,
+                    format!("stack `{id}` changed library between samples: `{earlier}` then `{reported}`"),
+                ));
+            }
+            *kept = Some(reported.clone());
+        }
+        for (kept, seen) in self.negotiated.iter_mut().zip(report.negotiated_by_side()) {
+            if let Some(seen) = seen {
+                *kept = Some(seen.to_string());
+            }
+        }
+        self.push(&report.values, fork);
+        Ok(())
+    }
+
+    pub(super) fn push(&mut self, values: &[MetricValue], fork: Option<u32>) {
+        for value in values {
+            match self.series.iter_mut().find(|(side, metric, _)| *side == value.side && *metric == value.metric) {
+                Some((_, _, samples)) => samples.push(value.value),
+                None => self.series.push((value.side, value.metric, vec![value.value])),
+            }
+        }
+        self.taken += 1;
+        self.forks.push(fork);
+    }
+
+    /// One result per side and metric: the summary of the samples, or the reason there is no
+    /// number.
+    pub(super) fn results(&self) -> Vec<CellResult> {
+        let (measure, metrics) = (self.cell.measure, Metric::of(self.cell.measure, self.cell.scenario.kind));
+        let series = |side: Side, metric: Metric| self.series.iter().find(|(s, m, _)| *s == side && *m == metric);
+        [Side::Client, Side::Server]
+            .into_iter()
+            .flat_map(|side| {
+                metrics.iter().filter(move |m| m.reported_by(measure, side)).map(move |&metric| (side, metric))
+            })
+            // A metric its samples lack: a run from before tlsbench took it, or its runner did not.
+            .filter(|&(side, metric)| self.taken == 0 || series(side, metric).is_some())
+            .map(|(side, metric)| {
+                let samples = match &self.outcome {
+                    Ok(()) => series(side, metric).map(|(_, _, v)| v.clone()),
+                    Err(_) => None,
+                };
+                let summary = samples.as_deref().and_then(stats::summarize).map(|summary| match &samples {
+                    Some(values) if self.forks.len() == values.len() => {
+                        stats::spanning_forks(summary, values, &self.forks)
+                    }
+                    _ => summary,
+                });
+                let (status, reason) = match &self.outcome {
+                    Ok(()) => (Status::Ok, None),
+                    Err((status, reason)) => (*status, Some(reason.clone())),
+                };
+                CellResult {
+                    key: self.cell.key(),
+                    client_library: self.client_library.clone(),
+                    server_library: self.server_library.clone(),
+                    scaling_efficiency: None,
+                    scaling_efficiency_ci: None,
+                    side,
+                    metric: metric.name().into(),
+                    unit: metric.unit().into(),
+                    better: if metric.higher_is_better() { "higher" } else { "lower" }.into(),
+                    samples: samples.unwrap_or_default(),
+                    median: summary.as_ref().map(|s| s.median),
+                    ci95: summary.as_ref().map(|s| s.ci95),
+                    min: summary.as_ref().map(|s| s.min),
+                    max: summary.as_ref().map(|s| s.max),
+                    outliers: summary.map(|s| s.outliers).unwrap_or_default(),
+                    status,
+                    reason,
+                    negotiated: self.negotiated[side as usize].clone(),
+                    sample_forks: match self.outcome {
+                        Ok(()) => self.forks.iter().copied().collect::<Option<Vec<u32>>>().unwrap_or_default(),
+                        Err(_) => Vec::new(),
+                    },
+                    warmups: self.warmups.clone(),
+                }
+            })
+            .collect()
+    }
+}

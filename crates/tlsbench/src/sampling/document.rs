@@ -1,0 +1,114 @@
+//! A run's document from its cells: their results, then, for a run with `--threads` or
+//! `--workers`, the rates per thread and the scaling efficiency; and what the run's environment
+//! says of its allocators.
+
+use std::collections::HashMap;
+
+use tlsbench_harness::protocol::Metric;
+use tlsbench_harness::{Measure, Side};
+
+use super::CellState;
+use crate::key::CellKey;
+use crate::output::first_seen;
+use crate::plan::Process;
+use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
+
+/// A run's document: its header and the results of every cell, in planned order. Built by
+/// this one function for a run that just ended and for a stored one, so that the two are equal.
+pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
+    let results = states.iter().flat_map(CellState::results).collect();
+    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: with_rates_per_thread(results) }
+}
+
+/// The time measure's rates of a run with `--threads`: after the results, per thread rate
+/// metric (`handshakes_per_s_per_thread`, ...), one result per cell of several threads (its
+/// aggregate divided by N) and per cell of one thread that has such a sibling (its own rate),
+/// the former with its scaling efficiency: its rate per thread over the one-thread cell's rate,
+/// medians of the same run. Over TCP (`--workers`), the same for the server's connections per
+/// second, per worker (`connections_per_s_per_worker`). Nothing is added to a run without
+/// threads or workers.
+fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
+    let is_rate = |r: &CellResult| {
+        let time = r.key.measure == Measure::Time.name() && r.better == "higher";
+        // The load generators' rate is the server's, seen from the other end: not per worker.
+        let net = r.key.measure == Measure::Net.name()
+            && r.metric == Metric::ConnectionsPerS.name()
+            && r.side == Side::Server;
+        time || net
+    };
+    let one_thread: HashMap<_, &CellResult> =
+        results.iter().filter(|r| is_rate(r) && r.key.threads.is_none()).map(|r| (key_of(r), r)).collect();
+    let has_threads: Vec<_> = results.iter().filter(|r| is_rate(r) && r.key.threads.is_some()).map(key_of).collect();
+    // In the order of the results they come from, so that blocks and rows keep the run's order.
+    let mut added = Vec::new();
+    for r in results.iter().filter(|r| is_rate(r)) {
+        match r.key.threads {
+            None if has_threads.contains(&key_of(r)) => added.push(per_thread(r, 1, None, None)),
+            None => {}
+            Some(n) => {
+                let one = one_thread.get(&key_of(r)).copied().filter(|one| one.status == Status::Ok);
+                let times_n = |x: f64| f64::from(n) * x;
+                let efficiency = match (r.median, one.and_then(|one| one.median)) {
+                    (Some(aggregate), Some(one)) if one > 0.0 => Some(aggregate / times_n(one)),
+                    _ => None,
+                };
+                let interval = match (r.ci95, one.and_then(|one| one.ci95)) {
+                    (Some([low, high]), Some([one_low, one_high])) if one_low > 0.0 => {
+                        Some([low / times_n(one_high), high / times_n(one_low)])
+                    }
+                    _ => None,
+                };
+                added.push(per_thread(r, n, efficiency, interval));
+            }
+        }
+    }
+    results.extend(added);
+    results
+}
+
+/// A cell's result as its variants share it: all but the thread count.
+fn key_of(r: &CellResult) -> (CellKey, Side, &str) {
+    (r.key.variant_key(), r.side, &r.metric)
+}
+
+/// The rate per thread (per worker, over TCP) of a cell of `n` threads: each sample's aggregate
+/// divided by n.
+fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>, efficiency_ci: Option<[f64; 2]>) -> CellResult {
+    let per = |x: f64| x / f64::from(n);
+    let unit = if cell.key.process == Process::Tcp.name() { "worker" } else { "thread" };
+    CellResult {
+        metric: format!("{}_per_{unit}", cell.metric),
+        samples: cell.samples.iter().map(|&x| per(x)).collect(),
+        median: cell.median.map(per),
+        ci95: cell.ci95.map(|[lo, hi]| [per(lo), per(hi)]),
+        min: cell.min.map(per),
+        max: cell.max.map(per),
+        scaling_efficiency: efficiency,
+        scaling_efficiency_ci: efficiency_ci,
+        ..cell.clone()
+    }
+}
+
+/// What the run's environment says of its allocators, from what the runners reported: each
+/// allocator with its version, behind tlsbench's interposer; and the stacks whose runtimes
+/// allocate on their own.
+pub fn allocators_used(states: &[CellState]) -> String {
+    let used = first_seen(states.iter().filter_map(|s| s.allocator_used.clone()));
+    let runtimes = first_seen(
+        states
+            .iter()
+            .filter(|s| s.taken > 0 && s.allocator_used.is_none())
+            .flat_map(|s| [s.cell.client.clone(), s.cell.server.clone()]),
+    );
+    let mut parts = Vec::new();
+    if !used.is_empty() {
+        parts.push(format!("{}, behind tlsbench's malloc interposer", used.join(", ")));
+    }
+    if !runtimes.is_empty() {
+        parts.push(format!("{}: their runtime's own", runtimes.join(", ")));
+    }
+    match parts.is_empty() {
+        true => "none reported (no sample was taken)".to_string(),
+        false => parts.join("; "),
+    }
+}

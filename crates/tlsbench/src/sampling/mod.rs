@@ -1,0 +1,214 @@
+//! Measuring a planned run: every sample of every cell in its own runner process, cells
+//! interleaved in a new random order each round so that machine drift hits all stacks alike.
+//!
+//! This file is the schedule: the rounds, and the further rounds of `--target-ci`. Beside it:
+//! cell.rs (where each cell stands), one_shot.rs (a sample from processes of its own), warm.rs
+//! and sessions.rs (from processes that stay up, and their pool), document.rs (the run's document
+//! from its cells). How a runner is asked and its reply read is ../sample_call.rs, shared with
+//! the measures that take their samples elsewhere (net.rs, instructions.rs).
+
+mod cell;
+mod document;
+mod one_shot;
+mod sessions;
+#[cfg(test)]
+mod tests;
+mod warm;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tlsbench_harness::protocol::SampleReport;
+
+use crate::output::progress::Progress;
+use crate::plan::Cell;
+use crate::results::Status;
+use crate::sample_call::{Settings, Target};
+use crate::steady::Warmup;
+
+pub use cell::{restore, CellState};
+pub use document::{allocators_used, document};
+
+/// What adaptive sampling does next.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// Another round, of these cells (positions in the plan).
+    Round(Vec<usize>),
+    /// Every cell is within the target.
+    Reached,
+    /// The budget is spent; these cells are still wider than the target.
+    BudgetSpent(Vec<usize>),
+}
+
+/// The next step of adaptive sampling after `elapsed` of measuring.
+pub fn next(states: &[CellState], target: &Target, elapsed: Duration) -> Next {
+    let wide: Vec<usize> =
+        (0..states.len()).filter(|&i| states[i].widest_ci().is_some_and(|w| w > target.ci_percent)).collect();
+    match (wide.is_empty(), elapsed >= target.budget) {
+        (true, _) => Next::Reached,
+        (false, true) => Next::BudgetSpent(wide),
+        (false, false) => Next::Round(wide),
+    }
+}
+
+/// Where each sample and each cell's end go as they happen (the results database), so that a
+/// run stopped at any point keeps everything measured before.
+pub trait Recorder {
+    /// Sample `index` (from 0) of cell `cell` (its position in the plan), taken by its process
+    /// `fork` where its processes stay up.
+    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> anyhow::Result<()>;
+    /// How one of the cell's processes warmed up.
+    fn warmed(&mut self, cell: usize, warmup: &Warmup) -> anyhow::Result<()>;
+    fn ended(&mut self, cell: usize, status: Status, reason: &str) -> anyhow::Result<()>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// Every cell has all its samples, or has ended.
+    Complete,
+    /// `stop` was set: what was measured is recorded, the rest is missing.
+    Interrupted,
+}
+
+/// Takes every missing sample of every cell that has not ended, round by round, until each has
+/// `settings.samples`; then, with a target, further rounds of the cells still wider than it
+/// (see [`next`]). Stops before the next sample once `stop` is set.
+pub fn measure(
+    states: &mut [CellState],
+    settings: &Settings,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+    stop: &AtomicBool,
+) -> anyhow::Result<Finish> {
+    let started = Instant::now();
+    let cells: Vec<(usize, &Cell)> =
+        states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    // Scenarios whose processes that stay up would be too many at once take their rounds one
+    // batch after the other, each batch's processes ended before the next's start.
+    for batch in warm::batches(&cells, settings) {
+        let pool = &mut sessions::Pool::new()?;
+        warm_up_first(states, &batch, settings, pool, progress, recorder)?;
+        for round in 0..settings.samples {
+            // A resumed cell may already have this round's sample.
+            let due: Vec<usize> = batch.iter().copied().filter(|&i| states[i].taken <= round).collect();
+            if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+                return Ok(Finish::Interrupted);
+            }
+        }
+    }
+    let Some(target) = &settings.target else { return Ok(Finish::Complete) };
+    let pool = &mut sessions::Pool::new()?;
+    let mut round = settings.samples;
+    loop {
+        match next(states, target, started.elapsed()) {
+            Next::Round(cells) => {
+                progress.extra_round(cells.len() as u64);
+                if take_round(states, cells, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+                    return Ok(Finish::Interrupted);
+                }
+                round += 1;
+            }
+            Next::Reached | Next::BudgetSpent(_) => return Ok(Finish::Complete),
+        }
+    }
+}
+
+/// How progress names a cell: `SCENARIO PAIR (VARIANT) [BUILD]`, and where its sides ran.
+fn progress_label(cell: &Cell) -> String {
+    let key = cell.key();
+    format!("{} {}", key.scenario, key.pair_label())
+}
+
+/// Warms up the processes that stay up before the first round (warm.rs), recording each
+/// warm-up, or the end of a cell whose processes failed.
+fn warm_up_first(
+    states: &mut [CellState],
+    positions: &[usize],
+    settings: &Settings,
+    pool: &mut sessions::Pool,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+) -> anyhow::Result<()> {
+    let cells: Vec<(usize, &Cell)> = positions.iter().map(|&i| (i, &states[i].cell)).collect();
+    for (i, outcome) in warm::warm_up_first(&cells, settings, pool) {
+        let state = &mut states[i];
+        match outcome {
+            Ok(warmup) => {
+                state.warmups.push(warmup);
+                recorder.warmed(i, &warmup)?;
+            }
+            Err((status, reason)) if state.outcome.is_ok() => {
+                progress.cell_ended(
+                    &progress_label(&state.cell),
+                    status,
+                    &reason,
+                    state.missing(settings.samples) as u64,
+                );
+                recorder.ended(i, status, &reason)?;
+                state.outcome = Err((status, reason));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One sample of each of `cells` that has not ended, in a new random order: so the processes
+/// that stay up (warm.rs) are asked in turn too, and drift spreads over every cell.
+#[allow(clippy::too_many_arguments)]
+fn take_round(
+    states: &mut [CellState],
+    mut cells: Vec<usize>,
+    round: usize,
+    settings: &Settings,
+    pool: &mut sessions::Pool,
+    progress: &mut Progress,
+    recorder: &mut dyn Recorder,
+    stop: &AtomicBool,
+) -> anyhow::Result<Finish> {
+    fastrand::shuffle(&mut cells);
+    for i in cells {
+        let state = &mut states[i];
+        if state.outcome.is_err() {
+            continue;
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Finish::Interrupted);
+        }
+        let label = progress_label(&state.cell);
+        let index = state.taken;
+        // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
+        // sample finish, and the check above stops before the next one.
+        let (fork, taken) = match settings.uses_sessions(&state.cell) {
+            true => {
+                let fork = warm::fork_of(index, settings);
+                (Some(fork), warm::sample(&state.cell, fork, settings, pool))
+            }
+            false => (None, one_shot::sample(&state.cell, settings).map(|report| (report, None))),
+        };
+        if let Ok((_, Some(warmup))) = &taken {
+            state.warmups.push(*warmup);
+            recorder.warmed(i, warmup)?;
+        }
+        let outcome = taken
+            .and_then(|(report, _)| one_shot::aggregate_threads(&state.cell, report))
+            .and_then(|report| state.record(&report, fork).map(|()| report));
+        progress.sample_done(round, &label);
+        match outcome {
+            Ok(report) => recorder.sample(i, index, &report, fork)?,
+            Err((status, reason)) => {
+                progress.cell_ended(&label, status, &reason, settings.samples.saturating_sub(index + 1) as u64);
+                recorder.ended(i, status, &reason)?;
+                state.outcome = Err((status, reason));
+            }
+        }
+    }
+    progress.round_done(round);
+    Ok(Finish::Complete)
+}
+
+/// The number of runner invocations still to make: every missing sample of the cells that
+/// have not ended.
+pub fn planned_samples(states: &[CellState], settings: &Settings) -> u64 {
+    states.iter().map(|s| s.missing(settings.samples)).sum::<usize>() as u64
+}

@@ -1,0 +1,81 @@
+//! A sample from runner processes of its own (one-shot): one runner holding both stacks, or one
+//! per side of a split pair; a TCP cell's (net.rs) and the instructions measure's
+//! (instructions.rs) are taken by their own modules. And a sample of `--threads N` as the cell
+//! keeps it.
+
+use std::time::Duration;
+
+use tlsbench_harness::protocol::SampleReport;
+use tlsbench_harness::Measure;
+
+use crate::executor;
+use crate::plan::{Cell, Process};
+use crate::results::Status;
+use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
+
+/// One sample: in one fresh runner holding both stacks, split over two runners, one per
+/// side, or over TCP.
+pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+    if cell.process == Process::Tcp {
+        return crate::net::sample(cell, settings);
+    }
+    if cell.measure == Measure::Instructions {
+        return crate::instructions::sample(cell, settings);
+    }
+    let failed = |reason: String| (Status::Failed, reason);
+    let runners = settings.runners_for(cell);
+    let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
+    let warmup_ms = settings.warmup_ms(cell);
+    let common = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
+    let limit = cell.time_limit(
+        settings.timeout,
+        Duration::from_millis(settings.min_time_ms),
+        Duration::from_millis(warmup_ms),
+    );
+    let env = allocator_env(cell);
+    let both = runners.for_pair(&cell.client, &cell.server).filter(|_| cell.process == Process::InProcess);
+    let Some(both) = both else {
+        let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
+        // The socket to the peer is each runner's stdin.
+        let (client, server) = (cell.client.as_str(), cell.server.as_str());
+        let side = |role, stack, peer| {
+            [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat()
+        };
+        let (client_args, server_args) = (side("client", client, server), side("server", server, client));
+        let (client, server) =
+            executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
+        return merge_sides(reply(client), reply(server));
+    };
+    let threads = cell.threads.map(|n| n.to_string());
+    let threads: &[&str] = match &threads {
+        Some(n) => &["--threads", n],
+        None => &[],
+    };
+    let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], threads, &common].concat();
+    reply_of(reply(executor::call_with(both, &args, &env, limit)))
+}
+
+/// A sample of `--threads N` as the cell keeps it: the runner must have reported N threads,
+/// each of which measured; the sample's values are the sums of the threads' rates (computed
+/// here, from the threads' own).
+pub(super) fn aggregate_threads(cell: &Cell, report: SampleReport) -> Result<SampleReport, (Status, String)> {
+    let Some(n) = cell.threads else { return Ok(report) };
+    // A server's workers share its counts: its rate is already theirs together.
+    if cell.process == Process::Tcp {
+        return Ok(report);
+    }
+    let failed = |reason: String| Err((Status::Failed, reason));
+    if report.threads.len() != n as usize {
+        return failed(format!(
+            "the runner reported {} thread(s)' results, the cell asks for {n}; result refused",
+            report.threads.len()
+        ));
+    }
+    if let Some(i) = report.threads.iter().position(|t| t.iterations == 0) {
+        return failed(format!("thread {} of {n} measured no iteration; result refused", i + 1));
+    }
+    let values = tlsbench_harness::protocol::sum_threads(&report.threads);
+    let iterations = report.threads.iter().map(|t| t.iterations).sum();
+    Ok(SampleReport { values, iterations, ..report })
+}
