@@ -193,6 +193,14 @@ func checkStack(id string) error {
 	return nil
 }
 
+// checkPeers applies each side's limits on its peer (the harness's check_pair).
+func checkPeers(caps Capabilities, client, server string) error {
+	if err := caps.checkPeer(Client, server); err != nil {
+		return err
+	}
+	return caps.checkPeer(Server, client)
+}
+
 // supported says why the stack cannot take this sample, if it cannot: what it cannot be
 // measured by, a measure that does not apply to the kind, a scenario it cannot do.
 func supported(caps Capabilities, measure Measure, s Scenario) error {
@@ -219,7 +227,11 @@ func sample(args []string) (*SampleReport, error) {
 			return nil, err
 		}
 	}
-	if err := supported(capabilities(), measure, scenario); err != nil {
+	caps := capabilities()
+	if err := supported(caps, measure, scenario); err != nil {
+		return nil, err
+	}
+	if err := checkPeers(caps, *client, *server); err != nil {
 		return nil, err
 	}
 	cr, err := loadCredentials(s.dataDir, scenario.Key)
@@ -295,6 +307,10 @@ func side(args []string, inSession bool) (*SampleReport, error) {
 	if err := supported(caps, measure, scenario); err != nil {
 		return nil, err
 	}
+	// As the harness's side: this stack's limits on its peer; the peer's runner checks the peer's.
+	if err := caps.checkPeer(own, *peerStack); err != nil {
+		return nil, err
+	}
 	cr, err := loadCredentials(s.dataDir, scenario.Key)
 	if err != nil {
 		return nil, err
@@ -316,7 +332,11 @@ func traceCommand(args []string) (*IoTrace, error) {
 			return nil, err
 		}
 	}
-	if err := supported(capabilities(), MeasureIo, scenario); err != nil {
+	caps := capabilities()
+	if err := supported(caps, MeasureIo, scenario); err != nil {
+		return nil, err
+	}
+	if err := checkPeers(caps, *client, *server); err != nil {
 		return nil, err
 	}
 	cr, err := loadCredentials(s.dataDir, scenario.Key)

@@ -22,13 +22,43 @@ import (
 	"time"
 )
 
-const (
-	stackID = "go"
-	// serverName is the host name in every server certificate; clients verify it.
-	serverName = "server.tlsbench.test"
-)
+// serverName is the host name in every server certificate; clients verify it.
+const serverName = "server.tlsbench.test"
 
-func library() string { return "Go crypto/tls " + runtime.Version() }
+// release and goroot are set by scripts/build-go.sh (-ldflags -X) in a runner of the stack at
+// another Go release (docs/versions.md): release is the RELEASE of the stack `go@RELEASE` it
+// lists and answers to (1.27 for a toolchain of Go 1.27.x; a label such as 1.26.8 or
+// 1.27-devel+abcdef1234 for a local Go tree), and goroot, for a local tree, the GOROOT it was
+// built with. Both empty: the default runner, of the stack `go`.
+var release, goroot string
+
+// stackID is the stack this runner holds: `go`, or `go@RELEASE`.
+var stackID = idAt(release)
+
+func idAt(release string) string {
+	if release == "" {
+		return "go"
+	}
+	return "go@" + release
+}
+
+func library() string { return libraryOf(runtime.Version(), release, goroot) }
+
+// libraryOf is the library string: `Go crypto/tls go1.26.8` (runtime.Version()), whichever
+// toolchain built it; from a local Go tree, the tree's label and path, and runtime.Version()
+// where it says something else (a git checkout's commit, a devel build's date):
+// `Go crypto/tls go1.27-devel+abcdef1234 (/src/go, devel go1.27-abcdef1234 Mon Jan 5 ...)`.
+// tlsbench finds the release in the word goRELEASE or goRELEASE.* (stacks::owns).
+func libraryOf(version, release, goroot string) string {
+	if goroot == "" {
+		return "Go crypto/tls " + version
+	}
+	library := "Go crypto/tls go" + release + " (" + goroot
+	if version != "go"+release {
+		library += ", " + version
+	}
+	return library + ")"
+}
 
 // tlsLibrary is the TLS library without its backend: the same string, crypto/tls and Go's crypto
 // come with the toolchain.
@@ -60,7 +90,7 @@ type Capabilities struct {
 	ClientAuth    []ClientAuth   `json:"client_auth"`
 	EMSOff        bool           `json:"ems_off"`
 	Exclusions    []Exclusion    `json:"exclusions"`
-	PeerLimits    []struct{}     `json:"peer_limits"`
+	PeerLimits    []PeerLimit    `json:"peer_limits"`
 	MeasureLimits []MeasureLimit `json:"measure_limits,omitempty"`
 	MinWarmupMs   uint64         `json:"min_warmup_ms,omitempty"`
 }
@@ -69,6 +99,14 @@ type Capabilities struct {
 type Exclusion struct {
 	Pattern string `json:"pattern"`
 	Reason  string `json:"reason"`
+}
+
+// PeerLimit: on Side, the stack completes handshakes only with the peer stacks in Only, because
+// of Reason. The Go stack declares none.
+type PeerLimit struct {
+	Side   Side     `json:"side"`
+	Only   []string `json:"only"`
+	Reason string   `json:"reason"`
 }
 
 type MeasureLimit struct {
@@ -86,7 +124,7 @@ func capabilities() Capabilities {
 		Keys:       allKeys,
 		Suites:     allSuites,
 		ClientAuth: allAuths,
-		PeerLimits: []struct{}{},
+		PeerLimits: []PeerLimit{},
 		Exclusions: []Exclusion{
 			{"handshake-resume-id_*", "go: crypto/tls has no session-ID resumption: its server keeps no session cache, and its client resumes from tickets only"},
 			{"memory-*", "go: the Go runner does not hold N connections open (memory-N is not implemented)"},
@@ -162,6 +200,25 @@ func (c Capabilities) checkMeasure(m Measure) error {
 		}
 	}
 	return nil
+}
+
+// checkPeer says why the stack, on side, cannot complete a handshake with the peer stack
+// peer, if it cannot (its PeerLimits), as the harness's Capabilities::check_peer: a peer at
+// another release (`openssl@3.5`, `go@1.27`) is its stack.
+func (c Capabilities) checkPeer(side Side, peer string) error {
+	peer = stackOf(peer)
+	for _, limit := range c.PeerLimits {
+		if limit.Side == side && !slices.Contains(limit.Only, peer) {
+			return unsupported("%s", limit.Reason)
+		}
+	}
+	return nil
+}
+
+// stackOf is the stack of a stack id: ID of ID@RELEASE, else the id itself.
+func stackOf(id string) string {
+	stack, _, _ := strings.Cut(id, "@")
+	return stack
 }
 
 // wildcardMatch says whether text matches pattern, in which `*` stands for any text.
