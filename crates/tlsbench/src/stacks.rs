@@ -110,13 +110,15 @@ fn is_release(release: &str) -> bool {
 
 /// Whether `library`, as a runner reports it, is `id`'s own: its stack's library, and for
 /// `ID@RELEASE` that release of it (`OpenSSL 3.5.4 30 Sep 2025` is `openssl@3.5`'s and
-/// `openssl@3.5.4`'s, not `openssl@3.6`'s).
+/// `openssl@3.5.4`'s, not `openssl@3.6`'s). Go names its releases `go1.27.3`
+/// (`Go crypto/tls go1.27.3` is `go@1.27`'s).
 pub fn owns(id: &str, library: &str) -> bool {
     let Some(stack) = known(id) else { return false };
-    let release_matches = match split_release(id).1 {
-        None => true,
-        Some(release) => library
+    let release_matches = match split_release(id) {
+        (_, None) => true,
+        (base, Some(release)) => library
             .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ','))
+            .map(|word| if base == "go" { word.strip_prefix("go").unwrap_or(word) } else { word })
             .any(|word| word == release || word.strip_prefix(release).is_some_and(|rest| rest.starts_with('.'))),
     };
     (stack.owns)(library) && release_matches
@@ -441,6 +443,14 @@ mod tests {
         assert!(owns("openssl@3", library));
         assert!(!owns("openssl@3.5", "BoringSSL (API version 19)"));
         assert!(owns("openssl@4.0", "OpenSSL 4.0.0 14 Oct 2026"));
+        // Go's releases are goX.Y.Z (runtime.Version()); a local tree's label is in its library.
+        let go = "Go crypto/tls go1.27.3";
+        assert!(owns("go@1.27", go) && owns("go@1.27.3", go) && owns("go", go));
+        assert!(!owns("go@1.26", go) && !owns("go@1.2", go) && !owns("go@1.27.30", go));
+        assert!(!owns("openssl@1.27", "OpenSSL go1.27.3"), "only Go's releases are goX.Y");
+        let local = "Go crypto/tls go1.27-devel+abcdef1234 (/src/go, devel go1.27-abcdef1234 Mon Jan 5 2026)";
+        assert!(owns("go@1.27-devel+abcdef1234", local) && !owns("go@1.27-devel+0123456789", local));
+        assert!(owns("go@1.26.8", "Go crypto/tls go1.26.8 (/usr/local/go)"));
     }
 
     #[test]
