@@ -21,4 +21,5 @@ mod profile;
 mod storage;
 mod terminal;
 mod threads;
+mod versions_go;
 mod warm;

@@ -1,0 +1,104 @@
+//! End-to-end: the Go stack at another Go release (scripts/build-go.sh 1.27, docs/versions.md):
+//! `go` and `go@1.27` listed and measured in one run, each on its own Go. Skipped when
+//! target/versions/go@1.27 is not built, unless TLSBENCH_REQUIRE_RELEASES is set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+use crate::fake_go::runner_dir;
+use common::{read_json, succeeded, tlsbench};
+
+const RELEASE: &str = "go@1.27";
+
+/// The directory of go@1.27's runner, where tlsbench looks for it; None (the test is skipped,
+/// saying why) when it is not built, unless TLSBENCH_REQUIRE_RELEASES says it must be.
+fn release_dir() -> Option<PathBuf> {
+    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => runner_dir().parent().unwrap().join("versions"),
+    };
+    let dir = versions.join(RELEASE);
+    if dir.join("tlsbench-runner-go").is_file() {
+        return Some(dir);
+    }
+    let reason = format!("{} is not built (scripts/build-go.sh 1.27)", dir.display());
+    assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "TLSBENCH_REQUIRE_RELEASES: {reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// The library a Go runner lists for its one stack.
+fn listed_library(runner: &Path) -> String {
+    let output = succeeded(Command::new(runner).arg("list").output().unwrap());
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    list["stacks"][0]["library"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn list_stacks_shows_go_at_its_release_with_its_go() {
+    let Some(dir) = release_dir() else { return };
+    let library = listed_library(&dir.join("tlsbench-runner-go"));
+    assert!(library.starts_with("Go crypto/tls go1.27."), "{library}");
+    let tmp = tempfile::tempdir().unwrap();
+    let output = succeeded(tlsbench(tmp.path()).args(["list", "stacks"]).output().unwrap());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = |id: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no {id} in:\n{text}"))
+            .to_string()
+    };
+    assert!(line(RELEASE).ends_with(&library), "{}", line(RELEASE));
+    assert!(line("go").contains("Go crypto/tls go1.") && !line("go").contains("go1.27."), "{}", line("go"));
+}
+
+#[test]
+fn go_and_go_at_1_27_in_one_run_each_report_their_own_go() {
+    let Some(dir) = release_dir() else { return };
+    let release_library = listed_library(&dir.join("tlsbench-runner-go"));
+    let default_library = listed_library(&runner_dir().join("tlsbench-runner-go"));
+    assert_ne!(release_library, default_library);
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("r.json");
+    let output = tlsbench(tmp.path())
+        .args(["run", "--stack", "go", "--stack", RELEASE, "--scenario"])
+        .args(["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "time"])
+        .args(["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0", "--forks", "1", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let output = succeeded(output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(RELEASE), "{RELEASE} in:\n{stdout}");
+    let doc = read_json(&json);
+    let results = doc["results"].as_array().unwrap();
+    for (stack, library) in [("go", &default_library), (RELEASE, &release_library)] {
+        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack).collect();
+        assert!(!cells.is_empty(), "no cells of {stack} in {results:?}");
+        for r in cells {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(r["server_stack"], stack, "{r}");
+            assert_eq!(r["client_library"], library.as_str(), "{r}");
+            assert_eq!(r["server_library"], library.as_str(), "{r}");
+        }
+        let stacks = doc["run"]["stacks"].as_array().unwrap();
+        let described = stacks.iter().find(|s| s["id"] == stack).unwrap_or_else(|| panic!("{stack} in {stacks:?}"));
+        assert_eq!(described["library"], library.as_str(), "{described}");
+    }
+    assert!(results.iter().all(|r| r["client_stack"] == "go" || r["client_stack"] == RELEASE), "only the two");
+}
+
+#[test]
+fn build_go_refuses_a_release_the_runner_cannot_be_built_with_in_one_line() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-go.sh");
+    let output = Command::new(script).arg("1.19").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "go 1.19: cannot be built here: the Go runner needs Go 1.25 or later (runners/go/go.mod), not Go 1.19\n"
+    );
+}
