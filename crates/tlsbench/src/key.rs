@@ -3,7 +3,7 @@
 //! The results document, the database's `cells` table, the CSV export, the tables' labels and
 //! `compare`'s matching all derive from [`CellKey`]: its serde names are the JSON fields and the
 //! database and CSV columns. Adding an axis is one field here (and in [`CellKey::COLUMNS`]), one
-//! migration step in store.rs, and the code that gives the axis its meaning.
+//! migration step in store/schema.rs, and the code that gives the axis its meaning.
 
 use serde::{Deserialize, Serialize};
 

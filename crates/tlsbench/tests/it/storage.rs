@@ -322,7 +322,7 @@ fn a_database_of_another_schema_version_is_refused() {
     let version = query(&current, "PRAGMA user_version");
     assert!(version > 0);
 
-    // Version 2 is upgraded in place (store.rs tests it); 1 and the next are refused.
+    // Version 2 is upgraded in place (store/tests.rs tests it); 1 and the next are refused.
     for other in [version + 1, 1] {
         let db = dir.path().join(format!("v{other}.db"));
         Connection::open(&db)
