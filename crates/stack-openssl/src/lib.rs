@@ -252,10 +252,13 @@ impl OpenSslConnection {
 
     /// After a client's TLS 1.2 handshake that resumed, keeps the connection's session, as a
     /// client that saves `SSL_get1_session` after each connection does. A server that issues a
-    /// new ticket when it resumes (rustls, Go, JSSE do; OpenSSL's does not) makes OpenSSL 3.0's
-    /// client retire the session it offered (not resumable any more) and hold the new ticket in
-    /// a copy, without calling the new-session callback for it: the next connection would have
-    /// nothing to offer.
+    /// new ticket when it resumes (rustls, Go, JSSE do; OpenSSL, BoringSSL, GnuTLS and s2n-tls
+    /// do not) makes OpenSSL's client retire the session it offered (not resumable any more:
+    /// `SSL_CTX_remove_session` in `tls_process_new_session_ticket`, as the client cache mode is
+    /// on) and hold the new ticket in a copy, without calling the new-session callback for it
+    /// (`ssl_update_cache` skips resumed TLS 1.2 handshakes): with the callback alone, the next
+    /// connection would offer a retired session and do a full handshake, every other one. So
+    /// in 3.0.19, 3.5.5, 3.6.3 and 4.0.3 (docs/stacks.md; the tests below pin it).
     fn keep_resumed_session(&self) {
         let ssl = self.stream.ssl();
         let Some(sessions) = &self.sessions else { return };
@@ -430,6 +433,9 @@ pub fn openssl_version_number(version: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use tlsbench_harness::driver::{self, SampleSpec};
     use tlsbench_harness::{KeyType, Link};
 
     use super::*;
@@ -539,6 +545,146 @@ mod tests {
             let asked = scenario(name);
             let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
             tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
+        }
+    }
+
+    /// A TLS 1.2 ticket server that issues a new ticket in every handshake it resumes, as
+    /// rustls's, Go's and JSSE's do. OpenSSL's own server renews only when its ticket callback
+    /// says so (`SSL_TICKET_RETURN_USE_RENEW`), which this one always does.
+    fn renewing_server(asked: &Scenario) -> SslContext {
+        use openssl_sys::{SSL, SSL_CTX, SSL_SESSION};
+        type Generate = extern "C" fn(*mut SSL, *mut c_void) -> c_int;
+        type Decrypt = extern "C" fn(*mut SSL, *mut SSL_SESSION, *const u8, usize, c_int, *mut c_void) -> c_int;
+        extern "C" {
+            /// In libssl since 1.1.1; openssl-sys does not declare it.
+            fn SSL_CTX_set_session_ticket_cb(
+                ctx: *mut SSL_CTX,
+                generate: Option<Generate>,
+                decrypt: Option<Decrypt>,
+                arg: *mut c_void,
+            ) -> c_int;
+        }
+        // ssl.h's SSL_TICKET_SUCCESS, SSL_TICKET_SUCCESS_RENEW, SSL_TICKET_RETURN_IGNORE_RENEW
+        // and SSL_TICKET_RETURN_USE_RENEW (the same from 1.1.1 to 4.0).
+        extern "C" fn renew(
+            _: *mut SSL,
+            _: *mut SSL_SESSION,
+            _: *const u8,
+            _: usize,
+            status: c_int,
+            _: *mut c_void,
+        ) -> c_int {
+            match status {
+                5 | 6 => 4,
+                // No ticket or one it cannot decrypt: a full handshake, with a new ticket.
+                _ => 2,
+            }
+        }
+        let ctx = OpenSsl.server_config(asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let raw_ctx = &*ctx as *const openssl::ssl::SslContextRef as *mut SSL_CTX;
+        // SAFETY: a live context, not yet shared with any connection; the callback keeps no state.
+        assert_eq!(unsafe { SSL_CTX_set_session_ticket_cb(raw_ctx, None, Some(renew), ptr::null_mut()) }, 1);
+        ctx
+    }
+
+    fn is_resumable(session: &SslSessionRef) -> bool {
+        extern "C" {
+            /// In libssl since 1.1.1; openssl-sys does not declare it.
+            fn SSL_SESSION_is_resumable(session: *const openssl_sys::SSL_SESSION) -> c_int;
+        }
+        // SAFETY: a live session, only read.
+        unsafe { SSL_SESSION_is_resumable(session as *const SslSessionRef as *const openssl_sys::SSL_SESSION) == 1 }
+    }
+
+    /// One connection of `config`'s client to `server`, offering the session the client's store
+    /// gives it; with `callback_only`, the client keeps new sessions from OpenSSL's new-session
+    /// callback alone (not the connection's session after a resumed TLS 1.2 handshake).
+    fn connect_once(config: &ClientConfig, server: &SslContext, callback_only: bool) -> OpenSslConnection {
+        let link = Link::new();
+        let mut client = OpenSsl.new_client(config, link.client()).unwrap_or_else(|e| panic!("{e}"));
+        if callback_only {
+            client.sessions = None;
+        }
+        let mut server = OpenSsl.new_server(server, link.server()).unwrap_or_else(|e| panic!("{e}"));
+        tlsbench_harness::step::handshake_pair(&mut client, &mut server, &link, &mut tlsbench_harness::step::Unmetered)
+            .unwrap_or_else(|e| panic!("{e}"));
+        client
+    }
+
+    /// What OpenSSL's client does, at every release checked (3.0.19, 3.5.5, 3.6.3, 4.0.3), when
+    /// a TLS 1.2 handshake resumes from a ticket and the server sends a new one: it retires the
+    /// session it offered (`tls_process_new_session_ticket` calls `SSL_CTX_remove_session` on
+    /// it when the client cache mode is on, which marks it not resumable) and gives the new one
+    /// to no new-session callback (`ssl_update_cache` skips resumed TLS 1.2 handshakes). A client
+    /// keeping sessions from the callback alone then resumes every other connection. Should this
+    /// fail, the OpenSSL linked behaves otherwise: docs/stacks.md says which releases do this.
+    #[test]
+    fn a_renewed_tls12_ticket_retires_the_session_offered_and_reaches_no_callback() {
+        let asked = scenario("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm");
+        let config = OpenSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let kept = |config: &ClientConfig| {
+            let sessions = config.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            (sessions.unused.len(), sessions.last.as_ref().map(|s| s.id().to_vec()))
+        };
+        let server = renewing_server(&asked);
+        // The full handshake: the callback keeps its session.
+        assert!(!connect_once(&config, &server, true).stream.ssl().session_reused());
+        let offered = config.sessions.lock().unwrap_or_else(PoisonError::into_inner).last.clone().expect("a session");
+        assert!(is_resumable(&offered));
+        // It resumes, and a new ticket arrives in the abbreviated handshake.
+        let client = connect_once(&config, &server, true);
+        let ssl = client.stream.ssl();
+        assert!(ssl.session_reused());
+        let renewed = ssl.session().expect("the connection's session");
+        assert!(is_resumable(renewed));
+        assert_ne!(renewed.id(), offered.id(), "the connection holds a new session, for the new ticket");
+        assert!(!is_resumable(&offered), "the session offered is retired");
+        // The callback was not called: the store holds nothing but the session it was given.
+        assert_eq!(kept(&config), (0, Some(offered.id().to_vec())));
+        // So the next connection, offering it, does a full handshake, whose session the
+        // callback keeps; and the one after resumes again.
+        assert!(!connect_once(&config, &server, true).stream.ssl().session_reused());
+        assert!(connect_once(&config, &server, true).stream.ssl().session_reused());
+
+        // A server that does not renew (OpenSSL's by default): the session stays resumable.
+        let config = OpenSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let server = OpenSsl.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        connect_once(&config, &server, true);
+        let offered = config.sessions.lock().unwrap_or_else(PoisonError::into_inner).last.clone().expect("a session");
+        for _ in 0..3 {
+            assert!(connect_once(&config, &server, true).stream.ssl().session_reused());
+        }
+        assert!(is_resumable(&offered));
+    }
+
+    /// The adapter keeps the connection's session after a resumed TLS 1.2 handshake, as a client
+    /// saving `SSL_get1_session` after each connection does: against a server that renews its
+    /// ticket every time, every connection resumes, each one checked by the resumption gate.
+    #[test]
+    fn every_connection_resumes_from_a_server_that_renews_its_tls12_ticket() {
+        let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
+        for name in [
+            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm_mtls",
+        ] {
+            let asked = scenario(name);
+            let config = OpenSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+            let report =
+                driver::sample_with_configs(&OpenSsl, &OpenSsl, config, renewing_server(&asked), &asked, &spec)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
+        }
+        // Connection by connection, from a full handshake on: with the callback alone, every
+        // other one resumes (the cell's gate failed half of its handshakes); keeping the
+        // connection's session, all but the first.
+        let asked = scenario("handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm");
+        let server = renewing_server(&asked);
+        for (callback_only, expected) in
+            [(true, [false, true, false, true, false, true]), (false, [false, true, true, true, true, true])]
+        {
+            let config = OpenSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+            let resumed = expected.map(|_| connect_once(&config, &server, callback_only).stream.ssl().session_reused());
+            assert_eq!(resumed, expected, "callback only: {callback_only}");
         }
     }
 
