@@ -277,7 +277,7 @@ pub fn smallest_p(n1: usize, n2: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     /// Samples around `center` with a spread of `spread` (fraction), in a fixed zig-zag order.
     fn around(center: f64, spread: f64, n: usize) -> Vec<f64> {

@@ -95,7 +95,7 @@ impl Group<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
     use tlsbench_harness::protocol::StackInfo;
     use tlsbench_harness::{Backend, Capabilities};
 

@@ -155,11 +155,136 @@ pub enum Status {
     Failed,
 }
 
+/// A small run document for the tests of the tables, the reports and the exporters: two pairs,
+/// a failed and an unsupported cell, outliers, two metrics.
+#[cfg(test)]
+pub mod fixture {
+    use super::*;
+    use crate::key::CellKey;
+    use tlsbench_harness::protocol::StackInfo;
+    use tlsbench_harness::{Capabilities, Side};
+
+    pub const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+    pub const CHACHA: &str = "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305";
+
+    pub fn document() -> RunDocument {
+        let rustls = |scenario: &str, side: Side, median: f64, ci: [f64; 2], outliers: Vec<usize>| CellResult {
+            samples: vec![ci[0], median, ci[1]],
+            median: Some(median),
+            ci95: Some(ci),
+            min: Some(ci[0]),
+            max: Some(ci[1]),
+            outliers,
+            ..cell(scenario, "rustls-aws-lc-rs", side, Status::Ok, None)
+        };
+        let failed = "negotiated TLS 1.2, expected TLS 1.3";
+        let unsupported = "openssl: cipher suite chacha20-poly1305 not supported";
+        RunDocument {
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                id: "run-1".into(),
+                started: "2025-01-02T03:04:05Z".into(),
+                tlsbench_version: "0.1.0".into(),
+                command_line: vec!["tlsbench".into(), "run".into()],
+                environment: Environment {
+                    cpu: "Test CPU @ 3.0GHz".into(),
+                    cores: 2,
+                    kernel: "6.1.0".into(),
+                    rustc: "rustc 1.85.0".into(),
+                    allocator: "system".into(),
+                    builds: None,
+                    aslr: "on".into(),
+                    governor: "performance".into(),
+                    conditions: None,
+                },
+                stacks: ["rustls-aws-lc-rs", "openssl"]
+                    .map(|id| StackInfo::new(id, format!("{id} 1.0"), Capabilities::everything()))
+                    .to_vec(),
+                samples: 3,
+                min_time_ms: 100,
+                warmup_ms: 50,
+                target_ci: None,
+                time_budget_s: None,
+            },
+            results: vec![
+                rustls(FULL, Side::Server, 12345.0, [12200.0, 12493.14], vec![]),
+                cell(FULL, "openssl", Side::Server, Status::Failed, Some(failed)),
+                rustls(FULL, Side::Client, 987.65, [980.0, 990.0], vec![2]),
+                cell(FULL, "openssl", Side::Client, Status::Failed, Some(failed)),
+                rustls(CHACHA, Side::Server, 1500.0, [1400.0, 1600.0], vec![]),
+                cell(CHACHA, "openssl", Side::Server, Status::Unsupported, Some(unsupported)),
+                with_measure(
+                    "heap",
+                    CellResult {
+                        metric: "heap_peak_bytes".into(),
+                        unit: "B".into(),
+                        better: "lower".into(),
+                        ..rustls(FULL, Side::Server, 45678.0, [45678.0, 45678.0], vec![])
+                    },
+                ),
+            ],
+        }
+    }
+
+    /// `cell` as a cell of another measure.
+    pub fn with_measure(measure: &str, cell: CellResult) -> CellResult {
+        CellResult { key: CellKey { measure: measure.into(), ..cell.key.clone() }, ..cell }
+    }
+
+    /// The fixture's stacks described as runners now describe them: rustls on AWS-LC, openssl
+    /// on its libcrypto.
+    pub fn with_backends(mut doc: RunDocument) -> RunDocument {
+        for stack in &mut doc.run.stacks {
+            let (tls, backend) = match stack.id.as_str() {
+                "rustls-aws-lc-rs" => (
+                    "rustls 0.23.46",
+                    tlsbench_harness::Backend::new("AWS-LC", "1.66.2", Some("aws-lc-rs 1.19.0".into())),
+                ),
+                _ => ("OpenSSL 3.0.19", tlsbench_harness::Backend::new("OpenSSL libcrypto", "3.0.19", None)),
+            };
+            (stack.tls_library, stack.backend) = (Some(tls.into()), Some(backend));
+        }
+        doc
+    }
+
+    /// A time cell without numbers; the callers fill in what their status needs.
+    fn cell(scenario: &str, stack: &str, side: Side, status: Status, reason: Option<&str>) -> CellResult {
+        CellResult {
+            key: CellKey {
+                scenario: scenario.into(),
+                client_stack: stack.into(),
+                server_stack: stack.into(),
+                measure: "time".into(),
+                process: "in-process".into(),
+                ..CellKey::default()
+            },
+            client_library: Some(format!("{stack} 1.0")),
+            server_library: Some(format!("{stack} 1.0")),
+            scaling_efficiency: None,
+            scaling_efficiency_ci: None,
+            side,
+            metric: "handshakes_per_s".into(),
+            unit: "1/s".into(),
+            better: "higher".into(),
+            samples: vec![],
+            median: None,
+            ci95: None,
+            min: None,
+            max: None,
+            outliers: vec![],
+            status,
+            reason: reason.map(String::from),
+            negotiated: None,
+            sample_forks: Vec::new(),
+            warmups: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::export::{Exporter, JsonExporter};
-    use crate::output::table::fixture;
 
     #[test]
     fn reads_an_exported_document_and_refuses_another_schema() {

@@ -35,7 +35,7 @@ impl Exporter for BencherExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn exports_each_cell_with_a_number() {

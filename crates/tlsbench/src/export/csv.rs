@@ -74,7 +74,7 @@ fn rest(cell: &CellResult) -> [String; REST.len()] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn one_row_per_cell() {

@@ -50,7 +50,7 @@ impl Exporter for GithubActionExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     fn export(higher_is_better: bool) -> String {
         String::from_utf8(GithubActionExporter { higher_is_better }.serialize(&fixture::document()).unwrap()).unwrap()

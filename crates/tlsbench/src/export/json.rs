@@ -16,7 +16,7 @@ impl Exporter for JsonExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn round_trips() {

@@ -52,7 +52,7 @@ impl Exporter for MarkdownExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn renders_the_fixture() {

@@ -42,7 +42,7 @@ fn with_numbers(doc: &RunDocument) -> impl Iterator<Item = (&CellResult, f64, [f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn writes_the_file() {

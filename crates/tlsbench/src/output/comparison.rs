@@ -263,7 +263,7 @@ fn few_samples_warning(comparison: &Comparison) -> Option<String> {
 mod tests {
     use super::*;
     use crate::compare::compare;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn renders_a_comparison() {

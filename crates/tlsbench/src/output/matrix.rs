@@ -83,7 +83,7 @@ mod tests {
         status: Status,
         reason: Option<&str>,
     ) -> CellResult {
-        let mut cell = crate::output::table::fixture::document().results[0].clone();
+        let mut cell = crate::results::fixture::document().results[0].clone();
         cell.key.scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into();
         cell.metric = METRIC.into();
         (cell.key.client_stack, cell.key.server_stack, cell.side) = (client.into(), server.into(), side);
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn clients_down_servers_across_with_the_reason_a_pair_failed() {
-        let mut doc = crate::output::table::fixture::document();
+        let mut doc = crate::results::fixture::document();
         let alert = Some("server runner: server handshake failed: no shared cipher");
         doc.results = vec![
             cell("openssl", "openssl", Side::Client, Some(1500.0), Status::Ok, None),
@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn twelve_servers_split_into_matrices_that_fit_120_columns() {
-        let mut doc = crate::output::table::fixture::document();
+        let mut doc = crate::results::fixture::document();
         let stacks: Vec<String> = (0..12).map(|i| format!("stack-number-{i:02}")).collect();
         doc.results = stacks
             .iter()

@@ -475,7 +475,7 @@ fn connections(kind: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::key::CellKey;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn the_environment_says_what_a_sample_is_for_each_kind_of_measure() {

@@ -80,7 +80,7 @@ impl<'a> Report<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn the_terminal_report_has_a_table_per_metric_with_factors() {

@@ -168,7 +168,7 @@ pub fn factor_legend(baseline: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::fixture;
+    use crate::results::fixture;
 
     #[test]
     fn factor_columns_divide_by_the_baseline() {

@@ -62,7 +62,7 @@ fn samples_are_kept_per_side_with_the_libraries() {
 
 #[test]
 fn a_stored_run_rebuilds_the_same_document() {
-    use crate::output::table::fixture;
+    use crate::results::fixture;
     use crate::store::StoredSample;
 
     let other = Cell { scenario: "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm".parse().unwrap(), ..cell() };
@@ -362,7 +362,7 @@ fn each_build_scales_against_its_own_one_thread_cell() {
 }
 
 fn fixture_info() -> RunInfo {
-    crate::output::table::fixture::document().run
+    crate::results::fixture::document().run
 }
 
 #[test]

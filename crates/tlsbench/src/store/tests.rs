@@ -9,7 +9,7 @@ use tlsbench_harness::Side;
 
 use super::schema::{FIRST_READABLE_VERSION, MIGRATIONS};
 use super::*;
-use crate::output::table::fixture;
+use crate::results::fixture;
 use crate::results::Conditions;
 
 fn value(side: Side, metric: Metric, value: f64) -> MetricValue {
