@@ -20,7 +20,7 @@ use tlsbench_harness::{pki, Pki, Scenario, Side};
 
 use crate::builds::{self, Build};
 use crate::executor::Service;
-use crate::output::table::{format_number, group_thousands};
+use crate::output::format::{format_number, group_thousands};
 use crate::plan::Cell;
 use crate::results::Status;
 use crate::sample_call::Settings;

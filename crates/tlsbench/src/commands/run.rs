@@ -93,7 +93,7 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     let doc = sampling::document(info, &states);
     match view {
         View::Table => output::print(output::table::render(&doc)),
-        View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::table::precision(&doc))),
+        View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::notes::precision(&doc))),
     }
     if view == View::Matrix && args.samples.is_none() {
         eprintln!(
@@ -333,7 +333,7 @@ fn beyond_quick(args: &RunArgs) -> Result<String> {
     };
     let command: Vec<String> = std::env::args().filter(|a| a != "--quick").map(shell_word).collect();
     let command = command.join(" ");
-    let all = output::table::format_number(all as f64);
+    let all = output::format::format_number(all as f64);
     Ok(format!(
         "This was the quick comparison: the headline scenarios, short samples.\n\
          Each measure's focused default set ({defaults} scenarios), full-length samples:\n  {command}\n\

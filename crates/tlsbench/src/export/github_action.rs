@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{benchmark_name, with_numbers, Exporter};
-use crate::output::table::format_number;
+use crate::output::format::format_number;
 use crate::results::RunDocument;
 
 /// The metrics where higher is better (the action's `customBiggerIsBetter` tool), or those where

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use super::Exporter;
 use crate::group::GroupBy;
-use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::output::format::LEGEND;
+use crate::output::notes::{few_samples_warning, notes};
 use crate::report::tables::{factor_legend, MetricTable};
 use crate::results::RunDocument;
 

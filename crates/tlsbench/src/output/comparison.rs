@@ -8,7 +8,7 @@ use crate::compare::{
     history_floor, judged_by_range, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA, MIN_HISTORY_CHANGES,
 };
 use crate::key::CellKey;
-use crate::output::table::format_cell;
+use crate::output::format::format_cell;
 use crate::results::{CellResult, RunDocument};
 use crate::stats::EXACT_MANN_WHITNEY_MAX;
 

@@ -5,7 +5,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::Side;
 
-use crate::output::table::{format_cell, notes, LEGEND};
+use crate::output::format::{format_cell, LEGEND};
+use crate::output::notes::notes;
 use crate::output::{columns, first_seen};
 use crate::results::{CellResult, RunDocument};
 

@@ -2,8 +2,10 @@
 
 pub mod columns;
 pub mod comparison;
+pub mod format;
 pub mod io_table;
 pub mod matrix;
+pub mod notes;
 pub mod progress;
 pub mod run_list;
 pub mod stack_list;
@@ -11,6 +13,9 @@ pub mod table;
 pub mod trace;
 
 use std::io::Write;
+
+/// The terminal's width that the results table and the lines under it keep to.
+pub const WIDTH: usize = 120;
 
 /// Writes `text` to stdout. A reader that has gone (`tlsbench list scenarios | head`) is not an
 /// error: what follows (exports, the store) still happens, where `print!` would panic.

@@ -6,7 +6,7 @@ use comfy_table::{CellAlignment, Table};
 
 use super::folded::{Folded, PRUNED_FRAME, PRUNE_BELOW};
 use super::{FunctionRow, Profile};
-use crate::output::table::{format_count, format_number};
+use crate::output::format::{format_count, format_number};
 
 /// Function names longer than this are cut in the terminal (Rust's generic names run to
 /// hundreds of characters); the JSON and the HTML report keep them whole.

@@ -10,7 +10,8 @@ use super::svg::{colour, escape, format_tick, Bar, BarChart, Group, Line, LineCh
 use super::Report;
 use crate::key::pair_label;
 use crate::output::first_seen;
-use crate::output::table::{few_samples_warning, format_cell, format_number, notes, LEGEND};
+use crate::output::format::{format_cell, format_number, LEGEND};
+use crate::output::notes::{few_samples_warning, notes};
 use crate::profile::{render, FunctionRow, Profile};
 use crate::report::tables::factor_legend;
 use crate::results::{CellResult, RunDocument, Status};

@@ -8,7 +8,8 @@ pub mod tables;
 use anyhow::bail;
 
 use crate::group::GroupBy;
-use crate::output::table::{few_samples_warning, notes, LEGEND};
+use crate::output::format::LEGEND;
+use crate::output::notes::{few_samples_warning, notes};
 use crate::profile::Profile;
 use crate::results::RunDocument;
 use tables::{factor_legend, MetricTable};

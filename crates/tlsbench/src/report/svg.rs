@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::output::table::format_number;
+use crate::output::format::format_number;
 
 /// In the order stacks appear: Okabe & Ito's eight colour-blind-safe colours, then eight of Paul
 /// Tol's that differ from them, so that the twelve stacks of a full run each have a colour of

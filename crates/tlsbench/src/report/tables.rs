@@ -6,7 +6,8 @@ use comfy_table::{CellAlignment, Table};
 
 use crate::group::{self, GroupBy};
 use crate::output::first_seen;
-use crate::output::table::{format_cell, Grid};
+use crate::output::format::format_cell;
+use crate::output::table::Grid;
 use crate::results::{CellResult, RunDocument, Status};
 
 /// The cells of one metric laid out as a grid, with the baseline's column if there is one.

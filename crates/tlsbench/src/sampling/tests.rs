@@ -304,7 +304,7 @@ fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_w
     assert_eq!(two.key.pair_label(), "rustls-ring -> openssl (2 workers) [tcp]");
     assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
     // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
-    let busy = crate::output::table::workers_busy(&doc.results).expect("a run with workers says how busy they were");
+    let busy = crate::output::notes::workers_busy(&doc.results).expect("a run with workers says how busy they were");
     assert!(busy.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
     assert!(
         crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"),
@@ -313,7 +313,7 @@ fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_w
     );
     // Without workers, no such line.
     assert_eq!(
-        crate::output::table::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results),
+        crate::output::notes::workers_busy(&document(fixture_info(), &[measured(None, 500.0, 1000.0)]).results),
         None
     );
 }
