@@ -25,6 +25,23 @@ use tlsbench_harness::{
 /// every handshake goes to the same server.
 const SESSION_CACHE_SIZE: usize = 16;
 
+/// The rustls release this build links; from a local checkout, its version and commit
+/// (`0.23.46+1a2b3c4d5e`, semver's build metadata), the label its runner is listed under.
+fn release() -> String {
+    match env!("TLSBENCH_RUSTLS_COMMIT") {
+        "" => env!("RUSTLS_VERSION").to_string(),
+        commit => format!("{}+{commit}", env!("RUSTLS_VERSION")),
+    }
+}
+
+/// ` from PATH` for a build from a local checkout, else nothing.
+fn checkout_path() -> String {
+    match env!("TLSBENCH_RUSTLS_CHECKOUT") {
+        "" => String::new(),
+        path => format!(" from {path}"),
+    }
+}
+
 /// rustls with one crypto provider.
 pub struct Rustls {
     id: &'static str,
@@ -116,11 +133,12 @@ impl Stack for Rustls {
 
     fn library(&self) -> String {
         let fips = if self.fips { ", FIPS" } else { "" };
-        format!("rustls {} ({} {}{fips})", env!("RUSTLS_VERSION"), self.provider_name, self.provider_version)
+        let (provider, version) = (self.provider_name, self.provider_version);
+        format!("{} ({provider} {version}{fips}){}", self.tls_library(), checkout_path())
     }
 
     fn tls_library(&self) -> String {
-        format!("rustls {}", env!("RUSTLS_VERSION"))
+        format!("rustls {}", release())
     }
 
     /// ring reports no version at runtime (the lock file's); AWS-LC does, and says whether it
