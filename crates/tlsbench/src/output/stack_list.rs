@@ -23,7 +23,12 @@ pub fn render(infos: &[StackInfo]) -> String {
     let mut out = String::new();
     for info in infos {
         let c = &info.capabilities;
-        out += &line(&info.id, &info.library);
+        // An id too long for the label column (`rustls-aws-lc-rs@0.23.29`) has a line of its own.
+        if info.id.chars().count() < LABEL {
+            out += &line(&info.id, &info.library);
+        } else {
+            out += &format!("{}\n{}", info.id, line("", &info.library));
+        }
         // A runner from before backends were reported names none.
         out += &line("  backend", &info.backend.as_ref().map_or_else(|| "-".to_string(), ToString::to_string));
         out += &line("  scenarios", &joined(&c.kinds));
@@ -48,7 +53,8 @@ mod tests {
         let mut openssl = StackInfo::new("openssl", "OpenSSL 3.0.19 27 Jan 2026", Capabilities::everything());
         openssl.backend = Some(Backend::new("OpenSSL libcrypto", "3.0.19", Some("system library".into())));
         let old = StackInfo::new("old", "Old 1.0", Capabilities::everything());
-        let text = render(&[ring, openssl, old]);
+        let release = StackInfo::new("rustls-aws-lc-rs@0.23.29", "rustls 0.23.29", Capabilities::everything());
+        let text = render(&[ring, openssl, old, release]);
         // Each line with its padding squeezed to one space; a block per stack.
         let squeezed: Vec<String> = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
         let block = |id: &str| {
@@ -62,6 +68,8 @@ mod tests {
         );
         assert_eq!(block("openssl")[1], "backend OpenSSL libcrypto 3.0.19 (system library)", "{text}");
         assert_eq!(block("old")[..2], ["old Old 1.0", "backend -"], "{text}");
+        // An id wider than the label column is not run into its library.
+        assert_eq!(block("rustls-aws-lc-rs@0.23.29")[..2], ["rustls-aws-lc-rs@0.23.29", "rustls 0.23.29"], "{text}");
         assert!(block("openssl").iter().any(|l| l == "TLS 1.2 1.3"), "{text}");
         let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
         assert!(widest <= 120, "{widest} columns:\n{text}");
