@@ -12,6 +12,14 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 export PATH="$PATH:/usr/local/go/bin"
+# One release runner of each kind beside today's, which the versions tests then require
+# (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
+# 7 minutes), rustls 0.23.29, and Go 1.27 (its toolchain from the Go module proxy). The other
+# OpenSSL releases are built on demand (docs/versions.md).
+scripts/build-openssl.sh 3.5
+scripts/build-rustls.sh 0.23.29 >/dev/null
+scripts/build-go.sh 1.27
+export TLSBENCH_REQUIRE_RELEASES=1
 # The lint gates: formatting and clippy's warnings for Rust, gofmt and go vet for Go; javac's
 # warnings are errors in the Java runner's own build (runners/java/pom.xml).
 cargo fmt --all --check

@@ -21,5 +21,6 @@ mod profile;
 mod storage;
 mod terminal;
 mod threads;
+mod versions;
 mod versions_go;
 mod warm;

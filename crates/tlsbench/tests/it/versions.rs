@@ -1,0 +1,246 @@
+//! End-to-end: stacks at other releases of their libraries (docs/versions.md). OpenSSL 3.5 built
+//! from source (scripts/build-openssl.sh 3.5) and rustls 0.23.29 (scripts/build-rustls.sh
+//! 0.23.29) beside today's, in one run and across a pair; `compare` across releases with its
+//! exit status; the gate on a rustls checkout; and what cannot be built, refused in one line.
+//! A test whose runner is not built is skipped, saying so, unless TLSBENCH_REQUIRE_RELEASES is
+//! set (scripts/test.sh builds them and sets it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::common;
+use crate::fake_go::runner_dir;
+use common::{read_json, succeeded, tlsbench};
+
+const OPENSSL: &str = "openssl@3.5";
+const RUSTLS: &str = "rustls-aws-lc-rs@0.23.29";
+const FULL_13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+
+/// The directory of a release's runners, where tlsbench looks for them; None (the test is
+/// skipped, saying why) when `runner` is not built there, unless TLSBENCH_REQUIRE_RELEASES says
+/// it must be.
+pub fn release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
+    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => runner_dir().parent().unwrap().join("versions"),
+    };
+    let dir = versions.join(release);
+    if dir.join(runner).is_file() {
+        return Some(dir);
+    }
+    let reason = format!("{} is not built ({built_by})", dir.display());
+    assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "TLSBENCH_REQUIRE_RELEASES: {reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+fn openssl_built() -> bool {
+    release_dir(OPENSSL, "tlsbench-runner-openssl-static", "scripts/build-openssl.sh 3.5").is_some()
+}
+
+fn rustls_built() -> bool {
+    release_dir("rustls@0.23.29", "tlsbench-runner-rustls", "scripts/build-rustls.sh 0.23.29").is_some()
+}
+
+fn script(name: &str) -> Command {
+    Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts").join(name))
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Heap: a count, quick and the same each time; taken with both sides in one process, so of one
+/// runner's stacks; 5 samples, enough for compare's test to tell two releases apart.
+const HEAP: [&str; 4] = ["--measure", "heap", "--samples", "5"];
+/// Time, the shortest there is: what a pair of two runners shows.
+const TIME: [&str; 8] = ["--measure", "time", "--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"];
+
+/// A short run of FULL_13 with `args`, its results document.
+fn run(dir: &Path, args: &[&str]) -> Value {
+    let json = dir.join("run.json");
+    let output =
+        tlsbench(dir).args(["run", "--scenario", FULL_13]).args(args).arg("--export-json").arg(&json).output().unwrap();
+    succeeded(output);
+    read_json(&json)
+}
+
+/// The cells of a results document whose client is `client` and server `server`.
+fn cells<'a>(doc: &'a Value, client: &str, server: &str) -> Vec<&'a Value> {
+    let results = doc["results"].as_array().unwrap();
+    results.iter().filter(|r| r["client_stack"] == client && r["server_stack"] == server).collect()
+}
+
+#[test]
+fn releases_beside_todays_in_one_run_each_with_its_own_library() {
+    if !openssl_built() || !rustls_built() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = run(tmp.path(), &[&HEAP[..], &["--stack", "openssl", "--stack", OPENSSL, "--stack", RUSTLS]].concat());
+    for (stack, library) in
+        [("openssl", "OpenSSL 3."), (OPENSSL, "OpenSSL 3.5."), (RUSTLS, "rustls 0.23.29 (aws-lc-rs ")]
+    {
+        let cells = cells(&doc, stack, stack);
+        assert!(!cells.is_empty(), "no cells of {stack}: {doc}");
+        for cell in cells {
+            assert_eq!(cell["status"], "ok", "{cell}");
+            assert!(cell["client_library"].as_str().unwrap().starts_with(library), "{stack}: {cell}");
+            assert!(cell["negotiated"].as_str().unwrap().starts_with("1.3 aes-128-gcm x25519"), "{cell}");
+        }
+    }
+    // The system's OpenSSL is not 3.5: the two are told apart by the library each reports.
+    let system = cells(&doc, "openssl", "openssl")[0]["client_library"].as_str().unwrap();
+    assert!(!system.starts_with("OpenSSL 3.5."), "{system}");
+}
+
+#[test]
+fn a_pair_across_releases_handshakes_and_is_keyed_by_both_releases() {
+    if !openssl_built() || !rustls_built() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = run(tmp.path(), &[&TIME[..], &["--client", OPENSSL, "--server", RUSTLS]].concat());
+    let cells = cells(&doc, OPENSSL, RUSTLS);
+    assert!(!cells.is_empty(), "no cells of {OPENSSL} against {RUSTLS}: {doc}");
+    for cell in cells {
+        assert_eq!(cell["status"], "ok", "{cell}");
+        assert!(cell["client_library"].as_str().unwrap().starts_with("OpenSSL 3.5."), "{cell}");
+        assert!(cell["server_library"].as_str().unwrap().starts_with("rustls 0.23.29 "), "{cell}");
+    }
+}
+
+#[test]
+fn compare_across_releases_gives_verdicts_and_fails_on_the_worse_one() {
+    if !openssl_built() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    run(tmp.path(), &[&HEAP[..], &["--stack", "openssl", "--stack", OPENSSL]].concat());
+    let compare = |a: &str, b: &str| {
+        tlsbench(tmp.path())
+            .args(["compare", "run.json", "run.json", "--stack-a", a, "--stack-b", b, "--fail-on-regression"])
+            .output()
+            .unwrap()
+    };
+    // One release against itself: the same cells, nothing worse.
+    let same = succeeded(compare(OPENSSL, OPENSSL));
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(text.contains(FULL_13) && text.contains(OPENSSL), "{text}");
+    // OpenSSL 3.0 keeps about twice 3.5's heap per connection (docs/stacks.md#openssl-at-other-
+    // releases): 3.0 judged against 3.5 is worse, and the gate says so in its exit status.
+    let worse = compare(OPENSSL, "openssl");
+    assert_eq!(worse.status.code(), Some(1), "{}{}", String::from_utf8_lossy(&worse.stdout), stderr(&worse));
+    assert!(stderr(&worse).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&worse));
+}
+
+#[test]
+fn list_stacks_shows_the_releases_built_with_their_libraries() {
+    if !openssl_built() || !rustls_built() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let output = succeeded(tlsbench(tmp.path()).args(["list", "stacks"]).output().unwrap());
+    let text = String::from_utf8(output.stdout).unwrap();
+    // A stack's block: its id, then its library (on the same line, or the next for a long id).
+    let library = |id: &str| {
+        let mut lines = text.lines().skip_while(|l| l.split_whitespace().next() != Some(id));
+        let first = lines.next().unwrap_or_else(|| panic!("no {id} in:\n{text}"));
+        match first.trim() == id {
+            true => lines.next().unwrap().trim().to_string(),
+            false => first[id.len()..].trim().to_string(),
+        }
+    };
+    assert!(library(OPENSSL).starts_with("OpenSSL 3.5."), "{text}");
+    assert!(library(RUSTLS).starts_with("rustls 0.23.29 (aws-lc-rs "), "{text}");
+    assert!(library("rustls-ring@0.23.29").starts_with("rustls 0.23.29 (ring "), "{text}");
+    assert!(!library("rustls-aws-lc-rs").starts_with("rustls 0.23.29 "), "{text}");
+}
+
+#[test]
+fn what_cannot_be_built_is_refused_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_rustls = tmp.path().join("other");
+    std::fs::create_dir_all(not_rustls.join("src")).unwrap();
+    std::fs::write(not_rustls.join("src/lib.rs"), "").unwrap();
+    std::fs::write(not_rustls.join("Cargo.toml"), "[package]\nname = \"other\"\nversion = \"0.1.0\"\n\n[workspace]\n")
+        .unwrap();
+    let cases = [
+        (
+            script("build-rustls.sh").arg(&not_rustls).output().unwrap(),
+            format!("{}: cannot be built here: {0} holds no crate named rustls", not_rustls.display()),
+        ),
+        (
+            script("build-rustls.sh").arg("newest").output().unwrap(),
+            "newest: cannot be built here: neither a release (MAJOR.MINOR.PATCH) nor a directory".into(),
+        ),
+        (
+            script("build-openssl.sh").arg("1.1").output().unwrap(),
+            "1.1: not supported: the openssl stack needs OpenSSL 3 or later".into(),
+        ),
+    ];
+    for (output, message) in cases {
+        let text = stderr(&output);
+        assert_ne!(output.status.code(), Some(0), "{text}");
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        assert!(text.ends_with(&format!("{message}\n")), "{text}");
+    }
+}
+
+/// A rustls checkout for the gate: the registry's rustls 0.23.46 (the workspace's) in a git
+/// repository of its own, and a branch of it with extra work in every ClientHello.
+fn rustls_checkouts(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let registry = Path::new(&std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{}/.cargo", env!("HOME"))))
+        .join("registry/src");
+    let source = std::fs::read_dir(&registry)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("rustls-0.23.46"))
+        .find(|p| p.join("Cargo.toml").is_file())?;
+    let (base, branch) = (dir.join("rustls"), dir.join("rustls-branch"));
+    let sh = |script: &str| {
+        let output = Command::new("sh").arg("-ec").arg(script).current_dir(dir).output().unwrap();
+        succeeded(output);
+    };
+    sh(&format!(
+        "cp -a '{}' rustls && cd rustls && git init -q -b main && git add -A && \
+         git -c user.name=t -c user.email=t@t commit -qm base && git worktree add -q -b slow ../rustls-branch",
+        source.display()
+    ));
+    let hs = branch.join("src/client/hs.rs");
+    let code = std::fs::read_to_string(&hs).unwrap();
+    let anchor = "    let config = &input.config;\n";
+    assert!(code.contains(anchor), "rustls's emit_client_hello_for_retry moved: update this test");
+    let slower = "    let mut extra = 0u64;\n    for i in 0..5_000u64 {\n        \
+                  extra = core::hint::black_box(extra.wrapping_mul(31).wrapping_add(i));\n    }\n";
+    std::fs::write(&hs, code.replacen(anchor, &format!("{anchor}{slower}"), 1)).unwrap();
+    sh("cd rustls-branch && git -c user.name=t -c user.email=t@t commit -qam slower");
+    Some((base, branch))
+}
+
+#[test]
+fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((base, branch)) = rustls_checkouts(tmp.path()) else {
+        assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "no rustls 0.23.46 in cargo's registry");
+        eprintln!("skipped: no rustls 0.23.46 source in cargo's registry");
+        return;
+    };
+    // Its runners and results in the test's directory, not target/versions and target/gate.
+    let gate = |a: &Path, b: &Path| {
+        let mut gate = script("gate.sh");
+        gate.env("TLSBENCH_RELEASES_DIR", tmp.path().join("versions"))
+            .env("TLSBENCH_GATE_DIR", tmp.path().join("gate"));
+        gate.arg(a).arg(b).args(["--scenario", FULL_13, "--samples", "1"]).output().unwrap()
+    };
+    let same = gate(&base, &base);
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text}{}", stderr(&same));
+    assert!(text.contains(FULL_13), "{text}");
+    let slower = gate(&base, &branch);
+    let text = String::from_utf8_lossy(&slower.stdout);
+    assert_eq!(slower.status.code(), Some(1), "{text}{}", stderr(&slower));
+    assert!(stderr(&slower).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&slower));
+}
