@@ -110,6 +110,18 @@ pub fn policies(scenario: &Scenario) -> Result<(&'static str, &'static str), Str
     Ok(pair)
 }
 
+/// Which s2n-tls this is: `s2n-tls crate 0.3.47 (commit 998d4bb190)`. s2n-tls has no version
+/// string of its own at runtime and s2n-tls-sys vendors no version of the C library, only the
+/// commit of s2n-tls its source was published from (see build.rs); the crates are released from
+/// s2n-tls's main branch on a schedule of their own, so no C release (v1.7.x) can be named
+/// reliably. The crate's version is the release `s2n-tls@0.3.47` names (docs/versions.md).
+fn release() -> String {
+    match env!("S2N_TLS_SOURCE_COMMIT") {
+        "" => format!("s2n-tls crate {}", env!("S2N_TLS_VERSION")),
+        commit => format!("s2n-tls crate {} (commit {commit})", env!("S2N_TLS_VERSION")),
+    }
+}
+
 impl Stack for S2n {
     type ClientConfig = ClientConfig;
     type ServerConfig = Config;
@@ -124,16 +136,14 @@ impl Stack for S2n {
     }
 
     fn library(&self) -> String {
-        // s2n-tls has no version string of its own at runtime (see build.rs).
-        let version = env!("S2N_TLS_VERSION");
         match self.recv_buffering {
-            false => format!("s2n-tls {version}"),
-            true => format!("s2n-tls {version} (recv buffering)"),
+            false => release(),
+            true => format!("{} (recv buffering)", release()),
         }
     }
 
     fn tls_library(&self) -> String {
-        format!("s2n-tls {}", env!("S2N_TLS_VERSION"))
+        release()
     }
 
     /// s2n-tls-sys links the AWS-LC of aws-lc-rs (aws-lc-sys): its version as AWS-LC reports it.
@@ -657,7 +667,11 @@ mod tests {
             let (mut client, mut server) = connect(&stack, client, &server).unwrap_or_else(|e| panic!("{e}"));
             testing::check_data_crosses(&asked.name(), &mut client, &mut server);
         }
-        assert_eq!(S2n::new().library(), format!("s2n-tls {}", env!("S2N_TLS_VERSION")));
-        assert_eq!(S2n::recv_buffering().library(), format!("s2n-tls {} (recv buffering)", env!("S2N_TLS_VERSION")));
+        let library = S2n::new().library();
+        assert!(library.starts_with(&format!("s2n-tls crate {} (commit ", env!("S2N_TLS_VERSION"))), "{library}");
+        let commit = library.rsplit_once(' ').unwrap().1.trim_end_matches(')');
+        assert!(commit.len() == 10 && commit.chars().all(|c| c.is_ascii_hexdigit()), "{library}");
+        assert_eq!(S2n::recv_buffering().library(), format!("{library} (recv buffering)"));
+        assert_eq!(S2n::new().tls_library(), library);
     }
 }
