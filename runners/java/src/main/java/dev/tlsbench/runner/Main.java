@@ -193,19 +193,60 @@ public final class Main {
     }
 
     /**
-     * In a runner of JSSE at its JDK's release ({@code -Dtlsbench.jsseRelease}, set by the runner script that
-     * scripts/build-jsse.sh writes into target/versions/jsse@N/): that release, N, the JDK's feature version.
-     * Such a runner holds JSSE alone, listed and asked for as {@code jsse@N} (docs/versions.md). Else null.
+     * The one stack a runner of a stack at another release holds (docs/versions.md), and that release: the
+     * label it is listed and asked for under, as {@code ID@LABEL}.
+     * <ul>
+     * <li>JSSE at its JDK's release ({@code -Dtlsbench.jsseRelease}, set by the runner script that
+     * scripts/build-jsse.sh writes into target/versions/jsse@N/): {@code jsse@N}, N the JDK's feature version.
+     * <li>netty-tcnative at another tcnative release ({@code -Dtlsbench.nettyRelease=LABEL}, set by the runner
+     * script that scripts/build-netty.sh writes into target/versions/netty-tcnative@LABEL/, beside the jar it built
+     * against that release): {@code netty-tcnative@LABEL}, LABEL the tcnative release (2.0.84). The label is a
+     * name: the library string says what loaded, and tlsbench checks that it is that release.
+     * </ul>
      */
-    static final String RELEASE =
-            System.getProperty("tlsbench.jsseRelease") == null ? null : String.valueOf(Runtime.version().feature());
+    record Release(Stack stack, String label) {
+        /**
+         * The release the system properties ask for ({@code jsse}, {@code netty}: the two properties' values,
+         * null when not set), {@code feature} the running JDK's feature version; null for the default runner,
+         * which holds every stack under its own id.
+         */
+        static Release of(String jsse, String netty, int feature) {
+            if (jsse != null && netty != null) {
+                throw new IllegalArgumentException("tlsbench.jsseRelease and tlsbench.nettyRelease are both set: "
+                        + "a runner at another release holds one stack");
+            }
+            if (jsse != null) {
+                return new Release(new JsseStack(), String.valueOf(feature));
+            }
+            if (netty != null) {
+                if (!netty.matches("[0-9][0-9A-Za-z.+-]*")) {
+                    throw new IllegalArgumentException("tlsbench.nettyRelease=" + netty + " is not a release "
+                            + "(a tcnative release such as 2.0.84)");
+                }
+                return new Release(new NettyTcnativeStack(), netty);
+            }
+            return null;
+        }
 
-    static final List<Stack> STACKS =
-            RELEASE == null ? List.of(new JsseStack(), new NettyTcnativeStack()) : List.of(new JsseStack());
+        /** The stacks a runner at {@code release} holds: that one, or every stack for the default runner. */
+        static List<Stack> stacks(Release release) {
+            return release == null ? List.of(new JsseStack(), new NettyTcnativeStack()) : List.of(release.stack());
+        }
+
+        /** The id {@code stack} is listed and asked for under in a runner at {@code release}. */
+        static String listedId(Stack stack, Release release) {
+            return release == null ? stack.id() : stack.id() + "@" + release.label();
+        }
+    }
+
+    static final Release RELEASE = Release.of(System.getProperty("tlsbench.jsseRelease"),
+            System.getProperty("tlsbench.nettyRelease"), Runtime.version().feature());
+
+    static final List<Stack> STACKS = Release.stacks(RELEASE);
 
     /** The id a stack is listed and asked for under: its own, or {@code ID@RELEASE}. */
     static String listedId(Stack stack) {
-        return RELEASE == null ? stack.id() : stack.id() + "@" + RELEASE;
+        return Release.listedId(stack, RELEASE);
     }
 
     static Stack stack(String id) {
