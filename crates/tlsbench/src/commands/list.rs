@@ -1,7 +1,7 @@
 //! `tlsbench list`: the stacks (with their library versions and what each supports) or the
 //! scenarios.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use tlsbench_harness::Scenario;
 
 use crate::cli::ListWhat;
@@ -30,8 +30,22 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         (ListWhat::Stacks, None) => {
             let runners = stacks::Runners::find()?;
             let ids = [runners.default_stacks(), runners.releases()].concat();
-            let infos = runners.infos(&ids).context("listing the stacks")?;
+            // A runner whose stack is not what it says (a release runner replaced by another
+            // build) costs that stack its line, with the reason, not the whole list.
+            let (mut infos, mut refused) = (Vec::new(), Vec::new());
+            for id in ids {
+                match runners.infos(std::slice::from_ref(&id)) {
+                    Ok(info) => infos.extend(info),
+                    Err(e) => refused.push(format!("not listed: {e:#}")),
+                }
+            }
+            refused.extend(
+                runners.unusable().map(|(path, why)| format!("not listed: {} is unusable: {why}", path.display())),
+            );
             output::print(output::stack_list::render(&infos));
+            for line in refused {
+                output::print(output::columns::wrap(&line, 120, 2));
+            }
         }
     }
     Ok(())

@@ -244,3 +244,111 @@ fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit
     assert_eq!(slower.status.code(), Some(1), "{text}{}", stderr(&slower));
     assert!(stderr(&slower).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&slower));
 }
+
+/// s2n-tls and BoringSSL at other releases of their crates (scripts/build-crate.sh s2n-tls 0.3.31,
+/// scripts/build-crate.sh boring 4.22.0): built on demand only, not by scripts/test.sh (a
+/// BoringSSL build takes minutes), so a test of one is skipped when its runner is missing, even
+/// with TLSBENCH_REQUIRE_RELEASES set.
+fn crate_release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
+    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => runner_dir().parent().unwrap().join("versions"),
+    };
+    let dir = versions.join(release);
+    if dir.join(runner).is_file() {
+        return Some(dir);
+    }
+    eprintln!("skipped: {} is not built ({built_by}; built on demand only)", dir.display());
+    None
+}
+
+/// The library `runner`'s list names for `id`.
+fn listed_library(runner: &Path, id: &str) -> String {
+    let output = succeeded(Command::new(runner).arg("list").output().unwrap());
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stacks = list["stacks"].as_array().unwrap();
+    let stack = stacks.iter().find(|s| s["id"] == id).unwrap_or_else(|| panic!("no {id} in {list}"));
+    stack["library"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
+    let releases = [
+        ("s2n-tls", "s2n-tls@0.3.31", "tlsbench-runner-s2n-tls", "scripts/build-crate.sh s2n-tls 0.3.31"),
+        ("boringssl", "boringssl@4.22.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 4.22.0"),
+    ];
+    for (today, release, runner, built_by) in releases {
+        let Some(dir) = crate_release_dir(release, runner, built_by) else { continue };
+        let library = listed_library(&dir.join(runner), release);
+        let version = release.split_once('@').unwrap().1;
+        match today {
+            "s2n-tls" => assert!(library.starts_with(&format!("s2n-tls crate {version} (commit ")), "{library}"),
+            _ => assert!(library.ends_with(&format!(", boring-sys {version})")), "{library}"),
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let doc = run(tmp.path(), &[&HEAP[..], &["--stack", today, "--stack", release]].concat());
+        for stack in [today, release] {
+            let cells = cells(&doc, stack, stack);
+            assert!(!cells.is_empty(), "no cells of {stack}: {doc}");
+            for cell in cells {
+                assert_eq!(cell["status"], "ok", "{cell}");
+                let reported = cell["client_library"].as_str().unwrap();
+                assert_eq!(reported == library, stack == release, "{stack}: {cell}");
+                assert!(cell["negotiated"].as_str().unwrap().starts_with("1.3 aes-128-gcm x25519"), "{cell}");
+            }
+        }
+    }
+}
+
+#[test]
+fn build_crate_refuses_what_it_cannot_build_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let checkout = tmp.path().display().to_string();
+    let cases = [
+        (
+            script("build-crate.sh").args(["s2n-tls", &checkout]).output().unwrap(),
+            format!("s2n-tls {checkout}: cannot be built here: a local checkout is built for rustls only; s2n-tls is built from its releases on crates.io"),
+        ),
+        (
+            script("build-crate.sh").args(["boring", "newest"]).output().unwrap(),
+            "boring newest: cannot be built here: neither a release (MAJOR.MINOR.PATCH) nor a directory".into(),
+        ),
+    ];
+    for (output, message) in cases {
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        assert_eq!(text, format!("{message}\n"));
+    }
+    let unknown = script("build-crate.sh").args(["wolfssl", "5.8.0"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).starts_with("usage: scripts/build-crate.sh rustls|s2n-tls|boring "),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn a_release_runner_that_is_not_what_it_says_costs_its_own_line_of_the_list() {
+    // A runner that calls the system's OpenSSL openssl@3.6: its stack is refused with the
+    // reason, and every other stack is still listed.
+    let tmp = tempfile::tempdir().unwrap();
+    let listed = succeeded(Command::new(runner_dir().join("tlsbench-runner-openssl")).arg("list").output().unwrap());
+    let lying = String::from_utf8(listed.stdout).unwrap().replace(r#""id":"openssl""#, r#""id":"openssl@3.6""#);
+    let dir = tmp.path().join("versions/openssl@3.6");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(tmp.path().join("list.json"), lying).unwrap();
+    let runner = dir.join("tlsbench-runner-liar");
+    std::fs::write(&runner, format!("#!/bin/sh\nexec cat '{}'\n", tmp.path().join("list.json").display())).unwrap();
+    Command::new("chmod").arg("+x").arg(&runner).status().unwrap();
+    let mut list = tlsbench(tmp.path());
+    list.env("TLSBENCH_RELEASES_DIR", tmp.path().join("versions")).args(["list", "stacks"]);
+    let output = succeeded(list.output().unwrap());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("openssl ") && l.contains("OpenSSL")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("rustls-ring ")), "{text}");
+    let refused = text.lines().skip_while(|l| !l.starts_with("not listed: ")).collect::<Vec<_>>().join(" ");
+    assert!(refused.starts_with("not listed: stack `openssl@3.6` reports library `OpenSSL "), "{text}");
+    assert!(refused.contains("which is not its own"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
+}
