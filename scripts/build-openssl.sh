@@ -2,7 +2,11 @@
 # Builds OpenSSL at another release than the system's, from source, and a runner of the stack
 # `openssl` linked statically against it (crates/runner-openssl-static):
 #
-#   scripts/build-openssl.sh 3.5      # also 3.6, 4.0: the newest patch release of that line
+#   scripts/build-openssl.sh 3.5            # also 3.6, 4.0: the newest patch release of that line
+#   scripts/build-openssl.sh ~/src/openssl  # a maintainer's source tree (a git checkout):
+#                                           # openssl@3.6.0-dev+1a2b3c4d5e, built as a release is
+#   scripts/build-openssl.sh /opt/ossl      # an install prefix with static libraries (lib/libssl.a):
+#                                           # openssl@VERSION, linked as it is
 #
 # The source is the `openssl-src` crate's (crates.io carries each OpenSSL line as its own
 # semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x), fetched by cargo into its
@@ -19,15 +23,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-line="${1:-}"
-if ! [[ "$line" =~ ^([0-9]+)\.([0-9]+)$ ]] || (($# != 1)); then
-    echo "usage: scripts/build-openssl.sh MAJOR.MINOR (e.g. 3.5, 3.6, 4.0)" >&2
-    exit 2
+line="${1:-}" source_tree="" prefix=""
+if (($# != 1)); then
+    line=""
+elif [ -f "$line/Configure" ] && [ -f "$line/VERSION.dat" ]; then
+    source_tree=$(cd "$line" && pwd)
+elif [ -f "$line/include/openssl/opensslv.h" ]; then
+    prefix=$(cd "$line" && pwd)
 fi
-major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
-if ((major < 3)); then
-    echo "openssl $line: not supported: the openssl stack needs OpenSSL 3 or later" >&2
-    exit 2
+if [ -z "$source_tree$prefix" ]; then
+    if ! [[ "$line" =~ ^([0-9]+)\.([0-9]+)$ ]]; then
+        echo "usage: scripts/build-openssl.sh MAJOR.MINOR|SOURCE_TREE|PREFIX (e.g. 3.5, 3.6, 4.0," \
+            "an OpenSSL checkout, or an install prefix)" >&2
+        exit 2
+    fi
+    major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+    if ((major < 3)); then
+        echo "openssl $line: not supported: the openssl stack needs OpenSSL 3 or later" >&2
+        exit 2
+    fi
 fi
 
 versions="$root/target/versions"
@@ -42,47 +56,62 @@ fail() { # REASON [LOG]
     exit 1
 }
 
-# The openssl-src line of this OpenSSL line: 3.5 -> 300.5, 4.0 -> 400.0.
-crate_line="${major}00.${minor}"
-fetch="$versions/fetch/openssl-src-$crate_line"
-mkdir -p "$fetch/src"
-touch "$fetch/src/lib.rs"
-# Its own [workspace]: the project's workspace above it must not claim it.
-cat >"$fetch/Cargo.toml" <<EOF
-[package]
-name = "fetch-openssl-src"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[dependencies]
-openssl-src = "~$crate_line"
-
-[workspace]
-EOF
-echo "openssl $line: fetching the source (openssl-src ~$crate_line)" >&2
-fetch_log="$fetch/fetch.log"
-# The newest release of the line; offline from cargo's cache when the registry cannot be reached.
-rm -f "$fetch/Cargo.lock"
-if ! cargo fetch --manifest-path "$fetch/Cargo.toml" >"$fetch_log" 2>&1 &&
-    ! cargo fetch --offline --manifest-path "$fetch/Cargo.toml" >>"$fetch_log" 2>&1; then
-    fail "no openssl-src ~$crate_line from the registry or cargo's cache ($(grep -m1 'error' "$fetch_log" || true))" \
-        "$fetch_log"
-fi
-crate_dir=$(cargo metadata --offline --format-version 1 --manifest-path "$fetch/Cargo.toml" 2>>"$fetch_log" |
-    python3 -c 'import json, os, sys
+label="$line" source=""
+if [ -n "$source_tree$prefix" ]; then
+    # A maintainer's tree or prefix: labelled by its version, and a tree by its commit too
+    # (semver's build metadata: 3.6.0-dev+1a2b3c4d5e, `.dirty` with uncommitted changes); its
+    # library string then names the commit and the path (TLSBENCH_OPENSSL_SOURCE).
+    if [ -n "$source_tree" ]; then
+        src="$source_tree"
+        # shellcheck disable=SC1090,SC1091
+        version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
+        commit=$(git -C "$src" rev-parse --short=10 HEAD 2>/dev/null) ||
+            fail "$src is not a git checkout: a build from source is labelled by its commit"
+        if [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ]; then commit="$commit.dirty"; fi
+        label="$version+$commit" source="checkout $commit from $src"
+    else
+        version=$(sed -n 's/^# *define OPENSSL_VERSION_STR "\(.*\)"/\1/p' "$prefix/include/openssl/opensslv.h")
+        [ -n "$version" ] || fail "$prefix/include/openssl/opensslv.h names no OPENSSL_VERSION_STR (OpenSSL 3 or later)"
+        [ -f "$prefix/lib/libssl.a" ] || [ -f "$prefix/lib64/libssl.a" ] ||
+            fail "$prefix has no static libssl.a in lib/ or lib64/ (configure it with no-shared)"
+        label="$version" source="install $prefix"
+    fi
+    line="$label"
+else
+    # The openssl-src line of this OpenSSL line: 3.5 -> 300.5, 4.0 -> 400.0.
+    crate_line="${major}00.${minor}"
+    fetch="$versions/fetch/openssl-src-$crate_line"
+    mkdir -p "$fetch/src"
+    touch "$fetch/src/lib.rs"
+    # Its own [workspace]: the project's workspace above it must not claim it.
+    {
+        printf '[package]\nname = "fetch-openssl-src"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n'
+        printf '[dependencies]\nopenssl-src = "~%s"\n\n[workspace]\n' "$crate_line"
+    } >"$fetch/Cargo.toml"
+    echo "openssl $line: fetching the source (openssl-src ~$crate_line)" >&2
+    fetch_log="$fetch/fetch.log"
+    # The newest release of the line; offline from cargo's cache when the registry cannot be reached.
+    rm -f "$fetch/Cargo.lock"
+    if ! cargo fetch --manifest-path "$fetch/Cargo.toml" >"$fetch_log" 2>&1 &&
+        ! cargo fetch --offline --manifest-path "$fetch/Cargo.toml" >>"$fetch_log" 2>&1; then
+        fail "no openssl-src ~$crate_line from the registry or cargo's cache ($(grep -m1 'error' "$fetch_log" || true))" \
+            "$fetch_log"
+    fi
+    crate_dir=$(cargo metadata --offline --format-version 1 --manifest-path "$fetch/Cargo.toml" 2>>"$fetch_log" |
+        python3 -c 'import json, os, sys
 for p in json.load(sys.stdin)["packages"]:
     if p["name"] == "openssl-src":
         print(os.path.dirname(p["manifest_path"]), p["version"])') || fail "cargo metadata failed" "$fetch_log"
-read -r crate_dir crate_version <<<"$crate_dir"
-src="$crate_dir/openssl"
-[ -f "$src/VERSION.dat" ] || fail "openssl-src $crate_version holds no OpenSSL source (no $src/VERSION.dat)"
-# shellcheck disable=SC1090,SC1091
-version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
-out="$versions/openssl@$line"
-install="$out/install"
+    read -r crate_dir crate_version <<<"$crate_dir"
+    src="$crate_dir/openssl"
+    [ -f "$src/VERSION.dat" ] || fail "openssl-src $crate_version holds no OpenSSL source (no $src/VERSION.dat)"
+    # shellcheck disable=SC1090,SC1091
+    version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
+fi
+out="$versions/openssl@$label"
+install="${prefix:-$out/install}"
 mkdir -p "$out"
-echo "openssl $line: OpenSSL $version from openssl-src $crate_version, into ${out#"$root/"}" >&2
+echo "openssl $line: OpenSSL $version from ${source:-openssl-src $crate_version}, into ${out#"$root/"}" >&2
 
 # The configuration: OpenSSL's own defaults for linux-x86_64 (-O3, its assembly), static
 # libraries only, with the 64-bit P-224/P-384/P-521 code that Debian's and Fedora's builds also
@@ -90,13 +119,18 @@ echo "openssl $line: OpenSSL $version from openssl-src $crate_version, into ${ou
 configure=(linux-x86_64 "--prefix=$install" --libdir=lib "--openssldir=$install/ssl"
     no-shared no-module no-tests enable-ec_nistp_64_gcc_128)
 stamp="$install/.configured-with"
-if [ -f "$install/lib/libssl.a" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${configure[*]}" ]; then
+if [ -n "$prefix" ]; then
+    echo "openssl $line: OpenSSL $version as installed in $prefix" >&2
+elif [ -f "$install/lib/libssl.a" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$label ${configure[*]}" ] &&
+    [[ "$label" != *.dirty ]]; then
     echo "openssl $line: OpenSSL $version is built (${install#"$root/"}); not rebuilt" >&2
 else
     build="$out/build"
     rm -rf "$build" "$install"
     mkdir -p "$build"
-    cp -a "$src" "$build/openssl"
+    # A copy without its git history: the build must not write into a maintainer's tree.
+    mkdir -p "$build/openssl"
+    tar -C "$src" --exclude=.git -cf - . | tar -C "$build/openssl" -xf -
     # OpenSSL's own flags only: none of the environment's, nor a -march the runners don't share.
     unset CFLAGS CXXFLAGS CPPFLAGS LDFLAGS
     started=$SECONDS
@@ -109,7 +143,7 @@ else
             "$build/make.log"
     (cd "$build/openssl" && make install_dev) >"$build/install.log" 2>&1 ||
         fail "make install_dev failed" "$build/install.log"
-    echo "${configure[*]}" >"$stamp"
+    echo "$label ${configure[*]}" >"$stamp"
     echo "openssl $line: OpenSSL $version built in $((SECONDS - started)) s" >&2
 fi
 
@@ -117,9 +151,13 @@ echo "openssl $line: building its runner" >&2
 started=$SECONDS
 cargo_log="$out/cargo.log"
 export CARGO_TARGET_DIR="$versions/cargo" OPENSSL_DIR="$install" OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1
-# The runner lists and answers to its stack as openssl@X.Y (the family's release).
-export TLSBENCH_OPENSSL_RELEASE="$line"
+# The runner lists and answers to its stack as openssl@LABEL (the family's release).
+export TLSBENCH_OPENSSL_RELEASE="$label" TLSBENCH_OPENSSL_SOURCE="$source"
 unset OPENSSL_LIB_DIR OPENSSL_INCLUDE_DIR OPENSSL_LIBS
+# OpenSSL 3's own install puts its libraries in lib64 on x86_64 unless told --libdir=lib.
+if [ ! -f "$install/lib/libssl.a" ] && [ -f "$install/lib64/libssl.a" ]; then
+    export OPENSSL_LIB_DIR="$install/lib64" OPENSSL_INCLUDE_DIR="$install/include"
+fi
 if ! cargo build --release --locked -p tlsbench-runner-openssl-static --features static >"$cargo_log" 2>&1; then
     reason=$(grep -m1 -E '^error' "$cargo_log" || tail -n1 "$cargo_log")
     fail "the runner does not build against OpenSSL $version: $reason" "$cargo_log"
@@ -133,7 +171,7 @@ if ldd "$runner" | grep -E 'lib(ssl|crypto)\.so' >&2; then
     fail "the runner links a shared libssl or libcrypto (ldd above)"
 fi
 library=$("$runner" list | python3 -c 'import json, sys
-print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == sys.argv[1]))' "openssl@$line") ||
+print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == sys.argv[1]))' "openssl@$label") ||
     fail "the runner's list failed"
 case "$library" in
     "OpenSSL $version "*) ;;

@@ -79,7 +79,13 @@ impl Stack for OpenSsl {
 
     fn library(&self) -> String {
         // The runtime library's own string: the loaded libssl may differ from the headers built against.
-        openssl::version::version().to_string()
+        let version = openssl::version::version();
+        // A runner of a maintainer's tree or prefix (scripts/build-openssl.sh PATH) names it:
+        // `checkout 1a2b3c4d5e from /src/openssl`, or `install /opt/ossl`.
+        match option_env!("TLSBENCH_OPENSSL_SOURCE") {
+            Some(source) if !source.is_empty() => format!("{version} ({source})"),
+            _ => version.to_string(),
+        }
     }
 
     /// libssl's crypto is the libcrypto beside it: its own version string. A static one says

@@ -111,15 +111,27 @@ fn is_release(release: &str) -> bool {
 /// Whether `library`, as a runner reports it, is `id`'s own: its stack's library, and for
 /// `ID@RELEASE` that release of it (`OpenSSL 3.5.4 30 Sep 2025` is `openssl@3.5`'s and
 /// `openssl@3.5.4`'s, not `openssl@3.6`'s). Go names its releases `go1.27.3`
-/// (`Go crypto/tls go1.27.3` is `go@1.27`'s).
+/// (`Go crypto/tls go1.27.3` is `go@1.27`'s). A build from a maintainer's tree is labelled
+/// `VERSION+COMMIT`: its library names both, as one word or two (`OpenSSL 3.6.0-dev (checkout
+/// 1a2b3c4d5e from /src/openssl)` is `openssl@3.6.0-dev+1a2b3c4d5e`'s).
 pub fn owns(id: &str, library: &str) -> bool {
     let Some(stack) = known(id) else { return false };
-    let release_matches = match split_release(id) {
-        (_, None) => true,
-        (base, Some(release)) => library
-            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ','))
-            .map(|word| if base == "go" { word.strip_prefix("go").unwrap_or(word) } else { word })
-            .any(|word| word == release || word.strip_prefix(release).is_some_and(|rest| rest.starts_with('.'))),
+    let (base, release) = split_release(id);
+    let words: Vec<&str> = library
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ','))
+        .map(|word| if base == "go" { word.strip_prefix("go").unwrap_or(word) } else { word })
+        .collect();
+    let names = |release: &str| {
+        words
+            .iter()
+            .any(|word| *word == release || word.strip_prefix(release).is_some_and(|rest| rest.starts_with('.')))
+    };
+    let release_matches = match release {
+        None => true,
+        Some(release) => {
+            names(release)
+                || release.split_once('+').is_some_and(|(version, commit)| names(version) && words.contains(&commit))
+        }
     };
     (stack.owns)(library) && release_matches
 }
@@ -341,6 +353,11 @@ impl Runners {
     }
 
     /// `NAME is unusable: WHY` for each runner set aside, joined with "; ".
+    /// The runners whose `list` failed, with the reason.
+    pub fn unusable(&self) -> impl Iterator<Item = (&Path, &str)> {
+        self.unusable.iter().map(|(path, why)| (path.as_path(), why.as_str()))
+    }
+
     fn unusable_runners(&self) -> String {
         self.unusable
             .iter()
@@ -450,6 +467,16 @@ mod tests {
         assert!(!owns("openssl@1.27", "OpenSSL go1.27.3"), "only Go's releases are goX.Y");
         let local = "Go crypto/tls go1.27-devel+abcdef1234 (/src/go, devel go1.27-abcdef1234 Mon Jan 5 2026)";
         assert!(owns("go@1.27-devel+abcdef1234", local) && !owns("go@1.27-devel+0123456789", local));
+        // A tree's VERSION+COMMIT, as one word (rustls's) or as two (OpenSSL's own string, then
+        // the checkout): both must be there.
+        let rustls = "rustls 0.23.46+1a2b3c4d5e (aws-lc-rs 1.19.0) from /src/rustls";
+        assert!(
+            owns("rustls-aws-lc-rs@0.23.46+1a2b3c4d5e", rustls) && !owns("rustls-aws-lc-rs@0.23.46+0a0a0a0a0a", rustls)
+        );
+        let tree = "OpenSSL 3.6.0-dev  (checkout 1a2b3c4d5e from /src/openssl)";
+        assert!(owns("openssl@3.6.0-dev+1a2b3c4d5e", tree) && owns("openssl@3.6", tree));
+        assert!(!owns("openssl@3.6.0-dev+0a0a0a0a0a", tree) && !owns("openssl@3.7.0-dev+1a2b3c4d5e", tree));
+        assert!(!owns("openssl@3.6.0-dev+1a2b3c4d5e", "OpenSSL 3.6.0-dev "), "a release is not the tree");
         assert!(owns("go@1.26.8", "Go crypto/tls go1.26.8 (/usr/local/go)"));
     }
 
