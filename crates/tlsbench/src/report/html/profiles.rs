@@ -1,0 +1,78 @@
+//! The profiles (`tlsbench profile`) the report was given: each one's library shares, top
+//! functions and flamegraph.
+
+use std::fmt::Write;
+
+use crate::profile::{render, FunctionRow, Profile};
+use crate::report::svg::escape;
+
+/// Each profile (`tlsbench profile`): its library shares, top functions and flamegraph. The
+/// flamegraph is an image, so that its script (search, zoom) does not run in this page.
+pub(super) fn profiles(profiles: &[Profile]) -> String {
+    use base64::Engine;
+    if profiles.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<section id=\"profiles\">\n<h2>Where the instructions go</h2>\n");
+    html += "<p class=\"legend\">One side's library calls counted by callgrind (<code>tlsbench profile</code>): each \
+             library's share of its instructions, the functions with the most instructions including what they call \
+             (inclusive) and of their own (exclusive), and the flamegraph of the calls. Open the SVG file that \
+             <code>tlsbench profile</code> wrote to search and zoom in it.</p>\n";
+    for profile in profiles {
+        let _ = writeln!(
+            html,
+            "<section class=\"profile\">\n<h3>{}, {} side: <code>{}</code></h3>\n<p>{}</p>",
+            escape(&profile.stack_label()),
+            profile.side,
+            escape(&profile.scenario),
+            escape(&render::heading(profile))
+        );
+        let per = format!("instructions / {}", escape(&profile.unit));
+        let _ = writeln!(
+            html,
+            "<table>\n<tr><th>library</th><th>what</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>"
+        );
+        for share in &profile.classes {
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
+                share.class.label(),
+                escape(&share.what),
+                render::count(render::per_unit(profile, share.instructions)),
+                render::percent(profile, share.instructions)
+            );
+        }
+        html += "</table>\n";
+        for (title, rows, count) in [
+            ("Top functions by inclusive instructions (the process's, the driver's and the adapter's frames left out)", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
+            ("Top functions by exclusive instructions", &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
+        ] {
+            let _ = writeln!(html, "<h4>{title}</h4>\n<table>\n<tr><th>#</th><th>function</th><th>library</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
+            for (i, row) in rows.iter().enumerate() {
+                let _ = writeln!(
+                    html,
+                    "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
+                    i + 1,
+                    escape(&row.name),
+                    row.class.label(),
+                    render::count(render::per_unit(profile, count(row))),
+                    render::percent(profile, count(row))
+                );
+            }
+            html += "</table>\n";
+        }
+        let svg = base64::engine::general_purpose::STANDARD.encode(&profile.svg);
+        let _ = writeln!(
+            html,
+            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\"><figcaption class=\"notes\">{}</figcaption></figure>",
+            escape(&render::heading(profile)),
+            escape(&render::flamegraph_note(profile))
+        );
+        if let Some(note) = render::unnamed_note(profile) {
+            let _ = writeln!(html, "<p class=\"notes\">{}</p>", escape(&note));
+        }
+        html += "</section>\n";
+    }
+    html += "</section>\n";
+    html
+}
