@@ -23,4 +23,5 @@ mod terminal;
 mod threads;
 mod versions;
 mod versions_go;
+mod versions_netty;
 mod warm;

@@ -1,0 +1,116 @@
+//! End-to-end: the netty-tcnative stack at another tcnative release (scripts/build-netty.sh
+//! 2.0.84 4.1.137, docs/versions.md): `netty-tcnative` and `netty-tcnative@2.0.84` listed and
+//! measured in one run, each with the tcnative and Netty it loaded. scripts/test.sh does not build
+//! it (a Maven build), so these tests skip when it is not built, TLSBENCH_REQUIRE_RELEASES or not.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+use crate::fake_go::runner_dir;
+use common::{read_json, succeeded, tlsbench};
+
+const RELEASE: &str = "netty-tcnative@2.0.84";
+
+/// The directory of netty-tcnative@2.0.84's runner, where tlsbench looks for it; None (the test
+/// is skipped, saying why) when it is not built.
+fn release_dir() -> Option<PathBuf> {
+    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => runner_dir().parent().unwrap().join("versions"),
+    };
+    let dir = versions.join(RELEASE);
+    if dir.join("tlsbench-runner-java").is_file() && runner_dir().join("tlsbench-runner-java").is_file() {
+        return Some(dir);
+    }
+    eprintln!("skipped: {} or the Java runner is not built (scripts/build-netty.sh 2.0.84 4.1.137)", dir.display());
+    None
+}
+
+/// The id and library of the one netty-tcnative stack a Java runner lists.
+fn listed(runner: &Path) -> (String, String) {
+    let output = succeeded(Command::new(runner).arg("list").output().unwrap());
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stacks = list["stacks"].as_array().unwrap();
+    let netty: Vec<&Value> =
+        stacks.iter().filter(|s| s["id"].as_str().unwrap().starts_with("netty-tcnative")).collect();
+    assert_eq!(netty.len(), 1, "{list}");
+    (netty[0]["id"].as_str().unwrap().to_string(), netty[0]["library"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn netty_tcnative_at_a_release_holds_that_stack_alone_with_the_tcnative_it_loaded() {
+    let Some(dir) = release_dir() else { return };
+    let runner = dir.join("tlsbench-runner-java");
+    let output = succeeded(Command::new(&runner).arg("list").output().unwrap());
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(list["stacks"].as_array().unwrap().len(), 1, "{list}");
+    let (id, library) = listed(&runner);
+    assert_eq!(id, RELEASE);
+    assert!(library.starts_with("netty-tcnative-boringssl-static 2.0.84.Final (BoringSSL, netty 4."), "{library}");
+    let tmp = tempfile::tempdir().unwrap();
+    let output = succeeded(tlsbench(tmp.path()).args(["list", "stacks"]).output().unwrap());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let at = text.lines().position(|l| l.split_whitespace().next() == Some(RELEASE));
+    let at = at.unwrap_or_else(|| panic!("no {RELEASE} in:\n{text}"));
+    // An id wider than the label column gets a line of its own, its library on the next.
+    let lines: Vec<&str> = text.lines().skip(at).take(2).collect();
+    assert!(lines.iter().any(|l| l.trim_end().ends_with(&library)), "{lines:?}");
+}
+
+#[test]
+fn netty_tcnative_and_netty_tcnative_at_2_0_84_in_one_run_each_report_their_own_library() {
+    let Some(dir) = release_dir() else { return };
+    let (_, release_library) = listed(&dir.join("tlsbench-runner-java"));
+    let (_, default_library) = listed(&runner_dir().join("tlsbench-runner-java"));
+    assert_ne!(release_library, default_library);
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("r.json");
+    let output = tlsbench(tmp.path())
+        .args(["run", "--stack", "netty-tcnative", "--stack", RELEASE, "--scenario"])
+        .args(["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "time"])
+        .args(["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0", "--forks", "1", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let output = succeeded(output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(RELEASE), "{RELEASE} in:\n{stdout}");
+    let doc = read_json(&json);
+    let results = doc["results"].as_array().unwrap();
+    for (stack, library) in [("netty-tcnative", &default_library), (RELEASE, &release_library)] {
+        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack).collect();
+        assert!(!cells.is_empty(), "no cells of {stack} in {results:?}");
+        for r in cells {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(r["server_stack"], stack, "{r}");
+            assert_eq!(r["client_library"], library.as_str(), "{r}");
+            assert_eq!(r["server_library"], library.as_str(), "{r}");
+        }
+        let stacks = doc["run"]["stacks"].as_array().unwrap();
+        let described = stacks.iter().find(|s| s["id"] == stack).unwrap_or_else(|| panic!("{stack} in {stacks:?}"));
+        assert_eq!(described["library"], library.as_str(), "{described}");
+    }
+    let ours = |r: &&Value| r["client_stack"] == "netty-tcnative" || r["client_stack"] == RELEASE;
+    assert!(results.iter().all(|r| ours(&r)), "only the two");
+}
+
+#[test]
+fn build_netty_refuses_what_is_no_release_in_one_line() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-netty.sh");
+    let refused = "cannot be built here";
+    for (args, refusal) in [
+        (&["2.0.x"][..], format!("2.0.x: {refused}: not a netty-tcnative release (such as 2.0.84 or 2.0.84.Final)")),
+        (
+            &["2.0.84.Final", "5.0.0"][..],
+            format!("2.0.84: {refused}: Netty 5.0.0 is not a Netty 4 release (such as 4.1.137 or 4.2.18.Final)"),
+        ),
+    ] {
+        let output = Command::new(&script).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr, format!("netty-tcnative {refusal}\n"));
+    }
+}
