@@ -55,7 +55,10 @@ if ! mvn -B -Dstyle.color=never -f "$work/pom.xml" -Dmaven.test.skip=true \
     if [ -n "$missing" ]; then
         refuse "Maven cannot fetch it: $missing"
     fi
-    error=$(grep -m1 -E '^\[ERROR\] .*\.java:\[[0-9]+,[0-9]+\]' "$log" | sed "s:^\[ERROR\] $PWD/$work/::" || true)
+    # javac's first error, with the symbol it names on the line after (cannot find symbol).
+    error=$(awk '/^\[ERROR\] .*\.java:\[[0-9]+,[0-9]+\]/ && !found { found = 1; line = $0; next }
+                 found == 1 { if (sub(/^ *symbol: */, "")) line = line ": " $0; found = 2 }
+                 END { print line }' "$log" | sed "s:^\[ERROR\] $PWD/$work/::")
     if [ -n "$error" ]; then
         refuse "the runner does not compile against it (Netty $netty): $error"
     fi
