@@ -280,23 +280,3 @@ pub mod fixture {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::export::{Exporter, JsonExporter};
-
-    #[test]
-    fn reads_an_exported_document_and_refuses_another_schema() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.json");
-        std::fs::write(&path, JsonExporter.serialize(&fixture::document()).unwrap()).unwrap();
-        assert_eq!(RunDocument::read(&path).unwrap(), fixture::document());
-        std::fs::write(&path, r#"{"schema_version": 2, "run": {}}"#).unwrap();
-        let err = RunDocument::read(&path).unwrap_err().to_string();
-        assert_eq!(err, format!("{} has results schema version 2; this tlsbench reads version 1", path.display()));
-        std::fs::write(&path, "[1, 2]").unwrap();
-        let err = RunDocument::read(&path).unwrap_err().to_string();
-        assert_eq!(err, format!("{} is not a tlsbench results document (it has no schema_version)", path.display()));
-    }
-}
