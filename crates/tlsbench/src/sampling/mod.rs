@@ -7,6 +7,7 @@
 //! from its cells). How a runner is asked and its reply read is ../sample_call.rs, shared with
 //! the measures that take their samples elsewhere (net.rs, instructions.rs).
 
+mod callgrind;
 mod cell;
 mod document;
 mod one_shot;

@@ -20,7 +20,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
         return crate::net::sample(cell, settings);
     }
     if cell.measure == Measure::Instructions {
-        return crate::instructions::sample(cell, settings);
+        return super::callgrind::sample(cell, settings);
     }
     let failed = |reason: String| (Status::Failed, reason);
     let runners = settings.runners_for(cell);

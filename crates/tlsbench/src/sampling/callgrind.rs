@@ -1,0 +1,126 @@
+//! A sample of the instructions measure: each side counted by callgrind in a process of its own
+//! (instructions.rs: how a runner is run under callgrind, and how its count is read).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
+use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
+use tlsbench_harness::{Kind, Side};
+
+use crate::executor;
+use crate::instructions::{counted_args, iterations, pair_counting_args, total, Callgrind};
+use crate::plan::{Cell, Process};
+use crate::results::Status;
+use crate::sample_call::{allocator_env, merge_sides, reply, Settings};
+
+/// One sample: each side counted in its own process under callgrind, both at once. In-process,
+/// each of the two processes runs the whole pair and counts one side; split-process, each runs
+/// its side, as for time.
+pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+    let failed = |reason: String| (Status::Failed, reason);
+    let callgrind = Callgrind::find().map_err(|e| failed(e.to_string()))?;
+    let dir = tempfile::tempdir().map_err(|e| failed(format!("a directory for callgrind's output: {e}")))?;
+    let out = |side: Side| dir.path().join(format!("{side}.callgrind"));
+    let common = counted_args(&cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
+    let common: Vec<&str> = strs(&common);
+    let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
+    let runners = settings.runners_for(cell);
+    let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
+    let env = allocator_env(cell);
+    let (client, server) = match cell.process {
+        Process::InProcess => {
+            let both = runner(&cell.client)?;
+            let counting = |side: Side| {
+                let args = pair_counting_args(
+                    &cell.client,
+                    &cell.server,
+                    side,
+                    &cell.scenario,
+                    iterations(cell.scenario.kind),
+                    &settings.data_dir,
+                );
+                callgrind.command(both, &strs(&args), &out(side), &[], &env)
+            };
+            let (client, server) = (counting(Side::Client), counting(Side::Server));
+            let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
+            std::thread::scope(|scope| {
+                let client = scope.spawn(|| call(&client));
+                let server = call(&server);
+                (client.join().expect("the client's callgrind thread does not panic"), server)
+            })
+        }
+        Process::Split => {
+            let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
+            let side = |role: Side, stack: &str, peer: &str| {
+                let role_name = role.to_string();
+                let args = [
+                    &["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..],
+                    &common,
+                ]
+                .concat();
+                callgrind.command(
+                    if role == Side::Client { client_runner } else { server_runner },
+                    &args,
+                    &out(role),
+                    &[],
+                    &env,
+                )
+            };
+            let (client, server) =
+                (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
+            let (client_args, server_args) = (strs(&client.1), strs(&server.1));
+            executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &[], limit)
+        }
+        Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
+    };
+    let mut report = merge_sides(reply(client), reply(server)).map_err(beyond_valgrind)?;
+    // The values are the counts, read from callgrind's files.
+    report.values.clear();
+    for side in [Side::Client, Side::Server] {
+        let total = total(&out(side)).map_err(|e| failed(format!("{side}: {e:#}")))?;
+        report.values.push(per_iteration(side, cell.scenario.kind, report.iterations, total));
+    }
+    Ok(report)
+}
+
+/// A runner killed by SIGILL under valgrind met an instruction that valgrind does not emulate
+/// (valgrind raises SIGILL then, with its own words on stderr): the stack cannot be counted on
+/// this machine, which is `n/a` with the reason rather than a failure of the stack.
+fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
+    match status == Status::Failed && reason.contains("(SIGILL)") {
+        true => (
+            Status::Unsupported,
+            format!("valgrind cannot run this stack here (an instruction it does not emulate): {reason}"),
+        ),
+        false => (status, reason),
+    }
+}
+
+/// A side's count per handshake, or per megabyte of a transfer.
+fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricValue {
+    let (metric, units) = match kind {
+        Kind::Transfer => (Metric::InstructionsPerMb, (iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6),
+        _ => (Metric::InstructionsPerHandshake, iterations as f64),
+    };
+    MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_valgrind_does_not_emulate_makes_the_cell_n_a() {
+        let sigill = "server runner: runner was killed by signal 4 (SIGILL): vex amd64->IR: unhandled instruction bytes: 0x62 0xF1";
+        let (status, reason) = beyond_valgrind((Status::Failed, sigill.into()));
+        assert_eq!(status, Status::Unsupported);
+        assert!(reason.starts_with("valgrind cannot run this stack here") && reason.ends_with("0x62 0xF1"), "{reason}");
+        let crash = (Status::Failed, "server runner: runner was killed by signal 11 (SIGSEGV)".to_string());
+        assert_eq!(beyond_valgrind(crash.clone()), crash);
+    }
+}
