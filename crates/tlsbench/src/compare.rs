@@ -7,6 +7,7 @@ use std::fmt;
 use tlsbench_harness::Side;
 
 use crate::key::CellKey;
+use crate::order::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
 use crate::stats::{mann_whitney_p, summarize};
 
@@ -188,7 +189,7 @@ impl Comparison<'_> {
 
 /// The builds a run's cells ran (`release` for a run that chose none), in the order of its cells.
 pub fn builds_of(doc: &RunDocument) -> Vec<&str> {
-    crate::output::first_seen(doc.results.iter().map(|c| c.key.build_key()))
+    first_seen(doc.results.iter().map(|c| c.key.build_key()))
 }
 
 /// Keeps only the cells of `build` (`compare --build-a`/`--build-b`): so that two build
@@ -206,7 +207,7 @@ pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
 /// `as_stack` in them: so that two stacks (two releases of one library) compare as one stack
 /// of two runs does.
 pub fn select_stack(doc: &mut RunDocument, stack: &str, as_stack: &str) -> anyhow::Result<()> {
-    let stacks = crate::output::first_seen(doc.results.iter().flat_map(|c| [&c.key.client_stack, &c.key.server_stack]));
+    let stacks = first_seen(doc.results.iter().flat_map(|c| [&c.key.client_stack, &c.key.server_stack]));
     if !stacks.iter().any(|s| *s == stack) {
         let stacks: Vec<&str> = stacks.iter().map(|s| s.as_str()).collect();
         anyhow::bail!("run {} has no cells of stack `{stack}` (its stacks: {})", doc.run.id, stacks.join(", "));

@@ -4,7 +4,7 @@
 
 #[cfg(test)]
 use crate::key::CellKey;
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::results::{CellResult, RunDocument};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -12,6 +12,7 @@ use tlsbench_harness::io::{IoTrace, TraceReply};
 use tlsbench_harness::{pki, ClientAuth, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
 
 use crate::builds::{self, Build};
+use crate::order::first_seen;
 use crate::output::io_table::{IoRow, Outcome};
 use crate::{executor, output, stacks};
 
@@ -114,7 +115,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
                 .collect();
             (ids, reasons)
         }
-        false => (output::first_seen(args.stacks), Vec::new()),
+        false => (first_seen(args.stacks), Vec::new()),
     };
     let runners = builds::one(release, build, &ids)?;
     let mut failed = 0;

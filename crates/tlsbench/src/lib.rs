@@ -16,6 +16,7 @@ pub mod instructions;
 pub mod io;
 pub mod key;
 pub mod net;
+pub mod order;
 pub mod output;
 pub mod plan;
 pub mod profile;

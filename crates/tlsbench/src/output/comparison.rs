@@ -8,6 +8,7 @@ use crate::compare::{
     history_floor, judged_by_range, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA, MIN_HISTORY_CHANGES,
 };
 use crate::key::CellKey;
+use crate::order::first_seen;
 use crate::output::format::format_cell;
 use crate::results::{CellResult, RunDocument};
 use crate::stats::EXACT_MANN_WHITNEY_MAX;
@@ -35,7 +36,7 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
         out += "no cell is in both runs\n";
     } else {
         // A table per scenario, under its name: the scenario as a column made lines of 150.
-        for scenario in crate::output::first_seen(comparison.rows.iter().map(|r| &r.a.key.scenario)) {
+        for scenario in first_seen(comparison.rows.iter().map(|r| &r.a.key.scenario)) {
             out += &format!("{scenario}\n{}\n", table(comparison, scenario));
         }
         out += &wrap(&legend(comparison, threshold));
@@ -105,7 +106,7 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
                 .iter()
                 .filter_map(|r| r.judgement.as_ref().map(|j| (r.a.key.measure.as_str(), j.threshold, r.threshold_from)))
                 .collect();
-            let measures = crate::output::first_seen(judged.iter().map(|(measure, _, _)| *measure));
+            let measures = first_seen(judged.iter().map(|(measure, _, _)| *measure));
             let by_measure: Vec<String> = measures
                 .iter()
                 .map(|&measure| {

@@ -5,9 +5,10 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::Side;
 
+use crate::order::first_seen;
+use crate::output::columns;
 use crate::output::format::{format_cell, LEGEND};
 use crate::output::notes::notes;
-use crate::output::{columns, first_seen};
 use crate::results::{CellResult, RunDocument};
 
 /// The metric the matrices show.

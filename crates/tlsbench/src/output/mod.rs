@@ -14,6 +14,9 @@ pub mod trace;
 
 use std::io::Write;
 
+// stacks.rs calls it from here; it lives in order.rs, below the modules that list things.
+pub use crate::order::first_seen;
+
 /// The terminal's width that the results table and the lines under it keep to.
 pub const WIDTH: usize = 120;
 
@@ -25,16 +28,4 @@ pub fn print(text: impl std::fmt::Display) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => eprintln!("warning: writing to stdout: {e}"),
         _ => {}
     }
-}
-
-/// The distinct items in order of first appearance: tables, charts and plans follow the order
-/// the run was planned in.
-pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut seen = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
 }

@@ -8,7 +8,8 @@ use tlsbench_harness::Side;
 use super::format::{is_count, spread};
 use super::WIDTH;
 use crate::compare::judged_by_range;
-use crate::output::{columns, first_seen};
+use crate::order::first_seen;
+use crate::output::columns;
 use crate::results::{CellResult, RunDocument, Status};
 use crate::stats::MIN_SAMPLES_FOR_CI95;
 

@@ -10,8 +10,8 @@ use super::format::{format_cell, EFFICIENCY_LEGEND, LEGEND};
 use super::notes::{few_samples_warning, precision, workers_busy};
 use super::WIDTH;
 use crate::group::{self, GroupBy};
+use crate::order::first_seen;
 use crate::output::columns::{self, Column};
-use crate::output::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
 
 /// The table of a run, for a terminal of [`WIDTH`] columns: one block per metric, a row per

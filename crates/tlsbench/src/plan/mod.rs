@@ -10,6 +10,7 @@ use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::{Capabilities, Kind, Measure, Scenario};
 
 use crate::builds::{self, Build};
+use crate::order::first_seen;
 use crate::stacks::Runners;
 pub use cell::{Cell, Process};
 
@@ -29,7 +30,7 @@ pub enum ProcessChoice {
 /// should not silently shrink the run.
 pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Scenario>> {
     if globs.is_empty() {
-        return Ok(crate::output::first_seen(measures.iter().flat_map(|&m| Scenario::defaults_for(m))));
+        return Ok(first_seen(measures.iter().flat_map(|&m| Scenario::defaults_for(m))));
     }
     let all: Vec<Scenario> =
         Scenario::all().into_iter().filter(|s| measures.iter().any(|m| m.applies_to(s.kind))).collect();
@@ -61,7 +62,7 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
 /// The allocator column(s) of a run: none (`[None]`, the runners' default, unlabelled) unless
 /// `--allocator` asked for another than glibc's, or for several.
 pub fn allocator_axis(chosen: &[Allocator]) -> Vec<Option<Allocator>> {
-    let chosen = crate::output::first_seen(chosen.iter().copied());
+    let chosen = first_seen(chosen.iter().copied());
     match chosen.as_slice() {
         [] | [Allocator::Glibc] => vec![None],
         _ => chosen.into_iter().map(Some).collect(),
@@ -103,7 +104,7 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
 /// The build column(s) of a run: none (`[None]`, release's runners, unlabelled) unless
 /// `--build` asked for another than release, or for several.
 pub fn build_axis(chosen: &[Build]) -> Vec<Option<Build>> {
-    let chosen = crate::output::first_seen(chosen.iter().copied());
+    let chosen = first_seen(chosen.iter().copied());
     match chosen.as_slice() {
         [] | [Build::Release] => vec![None],
         _ => chosen.into_iter().map(Some).collect(),

@@ -5,7 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use crate::group::{self, GroupBy};
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::output::format::format_cell;
 use crate::output::table::Grid;
 use crate::results::{CellResult, RunDocument, Status};

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use tlsbench_harness::protocol::Metric;
 use tlsbench_harness::{Measure, Side};
 
-use super::CellState;
+use super::cell::CellState;
 use crate::key::CellKey;
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::plan::Process;
 use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use tlsbench_harness::Kind;
 
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::output::format::format_cell;
 use crate::report::svg::{colour, escape, format_tick, Bar, BarChart, Group, Series};
 use crate::results::{CellResult, RunDocument, Status};

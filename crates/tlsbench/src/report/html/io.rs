@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use tlsbench_harness::Side;
 
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::output::format::format_number;
 use crate::report::svg::{escape, format_tick};
 use crate::results::{CellResult, RunDocument, Status};

@@ -7,7 +7,7 @@ use tlsbench_harness::Side;
 
 use super::charts::{after_kind, connections, connections_label, detail, kind, number, series_of};
 use crate::key::pair_label;
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::output::format::format_cell;
 use crate::report::svg::{escape, Line, LineChart, Point};
 use crate::results::{CellResult, RunDocument};

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::svg::escape;
 use super::Report;
-use crate::output::first_seen;
+use crate::order::first_seen;
 use crate::output::format::LEGEND;
 use crate::output::notes::{few_samples_warning, notes};
 use crate::report::tables::factor_legend;
