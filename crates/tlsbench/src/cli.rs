@@ -1,10 +1,13 @@
 //! The command line (docs/usage.md, "The command line").
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use tlsbench_harness::Measure;
+use tlsbench_harness::net::plain::PLAIN_STACKS;
+use tlsbench_harness::net::Page;
+use tlsbench_harness::{Measure, Scenario, Side};
 
 use crate::group::GroupBy;
 use crate::plan::ProcessChoice;
@@ -36,23 +39,23 @@ pub enum Command {
     Report(ReportArgs),
     /// The IO of one connection, call by call on both sides: each read (asked, got, or would
     /// block) and write with the TLS records in it, by flight, and the totals.
-    Trace(crate::io::TraceArgs),
+    Trace(TraceArgs),
     /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
     /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
-    Io(crate::io::IoArgs),
+    Io(IoArgs),
     /// Where one side's instructions go: that side run under callgrind, its top functions (by
     /// inclusive and exclusive instructions) and each library's share; writes a flamegraph
     /// SVG and the profile as JSON (for `report --profile`).
-    Profile(crate::profile::ProfileArgs),
+    Profile(ProfileArgs),
     /// Serve connections of one stack (or plain TCP) on a TCP socket until Ctrl-C or SIGTERM;
     /// prints the address on the first line of stdout, and what the server measured at the end.
-    Serve(crate::net::ServeArgs),
+    Serve(ServeArgs),
     /// Connections of one client stack (or plain TCP) against a TLS server, bounded in count and
     /// time: connections per second, latency percentiles, CPU and syscalls per connection.
-    Load(crate::net::LoadArgs),
+    Load(LoadArgs),
     /// Several load generators' partial results (`load --run-id`) as one: counts add up,
     /// latency histograms merge.
-    Merge(crate::net::MergeArgs),
+    Merge(MergeArgs),
     /// List the stacks (with their library versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]
@@ -299,6 +302,171 @@ pub struct ReportArgs {
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// The scenario: a handshake kind (the trace of one handshake after a seed one) or
+    /// io-profile (a whole short connection), e.g. io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Scenario,
+    /// The stack on both sides.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, conflicts_with_all = ["client", "server"], required_unless_present = "client")]
+    pub stack: Option<String>,
+    /// The client stack of an interop pair (with --server).
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "server")]
+    pub client: Option<String>,
+    /// The server stack of an interop pair (with --client).
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "client")]
+    pub server: Option<String>,
+    /// Print the trace as the runner's JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub build: BuildArg,
+}
+
+#[derive(Args)]
+pub struct IoArgs {
+    /// A stack to profile against itself; repeat for several. Default: all stacks.
+    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
+    pub stacks: Vec<String>,
+    /// How the libraries are configured: pinned to the scenario's suite and group without
+    /// tickets or session cache (as `run` measures them), each library's own defaults (its
+    /// tickets, cache, suites and groups), or both.
+    #[arg(long, value_enum, default_value_t = Configs::Both)]
+    pub config: Configs,
+    #[command(flatten)]
+    pub build: BuildArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Configs {
+    Pinned,
+    Defaults,
+    Both,
+}
+
+#[derive(Args)]
+pub struct ProfileArgs {
+    /// The scenario: a handshake (full or resumed) or a transfer, e.g.
+    /// handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Scenario,
+    /// The stack whose side is profiled.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
+    pub stack: String,
+    /// The side profiled: client or server.
+    #[arg(long, value_name = "SIDE", value_parser = parse_side)]
+    pub side: Side,
+    /// The stack on the other side [default: --stack]; one that the same runner holds.
+    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
+    pub peer: Option<String>,
+    /// Measured iterations: handshakes, or 16 KiB writes of a transfer [default: as the
+    /// instructions measure, 20 handshakes or 64 writes].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iterations: Option<u64>,
+    /// Rows of each function table.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
+    /// Where STACK_SIDE_SCENARIO.svg (the flamegraph), .json (for `report --profile`) and
+    /// .callgrind (callgrind's output, for callgrind_annotate or KCachegrind) are written;
+    /// STACK_SIDE_SCENARIO_BUILD.* in a build other than release.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub build: BuildArg,
+}
+
+fn parse_side(text: &str) -> Result<Side, String> {
+    match text {
+        "client" => Ok(Side::Client),
+        "server" => Ok(Side::Server),
+        _ => Err(format!("unknown side `{text}` (valid: client, server)")),
+    }
+}
+
+#[derive(Args)]
+pub struct NetArgs {
+    /// A stack (`tlsbench list stacks`), or a plain TCP baseline: `tcp` (a write per
+    /// application write) or `tcp-buffered` (one buffered write per response).
+    #[arg(long, value_name = "ID", value_parser = parse_net_stack)]
+    pub stack: String,
+    /// Each connection's handshake: a handshake-full or handshake-resume-* scenario
+    /// [default: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm; none for plain TCP].
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<Scenario>,
+    /// A connection whose peer sends nothing for this many seconds fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub io_timeout: f64,
+    #[command(flatten)]
+    pub build: BuildArg,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// Where to listen. Loopback unless you name another address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// The response to each request: a size (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB; written in
+    /// 16 KiB writes) or COUNTxBYTES application writes (1000x64).
+    #[arg(long, value_name = "SIZE", default_value = "0")]
+    pub response: Page,
+    /// Where to write what the server measured, as JSON, once it stops.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// The server: tlsbench's (`tlsbench serve` prints its address) or any other TLS server
+    /// whose certificate chains to tlsbench's CA for server.tlsbench.test.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: SocketAddr,
+    /// Measured connections [default: as many as --duration allows].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub connections: Option<u64>,
+    /// Start no connection after this many seconds [default: 10, or 300 with --connections].
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Connections in flight at once (as `openssl s_time`: 1).
+    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub concurrency: u32,
+    /// The server's response, as given to `tlsbench serve --response`: each one is checked
+    /// (length and digest). Without it, responses are counted, not checked.
+    #[arg(long, value_name = "SIZE")]
+    pub response: Option<Page>,
+    /// Part of a run of several generators: write this generator's results to --output for
+    /// `tlsbench merge`.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Where to write the results as JSON [default with --run-id: load-RUN_ID-HOST-PID.json].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Partial results of `tlsbench load --run-id` (one per generator).
+    #[arg(value_name = "PARTIAL", required = true)]
+    pub partials: Vec<PathBuf>,
+    /// Write the merged results as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+fn parse_net_stack(id: &str) -> Result<String, String> {
+    match PLAIN_STACKS.contains(&id) {
+        true => Ok(id.to_string()),
+        false => stacks::parse_id(id).map_err(|e| format!("{e}, or plain TCP: {}", PLAIN_STACKS.join(", "))),
+    }
 }
 
 /// A percentage as a fraction: `2.5` -> 0.025.

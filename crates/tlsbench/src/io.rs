@@ -7,60 +7,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use tlsbench_harness::io::{IoTrace, TraceReply};
 use tlsbench_harness::{pki, ClientAuth, Group, KeyType, Kind, Pki, Scenario, Suite, Version};
 
 use crate::builds::{self, Build};
+use crate::cli::{Configs, IoArgs, TraceArgs};
 use crate::order::first_seen;
 use crate::output::io_table::{IoRow, Outcome};
 use crate::{executor, output, stacks};
 
 /// A trace is one connection: a runner taking longer is stuck.
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-#[derive(Args)]
-pub struct TraceArgs {
-    /// The scenario: a handshake kind (the trace of one handshake after a seed one) or
-    /// io-profile (a whole short connection), e.g. io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm.
-    #[arg(value_name = "SCENARIO")]
-    pub scenario: Scenario,
-    /// The stack on both sides.
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, conflicts_with_all = ["client", "server"], required_unless_present = "client")]
-    pub stack: Option<String>,
-    /// The client stack of an interop pair (with --server).
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "server")]
-    pub client: Option<String>,
-    /// The server stack of an interop pair (with --client).
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "client")]
-    pub server: Option<String>,
-    /// Print the trace as the runner's JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub build: crate::cli::BuildArg,
-}
-
-#[derive(Args)]
-pub struct IoArgs {
-    /// A stack to profile against itself; repeat for several. Default: all stacks.
-    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
-    pub stacks: Vec<String>,
-    /// How the libraries are configured: pinned to the scenario's suite and group without
-    /// tickets or session cache (as `run` measures them), each library's own defaults (its
-    /// tickets, cache, suites and groups), or both.
-    #[arg(long, value_enum, default_value_t = Configs::Both)]
-    pub config: Configs,
-    #[command(flatten)]
-    pub build: crate::cli::BuildArg,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Configs {
-    Pinned,
-    Defaults,
-    Both,
-}
 
 /// `tlsbench trace`: prints the trace of one connection of the pair.
 pub fn trace(args: TraceArgs) -> Result<ExitCode> {

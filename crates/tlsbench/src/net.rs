@@ -5,20 +5,19 @@
 //! what it measured.
 
 use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use tlsbench_harness::net::plain::PLAIN_STACKS;
-use tlsbench_harness::net::{NetReply, NetReport, Page, Serving, DEFAULT_IO_TIMEOUT};
+use tlsbench_harness::net::{NetReply, NetReport, Serving, DEFAULT_IO_TIMEOUT};
 use tlsbench_harness::protocol::{SampleReport, SideNegotiated};
-use tlsbench_harness::{pki, Pki, Scenario, Side};
+use tlsbench_harness::{pki, Pki, Side};
 
 use crate::builds::{self, Build};
+use crate::cli::{LoadArgs, MergeArgs, NetArgs, ServeArgs};
 use crate::executor::Service;
 use crate::output::format::{format_number, group_thousands};
 use crate::plan::Cell;
@@ -28,89 +27,6 @@ use crate::{executor, stacks};
 
 /// The handshake when no --scenario is given.
 const DEFAULT_SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
-
-#[derive(Args)]
-pub struct NetArgs {
-    /// A stack (`tlsbench list stacks`), or a plain TCP baseline: `tcp` (a write per
-    /// application write) or `tcp-buffered` (one buffered write per response).
-    #[arg(long, value_name = "ID", value_parser = parse_net_stack)]
-    pub stack: String,
-    /// Each connection's handshake: a handshake-full or handshake-resume-* scenario
-    /// [default: handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm; none for plain TCP].
-    #[arg(long, value_name = "NAME")]
-    pub scenario: Option<Scenario>,
-    /// A connection whose peer sends nothing for this many seconds fails.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    pub io_timeout: f64,
-    #[command(flatten)]
-    pub build: crate::cli::BuildArg,
-}
-
-#[derive(Args)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub net: NetArgs,
-    /// Where to listen. Loopback unless you name another address.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
-    pub listen: SocketAddr,
-    /// Worker threads [default: one per core].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub workers: Option<u32>,
-    /// The response to each request: a size (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB; written in
-    /// 16 KiB writes) or COUNTxBYTES application writes (1000x64).
-    #[arg(long, value_name = "SIZE", default_value = "0")]
-    pub response: Page,
-    /// Where to write what the server measured, as JSON, once it stops.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Args)]
-pub struct LoadArgs {
-    #[command(flatten)]
-    pub net: NetArgs,
-    /// The server: tlsbench's (`tlsbench serve` prints its address) or any other TLS server
-    /// whose certificate chains to tlsbench's CA for server.tlsbench.test.
-    #[arg(long, value_name = "ADDR")]
-    pub connect: SocketAddr,
-    /// Measured connections [default: as many as --duration allows].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub connections: Option<u64>,
-    /// Start no connection after this many seconds [default: 10, or 300 with --connections].
-    #[arg(long, value_name = "SECONDS")]
-    pub duration: Option<f64>,
-    /// Connections in flight at once (as `openssl s_time`: 1).
-    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub concurrency: u32,
-    /// The server's response, as given to `tlsbench serve --response`: each one is checked
-    /// (length and digest). Without it, responses are counted, not checked.
-    #[arg(long, value_name = "SIZE")]
-    pub response: Option<Page>,
-    /// Part of a run of several generators: write this generator's results to --output for
-    /// `tlsbench merge`.
-    #[arg(long, value_name = "ID")]
-    pub run_id: Option<String>,
-    /// Where to write the results as JSON [default with --run-id: load-RUN_ID-HOST-PID.json].
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Args)]
-pub struct MergeArgs {
-    /// Partial results of `tlsbench load --run-id` (one per generator).
-    #[arg(value_name = "PARTIAL", required = true)]
-    pub partials: Vec<PathBuf>,
-    /// Write the merged results as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-fn parse_net_stack(id: &str) -> Result<String, String> {
-    match PLAIN_STACKS.contains(&id) {
-        true => Ok(id.to_string()),
-        false => stacks::parse_id(id).map_err(|e| format!("{e}, or plain TCP: {}", PLAIN_STACKS.join(", "))),
-    }
-}
 
 /// The runner (of the build asked for) and the arguments both ends take: the stack, its
 /// scenario (generating its certificates here, once) and the io timeout.

@@ -7,61 +7,22 @@ mod folded;
 mod libraries;
 pub mod render;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use serde::{Deserialize, Serialize};
 use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::protocol::Reply;
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
 use crate::builds::{self, Build};
+use crate::cli::ProfileArgs;
 use crate::instructions::{self, Callgrind};
 use crate::{executor, stacks};
 pub use callgrind_file::CallGraph;
 pub use libraries::{Class, StackLibraries};
-
-#[derive(Args)]
-pub struct ProfileArgs {
-    /// The scenario: a handshake (full or resumed) or a transfer, e.g.
-    /// handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm.
-    #[arg(value_name = "SCENARIO")]
-    pub scenario: Scenario,
-    /// The stack whose side is profiled.
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
-    pub stack: String,
-    /// The side profiled: client or server.
-    #[arg(long, value_name = "SIDE", value_parser = parse_side)]
-    pub side: Side,
-    /// The stack on the other side [default: --stack]; one that the same runner holds.
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id)]
-    pub peer: Option<String>,
-    /// Measured iterations: handshakes, or 16 KiB writes of a transfer [default: as the
-    /// instructions measure, 20 handshakes or 64 writes].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub iterations: Option<u64>,
-    /// Rows of each function table.
-    #[arg(long, value_name = "N", default_value_t = 15)]
-    pub top: usize,
-    /// Where STACK_SIDE_SCENARIO.svg (the flamegraph), .json (for `report --profile`) and
-    /// .callgrind (callgrind's output, for callgrind_annotate or KCachegrind) are written;
-    /// STACK_SIDE_SCENARIO_BUILD.* in a build other than release.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
-    #[command(flatten)]
-    pub build: crate::cli::BuildArg,
-}
-
-fn parse_side(text: &str) -> Result<Side, String> {
-    match text {
-        "client" => Ok(Side::Client),
-        "server" => Ok(Side::Server),
-        _ => Err(format!("unknown side `{text}` (valid: client, server)")),
-    }
-}
 
 /// What `profile` found, as written to its JSON file and read back by `report --profile`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
