@@ -1,9 +1,9 @@
 //! Asking a runner for one sample and reading its reply: how the run takes its samples
 //! ([`Settings`]), a sample's words and environment on the runner's command line, the reply
 //! read with what the runner printed on stderr, and the replies of a split pair's two sides
-//! merged into one. Every way of taking a sample uses it: the rounds and the processes that stay
-//! up (sampling/), TCP cells (net.rs) and the instructions measure (instructions.rs); it uses
-//! none of them, so that they depend on it and not on the scheduler.
+//! merged into one. Every way of taking a sample uses it: the rounds, the processes that stay up
+//! and the instructions measure (sampling/), and TCP cells (net.rs); it uses none of them, so
+//! that they depend on it and not on the scheduler.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,9 +3,9 @@
 //!
 //! This file is the schedule: the rounds, and the further rounds of `--target-ci`. Beside it:
 //! cell.rs (where each cell stands), one_shot.rs (a sample from processes of its own), warm.rs
-//! and sessions.rs (from processes that stay up, and their pool), document.rs (the run's document
-//! from its cells). How a runner is asked and its reply read is ../sample_call.rs, shared with
-//! the measures that take their samples elsewhere (net.rs, instructions.rs).
+//! and sessions.rs (from processes that stay up, and their pool), callgrind.rs (the instructions
+//! measure's sample), document.rs (the run's document from its cells). How a runner is asked
+//! and its reply read is ../sample_call.rs, shared with TCP cells, which net.rs samples.
 
 mod callgrind;
 mod cell;

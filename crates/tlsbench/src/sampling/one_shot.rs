@@ -1,6 +1,6 @@
 //! A sample from runner processes of its own (one-shot): one runner holding both stacks, or one
 //! per side of a split pair; a TCP cell's (net.rs) and the instructions measure's
-//! (instructions.rs) are taken by their own modules. And a sample of `--threads N` as the cell
+//! (callgrind.rs) are taken by their own modules. And a sample of `--threads N` as the cell
 //! keeps it.
 
 use std::time::Duration;
