@@ -300,6 +300,11 @@ pub struct S2nConnection {
     _io: Box<Endpoint>,
     /// Whether `close` sent close_notify: s2n_recv then no longer reads in TLS 1.2.
     sent_close: bool,
+    /// This side's mode, and whether its handshake completed, kept here rather than asked of
+    /// s2n-tls: `Connection::mode` and `handshake_complete` are public only from crate 0.3.43 on,
+    /// and the adapter also builds against older releases (scripts/build-crate.sh s2n-tls).
+    mode: Mode,
+    handshake_done: bool,
 }
 
 impl S2nConnection {
@@ -319,7 +324,7 @@ impl S2nConnection {
         unsafe { conn.set_send_context(context) }.map_err(LibError::context("setting the send context"))?;
         // SAFETY: as above.
         unsafe { conn.set_receive_context(context) }.map_err(LibError::context("setting the receive context"))?;
-        Ok(Self { conn, _io: io, sent_close: false })
+        Ok(Self { conn, _io: io, sent_close: false, mode, handshake_done: false })
     }
 }
 
@@ -354,7 +359,7 @@ fn would_block_or_fail(kind: ErrorKind) -> c_int {
 
 impl Connection for S2nConnection {
     fn handshake(&mut self) -> Result<bool, LibError> {
-        if self.conn.handshake_complete() {
+        if self.handshake_done {
             // Done: read what the peer sent since, such as a TLS 1.3 session ticket, which
             // s2n-tls processes inside a receive call. No application data flows yet.
             return match self.conn.poll_recv(&mut [0u8; 1]) {
@@ -364,7 +369,10 @@ impl Connection for S2nConnection {
             };
         }
         match self.conn.poll_negotiate() {
-            Poll::Ready(Ok(_)) => Ok(true),
+            Poll::Ready(Ok(_)) => {
+                self.handshake_done = true;
+                Ok(true)
+            }
             Poll::Pending => Ok(false),
             Poll::Ready(Err(e)) => Err(LibError::new(e)),
         }
@@ -443,7 +451,7 @@ impl Connection for S2nConnection {
             other => return Err(LibError::new(format!("negotiated an unexpected key-exchange group: {other:?}"))),
         };
         // s2n-tls verifies a client certificate it receives before the handshake can complete.
-        let client_cert_verified = (conn.mode() == Mode::Server).then(|| conn.client_cert_used());
+        let client_cert_verified = (self.mode == Mode::Server).then(|| conn.client_cert_used());
         // s2n-tls always uses the extended master secret in TLS 1.2 but has no call that reports it.
         Ok(Negotiated {
             version,
