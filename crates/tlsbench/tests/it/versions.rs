@@ -246,7 +246,7 @@ fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit
 }
 
 /// s2n-tls and BoringSSL at other releases of their crates (scripts/build-crate.sh s2n-tls 0.3.31,
-/// scripts/build-crate.sh boring 4.22.0): built on demand only, not by scripts/test.sh (a
+/// scripts/build-crate.sh boring 5.3.0): built on demand only, not by scripts/test.sh (a
 /// BoringSSL build takes minutes), so a test of one is skipped when its runner is missing, even
 /// with TLSBENCH_REQUIRE_RELEASES set.
 fn crate_release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
@@ -275,7 +275,7 @@ fn listed_library(runner: &Path, id: &str) -> String {
 fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
     let releases = [
         ("s2n-tls", "s2n-tls@0.3.31", "tlsbench-runner-s2n-tls", "scripts/build-crate.sh s2n-tls 0.3.31"),
-        ("boringssl", "boringssl@4.22.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 4.22.0"),
+        ("boringssl", "boringssl@5.3.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 5.3.0"),
     ];
     for (today, release, runner, built_by) in releases {
         let Some(dir) = crate_release_dir(release, runner, built_by) else { continue };
