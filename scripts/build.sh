@@ -17,41 +17,63 @@
 # Each build has its own cargo target directory (target/builds/NAME/cargo): other flags would
 # otherwise rebuild everything in target/release. The system's OpenSSL, GnuTLS and libtls are
 # Debian's builds in every build; Go's and Java's runners are release's only.
+#
+# --cc clang compiles those C libraries with clang (installed if missing) instead of the
+# system's cc (gcc): the C compiler axis, `tlsbench run --compiler clang`. Any build, release
+# too, goes to target/builds/NAME-clang; the runners report the compiler they were built with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Go's own installs live in /usr/local/go; a login shell may not have it on its PATH.
 export PATH="$PATH:/usr/local/go/bin"
 
-build=release fips=false
+build=release fips=false cc=gcc
 while (($#)); do
     case "$1" in
         --build) build="${2:?--build needs a name: release, native or lto}"; shift 2 ;;
         --build=*) build="${1#--build=}"; shift ;;
+        --cc) cc="${2:?--cc needs a compiler: gcc or clang}"; shift 2 ;;
+        --cc=*) cc="${1#--cc=}"; shift ;;
         --fips) fips=true; shift ;;
-        *) echo "unknown argument \`$1\` (usage: scripts/build.sh [--build release|native|lto] [--fips])" >&2; exit 2 ;;
+        *) echo "unknown argument \`$1\` (usage: scripts/build.sh [--build release|native|lto] [--cc gcc|clang] [--fips])" >&2
+           exit 2 ;;
     esac
 done
+case "$cc" in
+    gcc) ;;
+    clang)
+        if $fips; then echo "--fips builds release's FIPS runner with gcc; build it without --cc clang" >&2; exit 2; fi
+        command -v clang >/dev/null || apt-get install -y -q clang >&2
+        export CC=clang CXX=clang++
+        ;;
+    *) echo "unknown C compiler \`$cc\` (valid: gcc, clang)" >&2; exit 2 ;;
+esac
 if $fips && [ "$build" != release ]; then
     echo "--fips builds release's FIPS runner; build it without --build $build" >&2; exit 2
 fi
 
-case "$build" in
+# The runners of a build with clang, release's too, go to a directory of their own.
+build_dir="$build"
+if [ "$cc" = clang ]; then build_dir="$build-clang"; fi
+case "$build_dir" in
     release) ;;
-    native|lto)
+    native|lto|release-clang|native-clang|lto-clang)
         profile=release
         unset RUSTFLAGS CFLAGS CXXFLAGS
         if [ "$build" = native ]; then
             export RUSTFLAGS="-C target-cpu=native" CFLAGS="-march=native" CXXFLAGS="-march=native"
-        else
+        elif [ "$build" = lto ]; then
             profile=lto
         fi
-        # The runners say which build they are (crates/build-info: export_build).
-        export TLSBENCH_BUILD="$build" CARGO_TARGET_DIR="target/builds/$build/cargo"
+        # The runners say which build they are, and their C compiler (crates/build-info: export_build).
+        export TLSBENCH_BUILD="$build" CARGO_TARGET_DIR="target/builds/$build_dir/cargo"
         cargo build --profile "$profile" --locked -p tlsbench-runner-openssl -p tlsbench-runner-boringssl
         for runner in tlsbench-runner-openssl tlsbench-runner-boringssl; do
-            cp "$CARGO_TARGET_DIR/$profile/$runner" "target/builds/$build/"
+            cp "$CARGO_TARGET_DIR/$profile/$runner" "target/builds/$build_dir/"
         done
-        echo "build $build: runners in target/builds/$build (tlsbench run --build $build)" >&2
+        options=""
+        [ "$build" = release ] || options=" --build $build"
+        [ "$cc" = gcc ] || options="$options --compiler $cc"
+        echo "build $build ($cc): runners in target/builds/$build_dir (tlsbench run$options)" >&2
         exit 0
         ;;
     *) echo "unknown build \`$build\` (valid: release, native, lto)" >&2; exit 2 ;;

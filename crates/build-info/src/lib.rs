@@ -25,7 +25,7 @@ pub fn export_locked_versions(pairs: &[(&str, &str)]) {
 /// were given (RUSTFLAGS; CFLAGS and CXXFLAGS, which the cc and cmake crates pass on to the C
 /// libraries built from source).
 pub fn export_build() {
-    for var in ["TLSBENCH_BUILD", "CFLAGS", "CXXFLAGS"] {
+    for var in ["TLSBENCH_BUILD", "CFLAGS", "CXXFLAGS", "CC"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let var = |name: &str| std::env::var(name).unwrap_or_default();
@@ -44,6 +44,7 @@ pub fn export_build() {
         ("RUSTFLAGS", rustflags),
         ("CFLAGS", var("CFLAGS")),
         ("CXXFLAGS", var("CXXFLAGS")),
+        ("C_COMPILER", c_compiler(&var("CC"))),
     ] {
         println!("cargo:rustc-env=TLSBENCH_BUILD_{key}={value}");
     }
@@ -56,6 +57,32 @@ fn profile_of(out_dir: &str) -> Option<String> {
     let parts: Vec<&str> = out_dir.split('/').collect();
     let build = parts.iter().rposition(|p| *p == "build")?;
     Some(parts.get(build.checked_sub(1)?)?.to_string())
+}
+
+/// The C compiler the cc and cmake crates use for the libraries built from source: CC, else
+/// `cc`, as its `--version` names it: `gcc 12.2.0`, `clang 14.0.6`; empty when it does not run.
+fn c_compiler(cc: &str) -> String {
+    let cc = if cc.is_empty() { "cc" } else { cc };
+    let output = std::process::Command::new(cc).arg("--version").output();
+    let text = output.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    compiler_of(text.lines().next().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The compiler and its version in the first line of `--version`'s output:
+/// `gcc (Debian 12.2.0-14) 12.2.0` is `gcc 12.2.0`, `Debian clang version 14.0.6` is
+/// `clang 14.0.6`.
+fn compiler_of(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let numeric = |w: &&&str| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.');
+    if let Some(at) = words.iter().position(|w| *w == "clang") {
+        let version = words[at..].iter().find(numeric)?;
+        return Some(format!("clang {version}"));
+    }
+    let name = words.first()?.rsplit('/').next()?;
+    if name == "gcc" || name == "cc" || name.ends_with("-gcc") {
+        return Some(format!("gcc {}", words.iter().rev().find(numeric)?));
+    }
+    None
 }
 
 /// The version of `[[package]] name = "krate"` in a Cargo.lock.
@@ -77,6 +104,19 @@ mod tests {
         );
         assert_eq!(profile_of("/w/target/release/build/tlsbench-harness-0123/out").as_deref(), Some("release"));
         assert_eq!(profile_of("out"), None);
+    }
+
+    #[test]
+    fn the_c_compiler_is_named_by_its_family_and_version() {
+        assert_eq!(compiler_of("gcc (Debian 12.2.0-14) 12.2.0").as_deref(), Some("gcc 12.2.0"));
+        assert_eq!(compiler_of("cc (Debian 12.2.0-14) 12.2.0").as_deref(), Some("gcc 12.2.0"));
+        assert_eq!(compiler_of("Debian clang version 14.0.6").as_deref(), Some("clang 14.0.6"));
+        assert_eq!(compiler_of("clang version 18.1.8 (Fedora 18.1.8-1.fc40)").as_deref(), Some("clang 18.1.8"));
+        assert_eq!(compiler_of("tcc version 0.9.27").as_deref(), None);
+        assert_eq!(compiler_of("").as_deref(), None);
+        // This machine's own compiler says what it is.
+        let here = c_compiler("");
+        assert!(here.starts_with("gcc ") || here.starts_with("clang "), "{here}");
     }
 
     #[test]

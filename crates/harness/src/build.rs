@@ -19,6 +19,17 @@ pub struct BuildInfo {
     /// AWS-LC, s2n-tls, ring's C, jemalloc, mimalloc); empty when none.
     pub cflags: String,
     pub cxxflags: String,
+    /// The C compiler of those libraries, by family and version: `gcc 12.2.0`, `clang 14.0.6`
+    /// (scripts/build.sh --cc); empty from runners that did not say (before it was reported).
+    #[serde(default)]
+    pub c_compiler: String,
+}
+
+impl BuildInfo {
+    /// The compiler's family, `gcc` or `clang` (the `--compiler` axis); empty when unknown.
+    pub fn compiler_family(&self) -> &str {
+        self.c_compiler.split(' ').next().unwrap_or_default()
+    }
 }
 
 /// This runner's build.
@@ -30,17 +41,22 @@ pub fn this() -> BuildInfo {
         rustflags: env!("TLSBENCH_BUILD_RUSTFLAGS").into(),
         cflags: env!("TLSBENCH_BUILD_CFLAGS").into(),
         cxxflags: env!("TLSBENCH_BUILD_CXXFLAGS").into(),
+        c_compiler: env!("TLSBENCH_BUILD_C_COMPILER").into(),
     }
 }
 
 impl std::fmt::Display for BuildInfo {
-    /// `native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native)`
+    /// `native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native,
+    /// C compiler gcc 12.2.0)`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} (cargo profile {}, opt-level {}", self.name, self.profile, self.opt_level)?;
         for (what, flags) in [("RUSTFLAGS", &self.rustflags), ("CFLAGS", &self.cflags), ("CXXFLAGS", &self.cxxflags)] {
             if !flags.is_empty() {
                 write!(f, ", {what} {flags}")?;
             }
+        }
+        if !self.c_compiler.is_empty() {
+            write!(f, ", C compiler {}", self.c_compiler)?;
         }
         f.write_str(")")
     }
@@ -62,10 +78,15 @@ mod tests {
             rustflags: "-C target-cpu=native".into(),
             cflags: "-march=native".into(),
             cxxflags: String::new(),
+            c_compiler: "clang 14.0.6".into(),
         };
         assert_eq!(
             shown.to_string(),
-            "native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native)"
+            "native (cargo profile release, opt-level 3, RUSTFLAGS -C target-cpu=native, CFLAGS -march=native, \
+             C compiler clang 14.0.6)"
         );
+        assert_eq!(shown.compiler_family(), "clang");
+        // The C compiler the tests' build used, by family.
+        assert!(["gcc", "clang"].contains(&build.compiler_family()), "{build:?}");
     }
 }

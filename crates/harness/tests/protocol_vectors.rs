@@ -380,6 +380,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         rustflags: "-C target-cpu=native".into(),
         cflags: "-march=native".into(),
         cxxflags: "-march=native".into(),
+        c_compiler: "gcc 12.2.0".into(),
     };
     let list = ListReply { protocol_version: PROTOCOL_VERSION, stacks: vec![stack], build: Some(build) };
     examples.push(("list_reply", compact(&list)));
