@@ -172,11 +172,17 @@ pub struct RunArgs {
     /// their own toolchains: n/a in builds other than release.
     #[arg(long = "build", value_enum, value_name = "BUILD")]
     pub builds: Vec<crate::builds::Build>,
+    /// The C compiler of the C libraries the runners build from source (scripts/build.sh --cc
+    /// NAME): gcc (today's) or clang; repeat for both: each is a column of the table,
+    /// `STACK [clang]` [default: gcc, unlabelled]. With --build, each build with each compiler.
+    /// Go's and Java's runners: n/a with clang.
+    #[arg(long = "compiler", value_enum, value_name = "CC")]
+    pub compilers: Vec<crate::builds::Compiler>,
     /// Take the samples a stored run is missing (it was interrupted), with its stacks and settings.
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds"]
+        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds", "compilers"]
     )]
     pub resume: Option<String>,
     #[command(flatten)]
@@ -263,6 +269,13 @@ pub struct CompareArgs {
     /// Only B's cells of this build (see --build-a).
     #[arg(long, value_enum, value_name = "BUILD")]
     pub build_b: Option<crate::builds::Build>,
+    /// Only A's cells of this C compiler (`run --compiler`), as --build-a is for builds: two
+    /// compilers of one run, `compare RUN RUN --compiler-a gcc --compiler-b clang`.
+    #[arg(long, value_enum, value_name = "CC")]
+    pub compiler_a: Option<crate::builds::Compiler>,
+    /// Only B's cells of this C compiler (see --compiler-a).
+    #[arg(long, value_enum, value_name = "CC")]
+    pub compiler_b: Option<crate::builds::Compiler>,
     /// Only A's cells of this stack, matched with B's cells of --stack-b as if they were one
     /// stack: two releases of a library in one run, `compare RUN RUN --stack-a openssl
     /// --stack-b openssl@3.5`, or in two runs.

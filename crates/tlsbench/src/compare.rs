@@ -195,11 +195,21 @@ pub fn builds_of(doc: &RunDocument) -> Vec<&str> {
 /// Keeps only the cells of `build` (`compare --build-a`/`--build-b`): so that two build
 /// columns of one run, or one column of a run with several, compare as two runs do.
 pub fn select_build(doc: &mut RunDocument, build: &str) -> anyhow::Result<()> {
-    let builds: Vec<String> = builds_of(doc).into_iter().map(String::from).collect();
-    if !builds.iter().any(|b| b == build) {
-        anyhow::bail!("run {} has no cells of build `{build}` (its builds: {})", doc.run.id, builds.join(", "));
+    select(doc, "build", build, CellKey::build_key)
+}
+
+/// Keeps only the cells of C compiler `compiler` (`compare --compiler-a`/`--compiler-b`), as
+/// [`select_build`] does builds.
+pub fn select_compiler(doc: &mut RunDocument, compiler: &str) -> anyhow::Result<()> {
+    select(doc, "compiler", compiler, CellKey::compiler_key)
+}
+
+fn select(doc: &mut RunDocument, axis: &str, wanted: &str, of: fn(&CellKey) -> &str) -> anyhow::Result<()> {
+    let found: Vec<String> = first_seen(doc.results.iter().map(|c| of(&c.key))).into_iter().map(String::from).collect();
+    if !found.iter().any(|b| b == wanted) {
+        anyhow::bail!("run {} has no cells of {axis} `{wanted}` (its {axis}s: {})", doc.run.id, found.join(", "));
     }
-    doc.results.retain(|c| c.key.build_key() == build);
+    doc.results.retain(|c| of(&c.key) == wanted);
     Ok(())
 }
 
@@ -239,7 +249,10 @@ pub fn compare_with_history<'a>(
     threshold: Option<f64>,
     history: &History,
 ) -> Comparison<'a> {
-    let by_build = builds_of(a).len() > 1 || builds_of(b).len() > 1;
+    // A run of one build and compiler each matches the other's whatever they are.
+    let variants =
+        |d: &RunDocument| first_seen(d.results.iter().map(|c| (c.key.build_key(), c.key.compiler_key()))).len();
+    let by_build = variants(a) > 1 || variants(b) > 1;
     let key = |c: &CellResult| (c.key.for_matching(by_build), c.side, c.metric.clone());
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();

@@ -59,16 +59,17 @@ pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
 /// Java's) are rows n/a saying so, as `run` makes their cells; naming one is an error.
 pub fn io(args: IoArgs) -> Result<ExitCode> {
     let build = args.build.build;
+    let built = builds::Built::new(build, builds::Compiler::Gcc);
     let release = stacks::Runners::find()?;
     let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
         true => {
             let (ids, others): (Vec<String>, Vec<String>) = release
                 .default_stacks()
                 .into_iter()
-                .partition(|id| build == Build::Release || builds::runtime_only(&release, build, id).is_none());
+                .partition(|id| build == Build::Release || builds::runtime_only(&release, built, id).is_none());
             let reasons = others
                 .into_iter()
-                .map(|id| (builds::runtime_only(&release, build, &id).expect("partitioned by it"), id))
+                .map(|id| (builds::runtime_only(&release, built, &id).expect("partitioned by it"), id))
                 .collect();
             (ids, reasons)
         }

@@ -32,6 +32,10 @@ pub struct CellKey {
     /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// The C compiler of the libraries the runners built from source, where the run chose
+    /// compilers (`--compiler`): `gcc`, `clang`; absent in a run that did not, which ran gcc's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
 }
 
 /// Documents from before split-process pairs measured everything in one process.
@@ -42,12 +46,12 @@ fn in_process() -> String {
 impl CellKey {
     /// The fields' serde names, in order: the database's and the CSV's columns of the key (a
     /// test holds them to the serde derive).
-    pub const COLUMNS: [&'static str; 8] =
-        ["scenario", "client_stack", "server_stack", "measure", "process", "allocator", "threads", "build"];
+    pub const COLUMNS: [&'static str; 9] =
+        ["scenario", "client_stack", "server_stack", "measure", "process", "allocator", "threads", "build", "compiler"];
 
     /// Each column's value, in the order of [`CellKey::COLUMNS`]; None for an axis the run did
     /// not choose.
-    pub fn values(&self) -> [Option<Value>; 8] {
+    pub fn values(&self) -> [Option<Value>; 9] {
         let object = match serde_json::to_value(self).expect("a key of strings and numbers serialises") {
             serde_json::Value::Object(object) => object,
             other => unreachable!("a struct serialises to an object, not {other}"),
@@ -82,13 +86,14 @@ impl CellKey {
     }
 
     /// The key as cells are matched across runs: a run that chose no allocator ran glibc's, one
-    /// without threads one pair, one that chose no build release's; `by_build` false leaves the
-    /// build out.
+    /// without threads one pair, one that chose no build release's, one that chose no compiler
+    /// gcc's; `by_build` false leaves the build and the compiler out.
     pub fn for_matching(&self, by_build: bool) -> CellKey {
         CellKey {
             allocator: Some(self.allocator_key().to_string()),
             threads: Some(self.threads.unwrap_or(1)),
             build: by_build.then(|| self.build_key().to_string()),
+            compiler: by_build.then(|| self.compiler_key().to_string()),
             ..self.clone()
         }
     }
@@ -103,6 +108,11 @@ impl CellKey {
         self.build.as_deref().unwrap_or("release")
     }
 
+    /// The C compiler as cells are matched across runs: a run that chose none ran gcc's.
+    pub fn compiler_key(&self) -> &str {
+        self.compiler.as_deref().unwrap_or("gcc")
+    }
+
     pub fn is_tcp(&self) -> bool {
         self.process == "tcp"
     }
@@ -111,12 +121,12 @@ impl CellKey {
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
     /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
-    /// both; ` [native]` where the run chose builds.
+    /// both; ` [native]` where the run chose builds, ` [clang]` where it chose compilers.
     pub fn pair_label(&self) -> String {
         let mut pair = pair_label(&self.client_stack, &self.server_stack)
             + &variant_label(self.allocator.as_deref(), self.threads, self.is_tcp());
-        if let Some(build) = &self.build {
-            pair.push_str(&format!(" [{build}]"));
+        for chosen in [&self.build, &self.compiler].into_iter().flatten() {
+            pair.push_str(&format!(" [{chosen}]"));
         }
         match self.process.as_str() {
             "split-process" => format!("{pair} [split]"),
@@ -194,6 +204,7 @@ mod tests {
             allocator: Some("jemalloc".into()),
             threads: Some(4),
             build: Some("native".into()),
+            compiler: Some("clang".into()),
         }
     }
 
@@ -208,11 +219,11 @@ mod tests {
 
     #[test]
     fn a_key_goes_through_its_column_values_and_back() {
-        for key in [key(), CellKey { allocator: None, threads: None, build: None, ..key() }] {
+        for key in [key(), CellKey { allocator: None, threads: None, build: None, compiler: None, ..key() }] {
             let values = key.values();
             assert_eq!(
                 values.iter().flatten().count(),
-                8 - [&key.allocator, &key.build].iter().filter(|v| v.is_none()).count()
+                9 - [&key.allocator, &key.build, &key.compiler].iter().filter(|v| v.is_none()).count()
                     - usize::from(key.threads.is_none())
             );
             assert_eq!(CellKey::from_values(values).unwrap(), key);
@@ -221,17 +232,18 @@ mod tests {
         let old =
             CellKey::from_values(key().values().into_iter().enumerate().map(|(i, v)| (i != 4).then_some(v).flatten()));
         assert_eq!(old.unwrap().process, "in-process");
-        let missing = CellKey::from_values([None, None, None, None, None, None, None, None]).unwrap_err();
+        let missing = CellKey::from_values([None, None, None, None, None, None, None, None, None]).unwrap_err();
         assert!(missing.contains("missing field `scenario`"), "{missing}");
     }
 
     #[test]
     fn labels_name_every_axis_a_run_chose() {
-        assert_eq!(key().pair_label(), "openssl -> rustls-ring (jemalloc, 4 threads) [native] [split]");
+        assert_eq!(key().pair_label(), "openssl -> rustls-ring (jemalloc, 4 threads) [native] [clang] [split]");
         let tcp = CellKey {
             process: "tcp".into(),
             allocator: None,
             build: None,
+            compiler: None,
             client_stack: "openssl".into(),
             server_stack: "openssl".into(),
             ..key()
@@ -242,11 +254,19 @@ mod tests {
 
     #[test]
     fn matching_fills_in_the_defaults_and_leaves_the_build_out_on_request() {
-        let plain = CellKey { allocator: None, build: None, ..key() };
-        let glibc_release = CellKey { allocator: Some("glibc".into()), build: Some("release".into()), ..key() };
-        assert_eq!(plain.for_matching(true), glibc_release.for_matching(true));
-        assert_ne!(key().for_matching(true), CellKey { build: Some("lto".into()), ..key() }.for_matching(true));
-        assert_eq!(key().for_matching(false), CellKey { build: Some("lto".into()), ..key() }.for_matching(false));
+        let plain = CellKey { allocator: None, build: None, compiler: None, ..key() };
+        let defaults = CellKey {
+            allocator: Some("glibc".into()),
+            build: Some("release".into()),
+            compiler: Some("gcc".into()),
+            ..key()
+        };
+        assert_eq!(plain.for_matching(true), defaults.for_matching(true));
+        for other in [CellKey { build: Some("lto".into()), ..key() }, CellKey { compiler: Some("gcc".into()), ..key() }]
+        {
+            assert_ne!(key().for_matching(true), other.for_matching(true));
+            assert_eq!(key().for_matching(false), other.for_matching(false));
+        }
         assert_eq!(key().variant_key(), CellKey { threads: Some(1), ..key() }.variant_key());
     }
 }

@@ -12,7 +12,7 @@ use tlsbench_harness::allocator::{self, Allocator};
 use tlsbench_harness::protocol::{Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
-use crate::builds::Build;
+use crate::builds::Built;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::{executor, stacks};
@@ -27,10 +27,11 @@ pub struct Settings {
     /// [`Cell::time_limit`]); a runner still going after that is killed and its cell fails.
     pub timeout: Duration,
     pub data_dir: PathBuf,
-    /// Release's runners: every cell's but those of another build.
+    /// Release's runners: every cell's but those of another build or C compiler.
     pub runners: stacks::Runners,
-    /// The runners of each other build the run measures (`--build`), each checked to be it.
-    pub builds: Vec<(Build, stacks::Runners)>,
+    /// The runners of each other build the run measures (`--build`, `--compiler`), each
+    /// checked to be it.
+    pub builds: Vec<(Built, stacks::Runners)>,
     /// `--target-ci`: further rounds for the cells still wider than it.
     pub target: Option<Target>,
     /// `--forks`: the processes a cell with a warming runtime takes its samples from
@@ -41,14 +42,15 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The runners that measure `cell`: its build's.
+    /// The runners that measure `cell`: its build's, with its C compiler.
     pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
-        match cell.build {
-            None | Some(Build::Release) => &self.runners,
-            Some(build) => self
+        let built = cell.built();
+        match built.is_default() {
+            true => &self.runners,
+            false => self
                 .builds
                 .iter()
-                .find(|(b, _)| *b == build)
+                .find(|(b, _)| *b == built)
                 .map(|(_, r)| r)
                 .expect("the runners of every planned build were found"),
         }
@@ -63,7 +65,7 @@ impl Settings {
     pub fn uses_sessions(&self, cell: &Cell) -> bool {
         matches!(cell.measure, Measure::Time | Measure::Io)
             && cell.process != Process::Tcp
-            && cell.build.is_none_or(|b| b == Build::Release)
+            && cell.built().is_default()
             && (self.warms_up(&cell.client) || self.warms_up(&cell.server))
     }
 

@@ -11,7 +11,7 @@ use tlsbench_harness::protocol::SampleReport;
 use tlsbench_harness::{pki, Measure, Pki, Scenario};
 
 use super::{write_exports, View, STOP};
-use crate::builds::{self, Build};
+use crate::builds::{self, Build, Built, Compiler};
 use crate::cli::{RunArgs, Transport};
 use crate::order::first_seen;
 use crate::output;
@@ -177,9 +177,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
     let infos = settings.runners.infos(&ids)?;
-    let build_axis = plan::build_axis(&args.builds);
+    let build_axis = plan::build_axis(&args.builds, &args.compilers);
     let mut settings = settings;
-    settings.builds = find_builds(&settings.runners, build_axis.iter().flatten().copied(), &ids)?;
+    let built = build_axis.iter().map(|&(b, c)| Built::new(b.unwrap_or_default(), c.unwrap_or_default()));
+    settings.builds = find_builds(&settings.runners, built, &ids)?;
     let states = plan::cells(
         &pairs,
         &scenarios,
@@ -211,44 +212,44 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     Ok((info, states, settings))
 }
 
-/// The runners of each build other than release that the run measures, each checked to be
-/// that build and to hold every stack of `ids` that release's Rust runners hold.
+/// The runners of each build (with its C compiler) other than today's that the run measures,
+/// each checked to be that build and to hold every stack of `ids` that release's Rust runners
+/// hold.
 fn find_builds(
     release: &stacks::Runners,
-    chosen: impl Iterator<Item = Build>,
+    chosen: impl Iterator<Item = Built>,
     ids: &[String],
-) -> Result<Vec<(Build, stacks::Runners)>> {
+) -> Result<Vec<(Built, stacks::Runners)>> {
     let mut found = Vec::new();
-    builds::check(Build::Release, release)?;
-    for build in first_seen(chosen.filter(|&b| b != Build::Release)) {
-        found.push((build, builds::of_build(release, build, ids)?));
+    builds::check(Built::default(), release)?;
+    for built in first_seen(chosen.filter(|b| !b.is_default())) {
+        found.push((built, builds::of_build(release, built, ids)?));
     }
     Ok(found)
 }
 
 /// The environment's line on builds: each build of the run as its runners reported it, and
 /// what a build does not reach.
-fn describe_builds(settings: &Settings, axis: &[Option<Build>]) -> String {
+fn describe_builds(settings: &Settings, axis: &[(Option<Build>, Option<Compiler>)]) -> String {
     let reported = |runners: &stacks::Runners| {
         first_seen(runners.all().iter().filter_map(|r| r.build.as_ref().map(ToString::to_string))).join("; ")
     };
     let mut parts: Vec<String> = Vec::new();
-    for build in axis {
-        let runners = match build {
-            None | Some(Build::Release) => &settings.runners,
-            Some(b) => &settings.builds.iter().find(|(x, _)| x == b).expect("found above").1,
+    for &(build, compiler) in axis {
+        let built = Built::new(build.unwrap_or_default(), compiler.unwrap_or_default());
+        let runners = match built.is_default() {
+            true => &settings.runners,
+            false => &settings.builds.iter().find(|(x, _)| *x == built).expect("found above").1,
         };
         match reported(runners) {
-            r if r.is_empty() => {
-                parts.push(format!("{}: runners that report no build", build.unwrap_or(Build::Release)))
-            }
+            r if r.is_empty() => parts.push(format!("{built}: runners that report no build")),
             r => parts.push(r),
         }
     }
     // What no build's flags reach, said once.
     parts.push(
         "BoringSSL, AWS-LC (aws-lc-rs, s2n-tls), s2n-tls, ring, jemalloc and mimalloc are compiled from source with the build's \
-         CFLAGS; the system's OpenSSL, GnuTLS and libtls are Debian's builds, the same in every build; Go's and Java's runners \
+         CFLAGS and C compiler; the system's OpenSSL, GnuTLS and libtls are Debian's builds, the same in every build; Go's and Java's runners \
          are built by their own toolchains"
             .to_string(),
     );
@@ -362,7 +363,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     };
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
-    settings.builds = find_builds(&settings.runners, states.iter().filter_map(|s| s.cell.build), &ids)?;
+    settings.builds = find_builds(&settings.runners, states.iter().map(|s| s.cell.built()), &ids)?;
     if sampling::planned_samples(&states, &settings) == 0 {
         eprintln!("run {id} is complete: nothing to measure");
         return Ok((info, states, settings));

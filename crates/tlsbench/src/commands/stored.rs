@@ -34,6 +34,12 @@ pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
             loaded.name = format!("{} [{build}]", loaded.name);
         }
     }
+    for (loaded, compiler) in [(&mut a, args.compiler_a), (&mut b, args.compiler_b)] {
+        if let Some(compiler) = compiler {
+            compare::select_compiler(&mut loaded.doc, compiler.name())?;
+            loaded.name = format!("{} [{compiler}]", loaded.name);
+        }
+    }
     if let (Some(stack_a), Some(stack_b)) = (&args.stack_a, &args.stack_b) {
         compare::select_stack(&mut a.doc, stack_a, stack_a)?;
         compare::select_stack(&mut b.doc, stack_b, stack_a)?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::{KeyType, Measure, Scenario};
 
-use crate::builds::Build;
+use crate::builds::{Build, Built, Compiler};
 use crate::key::CellKey;
 use crate::stacks::Runners;
 
@@ -58,11 +58,19 @@ pub struct Cell {
     /// The build whose runners measure the cell where the run chose builds (`--build`); None:
     /// release's, unlabelled.
     pub build: Option<Build>,
+    /// The C compiler of those runners' C libraries where the run chose compilers
+    /// (`--compiler`); None: gcc's, unlabelled.
+    pub compiler: Option<Compiler>,
     /// `Err(reason)` when a stack does not support the scenario; such a cell is never run.
     pub support: Result<(), String>,
 }
 
 impl Cell {
+    /// The build and C compiler of the runners that measure it.
+    pub fn built(&self) -> Built {
+        Built::new(self.build.unwrap_or_default(), self.compiler.unwrap_or_default())
+    }
+
     /// The planned cell of a stored key (to resume a run): `Err` names the axis this tlsbench
     /// cannot read back.
     pub fn from_key(key: &CellKey) -> Result<Cell, String> {
@@ -87,6 +95,7 @@ impl Cell {
             allocator: parsed("allocator", key.allocator.as_deref())?,
             threads: key.threads,
             build: parsed("build", key.build.as_deref())?,
+            compiler: parsed("compiler", key.compiler.as_deref())?,
             support: Ok(()),
         })
     }
@@ -102,6 +111,7 @@ impl Cell {
             allocator: self.allocator.map(|a| a.name().to_string()),
             threads: self.threads,
             build: self.build.map(|b| b.name().to_string()),
+            compiler: self.compiler.map(|c| c.name().to_string()),
         }
     }
 

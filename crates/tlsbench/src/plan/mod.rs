@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::{Capabilities, Kind, Measure, Scenario};
 
-use crate::builds::{self, Build};
+use crate::builds::{self, Build, Built, Compiler};
 use crate::order::first_seen;
 use crate::stacks::Runners;
 pub use cell::{Cell, Process};
@@ -101,22 +101,30 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
     }
 }
 
-/// The build column(s) of a run: none (`[None]`, release's runners, unlabelled) unless
-/// `--build` asked for another than release, or for several.
-pub fn build_axis(chosen: &[Build]) -> Vec<Option<Build>> {
-    let chosen = first_seen(chosen.iter().copied());
-    match chosen.as_slice() {
-        [] | [Build::Release] => vec![None],
-        _ => chosen.into_iter().map(Some).collect(),
+/// The build columns of a run, each builds × compilers: a build, none (release's runners,
+/// unlabelled) unless `--build` asked for another than release or for several; a C compiler,
+/// none (gcc, unlabelled) unless `--compiler` asked for clang or for both.
+pub fn build_axis(builds: &[Build], compilers: &[Compiler]) -> Vec<(Option<Build>, Option<Compiler>)> {
+    fn axis<T: Copy + PartialEq + std::hash::Hash + Eq + Default>(chosen: &[T]) -> Vec<Option<T>> {
+        let chosen = first_seen(chosen.iter().copied());
+        match chosen.as_slice() {
+            [] => vec![None],
+            [only] if *only == T::default() => vec![None],
+            _ => chosen.into_iter().map(Some).collect(),
+        }
     }
+    let compilers = axis(compilers);
+    axis(builds).into_iter().flat_map(|build| compilers.iter().map(move |&compiler| (build, compiler))).collect()
 }
 
-/// Whether the stack `id` has a runner in `build`: Go's and Java's are built by their own
-/// toolchains, in release only. (A Rust stack missing from a build was refused before planning.)
-fn check_build(id: &str, runners: &Runners, build: Option<Build>) -> Result<(), String> {
-    match build {
-        None | Some(Build::Release) => Ok(()),
-        Some(build) => builds::runtime_only(runners, build, id).map_or(Ok(()), Err),
+/// Whether the stack `id` has a runner in the build: Go's and Java's are built by their own
+/// toolchains, in release with gcc only. (A Rust stack missing from a build was refused before
+/// planning.)
+fn check_build(id: &str, runners: &Runners, build: Option<Build>, compiler: Option<Compiler>) -> Result<(), String> {
+    let built = Built::new(build.unwrap_or_default(), compiler.unwrap_or_default());
+    match built.is_default() {
+        true => Ok(()),
+        false => builds::runtime_only(runners, built, id).map_or(Ok(()), Err),
     }
 }
 
@@ -160,7 +168,7 @@ pub fn cells(
     choice: ProcessChoice,
     allocators: &[Option<Allocator>],
     threads: &[Option<u32>],
-    builds: &[Option<Build>],
+    builds: &[(Option<Build>, Option<Compiler>)],
 ) -> Vec<Cell> {
     let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
     let mut cells = Vec::new();
@@ -192,7 +200,7 @@ pub fn cells(
                 for &process in processes {
                     for &allocator in allocators {
                         for &threads in threads {
-                            for &build in builds {
+                            for &(build, compiler) in builds {
                                 let support = support.clone().and_then(|()| match (process, auto) {
                                     (Process::InProcess, Process::Split) => Err(format!(
                                         "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
@@ -204,8 +212,8 @@ pub fn cells(
                                     .and_then(|()| check_allocator(server, s.1, allocator, process))
                                     .and_then(|()| check_threads(client, c.1, threads, process))
                                     .and_then(|()| check_threads(server, s.1, threads, process))
-                                    .and_then(|()| check_build(client, runners, build))
-                                    .and_then(|()| check_build(server, runners, build));
+                                    .and_then(|()| check_build(client, runners, build, compiler))
+                                    .and_then(|()| check_build(server, runners, build, compiler));
                                 let (client, server) = (client.clone(), server.clone());
                                 cells.push(Cell {
                                     client,
@@ -216,6 +224,7 @@ pub fn cells(
                                     allocator,
                                     threads,
                                     build,
+                                    compiler,
                                     support,
                                 });
                             }

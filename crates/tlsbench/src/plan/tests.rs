@@ -52,7 +52,8 @@ fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
         select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
     assert_eq!(scenarios.len(), 2);
     let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-    let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
+    let cells =
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[(None, None)]);
     let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
     assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
     assert!(cells.iter().all(|c| c.process == Process::InProcess));
@@ -85,13 +86,14 @@ fn each_allocator_is_a_cell_of_the_stacks_whose_runner_can_switch_to_it() {
         ProcessChoice::Auto,
         &allocator_axis(&[]),
         &[None],
-        &[None],
+        &[(None, None)],
     );
     assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
 
     let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
     assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
-    let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None], &[None]);
+    let planned =
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None], &[(None, None)]);
     let support = |client: &str, server: &str, allocator| {
         planned
             .iter()
@@ -151,7 +153,7 @@ fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
         ProcessChoice::Both,
         &[None],
         &thread_axis(&[2]),
-        &[None],
+        &[(None, None)],
     );
     let support = |client: &str, server: &str, process, threads| {
         let found = planned.iter().find(|c| {
@@ -193,6 +195,7 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
             rustflags: String::new(),
             cflags: String::new(),
             cxxflags: String::new(),
+            c_compiler: "gcc 12.2.0".into(),
         }),
     };
     let go = infos.all().iter().find(|r| r.path.ends_with("tlsbench-runner-go")).unwrap().clone();
@@ -200,10 +203,10 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
     let scenarios =
         select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
     let pairs = [("openssl".to_string(), "openssl".to_string()), ("go".to_string(), "go".to_string())];
-    assert_eq!(build_axis(&[]), [None]);
-    assert_eq!(build_axis(&[Build::Release]), [None]);
-    let axis = build_axis(&[Build::Release, Build::Native, Build::Release]);
-    assert_eq!(axis, [Some(Build::Release), Some(Build::Native)]);
+    assert_eq!(build_axis(&[], &[]), [(None, None)]);
+    assert_eq!(build_axis(&[Build::Release], &[Compiler::Gcc]), [(None, None)]);
+    let axis = build_axis(&[Build::Release, Build::Native, Build::Release], &[]);
+    assert_eq!(axis, [(Some(Build::Release), None), (Some(Build::Native), None)]);
     let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
     assert_eq!(planned.len(), pairs.len() * axis.len());
     let support = |id: &str, build| {
@@ -214,6 +217,26 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
     assert_eq!(support("go", Build::Release), Ok(()));
     let reason = support("go", Build::Native).unwrap_err();
     assert!(reason.starts_with("go: its runner (tlsbench-runner-go) is built by its own toolchain"), "{reason}");
+
+    // The C compiler is an axis of its own: each build with each compiler, clang's runners
+    // holding the Rust stacks only.
+    let axis = build_axis(&[Build::Native], &[Compiler::Gcc, Compiler::Clang]);
+    assert_eq!(axis, [(Some(Build::Native), Some(Compiler::Gcc)), (Some(Build::Native), Some(Compiler::Clang))]);
+    assert_eq!(build_axis(&[], &[Compiler::Clang]), [(None, Some(Compiler::Clang))]);
+    let axis = build_axis(&[], &[Compiler::Gcc, Compiler::Clang]);
+    let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
+    assert_eq!(planned.len(), pairs.len() * 2);
+    let support = |id: &str, compiler| {
+        let found = planned.iter().find(|c| c.client == id && c.compiler == Some(compiler));
+        found.expect("planned").support.clone()
+    };
+    assert_eq!(support("openssl", Compiler::Clang), Ok(()));
+    assert_eq!(support("go", Compiler::Gcc), Ok(()));
+    let reason = support("go", Compiler::Clang).unwrap_err();
+    assert!(reason.contains("which `--compiler clang` does not reach"), "{reason}");
+    let clang = planned.iter().find(|c| c.client == "openssl" && c.compiler == Some(Compiler::Clang)).unwrap();
+    assert_eq!(clang.key().compiler.as_deref(), Some("clang"));
+    assert_eq!(Cell::from_key(&clang.key()).unwrap().built(), Built::new(Build::Release, Compiler::Clang));
 }
 
 #[test]
@@ -224,7 +247,7 @@ fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
         select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
     let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
     let processes = |choice| {
-        cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[None])
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[(None, None)])
             .iter()
             .map(|c| c.process)
             .collect::<Vec<_>>()
@@ -242,7 +265,7 @@ fn each_measure_gets_the_scenarios_it_applies_to_in_its_own_process_model() {
     let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
     let scenarios = select_scenarios(&globs, &measures).unwrap();
     let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
-    let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None], &[None]);
+    let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None], &[(None, None)]);
     let planned = |measure: Measure| {
         let mut kinds: Vec<&str> =
             cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
@@ -279,7 +302,7 @@ fn the_net_measure_takes_handshakes_over_tcp_whatever_the_process_choice() {
     );
     let pairs = [("openssl".to_string(), "boringssl".to_string())];
     for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
-        let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None], &[None]);
+        let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None], &[(None, None)]);
         // Across link families too: each side is its own runner.
         assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
     }
@@ -298,6 +321,7 @@ fn a_cell_is_given_time_in_proportion_to_its_planned_work_on_top_of_the_timeout(
         allocator: None,
         threads: None,
         build: None,
+        compiler: None,
         support: Ok(()),
     };
     let memory = |n: usize, key: &str| cell(Measure::Heap, &format!("memory-{n}_1.3_x25519_{key}_aes-128-gcm"));
@@ -344,7 +368,8 @@ fn a_server_that_only_its_own_client_can_complete_makes_its_other_pairs_unsuppor
     let ids = ["openssl", "bertie"];
     let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
     let support = |client: &str, server: &str, version: &str| {
-        let cells = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[None]);
+        let cells =
+            cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[(None, None)]);
         let cell = cells
             .into_iter()
             .find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);

@@ -23,6 +23,7 @@ fn cell() -> Cell {
         allocator: None,
         threads: None,
         build: None,
+        compiler: None,
         support: Ok(()),
     }
 }

@@ -38,6 +38,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
      CREATE TABLE warmups (run_id TEXT NOT NULL, cell INTEGER NOT NULL, fork INTEGER NOT NULL, ms REAL NOT NULL,
                            windows INTEGER NOT NULL, steady INTEGER NOT NULL,
                            FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));",
+    // 11: the C compiler axis (none chosen: gcc).
+    "ALTER TABLE cells ADD COLUMN compiler TEXT;",
 ];
 
 const SCHEMA: &str = "
@@ -86,6 +88,7 @@ CREATE TABLE cells (
     allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
     threads        INTEGER,          -- pairs side by side, one per thread (--threads N, N > 1); NULL: one
     build          TEXT,             -- 'release', 'native' or 'lto' (--build); NULL: none chosen (release's)
+    compiler       TEXT,             -- 'gcc' or 'clang' (--compiler); NULL: none chosen (gcc)
     PRIMARY KEY (run_id, position)
 );
 -- One runner invocation that returned numbers; `idx` counts from 0 in the order taken.

@@ -88,6 +88,24 @@ impl Dirs {
         );
     }
 
+    /// builds/release-clang's runner: release's, its `list` saying that clang compiled its C
+    /// libraries (what scripts/build.sh --cc clang's runner says of itself).
+    fn clang_from_release(&self) {
+        let clang = self.root.path().join("builds/release-clang");
+        std::fs::create_dir_all(&clang).unwrap();
+        let real = release_dir().join("tlsbench-runner-openssl");
+        let sed = r#"sed -u -e 's/"c_compiler":"[^"]*"/"c_compiler":"clang 14.0.6"/'"#;
+        executable(
+            &clang.join("tlsbench-runner-openssl"),
+            &format!(
+                "#!/bin/bash
+'{}' \"$@\" | {sed}
+",
+                real.display()
+            ),
+        );
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tlsbench"));
         command
@@ -391,4 +409,60 @@ fn a_one_build_command_asked_for_a_build_not_built_says_how_to_build_it() {
     }
     let output = dirs.tlsbench(&["profile", SCENARIO, "--stack", "go", "--side", "server", "--build", "native"]);
     assert_eq!(stderr(&output).trim(), format!("error: {GO_IN_NATIVE}"));
+}
+
+#[test]
+fn the_c_compiler_is_an_axis_of_its_own_beside_the_build() {
+    let dirs = Dirs::new();
+    let args =
+        ["run", "--stack", "openssl", "--stack", "go", "--measure", "io", "--scenario", SCENARIO, "--samples", "1"];
+    // Not built yet: the error says how to build it.
+    let output = dirs.tlsbench(&[&args[..], &["--compiler", "clang"]].concat());
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("build `release with clang` is not built")
+            && stderr(&output).contains("(build it: scripts/build.sh --build release --cc clang)"),
+        "{}",
+        stderr(&output)
+    );
+    dirs.clang_from_release();
+    let output =
+        dirs.tlsbench(&[&args[..], &["--compiler", "gcc", "--compiler", "clang", "--export-json", "cc.json"]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = stdout(&output);
+    assert!(table.contains("openssl [gcc]") && table.contains("openssl [clang]"), "{table}");
+    let doc = dirs.read_json("cc.json");
+    let results = doc["results"].as_array().unwrap();
+    for compiler in ["gcc", "clang"] {
+        let openssl: Vec<&Value> =
+            results.iter().filter(|r| r["client_stack"] == "openssl" && r["compiler"] == compiler).collect();
+        assert!(!openssl.is_empty() && openssl.iter().all(|r| r["status"] == "ok"), "{compiler}: {openssl:?}");
+        assert!(openssl.iter().all(|r| r["build"].is_null()), "no --build: the build unlabelled");
+    }
+    // Go's runner is built by its own toolchain: n/a with clang, with the reason.
+    let go_clang: Vec<&Value> =
+        results.iter().filter(|r| r["client_stack"] == "go" && r["compiler"] == "clang").collect();
+    assert!(!go_clang.is_empty());
+    for r in go_clang {
+        assert_eq!(r["status"], "unsupported", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("which `--compiler clang` does not reach"), "{r}");
+    }
+    let builds = doc["run"]["environment"]["builds"].as_str().unwrap();
+    assert!(builds.contains("C compiler clang 14.0.6"), "{builds}");
+    // The two compilers of one run, compared as two runs: every cell matched.
+    let id = doc["run"]["id"].as_str().unwrap();
+    let output = dirs.tlsbench(&["compare", id, id, "--compiler-a", "gcc", "--compiler-b", "clang"]);
+    let compared = stdout(&output);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(compared.contains("│ openssl ") && !compared.contains("only in"), "{compared}");
+    // A runner of gcc's in clang's directory is refused.
+    std::fs::remove_file(dirs.root.path().join("builds/release-clang/tlsbench-runner-openssl")).unwrap();
+    std::os::unix::fs::symlink(
+        release_dir().join("tlsbench-runner-openssl"),
+        dirs.root.path().join("builds/release-clang/tlsbench-runner-openssl"),
+    )
+    .unwrap();
+    let output = dirs.tlsbench(&[&args[..], &["--compiler", "clang"]].concat());
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("is compiled by gcc, not `release with clang`"), "{}", stderr(&output));
 }
