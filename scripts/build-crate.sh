@@ -72,7 +72,10 @@ elif [ -d "$what" ]; then
     checkout=$(cd "$what" && pwd)
     crate=$(cargo metadata --no-deps --offline --format-version 1 --manifest-path "$checkout/Cargo.toml" 2>/dev/null |
         python3 -c 'import json, os, sys
-for p in json.load(sys.stdin)["packages"]:
+text = sys.stdin.read()
+if not text:
+    sys.exit(1)  # cargo metadata printed nothing: no workspace there
+for p in json.loads(text)["packages"]:
     if p["name"] == "rustls":
         print(os.path.dirname(p["manifest_path"]), p["version"])') ||
         fail "$checkout holds no Cargo workspace that cargo metadata reads"

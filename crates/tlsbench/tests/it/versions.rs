@@ -173,6 +173,13 @@ fn what_cannot_be_built_is_refused_in_one_line() {
             format!("{}: cannot be built here: {0} holds no crate named rustls", not_rustls.display()),
         ),
         (
+            script("build-rustls.sh").arg(tmp.path().join("other/src")).output().unwrap(),
+            format!(
+                "cannot be built here: {} holds no Cargo workspace that cargo metadata reads",
+                not_rustls.join("src").display()
+            ),
+        ),
+        (
             script("build-rustls.sh").arg("newest").output().unwrap(),
             "newest: cannot be built here: neither a release (MAJOR.MINOR.PATCH) nor a directory".into(),
         ),
