@@ -20,8 +20,18 @@ const FULL_13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// The directory of a release's runners, where tlsbench looks for them; None (the test is
 /// skipped, saying why) when `runner` is not built there, unless TLSBENCH_REQUIRE_RELEASES says
-/// it must be.
+/// it must be (scripts/test.sh builds those it requires).
 pub fn release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
+    find_release(release, runner, built_by, false)
+}
+
+/// [`release_dir`] of a release built on demand only, never by scripts/test.sh (a Maven or a
+/// BoringSSL build): skipped when missing, TLSBENCH_REQUIRE_RELEASES or not.
+pub fn on_demand_release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
+    find_release(release, runner, built_by, true)
+}
+
+fn find_release(release: &str, runner: &str, built_by: &str, on_demand: bool) -> Option<PathBuf> {
     let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => runner_dir().parent().unwrap().join("versions"),
@@ -31,9 +41,36 @@ pub fn release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBu
         return Some(dir);
     }
     let reason = format!("{} is not built ({built_by})", dir.display());
-    assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "TLSBENCH_REQUIRE_RELEASES: {reason}");
+    let required = !on_demand && std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_some();
+    assert!(!required, "TLSBENCH_REQUIRE_RELEASES: {reason}");
     eprintln!("skipped: {reason}");
     None
+}
+
+/// `today` and `release` (its stack at another release) measured in one short run of time:
+/// each one's cells ok, against itself only, and reporting its own library, in the cells and in
+/// the run's stacks.
+pub fn measured_beside_today(today: &str, release: &str, today_library: &str, release_library: &str) {
+    assert_ne!(today_library, release_library);
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = run(tmp.path(), &[&TIME[..], &["--forks", "1", "--stack", today, "--stack", release]].concat());
+    for (stack, library) in [(today, today_library), (release, release_library)] {
+        let cells = cells(&doc, stack, stack);
+        assert!(!cells.is_empty(), "no cells of {stack} in {doc}");
+        for r in cells {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(
+                (r["client_library"].as_str(), r["server_library"].as_str()),
+                (Some(library), Some(library)),
+                "{r}"
+            );
+        }
+        let stacks = doc["run"]["stacks"].as_array().unwrap();
+        let described = stacks.iter().find(|s| s["id"] == stack).unwrap_or_else(|| panic!("{stack} in {stacks:?}"));
+        assert_eq!(described["library"], library, "{described}");
+    }
+    let results = doc["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["client_stack"] == today || r["client_stack"] == release), "only the two");
 }
 
 fn openssl_built() -> bool {
@@ -252,22 +289,9 @@ fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit
     assert!(stderr(&slower).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&slower));
 }
 
-/// s2n-tls and BoringSSL at other releases of their crates (scripts/build-crate.sh s2n-tls 0.3.31,
-/// scripts/build-crate.sh boring 5.3.0): built on demand only, not by scripts/test.sh (a
-/// BoringSSL build takes minutes), so a test of one is skipped when its runner is missing, even
-/// with TLSBENCH_REQUIRE_RELEASES set.
-fn crate_release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
-    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => runner_dir().parent().unwrap().join("versions"),
-    };
-    let dir = versions.join(release);
-    if dir.join(runner).is_file() {
-        return Some(dir);
-    }
-    eprintln!("skipped: {} is not built ({built_by}; built on demand only)", dir.display());
-    None
-}
+// s2n-tls and BoringSSL at other releases of their crates (scripts/build-crate.sh s2n-tls 0.3.31,
+// scripts/build-crate.sh boring 5.3.0) are built on demand only, not by scripts/test.sh (a
+// BoringSSL build takes minutes).
 
 /// The library `runner`'s list names for `id`.
 fn listed_library(runner: &Path, id: &str) -> String {
@@ -285,7 +309,7 @@ fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
         ("boringssl", "boringssl@5.3.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 5.3.0"),
     ];
     for (today, release, runner, built_by) in releases {
-        let Some(dir) = crate_release_dir(release, runner, built_by) else { continue };
+        let Some(dir) = on_demand_release_dir(release, runner, built_by) else { continue };
         let library = listed_library(&dir.join(runner), release);
         let version = release.split_once('@').unwrap().1;
         match today {

@@ -9,25 +9,14 @@ use serde_json::Value;
 
 use crate::common;
 use crate::fake_go::runner_dir;
-use common::{read_json, succeeded, tlsbench};
+use crate::versions;
+use common::{succeeded, tlsbench};
 
 const RELEASE: &str = "go@1.27";
 
-/// The directory of go@1.27's runner, where tlsbench looks for it; None (the test is skipped,
-/// saying why) when it is not built, unless TLSBENCH_REQUIRE_RELEASES says it must be.
+/// The directory of go@1.27's runner (see [`versions::release_dir`]).
 fn release_dir() -> Option<PathBuf> {
-    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => runner_dir().parent().unwrap().join("versions"),
-    };
-    let dir = versions.join(RELEASE);
-    if dir.join("tlsbench-runner-go").is_file() {
-        return Some(dir);
-    }
-    let reason = format!("{} is not built (scripts/build-go.sh 1.27)", dir.display());
-    assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "TLSBENCH_REQUIRE_RELEASES: {reason}");
-    eprintln!("skipped: {reason}");
-    None
+    versions::release_dir(RELEASE, "tlsbench-runner-go", "scripts/build-go.sh 1.27")
 }
 
 /// The library a Go runner lists for its one stack.
@@ -61,34 +50,7 @@ fn go_and_go_at_1_27_in_one_run_each_report_their_own_go() {
     let release_library = listed_library(&dir.join("tlsbench-runner-go"));
     let default_library = listed_library(&runner_dir().join("tlsbench-runner-go"));
     assert_ne!(release_library, default_library);
-    let tmp = tempfile::tempdir().unwrap();
-    let json = tmp.path().join("r.json");
-    let output = tlsbench(tmp.path())
-        .args(["run", "--stack", "go", "--stack", RELEASE, "--scenario"])
-        .args(["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "time"])
-        .args(["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0", "--forks", "1", "--export-json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let output = succeeded(output);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains(RELEASE), "{RELEASE} in:\n{stdout}");
-    let doc = read_json(&json);
-    let results = doc["results"].as_array().unwrap();
-    for (stack, library) in [("go", &default_library), (RELEASE, &release_library)] {
-        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack).collect();
-        assert!(!cells.is_empty(), "no cells of {stack} in {results:?}");
-        for r in cells {
-            assert_eq!(r["status"], "ok", "{r}");
-            assert_eq!(r["server_stack"], stack, "{r}");
-            assert_eq!(r["client_library"], library.as_str(), "{r}");
-            assert_eq!(r["server_library"], library.as_str(), "{r}");
-        }
-        let stacks = doc["run"]["stacks"].as_array().unwrap();
-        let described = stacks.iter().find(|s| s["id"] == stack).unwrap_or_else(|| panic!("{stack} in {stacks:?}"));
-        assert_eq!(described["library"], library.as_str(), "{described}");
-    }
-    assert!(results.iter().all(|r| r["client_stack"] == "go" || r["client_stack"] == RELEASE), "only the two");
+    versions::measured_beside_today("go", RELEASE, &default_library, &release_library);
 }
 
 #[test]

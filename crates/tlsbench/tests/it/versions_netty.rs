@@ -10,23 +10,17 @@ use serde_json::Value;
 
 use crate::common;
 use crate::fake_go::runner_dir;
-use common::{read_json, succeeded, tlsbench};
+use crate::versions;
+use common::{succeeded, tlsbench};
 
 const RELEASE: &str = "netty-tcnative@2.0.84";
 
-/// The directory of netty-tcnative@2.0.84's runner, where tlsbench looks for it; None (the test
-/// is skipped, saying why) when it is not built.
+/// The directory of netty-tcnative@2.0.84's runner, built on demand only (see
+/// [`versions::on_demand_release_dir`]); None without the default Java runner too.
 fn release_dir() -> Option<PathBuf> {
-    let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => runner_dir().parent().unwrap().join("versions"),
-    };
-    let dir = versions.join(RELEASE);
-    if dir.join("tlsbench-runner-java").is_file() && runner_dir().join("tlsbench-runner-java").is_file() {
-        return Some(dir);
-    }
-    eprintln!("skipped: {} or the Java runner is not built (scripts/build-netty.sh 2.0.84 4.1.137)", dir.display());
-    None
+    let built_by = "scripts/build-netty.sh 2.0.84 4.1.137";
+    let dir = versions::on_demand_release_dir(RELEASE, "tlsbench-runner-java", built_by)?;
+    runner_dir().join("tlsbench-runner-java").is_file().then_some(dir)
 }
 
 /// The id and library of the one netty-tcnative stack a Java runner lists.
@@ -66,35 +60,7 @@ fn netty_tcnative_and_netty_tcnative_at_2_0_84_in_one_run_each_report_their_own_
     let (_, release_library) = listed(&dir.join("tlsbench-runner-java"));
     let (_, default_library) = listed(&runner_dir().join("tlsbench-runner-java"));
     assert_ne!(release_library, default_library);
-    let tmp = tempfile::tempdir().unwrap();
-    let json = tmp.path().join("r.json");
-    let output = tlsbench(tmp.path())
-        .args(["run", "--stack", "netty-tcnative", "--stack", RELEASE, "--scenario"])
-        .args(["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "time"])
-        .args(["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0", "--forks", "1", "--export-json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let output = succeeded(output);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains(RELEASE), "{RELEASE} in:\n{stdout}");
-    let doc = read_json(&json);
-    let results = doc["results"].as_array().unwrap();
-    for (stack, library) in [("netty-tcnative", &default_library), (RELEASE, &release_library)] {
-        let cells: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == stack).collect();
-        assert!(!cells.is_empty(), "no cells of {stack} in {results:?}");
-        for r in cells {
-            assert_eq!(r["status"], "ok", "{r}");
-            assert_eq!(r["server_stack"], stack, "{r}");
-            assert_eq!(r["client_library"], library.as_str(), "{r}");
-            assert_eq!(r["server_library"], library.as_str(), "{r}");
-        }
-        let stacks = doc["run"]["stacks"].as_array().unwrap();
-        let described = stacks.iter().find(|s| s["id"] == stack).unwrap_or_else(|| panic!("{stack} in {stacks:?}"));
-        assert_eq!(described["library"], library.as_str(), "{described}");
-    }
-    let ours = |r: &&Value| r["client_stack"] == "netty-tcnative" || r["client_stack"] == RELEASE;
-    assert!(results.iter().all(|r| ours(&r)), "only the two");
+    versions::measured_beside_today("netty-tcnative", RELEASE, &default_library, &release_library);
 }
 
 #[test]
