@@ -334,7 +334,7 @@ impl Runners {
     /// measured unless named, and listed by `tlsbench list stacks`.
     pub fn releases(&self) -> Vec<String> {
         let ids = self.runners.iter().flat_map(|r| &r.stacks).map(|s| s.id.clone());
-        crate::output::first_seen(ids.filter(|id| split_release(id).1.is_some()))
+        crate::order::first_seen(ids.filter(|id| split_release(id).1.is_some()))
     }
 
     /// The runners found, broadest first.

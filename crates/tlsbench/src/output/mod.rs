@@ -14,9 +14,6 @@ pub mod trace;
 
 use std::io::Write;
 
-// stacks.rs calls it from here; it lives in order.rs, below the modules that list things.
-pub use crate::order::first_seen;
-
 /// The terminal's width that the results table and the lines under it keep to.
 pub const WIDTH: usize = 120;
 
