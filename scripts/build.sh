@@ -64,11 +64,6 @@ case "$build_dir" in
         elif [ "$build" = lto ]; then
             profile=lto
         fi
-        # Debug info as DWARF 4 from clang: valgrind 3.19 (the instructions measure) reads clang
-        # 14's default, DWARF 5, only in part (DW_FORM_addrx) and gives up on BoringSSL's.
-        if [ "$cc" = clang ]; then
-            export CFLAGS="${CFLAGS:+$CFLAGS }-gdwarf-4" CXXFLAGS="${CXXFLAGS:+$CXXFLAGS }-gdwarf-4"
-        fi
         # The runners say which build they are, and their C compiler (crates/build-info: export_build).
         export TLSBENCH_BUILD="$build" CARGO_TARGET_DIR="target/builds/$build_dir/cargo"
         cargo build --profile "$profile" --locked -p tlsbench-runner-openssl -p tlsbench-runner-boringssl
