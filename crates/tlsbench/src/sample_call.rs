@@ -225,12 +225,13 @@ fn describe(allocator: &Option<allocator::AllocatorInUse>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use tlsbench_harness::protocol::{Metric, MetricValue};
 
     use super::*;
 
-    fn report(server_library: &str) -> SampleReport {
+    /// A sample of rates on both sides (sampling's tests take it too).
+    pub(crate) fn report(server_library: &str) -> SampleReport {
         let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
         SampleReport {
             client_library: "rustls 0.23.46 (ring 0.17.14)".into(),

@@ -11,6 +11,7 @@ use super::one_shot::aggregate_threads;
 use super::*;
 use crate::plan::Process;
 use crate::results::{CellResult, RunInfo};
+use crate::sample_call::tests::report;
 use crate::store::{StoredCell, StoredRun};
 
 fn cell() -> Cell {
@@ -25,20 +26,6 @@ fn cell() -> Cell {
         build: None,
         compiler: None,
         support: Ok(()),
-    }
-}
-
-fn report(server_library: &str) -> SampleReport {
-    let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
-    SampleReport {
-        client_library: "rustls 0.23.46 (ring 0.17.14)".into(),
-        server_library: server_library.into(),
-        iterations: 100,
-        values: vec![value(Side::Client, 1000.0), value(Side::Server, 2000.0)],
-        negotiated: Vec::new(),
-        allocator: None,
-        threads: Vec::new(),
-        build: None,
     }
 }
 
