@@ -44,7 +44,7 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
             );
             output::print(output::stack_list::render(&infos));
             for line in refused {
-                output::print(output::columns::wrap(&line, 120, 2));
+                output::print(output::columns::wrap(&line, output::WIDTH, 2));
             }
         }
     }

@@ -53,7 +53,7 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
 
 /// A paragraph in 120 columns, its later lines indented.
 fn wrap(text: &str) -> String {
-    crate::output::columns::wrap(text.trim_end(), crate::output::matrix::WIDTH, 2)
+    crate::output::columns::wrap(text.trim_end(), crate::output::WIDTH, 2)
 }
 
 fn table(comparison: &Comparison, scenario: &str) -> Table {

@@ -5,6 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::Side;
 
+use super::WIDTH;
 use crate::order::first_seen;
 use crate::output::columns;
 use crate::output::format::{format_cell, LEGEND};
@@ -13,9 +14,6 @@ use crate::results::{CellResult, RunDocument};
 
 /// The metric the matrices show.
 pub const METRIC: &str = "handshakes_per_s";
-
-/// The widest a matrix may be: a terminal of 120 columns.
-pub const WIDTH: usize = 120;
 
 pub fn render(doc: &RunDocument) -> String {
     let shown: Vec<&CellResult> = doc.results.iter().filter(|r| r.metric == METRIC).collect();

@@ -3,10 +3,7 @@
 
 use tlsbench_harness::protocol::StackInfo;
 
-use crate::output::columns;
-
-/// The widest a line may be: a terminal of 120 columns.
-const WIDTH: usize = 120;
+use crate::output::{columns, WIDTH};
 
 /// Each stack as a block: its id and library, then its backend and what it supports, a line
 /// each, wrapped to fit the width (a table of all of them side by side was 300 columns wide).
