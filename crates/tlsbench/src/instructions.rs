@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use tlsbench_harness::{KeyType, Kind, Scenario, Side};
+use tlsbench_harness::{KeyType, Kind, Measure, Scenario, Side};
+
+use crate::runner_command::{RunnerCommand, SampleSettings, Work};
 
 /// Measured iterations of a handshake sample, and of a transfer sample (16 KiB writes: 1 MiB).
 /// Enough that one iteration's variation (an ECDSA signature one byte shorter) is diluted, few
@@ -47,7 +49,7 @@ impl Callgrind {
         })
     }
 
-    /// The program and arguments that run `runner args` under callgrind, with collection off
+    /// The program and arguments that run `runner command` under callgrind, with collection off
     /// until the runner switches it on, its output in `out`. `extra` are further callgrind
     /// options (the profile's).
     /// `env` is the runner's whole environment: `env -i` clears the rest, so that the counts do
@@ -55,7 +57,7 @@ impl Callgrind {
     pub fn command(
         &self,
         runner: &Path,
-        args: &[&str],
+        command: &RunnerCommand,
         out: &Path,
         extra: &[&str],
         env: &[(&str, &str)],
@@ -75,7 +77,7 @@ impl Callgrind {
         ]);
         argv.extend(extra.iter().map(|s| s.to_string()));
         argv.push(runner.display().to_string());
-        argv.extend(args.iter().map(|s| s.to_string()));
+        argv.extend(command.words());
         (self.env.clone(), argv)
     }
 }
@@ -118,41 +120,16 @@ pub fn iterations(kind: Kind) -> u64 {
     }
 }
 
-/// What a runner that counts instructions takes after its command's own arguments: the scenario
-/// and the fixed work.
-pub fn counted_args(scenario: &Scenario, iterations: u64, data_dir: &Path) -> Vec<String> {
-    let scenario = scenario.name();
-    let (iterations, warmup, data_dir) =
-        (iterations.to_string(), WARMUP_ITERATIONS.to_string(), data_dir.display().to_string());
-    [
-        "--scenario",
-        &scenario,
-        "--measure",
-        "instructions",
-        "--iterations",
-        &iterations,
-        "--warmup-iterations",
-        &warmup,
-        "--data-dir",
-        &data_dir,
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// The runner's arguments for one process that runs the whole pair and counts `side` (the
-/// in-process cells, and `tlsbench profile`).
-pub fn pair_counting_args(
-    client: &str,
-    server: &str,
-    side: Side,
-    scenario: &Scenario,
+/// The sample settings of a runner that counts instructions: the scenario and the fixed work;
+/// `count_side` where the process runs both sides (the in-process cells, `tlsbench profile`).
+pub fn counted<'a>(
+    scenario: &'a Scenario,
     iterations: u64,
-    data_dir: &Path,
-) -> Vec<String> {
-    let side = side.to_string();
-    let command = ["sample", "--client", client, "--server", server, "--count-side", &side].map(String::from);
-    command.into_iter().chain(counted_args(scenario, iterations, data_dir)).collect()
+    count_side: Option<Side>,
+    data_dir: &'a Path,
+) -> SampleSettings<'a> {
+    let work = Work::Counted { iterations, warmup_iterations: WARMUP_ITERATIONS, count_side };
+    SampleSettings { scenario, measure: Measure::Instructions, work, data_dir }
 }
 
 #[cfg(test)]
@@ -184,9 +161,12 @@ mod tests {
             valgrind: "/usr/bin/valgrind".into(),
         };
         let allocator = [("TLSBENCH_ALLOCATOR", "jemalloc")];
+        let scenario: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
+        let settings = counted(&scenario, 20, Some(Side::Client), Path::new("/data"));
+        let command = RunnerCommand::Sample { client: "a", server: "b", threads: None, settings };
         let (program, args) = callgrind.command(
             Path::new("/bin/runner"),
-            &["sample", "--x"],
+            &command,
             Path::new("/tmp/out"),
             &["--dump-line=yes"],
             &allocator,
@@ -204,6 +184,7 @@ mod tests {
         ] {
             assert!(before.iter().any(|a| a == option), "{option} missing from {before:?}");
         }
-        assert_eq!(after, ["/bin/runner", "sample", "--x"]);
+        assert_eq!(after[0], "/bin/runner");
+        assert_eq!(after[1..], command.words(), "the runner's command line follows it unchanged");
     }
 }

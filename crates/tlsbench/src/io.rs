@@ -14,6 +14,7 @@ use crate::builds::{self, Build};
 use crate::cli::{Configs, IoArgs, TraceArgs};
 use crate::order::first_seen;
 use crate::output::io_table::{IoRow, Outcome};
+use crate::runner_command::{strs, RunnerCommand};
 use crate::{executor, output, stacks};
 
 /// A trace is one connection: a runner taking longer is stuck.
@@ -133,10 +134,10 @@ fn call_trace(
     };
     let data_dir = pki::default_data_dir();
     Pki::load_or_generate(&data_dir, &[scenario.key]).map_err(anyhow::Error::msg)?;
-    let (name, data) = (scenario.name(), data_dir.to_string_lossy().into_owned());
-    let args = ["trace", "--client", client, "--server", server, "--scenario", &name, "--data-dir", &data];
-    let output =
-        executor::call(path, &args, TIMEOUT).with_context(|| format!("tracing {name} with {client} -> {server}"))?;
+    let name = scenario.name();
+    let args = RunnerCommand::Trace { client, server, scenario, data_dir: &data_dir }.words();
+    let output = executor::call(path, &strs(&args), TIMEOUT)
+        .with_context(|| format!("tracing {name} with {client} -> {server}"))?;
     let reply: TraceReply = serde_json::from_str(&output.stdout)
         .with_context(|| format!("runner {} printed an unreadable trace", path.display()))?;
     let TraceReply::Ok(mut trace) = reply else { return Ok(reply) };

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod profile;
 pub mod report;
 pub mod results;
+pub mod runner_command;
 pub mod sample_call;
 pub mod sampling;
 pub mod stacks;

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use tlsbench_harness::net::plain::PLAIN_STACKS;
 use tlsbench_harness::net::{NetReply, NetReport, Serving, DEFAULT_IO_TIMEOUT};
 use tlsbench_harness::protocol::{SampleReport, SideNegotiated};
-use tlsbench_harness::{pki, Pki, Side};
+use tlsbench_harness::{pki, Pki, Scenario, Side};
 
 use crate::builds::{self, Build};
 use crate::cli::{LoadArgs, MergeArgs, NetArgs, ServeArgs};
@@ -22,15 +22,16 @@ use crate::executor::Service;
 use crate::output::format::{format_number, group_thousands};
 use crate::plan::Cell;
 use crate::results::Status;
+use crate::runner_command::{strs, NetSettings, RunnerCommand};
 use crate::sample_call::Settings;
 use crate::{executor, stacks};
 
 /// The handshake when no --scenario is given.
 const DEFAULT_SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
-/// The runner (of the build asked for) and the arguments both ends take: the stack, its
-/// scenario (generating its certificates here, once) and the io timeout.
-fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
+/// The runner (of the build asked for) and the scenario both ends take (generating its
+/// certificates here, once); none for plain TCP.
+fn runner_and_scenario(net: &NetArgs) -> Result<(PathBuf, Option<Scenario>)> {
     let plain = PLAIN_STACKS.contains(&net.stack.as_str());
     // Every runner has the plain TCP baselines; any one serves them.
     let id = match plain {
@@ -38,37 +39,32 @@ fn runner_and_args(net: &NetArgs) -> Result<(PathBuf, Vec<String>)> {
         false => net.stack.as_str(),
     };
     let runners = builds::one(stacks::Runners::find()?, net.build.build, &[id.to_string()])?;
-    let runner = runners.of(id)?;
-    let mut args = vec![
-        "--stack".to_string(),
-        net.stack.clone(),
-        "--io-timeout-ms".into(),
-        ((net.io_timeout * 1000.0) as u64).to_string(),
-    ];
+    let runner = runners.of(id)?.to_path_buf();
     match (plain, net.scenario) {
         (true, Some(scenario)) => {
             bail!("{} is plain TCP: it has no handshake, so no --scenario ({scenario})", net.stack)
         }
-        (true, None) => {}
+        (true, None) => Ok((runner, None)),
         (false, scenario) => {
             let scenario = scenario.unwrap_or_else(|| DEFAULT_SCENARIO.parse().expect("a valid scenario"));
             Pki::load_or_generate(&pki::default_data_dir(), &[scenario.key]).map_err(anyhow::Error::msg)?;
-            args.extend(["--scenario".into(), scenario.name()]);
+            Ok((runner, Some(scenario)))
         }
     }
-    Ok((runner.to_path_buf(), args))
+}
+
+/// What `serve` and `load` take of the user's options.
+fn net_settings<'a>(net: &'a NetArgs, scenario: Option<&'a Scenario>) -> NetSettings<'a> {
+    NetSettings { stack: &net.stack, scenario, io_timeout_ms: (net.io_timeout * 1000.0) as u64, data_dir: None }
 }
 
 pub fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let (runner, mut runner_args) = runner_and_args(&args.net)?;
+    let (runner, scenario) = runner_and_scenario(&args.net)?;
     let build = args.net.build.build;
-    runner_args.extend(["--listen".into(), args.listen.to_string(), "--response".into(), args.response.to_string()]);
-    if let Some(workers) = args.workers {
-        runner_args.extend(["--workers".into(), workers.to_string()]);
-    }
+    let (net, listen) = (net_settings(&args.net, scenario.as_ref()), args.listen.to_string());
+    let command = RunnerCommand::Serve { net, listen: &listen, workers: args.workers, response: Some(args.response) };
     let mut child = Command::new(&runner)
-        .arg("serve")
-        .args(&runner_args)
+        .args(command.words())
         // Its own process group: a terminal's Ctrl-C reaches tlsbench, which passes it on.
         .process_group(0)
         .stdin(Stdio::null())
@@ -114,32 +110,25 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
 }
 
 pub fn load(args: LoadArgs) -> Result<ExitCode> {
-    let (runner, mut runner_args) = runner_and_args(&args.net)?;
+    let (runner, scenario) = runner_and_scenario(&args.net)?;
     let duration = args.duration.unwrap_or(if args.connections.is_some() { 300.0 } else { 10.0 });
     if !(duration > 0.0 && duration.is_finite()) {
         bail!("--duration must be a positive number of seconds");
     }
-    runner_args.extend([
-        "--connect".into(),
-        args.connect.to_string(),
-        "--duration".into(),
-        duration.to_string(),
-        "--concurrency".into(),
-        args.concurrency.to_string(),
-    ]);
-    if let Some(n) = args.connections {
-        runner_args.extend(["--connections".into(), n.to_string()]);
-    }
-    if let Some(page) = args.response {
-        runner_args.extend(["--response".into(), page.to_string()]);
-    }
+    let (net, connect) = (net_settings(&args.net, scenario.as_ref()), args.connect.to_string());
+    let command = RunnerCommand::Load {
+        net,
+        connect: &connect,
+        connections: args.connections,
+        duration,
+        concurrency: args.concurrency,
+        response: args.response,
+    };
     // The warm-up (one connection per slot), the measured part, then the io timeout for those
     // in flight; the runner stops by itself, this only catches one that hangs.
     let warmup = args.net.io_timeout * 3.0;
     let limit = Duration::from_secs_f64(warmup + duration + args.net.io_timeout + 30.0);
-    let mut argv = vec!["load"];
-    argv.extend(runner_args.iter().map(String::as_str));
-    let output = executor::call(&runner, &argv, limit).context("the load generator")?;
+    let output = executor::call(&runner, &strs(&command.words()), limit).context("the load generator")?;
     let reply = parse_reply(output.stdout.trim())?;
     let output_path = match (&args.output, &args.run_id) {
         (Some(path), _) => Some(path.clone()),
@@ -204,18 +193,18 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));
     let (server_runner, client_runner) = (runner(&cell.server)?, runner(&cell.client)?);
-    let (scenario, data_dir) = (cell.scenario.name(), settings.data_dir.to_string_lossy().into_owned());
-    let io_timeout = DEFAULT_IO_TIMEOUT.as_millis().to_string();
-    let args = |command: &str, stack: &str, more: &[&str]| -> Vec<String> {
-        let common =
-            ["--stack", stack, "--scenario", &scenario, "--io-timeout-ms", &io_timeout, "--data-dir", &data_dir];
-        [&[command][..], &common, more].concat().into_iter().map(String::from).collect()
+    let net = |stack| NetSettings {
+        stack,
+        scenario: Some(&cell.scenario),
+        io_timeout_ms: DEFAULT_IO_TIMEOUT.as_millis() as u64,
+        data_dir: Some(&settings.data_dir),
     };
 
     let workers = cell.threads.unwrap_or(1);
-    let server_args = args("serve", &cell.server, &["--listen", "127.0.0.1:0", "--workers", &workers.to_string()]);
-    let mut server =
-        Service::start(&server_runner, &as_strs(&server_args)).map_err(|e| failed(format!("server runner: {e:#}")))?;
+    let server_args =
+        RunnerCommand::Serve { net: net(&cell.server), listen: "127.0.0.1:0", workers: Some(workers), response: None };
+    let mut server = Service::start(&server_runner, &strs(&server_args.words()))
+        .map_err(|e| failed(format!("server runner: {e:#}")))?;
     // A runner that declares a warm-up (a JIT's) takes it before it listens and before it loads.
     let warmup = Duration::from_millis(settings.warmup_ms(cell));
     let first = server.next_line(settings.timeout + warmup).map_err(|e| failed(format!("server runner: {e:#}")))?;
@@ -227,14 +216,21 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
                 .and_then(|_| Err(failed("the server's runner reported before serving".into())))
         }
     };
-    let duration = (settings.min_time_ms as f64 / 1000.0).to_string();
-    let load_args =
-        args("load", &cell.client, &["--connect", &listening, "--duration", &duration, "--concurrency", "1"]);
+    let duration = settings.min_time_ms as f64 / 1000.0;
+    let load_args = RunnerCommand::Load {
+        net: net(&cell.client),
+        connect: &listening,
+        connections: None,
+        duration,
+        concurrency: 1,
+        response: None,
+    }
+    .words();
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), warmup);
     let generators: Vec<Result<String>> = std::thread::scope(|scope| {
         let calls: Vec<_> = (0..workers)
             .map(|_| {
-                scope.spawn(|| executor::call(&client_runner, &as_strs(&load_args), limit).map(|output| output.stdout))
+                scope.spawn(|| executor::call(&client_runner, &strs(&load_args), limit).map(|output| output.stdout))
             })
             .collect();
         calls.into_iter().map(|call| call.join().expect("a load generator's thread panicked")).collect()
@@ -296,10 +292,6 @@ fn merged_clients(generators: Vec<Result<String>>) -> Result<NetReport, (Status,
         }
     }
     Ok(merged.expect("at least one load generator"))
-}
-
-fn as_strs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
 }
 
 /// One side's report from its runner's reply, or why the cell has none: unsupported, or the

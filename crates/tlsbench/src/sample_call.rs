@@ -15,6 +15,7 @@ use tlsbench_harness::{Measure, Side};
 use crate::builds::Built;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
+use crate::runner_command::{SampleSettings, Work};
 use crate::{executor, stacks};
 
 /// How samples are taken.
@@ -100,23 +101,19 @@ pub struct Target {
     pub budget: Duration,
 }
 
-/// The sample settings of a sample of `cell` (docs/runner-protocol.md), one word each.
-pub(crate) fn sample_settings(cell: &Cell, settings: &Settings, min_time_ms: u64, warmup_ms: u64) -> Vec<String> {
-    let (scenario, min_time, warmup) = (cell.scenario.name(), min_time_ms.to_string(), warmup_ms.to_string());
-    let data_dir = settings.data_dir.to_string_lossy();
-    let words = [
-        "--scenario",
-        &scenario,
-        "--measure",
-        cell.measure.name(),
-        "--min-time-ms",
-        &min_time,
-        "--warmup-ms",
-        &warmup,
-        "--data-dir",
-        &data_dir,
-    ];
-    words.into_iter().map(str::to_string).collect()
+/// The sample settings of a timed sample of `cell` (docs/runner-protocol.md).
+pub(crate) fn sample_settings<'a>(
+    cell: &'a Cell,
+    settings: &'a Settings,
+    min_time_ms: u64,
+    warmup_ms: u64,
+) -> SampleSettings<'a> {
+    SampleSettings {
+        scenario: &cell.scenario,
+        measure: cell.measure,
+        work: Work::Timed { min_time_ms, warmup_ms },
+        data_dir: &settings.data_dir,
+    }
 }
 
 /// A sample reply as the cell takes it: its report, or how the cell ends.

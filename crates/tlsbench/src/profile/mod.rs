@@ -20,6 +20,7 @@ use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 use crate::builds::{self, Build};
 use crate::cli::ProfileArgs;
 use crate::instructions::{self, Callgrind};
+use crate::runner_command::RunnerCommand;
 use crate::{executor, stacks};
 pub use callgrind_file::CallGraph;
 pub use libraries::{Class, StackLibraries};
@@ -229,10 +230,9 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let out = file("callgrind");
 
     let scenario = args.scenario.name();
-    let runner_args =
-        instructions::pair_counting_args(client, server, args.side, &args.scenario, iterations, &data_dir);
-    let runner_args: Vec<&str> = runner_args.iter().map(String::as_str).collect();
-    let (program, argv) = callgrind.command(runner, &runner_args, &out, &[], &[]);
+    let settings = instructions::counted(&args.scenario, iterations, Some(args.side), &data_dir);
+    let command = RunnerCommand::Sample { client, server, threads: None, settings };
+    let (program, argv) = callgrind.command(runner, &command, &out, &[], &[]);
     eprintln!(
         "profiling the {} side of {} ({iterations} iterations under callgrind)",
         args.side,

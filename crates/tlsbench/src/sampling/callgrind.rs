@@ -9,9 +9,10 @@ use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
 use tlsbench_harness::{Kind, Side};
 
 use crate::executor;
-use crate::instructions::{counted_args, iterations, pair_counting_args, total, Callgrind};
+use crate::instructions::{counted, iterations, total, Callgrind};
 use crate::plan::{Cell, Process};
 use crate::results::Status;
+use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, Settings};
 
 /// One sample: each side counted in its own process under callgrind, both at once. In-process,
@@ -22,8 +23,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     let callgrind = Callgrind::find().map_err(|e| failed(e.to_string()))?;
     let dir = tempfile::tempdir().map_err(|e| failed(format!("a directory for callgrind's output: {e}")))?;
     let out = |side: Side| dir.path().join(format!("{side}.callgrind"));
-    let common = counted_args(&cell.scenario, iterations(cell.scenario.kind), &settings.data_dir);
-    let common: Vec<&str> = strs(&common);
+    let counted = |count_side| counted(&cell.scenario, iterations(cell.scenario.kind), count_side, &settings.data_dir);
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
@@ -32,15 +32,9 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
         Process::InProcess => {
             let both = runner(&cell.client)?;
             let counting = |side: Side| {
-                let args = pair_counting_args(
-                    &cell.client,
-                    &cell.server,
-                    side,
-                    &cell.scenario,
-                    iterations(cell.scenario.kind),
-                    &settings.data_dir,
-                );
-                callgrind.command(both, &strs(&args), &out(side), &[], &env)
+                let (client, server, settings) = (&cell.client, &cell.server, counted(Some(side)));
+                let command = RunnerCommand::Sample { client, server, threads: None, settings };
+                callgrind.command(both, &command, &out(side), &[], &env)
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
             let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
@@ -52,20 +46,11 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
         }
         Process::Split => {
             let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
-            let side = |role: Side, stack: &str, peer: &str| {
-                let role_name = role.to_string();
-                let args = [
-                    &["side", "--role", &role_name, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..],
-                    &common,
-                ]
-                .concat();
-                callgrind.command(
-                    if role == Side::Client { client_runner } else { server_runner },
-                    &args,
-                    &out(role),
-                    &[],
-                    &env,
-                )
+            let side = |role: Side, stack: &str, peer_stack: &str| {
+                let settings = counted(None);
+                let command = RunnerCommand::Side { role, stack, peer_stack, peer: Peer::Stdin, settings };
+                let runner = if role == Side::Client { client_runner } else { server_runner };
+                callgrind.command(runner, &command, &out(role), &[], &env)
             };
             let (client, server) =
                 (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
@@ -104,10 +89,6 @@ fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricV
         _ => (Metric::InstructionsPerHandshake, iterations as f64),
     };
     MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
-}
-
-fn strs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
 }
 
 #[cfg(test)]

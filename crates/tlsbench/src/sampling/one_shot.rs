@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use tlsbench_harness::protocol::SampleReport;
-use tlsbench_harness::Measure;
+use tlsbench_harness::{Measure, Side};
 
 use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
+use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
 
 /// One sample: in one fresh runner holding both stacks, split over two runners, one per
@@ -26,8 +27,6 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
     let warmup_ms = settings.warmup_ms(cell);
-    let common = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
-    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let limit = cell.time_limit(
         settings.timeout,
         Duration::from_millis(settings.min_time_ms),
@@ -38,21 +37,21 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     let Some(both) = both else {
         let (client_runner, server_runner) = (runner(&cell.client)?, runner(&cell.server)?);
         // The socket to the peer is each runner's stdin.
-        let (client, server) = (cell.client.as_str(), cell.server.as_str());
-        let side = |role, stack, peer| {
-            [&["side", "--role", role, "--stack", stack, "--peer-stack", peer, "--peer-fd", "0"][..], &common].concat()
+        let side = |role, stack, peer_stack| {
+            let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+            RunnerCommand::Side { role, stack, peer_stack, peer: Peer::Stdin, settings }.words()
         };
-        let (client_args, server_args) = (side("client", client, server), side("server", server, client));
+        let client_args = side(Side::Client, &cell.client, &cell.server);
+        let server_args = side(Side::Server, &cell.server, &cell.client);
+        let (client_args, server_args) = (strs(&client_args), strs(&server_args));
         let (client, server) =
             executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
         return merge_sides(reply(client), reply(server));
     };
-    let threads = cell.threads.map(|n| n.to_string());
-    let threads: &[&str] = match &threads {
-        Some(n) => &["--threads", n],
-        None => &[],
-    };
-    let args = [&["sample", "--client", &cell.client, "--server", &cell.server][..], threads, &common].concat();
+    let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+    let args = RunnerCommand::Sample { client: &cell.client, server: &cell.server, threads: cell.threads, settings };
+    let args = args.words();
+    let args = strs(&args);
     reply_of(reply(executor::call_with(both, &args, &env, limit)))
 }
 

@@ -12,6 +12,7 @@ use super::sessions::{Key, Pool, Role, Session, Sockets, LIVE_PROCESSES};
 use crate::executor::Output;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
+use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{self, Settings};
 use crate::steady::{self, Warmup};
 
@@ -297,14 +298,14 @@ fn ask(
 ) -> Result<(SampleReport, Option<f64>), Miss> {
     let failed = |reason: String| Miss::Cell(Status::Failed, reason);
     let refused = |reply: &Result<Reply, String>| matches!(reply, Ok(Reply::NeedsNewProcess { .. }));
-    let common = sample_call::sample_settings(cell, settings, min_time_ms, warmup_ms);
-    let common: Vec<&str> = common.iter().map(String::as_str).collect();
+    let sample_settings = || sample_call::sample_settings(cell, settings, min_time_ms, warmup_ms);
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(min_time_ms), Duration::from_millis(warmup_ms));
     let deadline = Instant::now() + limit;
     match sessions {
         [one] => {
-            let words = [&["sample", "--client", &cell.client, "--server", &cell.server][..], &common].concat();
-            one.send(&words).map_err(|e| failed(format!("{e:#}")))?;
+            let (client, server) = (&cell.client, &cell.server);
+            let words = RunnerCommand::Sample { client, server, threads: None, settings: sample_settings() }.words();
+            one.send(&strs(&words)).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let jit = jit_ms(&output);
             let reply = sample_call::reply(output);
@@ -315,32 +316,14 @@ fn ask(
         }
         [server, client] => {
             let socket = sockets.path();
-            let socket = socket.to_string_lossy();
-            let (client_stack, server_stack) = (cell.client.as_str(), cell.server.as_str());
-            let server_words = [
-                "side",
-                "--role",
-                "server",
-                "--stack",
-                server_stack,
-                "--peer-stack",
-                client_stack,
-                "--peer-socket",
-                &socket,
-            ];
-            let client_words = [
-                "side",
-                "--role",
-                "client",
-                "--stack",
-                client_stack,
-                "--peer-stack",
-                server_stack,
-                "--peer-socket",
-                &socket,
-            ];
-            server.send(&[&server_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
-            client.send(&[&client_words[..], &common].concat()).map_err(|e| failed(format!("{e:#}")))?;
+            let side = |role, stack, peer_stack| {
+                let peer = Peer::Socket(&socket);
+                RunnerCommand::Side { role, stack, peer_stack, peer, settings: sample_settings() }.words()
+            };
+            let server_words = side(Side::Server, &cell.server, &cell.client);
+            let client_words = side(Side::Client, &cell.client, &cell.server);
+            server.send(&strs(&server_words)).map_err(|e| failed(format!("{e:#}")))?;
+            client.send(&strs(&client_words)).map_err(|e| failed(format!("{e:#}")))?;
             let client_output = client.receive(deadline, limit);
             let client_jit = jit_ms(&client_output);
             let client_reply = sample_call::reply(client_output);
