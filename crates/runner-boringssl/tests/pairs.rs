@@ -2,10 +2,12 @@
 //! and the gates catching real handshakes between them that do not match the scenario.
 
 use tlsbench_harness::driver;
-use tlsbench_harness::protocol::SampleReport;
-use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
+use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, ONCE};
 use tlsbench_harness::{Error, Measure, Scenario, Side, Stack};
 use tlsbench_stack_boringssl::BoringSsl;
+use tlsbench_stack_openssl_shared::testing::{
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell, mismatched,
+};
 use tlsbench_stack_rustls::Rustls;
 
 #[test]
@@ -32,19 +34,6 @@ fn boringssl_and_rustls_ring_pass_the_handshake_and_transfer_scenarios_of_the_de
         driver::sample(&BoringSsl, &ring, &scenario, pki(), &ONCE)
             .unwrap_or_else(|e| panic!("boringssl -> ring {scenario}: {e}"));
     }
-}
-
-/// A sample whose client and server configs were built for other scenarios than the one asked.
-fn mismatched<C: Stack, S: Stack>(
-    client: &C,
-    server: &S,
-    client_offers: &str,
-    server_offers: &str,
-    asked: &str,
-) -> Result<SampleReport, Error> {
-    let client_config = client.client_config(&scenario(client_offers), pki()).unwrap();
-    let server_config = server.server_config(&scenario(server_offers), pki()).unwrap();
-    driver::sample_with_configs(client, server, client_config, server_config, &scenario(asked), &ONCE)
 }
 
 #[test]
@@ -78,16 +67,6 @@ fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
 
 #[test]
 fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
-    for asked in [
-        "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
-        "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm",
-    ] {
-        let full =
-            asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
-        let expected = "gate failed: client did a full handshake where resumption was asked";
-        let err = mismatched(&Rustls::aws_lc_rs(), &BoringSsl, asked, &full, asked).unwrap_err();
-        assert_eq!(err.to_string(), expected, "{asked}");
-        let err = mismatched(&BoringSsl, &Rustls::aws_lc_rs(), asked, &full, asked).unwrap_err();
-        assert_eq!(err.to_string(), expected, "{asked}");
-    }
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&Rustls::aws_lc_rs(), &BoringSsl);
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&BoringSsl, &Rustls::aws_lc_rs());
 }

@@ -9,6 +9,9 @@ use tlsbench_harness::split;
 use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, scenario, ONCE};
 use tlsbench_harness::{Error, Scenario, Side, Stack};
 use tlsbench_stack_openssl::OpenSsl;
+use tlsbench_stack_openssl_shared::testing::{
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell, mismatched,
+};
 use tlsbench_stack_rustls::Rustls;
 
 #[test]
@@ -20,19 +23,6 @@ fn every_interop_pair_passes_every_scenario_both_support() {
     assert!(check_all_scenarios(&ring, &OpenSsl) > 600);
     assert!(check_all_scenarios(&OpenSsl, &ring) > 600);
     assert!(check_all_scenarios(&aws, &ring) > 600);
-}
-
-/// A sample whose client and server configs were built for other scenarios than the one asked.
-fn mismatched<C: Stack, S: Stack>(
-    client: &C,
-    server: &S,
-    client_offers: &str,
-    server_offers: &str,
-    asked: &str,
-) -> Result<SampleReport, Error> {
-    let client_config = client.client_config(&scenario(client_offers), pki()).unwrap();
-    let server_config = server.server_config(&scenario(server_offers), pki()).unwrap();
-    driver::sample_with_configs(client, server, client_config, server_config, &scenario(asked), &ONCE)
 }
 
 #[test]
@@ -82,20 +72,8 @@ fn a_server_with_another_ca_s_chain_fails_verification_on_both_client_stacks() {
 
 #[test]
 fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
-    // The client keeps and offers sessions; the server's config (a full-handshake one) never
-    // resumes. The seed handshake is full as it should be; the next one must resume and doesn't.
-    for asked in [
-        "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
-        "handshake-resume-id_1.2_x25519_rsa-2048_aes-256-gcm",
-    ] {
-        let full =
-            asked.replace("handshake-resume-ticket", "handshake-full").replace("handshake-resume-id", "handshake-full");
-        let expected = "gate failed: client did a full handshake where resumption was asked";
-        let err = mismatched(&Rustls::aws_lc_rs(), &OpenSsl, asked, &full, asked).unwrap_err();
-        assert_eq!(err.to_string(), expected, "{asked}");
-        let err = mismatched(&OpenSsl, &Rustls::ring(), asked, &full, asked).unwrap_err();
-        assert_eq!(err.to_string(), expected, "{asked}");
-    }
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&Rustls::aws_lc_rs(), &OpenSsl);
+    check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&OpenSsl, &Rustls::ring());
 }
 
 #[test]

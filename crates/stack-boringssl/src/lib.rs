@@ -5,19 +5,19 @@ use std::ffi::c_int;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use boring::error::ErrorStack;
-use boring::pkey::PKey;
 use boring::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslRef, SslSession,
-    SslSessionCacheMode, SslSessionRef, SslSignatureAlgorithm, SslStream, SslVerifyMode, SslVersion,
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslSession, SslSessionCacheMode,
+    SslSessionRef, SslSignatureAlgorithm, SslStream,
 };
-use boring::x509::store::{X509Store, X509StoreBuilder};
-use boring::x509::X509;
-use tlsbench_harness::pki::Credentials;
-use tlsbench_harness::pki::SERVER_NAME;
+use shared::raw;
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Connection, Endpoint, Exclusion, Group, Kind, LibError, Negotiated, Pki,
-    Scenario, Side, Stack, Suite, Version,
+    Backend, Capabilities, Connection, Endpoint, Exclusion, Group, LibError, Negotiated, Pki, Scenario, Side, Stack,
+    Suite, Version,
 };
+
+// trust_store, use_chain_and_key, the server's config, the client's connection, send, receive,
+// close and more, shared with stack-openssl: written once against either crate's API.
+tlsbench_stack_openssl_shared::shared_adapter_code!(mod shared for boring, boring_sys);
 
 /// BoringSSL, compiled into this binary.
 pub struct BoringSsl;
@@ -66,13 +66,7 @@ impl Stack for BoringSsl {
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
-        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = context(Side::Client, scenario)?;
-        ctx.set_cert_store(trust_store(credentials)?);
-        ctx.set_verify(SslVerifyMode::PEER);
-        if scenario.client_auth == ClientAuth::Required {
-            use_chain_and_key(&mut ctx, &credentials.client_chain_pem, &credentials.client_key_pem)?;
-        }
+        let mut ctx = shared::client_context(context(Side::Client, scenario)?, scenario, pki)?;
         let session = Arc::new(Mutex::new(None));
         if scenario.kind.is_resumption() {
             // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
@@ -88,34 +82,11 @@ impl Stack for BoringSsl {
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
-        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let mut ctx = context(Side::Server, scenario)?;
-        use_chain_and_key(&mut ctx, &credentials.chain_pem, &credentials.key_pem)?;
-        match scenario.client_auth {
-            ClientAuth::None => {}
-            ClientAuth::Required => {
-                ctx.set_cert_store(trust_store(credentials)?);
-                ctx.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
-            }
-            ClientAuth::Requested => {
-                ctx.set_cert_store(trust_store(credentials)?);
-                ctx.set_verify(SslVerifyMode::PEER);
-            }
-        }
-        // Required for resuming a session that carries a verified client certificate.
-        ctx.set_session_id_context(b"tlsbench").map_err(LibError::context("setting the session ID context"))?;
-        // Session IDs need the server's cache; tickets are stateless (see `context`).
-        if scenario.kind == Kind::HandshakeResumeId {
-            ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
-        }
-        Ok(ctx.build())
+        shared::server_config(context(Side::Server, scenario)?, scenario, pki)
     }
 
     fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<BoringSslConnection, LibError> {
-        let mut ssl = Ssl::new(&config.ctx).map_err(LibError::context("creating the client connection"))?;
-        ssl.set_hostname(SERVER_NAME).map_err(LibError::context("setting the SNI host name"))?;
-        // Chain verification alone would accept any name the CA signed.
-        ssl.param_mut().set_host(SERVER_NAME).map_err(LibError::context("setting the host name to verify"))?;
+        let mut ssl = shared::client_ssl(&config.ctx)?;
         if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // SAFETY: the session comes from a connection of this same context.
             unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
@@ -129,41 +100,15 @@ impl Stack for BoringSsl {
     }
 }
 
-/// A fresh store, not the system's default paths: the scenario's root is the only trust anchor.
-fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
-    let mut roots = X509StoreBuilder::new().map_err(LibError::context("creating the trust store"))?;
-    let ca = X509::from_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("parsing the CA certificate"))?;
-    roots.add_cert(ca).map_err(LibError::context("adding the CA certificate to the trust store"))?;
-    Ok(roots.build())
-}
-
-/// The leaf, the intermediates after it, and the leaf's key.
-fn use_chain_and_key(ctx: &mut SslContextBuilder, chain_pem: &str, key_pem: &str) -> Result<(), LibError> {
-    let chain =
-        X509::stack_from_pem(chain_pem.as_bytes()).map_err(LibError::context("parsing the certificate chain"))?;
-    let mut chain = chain.into_iter();
-    let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
-    ctx.set_certificate(&leaf).map_err(LibError::context("setting the certificate"))?;
-    for intermediate in chain {
-        ctx.add_extra_chain_cert(intermediate).map_err(LibError::context("adding an intermediate certificate"))?;
-    }
-    let key = PKey::private_key_from_pem(key_pem.as_bytes()).map_err(LibError::context("parsing the private key"))?;
-    ctx.set_private_key(&key).map_err(LibError::context("setting the private key"))?;
-    ctx.check_private_key().map_err(LibError::context("checking the private key against its certificate"))
-}
-
 /// A context builder for one side that allows exactly the scenario's version and, pinned,
 /// exactly its cipher suite and group, with session resumption off. With the library's
 /// defaults, the rest is BoringSSL's own: its suites, groups and signature algorithms, a
 /// server session cache, and two TLS 1.3 tickets after each full handshake.
 fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
+    // One method for both sides: `boring` has no other (its tls_client and tls_server are
+    // deprecated names of this one), where OpenSSL's adapter takes each side's.
     let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(LibError::context("creating the context"))?;
-    let version = match scenario.version {
-        Version::Tls12 => SslVersion::TLS1_2,
-        Version::Tls13 => SslVersion::TLS1_3,
-    };
-    ctx.set_min_proto_version(Some(version)).map_err(LibError::context("setting the minimum TLS version"))?;
-    ctx.set_max_proto_version(Some(version)).map_err(LibError::context("setting the maximum TLS version"))?;
+    shared::pin_version(&mut ctx, scenario.version)?;
     let Some((_, suite)) = scenario.pins() else { return Ok(ctx) };
     let cipher = suite.openssl_name(scenario.version, scenario.key);
     // Each list applies to its own version only; under the version pin the other list's
@@ -182,25 +127,16 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
             &what,
         )?,
     }
-    let groups = scenario.groups(side);
-    let groups = groups.iter().map(|g| g.openssl_name()).collect::<Vec<_>>().join(":");
+    // The same list as OpenSSL's `set_groups_list`, under BoringSSL's older name.
+    let groups = shared::groups_list(scenario, side);
     ctx.set_curves_list(&groups).map_err(LibError::context(&format!("setting the groups {groups}")))?;
     // BoringSSL's default list leaves Ed25519 out, so a peer with an Ed25519 key would find no
     // common signature algorithm; this is that default (without SHA-1) plus Ed25519.
     ctx.set_verify_algorithm_prefs(VERIFY_ALGORITHMS)
         .map_err(LibError::context("setting the signature algorithms to verify"))?;
-    // No resumption but the kind the scenario asks for: no session cache (the configs turn on
-    // the side's own), and tickets (on both sides: a client with NO_TICKET does not ask for a
-    // TLS 1.2 ticket) only to resume from them, one TLS 1.3 ticket per handshake (BoringSSL
-    // sends two by default).
-    ctx.set_session_cache_mode(SslSessionCacheMode::OFF);
-    let tickets = match scenario.kind {
-        Kind::HandshakeResumeTicket => 1,
-        _ => {
-            ctx.set_options(SslOptions::NO_TICKET);
-            0
-        }
-    };
+    // One TLS 1.3 ticket per handshake at most (BoringSSL sends two by default), set through
+    // boring-sys: `boring` does not wrap SSL_CTX_set_num_tickets.
+    let tickets = shared::resumption_only_as_asked(&mut ctx, scenario.kind);
     // SAFETY: the context is live; this only stores a number.
     check(
         unsafe { boring_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) },
@@ -313,29 +249,16 @@ impl Connection for BoringSslConnection {
         }
     }
 
-    fn send(&mut self, mut data: &[u8]) -> Result<(), LibError> {
-        while !data.is_empty() {
-            // The in-memory transport accepts every byte, so BoringSSL never has to wait to
-            // write: any error here, WANT_WRITE included, is a failure.
-            let n = self.stream.ssl_write(data).map_err(LibError::context("SSL_write"))?;
-            data = &data[n..];
-        }
-        Ok(())
+    fn send(&mut self, data: &[u8]) -> Result<(), LibError> {
+        shared::send(&mut self.stream, data)
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
-        match self.stream.ssl_read(buf) {
-            Ok(n) => Ok(n),
-            // No complete record yet, or the peer closed: nothing more to read now either way.
-            Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(0),
-            Err(e) => Err(LibError::new(format!("SSL_read: {e}"))),
-        }
+        shared::receive(&mut self.stream, buf)
     }
 
     fn close(&mut self) -> Result<(), LibError> {
-        // The first SSL_shutdown writes close_notify and returns 0 (`Sent`), or 1 (`Received`)
-        // when the peer's has already arrived; it does not wait for the peer's.
-        self.stream.shutdown().map(drop).map_err(LibError::context("SSL_shutdown"))
+        shared::close(&mut self.stream)
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
@@ -363,16 +286,7 @@ impl Connection for BoringSslConnection {
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
         let ssl = self.stream.ssl();
-        let version = match ssl.version2() {
-            Some(SslVersion::TLS1_2) => Version::Tls12,
-            Some(SslVersion::TLS1_3) => Version::Tls13,
-            _ => {
-                return Err(LibError::new(format!("negotiated an unexpected protocol version: {}", ssl.version_str())))
-            }
-        };
-        let cipher_suite = ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?;
-        // BoringSSL names suites as OpenSSL does.
-        let suite = Suite::negotiated(cipher_suite.name(), |key, suite| suite.openssl_name(version, key))?;
+        let (version, suite) = shared::version_and_suite(ssl)?;
         // `SSL_get_curve_id`: the group of the key exchange, for TLS 1.2's ECDHE and TLS 1.3.
         let group = match ssl.curve().map(i32::from) {
             Some(boring_sys::SSL_GROUP_X25519) => Group::X25519,
@@ -380,11 +294,6 @@ impl Connection for BoringSslConnection {
             Some(boring_sys::SSL_GROUP_SECP384R1) => Group::Secp384r1,
             Some(boring_sys::SSL_GROUP_X25519_MLKEM768) => Group::X25519Mlkem768,
             other => return Err(LibError::new(format!("negotiated an unexpected group ({other:?})"))),
-        };
-        let ems = match version {
-            // SAFETY: `ssl` is a live SSL and this only reads it.
-            Version::Tls12 => Some(unsafe { boring_sys::SSL_get_extms_support(raw(ssl)) } == 1),
-            Version::Tls13 => None,
         };
         let client_cert_verified =
             ssl.is_server().then(|| ssl.peer_certificate().is_some() && ssl.verify_result().is_ok());
@@ -408,22 +317,16 @@ impl Connection for BoringSslConnection {
             suite,
             group: Some(group),
             resumed: ssl.session_reused(),
-            ems,
+            ems: shared::ems(ssl, version),
             client_cert_verified,
             ticket_received,
         })
     }
 }
 
-/// The `SSL*` behind a reference. A `&SslRef` points at the `SSL` itself (foreign-types'
-/// contract, which is all `ForeignTypeRef::as_ptr` does); `boring` does not re-export that trait.
-fn raw(ssl: &SslRef) -> *mut boring_sys::SSL {
-    ssl as *const SslRef as *mut boring_sys::SSL
-}
-
 #[cfg(test)]
 mod tests {
-    use tlsbench_harness::{KeyType, Link};
+    use tlsbench_harness::{KeyType, Kind, Link};
 
     use super::*;
     use tlsbench_harness::testing::{self, pki, scenario};

@@ -1,0 +1,231 @@
+//! The adapter code that stack-openssl and stack-boringssl share. The `boring` crate mirrors the
+//! `openssl` crate's API, name for name, but its types are its own: one generic function could
+//! not take both crates' `SslContextBuilder`s without a trait of our own over every call. So
+//! this is a macro, [`shared_adapter_code!`], that each adapter calls once: it expands there into
+//! a module of plain functions written against that adapter's crate (`openssl::ssl::...` or
+//! `boring::ssl::...`), compiled as if the adapter had written them itself.
+//!
+//! Only what is the same call for call is here. What the libraries do differently (BoringSSL's
+//! TLS 1.3 suite list, its signature algorithms and ticket flush, OpenSSL's sessions kept after
+//! a resumed TLS 1.2 handshake, each one's group and ticket reporting) stays in its adapter,
+//! commented there.
+//!
+//! With the feature `testing`, [`testing`] holds what the pairs tests of runner-openssl and
+//! runner-boringssl share.
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+/// Expands into `mod $name`, the functions both adapters share, written against the crates
+/// `$lib` (`openssl` or `boring`) and `$sys` (`openssl_sys` or `boring_sys`) of the adapter that
+/// calls it; each uses them as `$name::trust_store` and so on.
+///
+/// ```ignore
+/// tlsbench_stack_openssl_shared::shared_adapter_code!(mod shared for openssl, openssl_sys);
+/// ```
+#[macro_export]
+macro_rules! shared_adapter_code {
+    (mod $name:ident for $lib:ident, $sys:ident) => {
+        /// What this adapter shares with the other one on the same API (expanded from
+        /// tlsbench-stack-openssl-shared against this adapter's crate).
+        mod $name {
+            use tlsbench_harness::pki::{Credentials, SERVER_NAME};
+            use tlsbench_harness::{ClientAuth, Endpoint, Kind, LibError, Pki, Scenario, Side, Suite, Version};
+            use $lib::pkey::PKey;
+            use $lib::ssl::{
+                ErrorCode, Ssl, SslContext, SslContextBuilder, SslOptions, SslRef, SslSessionCacheMode, SslStream,
+                SslVerifyMode, SslVersion,
+            };
+            use $lib::x509::store::{X509Store, X509StoreBuilder};
+            use $lib::x509::X509;
+
+            /// A fresh store, not the system's default paths: the scenario's root is the only
+            /// trust anchor.
+            pub(crate) fn trust_store(credentials: &Credentials) -> Result<X509Store, LibError> {
+                let mut roots = X509StoreBuilder::new().map_err(LibError::context("creating the trust store"))?;
+                let ca = X509::from_pem(credentials.ca_pem.as_bytes())
+                    .map_err(LibError::context("parsing the CA certificate"))?;
+                roots.add_cert(ca).map_err(LibError::context("adding the CA certificate to the trust store"))?;
+                Ok(roots.build())
+            }
+
+            /// The leaf, the intermediates after it, and the leaf's key.
+            pub(crate) fn use_chain_and_key(
+                ctx: &mut SslContextBuilder,
+                chain_pem: &str,
+                key_pem: &str,
+            ) -> Result<(), LibError> {
+                let chain = X509::stack_from_pem(chain_pem.as_bytes())
+                    .map_err(LibError::context("parsing the certificate chain"))?;
+                let mut chain = chain.into_iter();
+                let leaf = chain.next().ok_or_else(|| LibError::new("the chain PEM holds no certificate"))?;
+                ctx.set_certificate(&leaf).map_err(LibError::context("setting the certificate"))?;
+                for intermediate in chain {
+                    ctx.add_extra_chain_cert(intermediate)
+                        .map_err(LibError::context("adding an intermediate certificate"))?;
+                }
+                let key = PKey::private_key_from_pem(key_pem.as_bytes())
+                    .map_err(LibError::context("parsing the private key"))?;
+                ctx.set_private_key(&key).map_err(LibError::context("setting the private key"))?;
+                ctx.check_private_key().map_err(LibError::context("checking the private key against its certificate"))
+            }
+
+            /// Exactly the scenario's version: the minimum and the maximum.
+            pub(crate) fn pin_version(ctx: &mut SslContextBuilder, version: Version) -> Result<(), LibError> {
+                let version = match version {
+                    Version::Tls12 => SslVersion::TLS1_2,
+                    Version::Tls13 => SslVersion::TLS1_3,
+                };
+                ctx.set_min_proto_version(Some(version))
+                    .map_err(LibError::context("setting the minimum TLS version"))?;
+                ctx.set_max_proto_version(Some(version)).map_err(LibError::context("setting the maximum TLS version"))
+            }
+
+            /// The groups a pinned side offers (a client) or accepts (a server), in the
+            /// colon-separated list both libraries take.
+            pub(crate) fn groups_list(scenario: &Scenario, side: Side) -> String {
+                scenario.groups(side).iter().map(|g| g.openssl_name()).collect::<Vec<_>>().join(":")
+            }
+
+            /// No resumption but the kind the scenario asks for: no session cache (the configs
+            /// turn on the side's own), and tickets (on both sides: a client with NO_TICKET does
+            /// not ask for a TLS 1.2 ticket) only to resume from them. Returns the number of
+            /// TLS 1.3 tickets a server is to send after each handshake, one to resume from or
+            /// none, which the adapter sets (`SSL_CTX_set_num_tickets`; `boring` does not wrap it).
+            pub(crate) fn resumption_only_as_asked(ctx: &mut SslContextBuilder, kind: Kind) -> usize {
+                ctx.set_session_cache_mode(SslSessionCacheMode::OFF);
+                match kind {
+                    Kind::HandshakeResumeTicket => 1,
+                    _ => {
+                        ctx.set_options(SslOptions::NO_TICKET);
+                        0
+                    }
+                }
+            }
+
+            /// A client context built on `ctx` (the adapter's `context`): the scenario's root
+            /// as the only trust anchor, the server's chain verified, and the client's own
+            /// chain and key for mutual TLS.
+            pub(crate) fn client_context(
+                mut ctx: SslContextBuilder,
+                scenario: &Scenario,
+                pki: &Pki,
+            ) -> Result<SslContextBuilder, LibError> {
+                let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+                ctx.set_cert_store(trust_store(credentials)?);
+                ctx.set_verify(SslVerifyMode::PEER);
+                if scenario.client_auth == ClientAuth::Required {
+                    use_chain_and_key(&mut ctx, &credentials.client_chain_pem, &credentials.client_key_pem)?;
+                }
+                Ok(ctx)
+            }
+
+            /// A server context built on `ctx` (the adapter's `context`): the scenario's chain
+            /// and key, the client authentication it asks for, and a session cache for the
+            /// session IDs it resumes from.
+            pub(crate) fn server_config(
+                mut ctx: SslContextBuilder,
+                scenario: &Scenario,
+                pki: &Pki,
+            ) -> Result<SslContext, LibError> {
+                let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+                use_chain_and_key(&mut ctx, &credentials.chain_pem, &credentials.key_pem)?;
+                match scenario.client_auth {
+                    ClientAuth::None => {}
+                    ClientAuth::Required => {
+                        ctx.set_cert_store(trust_store(credentials)?);
+                        ctx.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+                    }
+                    ClientAuth::Requested => {
+                        ctx.set_cert_store(trust_store(credentials)?);
+                        ctx.set_verify(SslVerifyMode::PEER);
+                    }
+                }
+                // Required for resuming a session that carries a verified client certificate.
+                ctx.set_session_id_context(b"tlsbench").map_err(LibError::context("setting the session ID context"))?;
+                // Session IDs need the server's cache; tickets are stateless (see `context`).
+                if scenario.kind == Kind::HandshakeResumeId {
+                    ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
+                }
+                Ok(ctx.build())
+            }
+
+            /// A client connection of `ctx` that sends the server's name and verifies it.
+            pub(crate) fn client_ssl(ctx: &SslContext) -> Result<Ssl, LibError> {
+                let mut ssl = Ssl::new(ctx).map_err(LibError::context("creating the client connection"))?;
+                ssl.set_hostname(SERVER_NAME).map_err(LibError::context("setting the SNI host name"))?;
+                // Chain verification alone would accept any name the CA signed.
+                ssl.param_mut().set_host(SERVER_NAME).map_err(LibError::context("setting the host name to verify"))?;
+                Ok(ssl)
+            }
+
+            /// `Connection::send`: all of `data`.
+            #[inline]
+            pub(crate) fn send(stream: &mut SslStream<Endpoint>, mut data: &[u8]) -> Result<(), LibError> {
+                while !data.is_empty() {
+                    // The in-memory transport accepts every byte, so the library never has to
+                    // wait to write: any error here, WANT_WRITE included, is a failure.
+                    let n = stream.ssl_write(data).map_err(LibError::context("SSL_write"))?;
+                    data = &data[n..];
+                }
+                Ok(())
+            }
+
+            /// `Connection::receive`: what arrived, or 0.
+            #[inline]
+            pub(crate) fn receive(stream: &mut SslStream<Endpoint>, buf: &mut [u8]) -> Result<usize, LibError> {
+                match stream.ssl_read(buf) {
+                    Ok(n) => Ok(n),
+                    // No complete record yet, or the peer closed: nothing more to read now
+                    // either way.
+                    Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(0),
+                    Err(e) => Err(LibError::new(format!("SSL_read: {e}"))),
+                }
+            }
+
+            /// `Connection::close`.
+            #[inline]
+            pub(crate) fn close(stream: &mut SslStream<Endpoint>) -> Result<(), LibError> {
+                // The first SSL_shutdown writes close_notify and returns 0 (`Sent`), or 1
+                // (`Received`) when the peer's has already arrived; it does not wait for the peer's.
+                stream.shutdown().map(drop).map_err(LibError::context("SSL_shutdown"))
+            }
+
+            /// The version and cipher suite a finished handshake negotiated (both libraries
+            /// name suites alike).
+            pub(crate) fn version_and_suite(ssl: &SslRef) -> Result<(Version, Suite), LibError> {
+                let version = match ssl.version2() {
+                    Some(SslVersion::TLS1_2) => Version::Tls12,
+                    Some(SslVersion::TLS1_3) => Version::Tls13,
+                    _ => {
+                        return Err(LibError::new(format!(
+                            "negotiated an unexpected protocol version: {}",
+                            ssl.version_str()
+                        )))
+                    }
+                };
+                let cipher =
+                    ssl.current_cipher().ok_or_else(|| LibError::new("no cipher suite after the handshake"))?.name();
+                let suite = Suite::negotiated(cipher, |key, suite| suite.openssl_name(version, key))?;
+                Ok((version, suite))
+            }
+
+            /// Whether a TLS 1.2 handshake used the extended master secret (None in TLS 1.3).
+            pub(crate) fn ems(ssl: &SslRef, version: Version) -> Option<bool> {
+                match version {
+                    // SAFETY: `raw(ssl)` is a live SSL for the borrow's duration, and this only
+                    // reads it.
+                    Version::Tls12 => Some(unsafe { $sys::SSL_get_extms_support(raw(ssl)) } == 1),
+                    Version::Tls13 => None,
+                }
+            }
+
+            /// The `SSL*` behind a reference. A `&SslRef` points at the `SSL` itself
+            /// (foreign-types' contract, which is all `ForeignTypeRef::as_ptr` does); neither
+            /// crate re-exports that trait.
+            pub(crate) fn raw(ssl: &SslRef) -> *mut $sys::SSL {
+                ssl as *const SslRef as *mut $sys::SSL
+            }
+        }
+    };
+}
