@@ -49,10 +49,12 @@ type Backend struct {
 	Detail  string `json:"detail,omitempty"`
 }
 
-// Reply is a sample's outcome: {"status":"ok", ...report} or {"status":..., "reason":...}.
+// Reply is a sample's outcome: {"status":"ok", ...report} or {"status":..., "reason":...}; a
+// failed one whose failure only echoes the peer runner's also says "cause": "peer".
 type Reply struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	Cause  string `json:"cause,omitempty"`
 	*SampleReport
 }
 
@@ -101,14 +103,29 @@ func gateFailed(format string, args ...any) error {
 	return fmt.Errorf("gate failed: "+format, args...)
 }
 
+// errPeer is a failure that only echoes the peer runner's (Error::Peer in the harness): it
+// stopped, and its abort says why, or it went away. The reply says so ("cause": "peer"), and the
+// orchestrator reports the peer's own reason rather than this one.
+type errPeer struct{ err error }
+
+func (e errPeer) Error() string { return e.err.Error() }
+func (e errPeer) Unwrap() error { return e.err }
+
+func peerFailed(format string, args ...any) error {
+	return errPeer{fmt.Errorf(format, args...)}
+}
+
 // replyOf turns a measurement's outcome into its reply.
 func replyOf(report *SampleReport, err error) Reply {
 	var unsup errUnsupported
+	var peer errPeer
 	switch {
 	case err == nil:
 		return Reply{Status: "ok", SampleReport: report}
 	case errors.As(err, &unsup):
 		return Reply{Status: "unsupported", Reason: unsup.reason}
+	case errors.As(err, &peer):
+		return Reply{Status: "failed", Reason: err.Error(), Cause: "peer"}
 	default:
 		return Reply{Status: "failed", Reason: err.Error()}
 	}

@@ -119,9 +119,11 @@ func isUnsupported(err error) bool {
 // frameVector is one line of frames.json: a frame (length first), and the message it carries or
 // the error a reader gives.
 type frameVector struct {
-	Hex        string
-	Message    *frameMessage
-	Error      *string
+	Hex     string
+	Message *frameMessage
+	Error   *string
+	// Cause is whose failure the error is, as a failed reply's "cause" says it: "peer" or "own".
+	Cause      string
 	DecodeOnly bool `json:"decode_only"`
 }
 
@@ -203,6 +205,8 @@ func TestRelayFramesAreTheHarnessBytes(t *testing.T) {
 		case v.Error != nil:
 			if recvErr == nil || recvErr.Error() != *v.Error {
 				t.Errorf("%s: read as %+v, %v", line, got, recvErr)
+			} else if cause := replyOf(nil, recvErr).Cause; cause != map[string]string{"peer": "peer"}[v.Cause] {
+				t.Errorf("%s: a reply with cause %q", line, cause)
 			}
 		case recvErr != nil:
 			t.Errorf("%s: %v", line, recvErr)
@@ -288,6 +292,39 @@ func TestTheSchemaTellsTheHarnessRepliesFromBrokenOnes(t *testing.T) {
 	}
 	if err := validate(root, map[string]any{"pattern": "^a"}, "a", ""); err == nil || !strings.Contains(err.Error(), "unsupported keyword") {
 		t.Errorf("an unknown keyword: %v", err)
+	}
+}
+
+// A side whose peer stopped replies as the harness does: failed, with the peer's reason, and
+// "cause": "peer".
+func TestAFailureThatEchoesThePeerIsTheHarnesssReply(t *testing.T) {
+	var examples []struct {
+		Schema string
+		Valid  bool
+		Reply  any
+	}
+	readVectors(t, "replies.json", &examples)
+	var want map[string]any
+	for _, e := range examples {
+		if reply, ok := e.Reply.(map[string]any); ok && e.Schema == "sample_reply" && e.Valid && reply["cause"] == "peer" {
+			want = reply
+		}
+	}
+	if want == nil {
+		t.Fatal("replies.json has no failed reply with the peer's cause")
+	}
+	a, b := socketPair(t)
+	near, far := &relay{peer: a, side: Server}, &relay{peer: b, side: Client}
+	reason := strings.TrimPrefix(want["reason"].(string), "the peer stopped: ")
+	if err := near.send(message{tag: tagAbort, reason: reason}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := far.recv()
+	line, _ := json.Marshal(replyOf(nil, err))
+	var got map[string]any
+	json.Unmarshal(line, &got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s, the harness's %v", line, want)
 	}
 }
 

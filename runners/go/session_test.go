@@ -14,6 +14,7 @@ import (
 type sessionReply struct {
 	Status     string `json:"status"`
 	Reason     string `json:"reason"`
+	Cause      string `json:"cause"`
 	Iterations uint64 `json:"iterations"`
 	Values     []struct {
 		Side, Metric   string
@@ -206,8 +207,10 @@ func TestSplitPairsInSessionsMeetAtAPeerSocketEachSample(t *testing.T) {
 			}
 		}
 	}
+	// The client's failure echoes the server's, and says so; the server's is its own.
 	if c, s := clients[2], servers[2]; c.Status != "failed" || !strings.HasPrefix(c.Reason, "the peer runner went away") ||
-		s.Status != "failed" || s.Reason != "stack `nope` is not in this runner (it has: go)" {
+		c.Cause != "peer" || s.Status != "failed" || s.Reason != "stack `nope` is not in this runner (it has: go)" ||
+		s.Cause != "" {
 		t.Errorf("sample 2: client %+v, server %+v", c, s)
 	}
 	for _, path := range append(paths, filepath.Join(sockets, "3.sock")) {

@@ -86,7 +86,7 @@ func (m message) encode() []byte {
 	return frame
 }
 
-// decode reads a frame; its slices alias the frame. An abort is an error.
+// decode reads a frame; its slices alias the frame. An abort is an error, the peer's (errPeer).
 func decode(frame []byte) (message, error) {
 	garbled := func() error {
 		tag := "none"
@@ -109,7 +109,7 @@ func decode(frame []byte) (message, error) {
 	case m.tag == tagTally && len(rest) == 40:
 		m.count, m.digest = binary.LittleEndian.Uint64(rest[:8]), [32]byte(rest[8:])
 	case m.tag == tagAbort:
-		return message{}, fmt.Errorf("the peer stopped: %s", lossy(rest))
+		return message{}, peerFailed("the peer stopped: %s", lossy(rest))
 	case m.tag == tagFlights && len(rest) >= 5:
 		m.done, m.unread = rest[0] != 0, binary.LittleEndian.Uint32(rest[1:5])
 		m.flights = [][]byte{}
@@ -148,7 +148,7 @@ func (r *relay) send(m message) error {
 	frame := m.encode()
 	out := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(frame)), uint32(len(frame)))
 	if _, err := r.peer.Write(append(out, frame...)); err != nil {
-		return fmt.Errorf("the peer runner went away: %w", err)
+		return peerFailed("the peer runner went away: %w", err)
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (r *relay) send(m message) error {
 func (r *relay) recv() (message, error) {
 	var header [4]byte
 	if _, err := io.ReadFull(r.peer, header[:]); err != nil {
-		return message{}, fmt.Errorf("the peer runner went away: %w", err)
+		return message{}, peerFailed("the peer runner went away: %w", err)
 	}
 	n := binary.LittleEndian.Uint32(header[:])
 	if n > maxFrame {
@@ -168,10 +168,10 @@ func (r *relay) recv() (message, error) {
 	r.in.Reset()
 	got, err := r.in.ReadFrom(io.LimitReader(r.peer, int64(n)))
 	if err != nil {
-		return message{}, fmt.Errorf("the peer runner went away: %w", err)
+		return message{}, peerFailed("the peer runner went away: %w", err)
 	}
 	if got != int64(n) {
-		return message{}, fmt.Errorf("the peer runner went away in the middle of a message (%d of %d bytes)", got, n)
+		return message{}, peerFailed("the peer runner went away in the middle of a message (%d of %d bytes)", got, n)
 	}
 	return decode(r.in.Bytes())
 }

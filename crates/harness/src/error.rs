@@ -17,6 +17,10 @@ pub enum Error {
     /// Anything else that stops a measurement (certificates, a stuck handshake).
     #[error("{0}")]
     Other(String),
+    /// The peer runner of a split pair stopped (its abort says why) or went away: this side's
+    /// failure only echoes the peer's, whose own reply names the cause (a reply's `cause: peer`).
+    #[error("{0}")]
+    Peer(String),
 }
 
 /// An error reported by a TLS library, as its own message.

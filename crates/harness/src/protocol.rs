@@ -55,6 +55,10 @@ pub enum Reply {
     },
     Failed {
         reason: String,
+        /// Whose failure it is: [`Cause::Peer`] when it only echoes the peer runner of a split
+        /// pair stopping or going away; absent (own) otherwise, and in replies from before it.
+        #[serde(default, skip_serializing_if = "Cause::is_own")]
+        cause: Cause,
     },
     /// In a session: this process cannot take the request, because an earlier request fixed a
     /// setting process-wide that this one needs otherwise (a JVM's TLS system properties); a new
@@ -63,6 +67,30 @@ pub enum Reply {
     NeedsNewProcess {
         reason: String,
     },
+}
+
+impl Reply {
+    /// A failure of this runner's own (not an echo of its peer's).
+    pub fn failed(reason: impl Into<String>) -> Reply {
+        Reply::Failed { reason: reason.into(), cause: Cause::Own }
+    }
+}
+
+/// Why a side failed: on its own, or because its peer runner stopped (and said why in an abort)
+/// or went away. When both sides of a split pair fail, the orchestrator reports the side whose
+/// failure is its own rather than the other's echo of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    #[default]
+    Own,
+    Peer,
+}
+
+impl Cause {
+    pub fn is_own(&self) -> bool {
+        *self == Cause::Own
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

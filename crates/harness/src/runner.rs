@@ -38,7 +38,7 @@ use crate::driver::{self, SampleSpec};
 use crate::io::{IoTrace, TraceReply};
 use crate::net::plain::{PlainTcp, PLAIN_STACKS};
 use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
-use crate::protocol::{ListReply, Reply, StackInfo, PROTOCOL_VERSION};
+use crate::protocol::{Cause, ListReply, Reply, StackInfo, PROTOCOL_VERSION};
 use crate::{Capabilities, Error, Measure, Pki, Scenario, Side, Stack};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -319,22 +319,22 @@ impl SampleSettings {
             Measure::Instructions => SampleSpec::Counted {
                 warmup: self.warmup_iterations,
                 iterations: self.iterations,
-                collect: own_side.or(self.count_side).ok_or_else(|| Reply::Failed {
-                    reason:
-                        "the instructions measure counts one side per process: name it with --count-side client|server"
-                            .into(),
+                collect: own_side.or(self.count_side).ok_or_else(|| {
+                    Reply::failed(
+                        "the instructions measure counts one side per process: name it with --count-side client|server",
+                    )
                 })?,
             },
             _ => SampleSpec::timed(Duration::from_millis(self.warmup_ms), Duration::from_millis(self.min_time_ms)),
         };
         // Off valgrind nothing would be counted, and the orchestrator would read no count.
         if spec.measure() == Measure::Instructions && valgrind_requests::valgrind::running_on_valgrind() == 0 {
-            return Err(Reply::Failed {
-                reason: "the instructions measure runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER ...".into(),
-            });
+            return Err(Reply::failed(
+                "the instructions measure runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER ...",
+            ));
         }
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
-        let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(|reason| Reply::Failed { reason })?;
+        let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(Reply::failed)?;
         // Under callgrind the rates are not taken, so neither is the CPU clock.
         crate::driver::cpu_time::set_enabled(self.cpu_clock == "on" && spec.measure() == Measure::Time);
         Ok((pki, spec))
@@ -351,7 +351,8 @@ fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
             ..report
         }),
         Err(Error::Unsupported(reason)) => Reply::Unsupported { reason },
-        Err(error) => Reply::Failed { reason: error.to_string() },
+        Err(Error::Peer(reason)) => Reply::Failed { reason, cause: Cause::Peer },
+        Err(error) => Reply::failed(error.to_string()),
     }
 }
 
@@ -368,7 +369,7 @@ pub fn main<F: Family>() -> ExitCode {
     let command = Command::parse();
     // A process whose allocator is not the one asked for measures nothing (`list` still answers).
     if let (Err(reason), false) = (crate::allocator::check_requested(), matches!(command, Command::List)) {
-        let reply = Reply::Failed { reason };
+        let reply = Reply::failed(reason);
         let json = serde_json::to_string(&reply).expect("serializable");
         let mut reply_once = || writeln!(replies, "{json}").and_then(|()| replies.flush());
         // A session gets the reason for each of its requests, as each comes.
@@ -449,7 +450,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
-        Err(reason) => Reply::Failed { reason },
+        Err(reason) => Reply::failed(reason),
     }
 }
 
@@ -650,7 +651,7 @@ pub fn session<F: Family>(requests: impl std::io::BufRead, replies: &mut impl Wr
     for line in requests.lines() {
         let reply = match line {
             Ok(line) => session_request::<F>(&line),
-            Err(e) => Reply::Failed { reason: format!("reading the request: {e}") },
+            Err(e) => Reply::failed(format!("reading the request: {e}")),
         };
         let json = serde_json::to_string(&reply).expect("a reply serializes");
         if let Err(e) = writeln!(replies, "{json}").and_then(|()| replies.flush()) {
@@ -664,19 +665,17 @@ pub fn session<F: Family>(requests: impl std::io::BufRead, replies: &mut impl Wr
 fn session_request<F: Family>(line: &str) -> Reply {
     let words: Vec<&str> = line.split('\t').collect();
     if !matches!(words[0], "sample" | "side") {
-        return Reply::Failed { reason: format!("a session takes sample and side requests (got `{}`)", words[0]) };
+        return Reply::failed(format!("a session takes sample and side requests (got `{}`)", words[0]));
     }
     match Command::try_parse_from(std::iter::once("runner").chain(words)) {
         Ok(Command::Sample(args)) => sample::<F>(&args),
         Ok(Command::Side(args)) if args.peer_fd.is_some() => {
-            Reply::Failed { reason: "in a session the peer is reached with --peer-socket PATH, not --peer-fd".into() }
+            Reply::failed("in a session the peer is reached with --peer-socket PATH, not --peer-fd")
         }
         Ok(Command::Side(args)) => side::<F>(&args),
         Ok(_) => unreachable!("only sample and side requests are parsed"),
         // clap's message, without its usage lines.
-        Err(e) => Reply::Failed {
-            reason: e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string(),
-        },
+        Err(e) => Reply::failed(e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ")),
     }
 }
 
@@ -742,7 +741,7 @@ fn meet_peer(path: &std::path::Path, role: Side, wait: Duration) -> Result<UnixS
 fn side<F: Family>(args: &SideArgs) -> Reply {
     let peer = match peer_of(args) {
         Ok(peer) => peer,
-        Err(reason) => return Reply::Failed { reason },
+        Err(reason) => return Reply::failed(reason),
     };
     let (pki, spec) = match args.settings.load(Some(args.role)) {
         Ok(loaded) => loaded,
@@ -759,9 +758,7 @@ fn side<F: Family>(args: &SideArgs) -> Reply {
     };
     match F::with_stack(&args.stack, measure) {
         Some(outcome) => reply(outcome),
-        None => Reply::Failed {
-            reason: format!("stack `{}` is not in this runner (it has: {})", args.stack, listed_ids::<F>()),
-        },
+        None => Reply::failed(format!("stack `{}` is not in this runner (it has: {})", args.stack, listed_ids::<F>())),
     }
 }
 

@@ -521,14 +521,15 @@ pub fn write_message(peer: &mut impl Write, message: &Message) -> Result<(), Err
             }
         }
     }
-    let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+    let peer_gone = |e: io::Error| Error::Peer(format!("the peer runner went away: {e}"));
     peer.write_all(&(frame.len() as u32).to_le_bytes()).map_err(peer_gone)?;
     peer.write_all(&frame).map_err(peer_gone)
 }
 
-/// Reads the next frame and decodes it; an `Abort` is the error `the peer stopped: TEXT`.
+/// Reads the next frame and decodes it; an `Abort` is the error `the peer stopped: TEXT`, which,
+/// like a peer gone, is [`Error::Peer`].
 pub fn read_message(peer: &mut impl Read) -> Result<Message, Error> {
-    let peer_gone = |e: io::Error| Error::Other(format!("the peer runner went away: {e}"));
+    let peer_gone = |e: io::Error| Error::Peer(format!("the peer runner went away: {e}"));
     let mut len = [0u8; 4];
     peer.read_exact(&mut len).map_err(peer_gone)?;
     let len = u32::from_le_bytes(len) as u64;
@@ -542,7 +543,7 @@ pub fn read_message(peer: &mut impl Read) -> Result<Message, Error> {
     let mut frame = Vec::new();
     peer.take(len).read_to_end(&mut frame).map_err(peer_gone)?;
     if frame.len() as u64 != len {
-        return Err(Error::Other(format!(
+        return Err(Error::Peer(format!(
             "the peer runner went away in the middle of a message ({} of {len} bytes)",
             frame.len()
         )));
@@ -565,7 +566,7 @@ pub fn read_message(peer: &mut impl Read) -> Result<Message, Error> {
             bytes: u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")),
             digest: rest[8..].try_into().expect("32 bytes"),
         })),
-        (4, reason) => Err(Error::Other(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
+        (4, reason) => Err(Error::Peer(format!("the peer stopped: {}", String::from_utf8_lossy(reason)))),
         (5, [done, u0, u1, u2, u3, body @ ..]) => {
             let (mut flights, mut rest) = (Vec::new(), body);
             while let [l0, l1, l2, l3, tail @ ..] = rest {

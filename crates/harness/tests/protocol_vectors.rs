@@ -23,13 +23,14 @@ use tlsbench_harness::gate::Tally;
 use tlsbench_harness::io::{IoTrace, TraceReply};
 use tlsbench_harness::net::{Latency, NetReply, NetReport, Page, Serving, SocketCounts};
 use tlsbench_harness::protocol::{
-    ListReply, Metric, MetricValue, Reply, SampleReport, SideNegotiated, StackInfo, ThreadSample, PROTOCOL_VERSION,
+    Cause, ListReply, Metric, MetricValue, Reply, SampleReport, SideNegotiated, StackInfo, ThreadSample,
+    PROTOCOL_VERSION,
 };
 use tlsbench_harness::split::{read_message, write_message, Message, Next};
 use tlsbench_harness::transport::{IoEvent, Record};
 use tlsbench_harness::{
-    Backend, Capabilities, ClientAuth, Exclusion, Group, KeyType, Kind, Measure, MeasureLimit, PeerLimit, Scenario,
-    Side, Suite, Version,
+    Backend, Capabilities, ClientAuth, Error, Exclusion, Group, KeyType, Kind, Measure, MeasureLimit, PeerLimit,
+    Scenario, Side, Suite, Version,
 };
 
 fn protocol_dir() -> PathBuf {
@@ -186,6 +187,15 @@ fn framed(body: &[u8]) -> Vec<u8> {
     frame
 }
 
+/// Whose failure a reader's error is, as a reply's `cause` says it: the peer's when it stopped
+/// (an abort) or went away (a frame cut short), this side's own otherwise.
+fn cause(error: &Error) -> &'static str {
+    match error {
+        Error::Peer(_) => "peer",
+        _ => "own",
+    }
+}
+
 #[test]
 fn frame_vectors_are_the_relay_s() {
     let digest: [u8; 32] = std::array::from_fn(|i| i as u8 * 7);
@@ -219,7 +229,10 @@ fn frame_vectors_are_the_relay_s() {
         let read = read_message(&mut &frame[..]);
         let mut vector = json!({ "hex": hex(&frame), "message": message_json(message) });
         match (message, read) {
-            (Message::Abort(_), Err(e)) => vector["error"] = json!(e.to_string()),
+            (Message::Abort(_), Err(e)) => {
+                vector["error"] = json!(e.to_string());
+                vector["cause"] = json!(cause(&e));
+            }
             (_, Ok(back)) => assert_eq!(&back, message),
             (_, Err(e)) => panic!("{message:?} does not read back: {e}"),
         }
@@ -256,8 +269,8 @@ fn frame_vectors_are_the_relay_s() {
         framed(b"\x04ok \xff"),
     ];
     for raw in refused {
-        let error = read_message(&mut &raw[..]).expect_err("refused").to_string();
-        vectors.push(json!({ "hex": hex(&raw), "error": error }));
+        let error = read_message(&mut &raw[..]).expect_err("refused");
+        vectors.push(json!({ "hex": hex(&raw), "error": error.to_string(), "cause": cause(&error) }));
     }
     check_file("frames.json", &lines(vectors.iter().map(compact)));
 }
@@ -427,7 +440,10 @@ fn example_replies() -> Vec<(&'static str, String)> {
     };
     examples.push(("sample_reply", compact(&Reply::Ok(threaded))));
     examples.push(("sample_reply", compact(&Reply::Unsupported { reason: "go: cannot pin".into() })));
-    examples.push(("sample_reply", compact(&Reply::Failed { reason: "gate failed: server negotiated".into() })));
+    examples.push(("sample_reply", compact(&Reply::failed("gate failed: server negotiated"))));
+    // A side of a split pair whose failure echoes its peer's (the Go and Java runners produce it too).
+    let peer_stopped = Reply::Failed { reason: "the peer stopped: gate failed: x".into(), cause: Cause::Peer };
+    examples.push(("sample_reply", compact(&peer_stopped)));
     examples.push(("sample_reply", compact(&Reply::NeedsNewProcess { reason: "this JVM pinned x25519".into() })));
 
     let record = |messages: Option<Vec<u8>>| Record { content_type: 22, length: 512, messages, continued: false };
@@ -551,6 +567,12 @@ fn broken_replies(examples: &[(&'static str, String)]) -> Vec<(&'static str, &'s
         ("sample_reply", "a reason beside the numbers", with(ok(), &|v| v["reason"] = json!("why"))),
         ("sample_reply", "failed without its reason", json!({ "status": "failed" })),
         ("sample_reply", "failed with a misspelt field", json!({ "status": "failed", "reasons": "x" })),
+        ("sample_reply", "a cause that is not one", json!({ "status": "failed", "reason": "x", "cause": "both" })),
+        (
+            "sample_reply",
+            "a cause beside unsupported",
+            json!({ "status": "unsupported", "reason": "x", "cause": "own" }),
+        ),
         ("sample_reply", "not an object", json!(["ok"])),
         (
             "trace_reply",

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tlsbench_harness::allocator::{self, Allocator};
-use tlsbench_harness::protocol::{Reply, SampleReport};
+use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
@@ -123,7 +123,9 @@ pub(crate) fn reply_of(reply: Result<Reply, String>) -> Result<SampleReport, (St
         Ok(Reply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
         // A refusal that asks for a new process is taken up in sampling/warm.rs; anywhere else it
         // fails.
-        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => Err((Status::Failed, reason)),
+        Ok(Reply::Failed { reason, .. } | Reply::NeedsNewProcess { reason }) | Err(reason) => {
+            Err((Status::Failed, reason))
+        }
     }
 }
 
@@ -142,25 +144,27 @@ pub(crate) fn reply(output: anyhow::Result<executor::Output>) -> Result<Reply, S
         None => reason,
     };
     match serde_json::from_str::<Reply>(&output.stdout) {
-        Ok(Reply::Failed { reason }) => Ok(Reply::Failed { reason: with_stderr(reason) }),
+        Ok(Reply::Failed { reason, cause }) => Ok(Reply::Failed { reason: with_stderr(reason), cause }),
         Ok(reply) => Ok(reply),
         Err(e) => Err(with_stderr(format!("runner printed an unreadable reply: {e}"))),
     }
 }
 
 /// One report from the two sides of a split-process sample. When a side fails, its own reason
-/// wins over its peer's echo of it ("the peer stopped", "went away"); two reasons of their own
-/// (one side's unreadable reply, and the other's word on the garbled message it was sent) are
-/// both given.
+/// wins over its peer's echo of it (a failed reply with `cause: peer`: "the peer stopped",
+/// "went away"); two reasons of their own (one side's unreadable reply, and the other's word on
+/// the garbled message it was sent) are both given.
 pub(crate) fn merge_sides(
     client: Result<Reply, String>,
     server: Result<Reply, String>,
 ) -> Result<SampleReport, (Status, String)> {
+    // The outcome of a side that did not reply Ok, and whether it only echoes its peer's.
     let reason = |side: &str, result: &Result<Reply, String>| match result {
         Ok(Reply::Ok(_)) => None,
-        Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone())),
-        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) | Err(reason) => {
-            Some((Status::Failed, format!("{side} runner: {reason}")))
+        Ok(Reply::Unsupported { reason }) => Some((Status::Unsupported, reason.clone(), Cause::Own)),
+        Ok(Reply::Failed { reason, cause }) => Some((Status::Failed, format!("{side} runner: {reason}"), *cause)),
+        Ok(Reply::NeedsNewProcess { reason }) | Err(reason) => {
+            Some((Status::Failed, format!("{side} runner: {reason}"), Cause::Own))
         }
     };
     match (client, server) {
@@ -201,17 +205,17 @@ pub(crate) fn merge_sides(
             ),
         )),
         (client, server) => {
-            let echoes_peer =
-                |r: &(Status, String)| r.1.contains("the peer stopped") || r.1.contains("the peer runner went away");
-            Err(match (reason("client", &client), reason("server", &server)) {
+            let echoes_peer = |r: &(Status, String, Cause)| r.2 == Cause::Peer;
+            let (status, reason, _) = match (reason("client", &client), reason("server", &server)) {
                 (Some(c), Some(s)) if echoes_peer(&c) && !echoes_peer(&s) => s,
                 (Some(c), Some(s)) if !echoes_peer(&c) && !echoes_peer(&s) && c.0 == s.0 => {
-                    (c.0, format!("{}; {}", c.1, s.1))
+                    (c.0, format!("{}; {}", c.1, s.1), Cause::Own)
                 }
                 (Some(c), _) => c,
                 (None, Some(s)) => s,
                 (None, None) => unreachable!("at least one side did not reply Ok"),
-            })
+            };
+            Err((status, reason))
         }
     }
 }
@@ -262,18 +266,27 @@ pub(crate) mod tests {
         let (_, reason) = merge_sides(Ok(Reply::Ok(client.clone())), Ok(Reply::Ok(uneven))).unwrap_err();
         assert_eq!(reason, "the sides disagree on the work: 100 iterations on the client, 99 on the server");
 
-        let gate = Ok(Reply::Failed {
-            reason: "gate failed: server negotiated group secp256r1, the scenario asks for x25519".into(),
-        });
-        let echo = Ok(Reply::Failed { reason: "the peer stopped: gate failed: server negotiated ...".into() });
-        let (status, reason) = merge_sides(echo, gate).unwrap_err();
+        let gate_failed = "gate failed: server negotiated group secp256r1, the scenario asks for x25519";
+        let gate = || Ok(Reply::failed(gate_failed));
+        let peer = |reason: &str| Ok(Reply::Failed { reason: reason.into(), cause: Cause::Peer });
+        let (status, reason) = merge_sides(peer("the peer stopped: gate failed: server ..."), gate()).unwrap_err();
+        assert_eq!((status, reason), (Status::Failed, format!("server runner: {gate_failed}")));
+        // The side whose reply says its failure is its peer's loses, whichever side and whatever its words.
+        let (_, reason) =
+            merge_sides(gate(), peer("the peer runner went away: Broken pipe (os error 32)")).unwrap_err();
+        assert_eq!(reason, format!("client runner: {gate_failed}"));
+        let (_, reason) = merge_sides(peer("stopped at the peer's word"), gate()).unwrap_err();
+        assert_eq!(reason, format!("server runner: {gate_failed}"));
+        // The words alone make no echo: two failures of their own are both given.
+        let quoted = Ok(Reply::failed("client handshake failed: alert: the peer stopped: x"));
+        let (_, reason) = merge_sides(quoted, gate()).unwrap_err();
         assert_eq!(
-            (status, reason.as_str()),
-            (
-                Status::Failed,
-                "server runner: gate failed: server negotiated group secp256r1, the scenario asks for x25519"
-            )
+            reason,
+            format!("client runner: client handshake failed: alert: the peer stopped: x; server runner: {gate_failed}")
         );
+        // Both echoes (each side saw the other go): the client's.
+        let (_, reason) = merge_sides(peer("the peer runner went away: a"), peer("the peer stopped: b")).unwrap_err();
+        assert_eq!(reason, "client runner: the peer runner went away: a");
         let (_, reason) =
             merge_sides(Err("runner was killed by signal 9 (SIGKILL)".into()), Ok(Reply::Ok(server))).unwrap_err();
         assert_eq!(reason, "client runner: runner was killed by signal 9 (SIGKILL)");
@@ -288,13 +301,19 @@ pub(crate) mod tests {
         let failed = r#"{"status":"failed","reason":"client handshake failed: InvalidSignature"}"#;
         assert_eq!(
             reply(output(failed, printed)),
-            Ok(Reply::Failed {
-                reason: "client handshake failed: InvalidSignature (stderr: Got pk [4, 1, 2] | verif key extraction error 3)".into()
-            })
+            Ok(Reply::failed(
+                "client handshake failed: InvalidSignature (stderr: Got pk [4, 1, 2] | verif key extraction error 3)"
+            ))
         );
+        assert_eq!(reply(output(failed, None)), Ok(Reply::failed("client handshake failed: InvalidSignature")));
+        // The cause stays beside the reason.
+        let echo = r#"{"status":"failed","reason":"the peer stopped: x","cause":"peer"}"#;
         assert_eq!(
-            reply(output(failed, None)),
-            Ok(Reply::Failed { reason: "client handshake failed: InvalidSignature".into() })
+            reply(output(echo, printed)),
+            Ok(Reply::Failed {
+                reason: "the peer stopped: x (stderr: Got pk [4, 1, 2] | verif key extraction error 3)".into(),
+                cause: Cause::Peer
+            })
         );
         let unsupported = r#"{"status":"unsupported","reason":"x: TLS 1.2 not supported"}"#;
         assert_eq!(

@@ -247,7 +247,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
             report.iterations
         }
         Ok(Reply::Unsupported { reason }) => bail!("{scenario} is unsupported by this pair: {reason}"),
-        Ok(Reply::Failed { reason } | Reply::NeedsNewProcess { reason }) => {
+        Ok(Reply::Failed { reason, .. } | Reply::NeedsNewProcess { reason }) => {
             bail!("{scenario} failed: {reason}{}", stderr_note(&output))
         }
         Err(e) => bail!("the runner printed an unreadable reply: {e}{}", stderr_note(&output)),

@@ -145,9 +145,7 @@ fn a_runner_reports_its_allocator_and_refuses_one_it_does_not_know() {
     }
     assert_eq!(
         sample(Some("tcmalloc")),
-        Reply::Failed {
-            reason: "TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)".into()
-        }
+        Reply::failed("TLSBENCH_ALLOCATOR: unknown allocator `tcmalloc` (valid: glibc, jemalloc, mimalloc)")
     );
 }
 

@@ -270,7 +270,7 @@ fn what_a_runner_cannot_do_gets_a_reply_that_says_so() {
             other => panic!("{}: {other:?}", path.display()),
         }
         match reply(&path, &["sample", "--client", "wolfssl", "--server", id, "--scenario", SELF_TEST[0]]) {
-            Reply::Failed { reason } => {
+            Reply::Failed { reason, .. } => {
                 assert!(reason.contains("`wolfssl`") && reason.contains(id), "{}: {reason}", path.display());
             }
             other => panic!("{}: {other:?}", path.display()),
@@ -365,7 +365,7 @@ fn every_runner_takes_sample_after_sample_in_one_session() {
         }
         // What a session does not take is answered, and the session goes on.
         match session.ask(&["list"]) {
-            Reply::Failed { reason } => {
+            Reply::Failed { reason, .. } => {
                 assert_eq!(reason, "a session takes sample and side requests (got `list`)", "{what}")
             }
             other => panic!("{what}: {other:?}"),
@@ -383,7 +383,7 @@ fn every_runner_takes_sample_after_sample_in_one_session() {
             "--scenario",
             &name,
         ]) {
-            Reply::Failed { reason } => {
+            Reply::Failed { reason, .. } => {
                 assert_eq!(reason, "in a session the peer is reached with --peer-socket PATH, not --peer-fd", "{what}")
             }
             other => panic!("{what}: {other:?}"),

@@ -11,19 +11,30 @@ public final class Failure extends RuntimeException {
 
     /** Whether a new process could take the request that this one refused (a session's {@code needs_new_process}). */
     final boolean needsNewProcess;
+    /**
+     * Whether the failure only echoes the peer runner's (error.rs, Error::Peer): it stopped, and its abort says why,
+     * or it went away. The reply says so ({@code "cause": "peer"}), so that the peer's own reason is reported.
+     */
+    final boolean peer;
 
     private Failure(String message, Throwable cause) {
-        this(message, cause, false);
+        this(message, cause, false, false);
     }
 
-    private Failure(String message, Throwable cause, boolean needsNewProcess) {
+    private Failure(String message, Throwable cause, boolean needsNewProcess, boolean peer) {
         super(message, cause);
         this.needsNewProcess = needsNewProcess;
+        this.peer = peer;
     }
 
     /** This process fixed a setting process-wide that the request needs otherwise: a new process can take it. */
     public static Failure needsNewProcess(String why) {
-        return new Failure(why, null, true);
+        return new Failure(why, null, true, false);
+    }
+
+    /** The peer runner of a split pair stopped ("the peer stopped: ...") or went away. */
+    public static Failure peer(String what) {
+        return new Failure(what, null, false, true);
     }
 
     /** A library call failed: "client handshake failed: ...". */
@@ -36,7 +47,7 @@ public final class Failure extends RuntimeException {
         return new Failure("gate failed: " + what, null);
     }
 
-    /** Anything else that stops a measurement (certificates, a stuck handshake, the peer runner). */
+    /** Anything else that stops a measurement (certificates, a stuck handshake, a garbled message from the peer). */
     public static Failure other(String what) {
         return new Failure(what, null);
     }

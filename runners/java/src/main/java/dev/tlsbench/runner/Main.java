@@ -84,7 +84,7 @@ public final class Main {
         } catch (Unsupported e) {
             return Report.unsupported(e.getMessage());
         } catch (Failure e) {
-            return e.needsNewProcess ? Report.needsNewProcess(e.getMessage()) : Report.failed(e.getMessage());
+            return Report.of(e);
         } catch (Throwable e) {
             e.printStackTrace();
             return Report.failed(Failure.describe(e));

@@ -57,6 +57,15 @@ public final class Report {
         return Json.object().put("status", "failed").put("reason", reason);
     }
 
+    /** The reply for a failure: failed (with {@code "cause": "peer"} when it echoes the peer's), or needs_new_process. */
+    static Json of(Failure failure) {
+        if (failure.needsNewProcess) {
+            return needsNewProcess(failure.getMessage());
+        }
+        Json json = failed(failure.getMessage());
+        return failure.peer ? json.put("cause", "peer") : json;
+    }
+
     /** A session's refusal of a request that a new process can take (docs/runner-protocol.md, "Sessions"). */
     static Json needsNewProcess(String reason) {
         return Json.object().put("status", "needs_new_process").put("reason", reason);

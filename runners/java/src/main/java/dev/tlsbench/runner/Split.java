@@ -277,7 +277,7 @@ final class Split {
                 out.write(message);
                 out.flush();
             } catch (IOException e) {
-                throw Failure.other("the peer runner went away: " + e.getMessage());
+                throw Failure.peer("the peer runner went away: " + e.getMessage());
             }
         }
 
@@ -322,7 +322,7 @@ final class Split {
         Message recv() {
             byte[] header = new byte[4];
             if (readFully(header) < header.length) {
-                throw Failure.other("the peer runner went away: failed to fill whole buffer");
+                throw Failure.peer("the peer runner went away: failed to fill whole buffer");
             }
             long len = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
             if (len > MAX_FRAME) {
@@ -332,7 +332,7 @@ final class Split {
             byte[] frame = new byte[(int) len];
             int got = readFully(frame);
             if (got != len) {
-                throw Failure.other("the peer runner went away in the middle of a message (" + got + " of " + len + " bytes)");
+                throw Failure.peer("the peer runner went away in the middle of a message (" + got + " of " + len + " bytes)");
             }
             return parse(frame);
         }
@@ -349,7 +349,7 @@ final class Split {
                     got += r;
                 }
             } catch (IOException e) {
-                throw Failure.other("the peer runner went away: " + e.getMessage());
+                throw Failure.peer("the peer runner went away: " + e.getMessage());
             }
             return got;
         }
@@ -412,7 +412,7 @@ final class Split {
                     m.digest = new byte[32];
                     body.get(m.digest);
                 }
-                case 4 -> throw Failure.other("the peer stopped: "
+                case 4 -> throw Failure.peer("the peer stopped: "
                         + new String(frame, 1, frame.length - 1, StandardCharsets.UTF_8));
                 default -> throw garbled;
             }

@@ -129,7 +129,12 @@ class ProtocolVectorsTest {
             }
             Split.Relay reader = new Split.Relay(new ByteArrayInputStream(frame), new ByteArrayOutputStream());
             if (v.containsKey("error")) {
-                assertEquals(v.get("error"), assertThrows(Failure.class, reader::recv).getMessage(), v.toString());
+                Failure refused = assertThrows(Failure.class, reader::recv);
+                assertEquals(v.get("error"), refused.getMessage(), v.toString());
+                // Whose failure it is, as the reply says it: "cause": "peer", or no cause (own).
+                assertEquals(v.get("cause"), refused.peer ? "peer" : "own", v.toString());
+                Object cause = object(JsonReader.parse(Report.of(refused).toString())).get("cause");
+                assertEquals(refused.peer ? "peer" : null, cause, v.toString());
                 continue;
             }
             Split.Message got = reader.recv();
@@ -211,6 +216,26 @@ class ProtocolVectorsTest {
             }
         }
         assertTrue(Validator.check(root, Map.of("pattern", "^a"), "a", "/").contains("unsupported keyword"));
+    }
+
+    /** A side whose peer stopped replies as the harness does: failed, with the peer's reason, and "cause": "peer". */
+    @Test
+    void aFailureThatEchoesThePeerIsTheHarnesssReply() throws Exception {
+        Map<String, Object> want = null;
+        for (Object example : list(read("replies.json"))) {
+            Map<String, Object> e = object(example);
+            boolean valid = "sample_reply".equals(e.get("schema")) && Boolean.TRUE.equals(e.get("valid"));
+            if (valid && e.get("reply") instanceof Map<?, ?> reply && "peer".equals(reply.get("cause"))) {
+                want = object(reply);
+            }
+        }
+        assertNotNull(want, "replies.json has no failed reply with the peer's cause");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        String reason = ((String) want.get("reason")).replace("the peer stopped: ", "");
+        new Split.Relay(new ByteArrayInputStream(new byte[0]), out).abort(reason);
+        Split.Relay reader = new Split.Relay(new ByteArrayInputStream(out.toByteArray()), new ByteArrayOutputStream());
+        Failure stopped = assertThrows(Failure.class, reader::recv);
+        assertEquals(want, JsonReader.parse(Report.of(stopped).toString()));
     }
 
     /** This runner's own replies, from its commands, match the schema. */
