@@ -159,7 +159,8 @@ type pair struct {
 }
 
 func newPair(s Scenario, cr *credentials, withLog bool) *pair {
-	return &pair{scenario: s, configs: [2]*sideConfig{newConfig(Client, s, cr), newConfig(Server, s, cr)}, link: newLink(withLog)}
+	configs := [2]*sideConfig{newConfig(Client, s, cr), newConfig(Server, s, cr)}
+	return &pair{scenario: s, configs: configs, link: newLink(withLog)}
 }
 
 // handshake makes new connections on the empty link and takes them through their handshakes.
@@ -210,8 +211,12 @@ func timeSample(p *pair, spec sampleSpec) (*SampleReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	values := append(sideValues(Client, p.scenario.Kind, iterations, clocks[Client]), sideValues(Server, p.scenario.Kind, iterations, clocks[Server])...)
-	return &SampleReport{ClientLibrary: library(), ServerLibrary: library(), Iterations: iterations, Values: values, Negotiated: p.gates.list()}, nil
+	values := append(sideValues(Client, p.scenario.Kind, iterations, clocks[Client]),
+		sideValues(Server, p.scenario.Kind, iterations, clocks[Server])...)
+	return &SampleReport{
+		ClientLibrary: library(), ServerLibrary: library(), Iterations: iterations, Values: values,
+		Negotiated: p.gates.list(),
+	}, nil
 }
 
 // handshakes: a first, unmeasured full handshake leaves the session the first resumption
@@ -251,7 +256,9 @@ func (p *pair) transfer(spec sampleSpec) (uint64, [2]*clock, error) {
 	if err != nil {
 		return 0, clocks, err
 	}
-	s := &stream{payload: transferPayload(), inbox: make([]byte, transferWriteSize), sent: newTally(), received: newTally()}
+	s := &stream{
+		payload: transferPayload(), inbox: make([]byte, transferWriteSize), sent: newTally(), received: newTally(),
+	}
 	for started := time.Now(); spec.warming(started); {
 		if err := s.sendOne(conns, &meter{}); err != nil {
 			return 0, clocks, err

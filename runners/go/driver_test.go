@@ -28,17 +28,22 @@ func TestInProcessHandshakesNegotiateWhatTheScenarioPins(t *testing.T) {
 		client, server string
 		resumed        bool
 	}{
-		{name: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", client: "1.3 aes-128-gcm x25519", server: "1.3 aes-128-gcm x25519"},
-		{name: "handshake-full_1.2_secp256r1_ecdsa-p384_chacha20-poly1305", client: "1.2 chacha20-poly1305 secp256r1", server: "1.2 chacha20-poly1305 secp256r1"},
-		{name: "handshake-full_1.2_x25519_rsa-2048_aes-256-gcm_mtls", client: "1.2 aes-256-gcm x25519", server: "1.2 aes-256-gcm x25519"},
-		{name: "handshake-full_1.3_x25519mlkem768_ed25519_aes-128-gcm_cert-requested", client: "1.3 aes-128-gcm x25519mlkem768", server: "1.3 aes-128-gcm x25519mlkem768"},
+		{name: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+			client: "1.3 aes-128-gcm x25519", server: "1.3 aes-128-gcm x25519"},
+		{name: "handshake-full_1.2_secp256r1_ecdsa-p384_chacha20-poly1305",
+			client: "1.2 chacha20-poly1305 secp256r1", server: "1.2 chacha20-poly1305 secp256r1"},
+		{name: "handshake-full_1.2_x25519_rsa-2048_aes-256-gcm_mtls",
+			client: "1.2 aes-256-gcm x25519", server: "1.2 aes-256-gcm x25519"},
+		{name: "handshake-full_1.3_x25519mlkem768_ed25519_aes-128-gcm_cert-requested",
+			client: "1.3 aes-128-gcm x25519mlkem768", server: "1.3 aes-128-gcm x25519mlkem768"},
 		{name: "handshake-resume-ticket_1.3_secp384r1_ecdsa-p256_aes-128-gcm_mtls", resumed: true,
 			client: "1.3 aes-128-gcm secp384r1, resumed, ticket received", server: "1.3 aes-128-gcm secp384r1, resumed"},
 		{name: "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm", resumed: true,
 			client: "1.2 aes-128-gcm x25519, resumed, ticket received", server: "1.2 aes-128-gcm x25519, resumed"},
 		// As shipped, Go 1.25's defaults: X25519MLKEM768 first, and AES-128-GCM with AES-GCM
 		// instructions (ChaCha20-Poly1305 without).
-		{name: "handshake-full_1.3_default_ecdsa-p256_default", client: "1.3 * x25519mlkem768", server: "1.3 * x25519mlkem768"},
+		{name: "handshake-full_1.3_default_ecdsa-p256_default",
+			client: "1.3 * x25519mlkem768", server: "1.3 * x25519mlkem768"},
 	}
 	for _, c := range cases {
 		p := testPair(t, c.name, false)
@@ -102,7 +107,9 @@ func TestTheGatesCatchAConfigThatDoesNotMatchTheScenario(t *testing.T) {
 }
 
 func TestATransferArrivesWholeAndIsTimedOnBothSides(t *testing.T) {
-	for _, name := range []string{"transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305"} {
+	for _, name := range []string{
+		"transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.2_x25519_ecdsa-p256_chacha20-poly1305",
+	} {
 		p := testPair(t, name, false)
 		report, err := timeSample(p, sampleSpec{minTime: time.Millisecond})
 		if err != nil {
@@ -145,7 +152,8 @@ func TestHandshakeSamplesReportBothSidesRatesAndWhatWasNegotiated(t *testing.T) 
 		t.Fatal(err)
 	}
 	reply, _ := json.Marshal(replyOf(report, nil))
-	for _, want := range []string{`{"status":"ok","client_library":"Go crypto/tls go`, `"metric":"handshakes_per_s"`, `"metric":"cpu_handshakes_per_s"`,
+	for _, want := range []string{
+		`{"status":"ok","client_library":"Go crypto/tls go`, `"metric":"handshakes_per_s"`, `"metric":"cpu_handshakes_per_s"`,
 		`"negotiated":[{"side":"client","negotiated":"1.3 aes-128-gcm x25519, resumed, ticket received"},{"side":"server"`} {
 		if !strings.Contains(string(reply), want) {
 			t.Errorf("no %s in %s", want, reply)

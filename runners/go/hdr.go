@@ -217,7 +217,8 @@ func decodeHistogram(b []byte) (*histogram, error) {
 	if n := binary.BigEndian.Uint32(b[4:]); int(n) != len(payload) {
 		return nil, fmt.Errorf("the payload is %d bytes, the header says %d", len(payload), n)
 	}
-	h := newHistogram(binary.BigEndian.Uint64(b[16:]), binary.BigEndian.Uint64(b[24:]), uint8(binary.BigEndian.Uint32(b[12:])))
+	digits := uint8(binary.BigEndian.Uint32(b[12:]))
+	h := newHistogram(binary.BigEndian.Uint64(b[16:]), binary.BigEndian.Uint64(b[24:]), digits)
 	index := 0
 	for len(payload) > 0 {
 		var v uint64

@@ -14,7 +14,9 @@ import (
 
 // rustLatency is a handshake latency histogram of 174 connections as the Rust harness wrote
 // it (hdrhistogram 7.6's V2DeflateSerializer), from a `tlsbench load --output` report.
-const rustLatency = "HISTFAAAANh4nDWPMUpDQRCG532zL0sIjxBSiDyDpTaCjViKBOwtPYA38QZir3gEEXKBnONVgaRLkz7/ziY7u//M7P7z78zVx+fcrLm1uvzktjov96tve9rXm80FP84bU9mCO5nRknVMOJNfMJbNUDjFhc4cQdnjUXEefFdFJORkkYmsiFEmnV+Fhi7bpAqY4IVhyVPqpBLPJxWLTgSTVAVqZiGcQzBXSnTVKyv99TFKSMSPpf0eOh655JUHbjTLM0uGlgNc89cwwH8j3pfzzi/sEGdwlXQKlqzhCPxZFik="
+const rustLatency = "HISTFAAAANh4nDWPMUpDQRCG532zL0sIjxBSiDyDpTaCjViKBOwtPYA38QZir3gEEXKBnONVgaRLkz7/" +
+	"ziY7u//M7P7z78zVx+fcrLm1uvzktjov96tve9rXm80FP84bU9mCO5nRknVMOJNfMJbNUDjFhc4cQdnjUXEefFdFJORkkYmsiFEmnV+" +
+	"Fhi7bpAqY4IVhyVPqpBLPJxWLTgSTVAVqZiGcQzBXSnTVKyv99TFKSMSPpf0eOh655JUHbjTLM0uGlgNc89cwwH8j3pfzzi/sEGdwlXQKlqzhCPxZFik="
 
 func TestAHistogramReadsBackWithItsPercentiles(t *testing.T) {
 	h := newLatency()

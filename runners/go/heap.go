@@ -48,8 +48,13 @@ func heapSample(p *pair) (*SampleReport, error) {
 	var values []MetricValue
 	for _, side := range []Side{Client, Server} {
 		values = append(values,
-			MetricValue{Side: side, Metric: "runtime_alloc_bytes_per_handshake", Value: float64(tally.bytes[side]) / heapHandshakes},
-			MetricValue{Side: side, Metric: "runtime_allocations_per_handshake", Value: float64(tally.objects[side]) / heapHandshakes})
+			MetricValue{Side: side, Metric: "runtime_alloc_bytes_per_handshake",
+				Value: float64(tally.bytes[side]) / heapHandshakes},
+			MetricValue{Side: side, Metric: "runtime_allocations_per_handshake",
+				Value: float64(tally.objects[side]) / heapHandshakes})
 	}
-	return &SampleReport{ClientLibrary: library(), ServerLibrary: library(), Iterations: heapHandshakes, Values: values, Negotiated: p.gates.list()}, nil
+	return &SampleReport{
+		ClientLibrary: library(), ServerLibrary: library(), Iterations: heapHandshakes, Values: values,
+		Negotiated: p.gates.list(),
+	}, nil
 }

@@ -120,7 +120,8 @@ func TestIoCountsOneConnectionOfEachKind(t *testing.T) {
 			values[v.Side][v.Metric] = v.Value
 		}
 		for side, v := range values {
-			if v["io_calls"] != v["read_calls"]+v["write_calls"] || v["records_written"] < c.minRecords[side] || v["bytes_written"] < 5*v["records_written"] ||
+			if v["io_calls"] != v["read_calls"]+v["write_calls"] || v["records_written"] < c.minRecords[side] ||
+				v["bytes_written"] < 5*v["records_written"] ||
 				v["empty_read_calls"] > v["read_calls"] || len(v) != 6 {
 				t.Errorf("%s %s: %v", c.name, side, v)
 			}

@@ -96,7 +96,10 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 	}
 	switch command {
 	case "list":
-		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{{ID: stackID, Library: library(), TLSLibrary: tlsLibrary(), Backend: backend(), Capabilities: capabilities()}}}
+		stack := StackInfo{
+			ID: stackID, Library: library(), TLSLibrary: tlsLibrary(), Backend: backend(), Capabilities: capabilities(),
+		}
+		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{stack}}
 	case "sample":
 		return replyOf(sample(args))
 	case "side":
@@ -113,7 +116,8 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 		// main runs a session without flags itself.
 		return Reply{Status: "failed", Reason: fmt.Sprintf("session takes no flags (got %q)", args)}
 	}
-	return Reply{Status: "failed", Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load, session)", command)}
+	return Reply{Status: "failed",
+		Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load, session)", command)}
 }
 
 // settings are the flags of sample and side (runner.rs's SampleSettings): all accepted, though
@@ -250,7 +254,9 @@ func sample(args []string) (*SampleReport, error) {
 }
 
 func spec(s settings) sampleSpec {
-	return sampleSpec{warmup: time.Duration(s.warmupMs) * time.Millisecond, minTime: time.Duration(s.minTimeMs) * time.Millisecond}
+	return sampleSpec{
+		warmup: time.Duration(s.warmupMs) * time.Millisecond, minTime: time.Duration(s.minTimeMs) * time.Millisecond,
+	}
 }
 
 // side measures this process's side of a split-process pair; the peer runner, reached through

@@ -57,14 +57,20 @@ func (p Page) chunk() []byte {
 // parsePage reads `0`, `10KiB`, `512KiB`, `100MiB` (in 16 KiB writes) or `1000x64` (1,000
 // writes of 64 bytes), as the harness's Page::from_str.
 func parsePage(text string) (Page, error) {
-	invalid := fmt.Errorf("`%s` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)", text)
+	invalid := fmt.Errorf("`%s` is not a response size: "+
+		"give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)", text)
 	size := func(t string) (uint64, error) {
 		i := strings.IndexFunc(t, func(r rune) bool { return r < '0' || r > '9' })
 		number, unit := t, ""
 		if i >= 0 {
 			number, unit = t[:i], t[i:]
 		}
-		factor := map[string]uint64{"": 1, "B": 1, "KiB": 1 << 10, "K": 1 << 10, "k": 1 << 10, "MiB": 1 << 20, "M": 1 << 20, "GiB": 1 << 30, "G": 1 << 30}[unit]
+		factor := map[string]uint64{
+			"": 1, "B": 1,
+			"KiB": 1 << 10, "K": 1 << 10, "k": 1 << 10,
+			"MiB": 1 << 20, "M": 1 << 20,
+			"GiB": 1 << 30, "G": 1 << 30,
+		}[unit]
 		n, err := strconv.ParseUint(number, 10, 64)
 		if factor == 0 || err != nil || n > math.MaxUint64/factor {
 			return 0, invalid
@@ -230,7 +236,8 @@ func (a *netArgs) setup(side Side) (*netPeer, error) {
 	case plain && a.scenario != "":
 		return nil, unsupported("%s is plain TCP: it has no TLS handshake, so no scenario (%s)", a.stack, a.scenario)
 	case plain:
-		return nil, fmt.Errorf("stack `%s` is not in this runner (it has: %s): the plain TCP baselines (%s) are served by the Rust runners",
+		return nil, fmt.Errorf(
+			"stack `%s` is not in this runner (it has: %s): the plain TCP baselines (%s) are served by the Rust runners",
 			a.stack, stackID, strings.Join(plainStacks, ", "))
 	case a.scenario == "":
 		return nil, fmt.Errorf("%s is a TLS stack: name its handshake with --scenario", a.stack)
@@ -250,7 +257,8 @@ func (a *netArgs) setup(side Side) (*netPeer, error) {
 		return nil, err
 	}
 	if a.stack != stackID {
-		return nil, fmt.Errorf("stack `%s` is not in this runner (it has: %s; plain TCP, %s, is in the Rust runners)", a.stack, stackID, strings.Join(plainStacks, ", "))
+		return nil, fmt.Errorf("stack `%s` is not in this runner (it has: %s; plain TCP, %s, is in the Rust runners)",
+			a.stack, stackID, strings.Join(plainStacks, ", "))
 	}
 	if err := capabilities().check(scenario); err != nil {
 		return nil, err
@@ -265,7 +273,8 @@ func checkNetKind(s Scenario) error {
 	case HandshakeFull, HandshakeResumeID, HandshakeResumeTicket:
 		return nil
 	}
-	return unsupported("the network mode runs handshake scenarios (handshake-full, handshake-resume-id, handshake-resume-ticket), not %s: "+
+	return unsupported("the network mode runs handshake scenarios "+
+		"(handshake-full, handshake-resume-id, handshake-resume-ticket), not %s: "+
 		"the response after each handshake is set with --response", s.Kind)
 }
 
@@ -376,7 +385,8 @@ func poll(fds []pollFd, timeout time.Duration, polls *uint64) (int, error) {
 	for {
 		*polls++
 		ts := syscall.NsecToTimespec(int64(timeout))
-		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(p), uintptr(len(fds)), uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL,
+			uintptr(p), uintptr(len(fds)), uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 		switch errno {
 		case 0:
 			return int(n), nil

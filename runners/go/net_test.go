@@ -22,7 +22,9 @@ func TestPagesParseFromSizesAndWriteCounts(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want %+v", text, got, err, want)
 		}
 	}
-	for text, reason := range map[string]string{"ten": "COUNTxBYTES", "20KiB": "multiple of 16 KiB", "5x0": "1 byte to 1 MiB", "3xZ": "COUNTxBYTES"} {
+	for text, reason := range map[string]string{
+		"ten": "COUNTxBYTES", "20KiB": "multiple of 16 KiB", "5x0": "1 byte to 1 MiB", "3xZ": "COUNTxBYTES",
+	} {
 		if _, err := parsePage(text); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("%s: %v, want an error saying %q", text, err, reason)
 		}
@@ -55,7 +57,9 @@ func TestTheNetworkModeRunsHandshakeScenariosOfThisStackOnly(t *testing.T) {
 
 // netPair serves the scenario with one worker on 127.0.0.1 and runs n connections of load
 // against it, concurrency at a time, then stops the server: both reports.
-func netPair(t *testing.T, scenario string, served Page, expected *Page, concurrency int, n uint64) (*netReport, *netReport) {
+func netPair(
+	t *testing.T, scenario string, served Page, expected *Page, concurrency int, n uint64,
+) (*netReport, *netReport) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a P each for the server and the load
 	s, err := ParseScenario(scenario)
@@ -80,7 +84,10 @@ func netPair(t *testing.T, scenario string, served Page, expected *Page, concurr
 	srv := &server{listener: fd, page: served, chunk: served.chunk(), ioTimeout: 2 * time.Second, stop: &stop, workers: 1}
 	done := make(chan *netReport)
 	go func() { done <- srv.serve(serverPeer) }()
-	settings := loadSettings{connect: netip.MustParseAddrPort(local), connections: n, concurrency: concurrency, page: expected, ioTimeout: 2 * time.Second}
+	settings := loadSettings{
+		connect: netip.MustParseAddrPort(local), connections: n, concurrency: concurrency, page: expected,
+		ioTimeout: 2 * time.Second,
+	}
 	client := load(clientPeer, settings)
 	stop.Store(true)
 	return client, <-done
@@ -93,7 +100,8 @@ func TestServeAndLoadOverLoopbackNegotiateCountAndCheckEachConnection(t *testing
 		t.Fatalf("failures: client %v, server %v", client.Failures, server.Failures)
 	}
 	if client.Connections != 20 || server.Connections != 22 {
-		t.Errorf("%d measured client connections (want 20), %d served (want the 2 of the warm-up too)", client.Connections, server.Connections)
+		t.Errorf("%d measured client connections (want 20), %d served (want the 2 of the warm-up too)",
+			client.Connections, server.Connections)
 	}
 	for _, r := range []*netReport{client, server} {
 		if r.Negotiated == nil || *r.Negotiated != "1.3 aes-128-gcm x25519" {
@@ -114,14 +122,16 @@ func TestServeAndLoadOverLoopbackNegotiateCountAndCheckEachConnection(t *testing
 		t.Errorf("the client read %d bytes, %d first bytes", client.Sockets.BytesRead, client.FirstByteLatency.total)
 	}
 	if client.Sockets.Writes != 4*client.Connections {
-		t.Errorf("a Go client writes its hello, its finished flight, the request and close_notify: %d writes for %d connections",
+		t.Errorf("a Go client writes its hello, its finished flight, the request and close_notify: "+
+			"%d writes for %d connections",
 			client.Sockets.Writes, client.Connections)
 	}
 	if server.RSSStartBytes == nil || server.RSSPeakBytes == nil || server.MaxOpen < 1 || server.MaxOpen > 2 {
 		t.Errorf("server memory %v..%v, %d open at most", server.RSSStartBytes, server.RSSPeakBytes, server.MaxOpen)
 	}
 	if server.StartedUnix == 0 || server.EndedUnix < server.StartedUnix || client.EndedUnix <= client.StartedUnix {
-		t.Errorf("windows: client %f..%f, server %f..%f", client.StartedUnix, client.EndedUnix, server.StartedUnix, server.EndedUnix)
+		t.Errorf("windows: client %f..%f, server %f..%f",
+			client.StartedUnix, client.EndedUnix, server.StartedUnix, server.EndedUnix)
 	}
 }
 
@@ -135,7 +145,8 @@ func TestAResumptionScenariosMeasuredConnectionsAllResume(t *testing.T) {
 			t.Fatalf("%s: failures: client %v, server %v", scenario, client.Failures, server.Failures)
 		}
 		if client.Resumed != 10 || server.Resumed < 10 {
-			t.Errorf("%s: %d of %d client connections resumed, %d of %d served", scenario, client.Resumed, client.Connections, server.Resumed, server.Connections)
+			t.Errorf("%s: %d of %d client connections resumed, %d of %d served",
+				scenario, client.Resumed, client.Connections, server.Resumed, server.Connections)
 		}
 		if !strings.Contains(*client.Negotiated, "resumed") {
 			t.Errorf("%s: the client negotiated %s", scenario, *client.Negotiated)
@@ -149,7 +160,8 @@ func TestAResponseOfAnotherLengthOrContentFailsEachConnectionWithItsReason(t *te
 		reason string
 	}{
 		{Page{1, 1024}, "the response: gate failed: sent 10240 bytes, received 1024"},
-		{Page{10, 1024}, "the response: gate failed: received 10240 bytes whose content differs from the page's from byte 1024"},
+		{Page{10, 1024},
+			"the response: gate failed: received 10240 bytes whose content differs from the page's from byte 1024"},
 	} {
 		client, server := netPair(t, "handshake-full_1.2_x25519_rsa-2048_aes-128-gcm", c.served, &Page{1, 10240}, 1, 3)
 		want := []failure{{c.reason, 4}} // the warm-up's one and the 3 measured
@@ -171,9 +183,11 @@ func TestTheReportHasTheHarnessFieldsAndNoOthers(t *testing.T) {
 	}
 	var fields map[string]any
 	json.Unmarshal(line, &fields)
-	want := []string{"status", "side", "stack", "library", "scenario", "page", "concurrency", "negotiated", "connections", "resumed", "failed", "failures",
-		"started_unix", "ended_unix", "cpu_user_seconds", "cpu_system_seconds", "sockets", "polls", "handshake_latency", "first_byte_latency",
-		"rss_start_bytes", "rss_peak_bytes", "max_open"}
+	want := []string{
+		"status", "side", "stack", "library", "scenario", "page", "concurrency", "negotiated", "connections",
+		"resumed", "failed", "failures", "started_unix", "ended_unix", "cpu_user_seconds", "cpu_system_seconds",
+		"sockets", "polls", "handshake_latency", "first_byte_latency", "rss_start_bytes", "rss_peak_bytes", "max_open",
+	}
 	var got []string
 	for k := range fields {
 		got = append(got, k)
@@ -214,7 +228,9 @@ func TestAClientThatStopsMidHandshakeTimesOutAndTheServerGoesOn(t *testing.T) {
 	defer stalled.Close()
 	stalled.Write([]byte{22, 3, 1})
 	time.Sleep(400 * time.Millisecond)
-	settings := loadSettings{connect: netip.MustParseAddrPort(local), connections: 3, concurrency: 1, page: &Page{}, ioTimeout: time.Second}
+	settings := loadSettings{
+		connect: netip.MustParseAddrPort(local), connections: 3, concurrency: 1, page: &Page{}, ioTimeout: time.Second,
+	}
 	client := load(clientPeer, settings)
 	stop.Store(true)
 	server := <-done

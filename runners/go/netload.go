@@ -333,7 +333,8 @@ func (g *generator) advance(d *dialled) (bool, error) {
 		case d.received != page.bytes():
 			return false, fmt.Errorf("the response: gate failed: sent %d bytes, received %d", page.bytes(), d.received)
 		case d.differsAt >= 0:
-			return false, fmt.Errorf("the response: gate failed: received %d bytes whose content differs from the page's from byte %d", d.received, d.differsAt)
+			return false, fmt.Errorf("the response: gate failed: "+
+				"received %d bytes whose content differs from the page's from byte %d", d.received, d.differsAt)
 		}
 	}
 	if err := d.c.tls.CloseWrite(); err != nil {

@@ -309,7 +309,8 @@ func (srv *server) worker(p *netPeer, t *workerTotals) {
 // accept takes what waits, up to a batch; another worker may take it first.
 func (srv *server) accept(p *netPeer, live []*served, r *netReport) []*served {
 	for range acceptBatch {
-		fd, _, errno := syscall.RawSyscall6(syscall.SYS_ACCEPT4, uintptr(srv.listener), 0, 0, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0, 0)
+		fd, _, errno := syscall.RawSyscall6(syscall.SYS_ACCEPT4,
+			uintptr(srv.listener), 0, 0, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0, 0)
 		if errno != 0 {
 			// Nothing left (or another worker took it): part of the event loop's cost.
 			r.Polls++
@@ -389,7 +390,8 @@ func (srv *server) advance(p *netPeer, c *served, buf []byte, r *netReport) (boo
 	n, err := c.c.tls.Read(c.c.one[:])
 	switch {
 	case n > 0:
-		return false, errors.New("reading the client's close_notify: received application data where close_notify was expected")
+		return false, errors.New(
+			"reading the client's close_notify: received application data where close_notify was expected")
 	case err == io.EOF || c.s.peerGone():
 		return true, nil
 	case err == errWouldBlock:

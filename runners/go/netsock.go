@@ -41,12 +41,14 @@ func (s *sock) yieldTo(h *handshaker) { s.blocking = h }
 // MSG_NOSIGNAL). The socket never blocks, so they are raw syscalls: nothing for the Go
 // scheduler to do around them.
 func recv(fd int, b []byte) (int, syscall.Errno) {
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0, 0, 0)
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM,
+		uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0, 0, 0)
 	return int(n), errno
 }
 
 func send(fd int, b []byte) (int, syscall.Errno) {
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), syscall.MSG_NOSIGNAL, 0, 0)
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO,
+		uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), syscall.MSG_NOSIGNAL, 0, 0)
 	return int(n), errno
 }
 

@@ -46,7 +46,8 @@ func loadCredentials(dataDir string, key KeyType) (*credentials, error) {
 			if errors.As(err, &pathErr) {
 				err = pathErr.Err
 			}
-			return nil, fmt.Errorf("reading %s: %v (the orchestrator creates the certificates before it starts a runner)", path, err)
+			return nil, fmt.Errorf(
+				"reading %s: %v (the orchestrator creates the certificates before it starts a runner)", path, err)
 		}
 		files[name] = b
 	}

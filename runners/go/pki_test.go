@@ -70,7 +70,9 @@ func writeTestPKI(dir string, key KeyType) error {
 		return err
 	}
 	serial := int64(0)
-	issue := func(template *x509.Certificate, parent *x509.Certificate, parentKey crypto.Signer) (*x509.Certificate, crypto.Signer, error) {
+	issue := func(
+		template *x509.Certificate, parent *x509.Certificate, parentKey crypto.Signer,
+	) (*x509.Certificate, crypto.Signer, error) {
 		k, err := newTestKey(key)
 		if err != nil {
 			return nil, nil, err
@@ -89,10 +91,16 @@ func writeTestPKI(dir string, key KeyType) error {
 		return cert, k, err
 	}
 	ca := func(name string) *x509.Certificate {
-		return &x509.Certificate{Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+		return &x509.Certificate{
+			Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
+			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		}
 	}
 	leaf := func(name string, usage x509.ExtKeyUsage) *x509.Certificate {
-		return &x509.Certificate{Subject: pkix.Name{CommonName: name}, DNSNames: []string{name}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
+		return &x509.Certificate{
+			Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		}
 	}
 	root, rootKey, err := issue(ca("tlsbench test root"), nil, nil)
 	if err != nil {
@@ -130,7 +138,8 @@ func writeTestPKI(dir string, key KeyType) error {
 		return err
 	}
 	for name, content := range map[string][]byte{
-		"ca.pem": certs(root), "chain.pem": certs(server, inter), "server.key": serverPEM, "client-chain.pem": certs(client, inter),
+		"ca.pem": certs(root), "chain.pem": certs(server, inter), "server.key": serverPEM,
+		"client-chain.pem": certs(client, inter),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			return err

@@ -43,7 +43,9 @@ func TestEveryScenarioNameParsesToTheHarnessFields(t *testing.T) {
 		Scenarios [][]json.RawMessage
 	}
 	readVectors(t, "scenarios.json", &table)
-	want := []string{"name", "kind", "version", "group", "key", "suite", "client_auth", "ems", "client_groups", "server_groups"}
+	want := []string{
+		"name", "kind", "version", "group", "key", "suite", "client_auth", "ems", "client_groups", "server_groups",
+	}
 	if !slices.Equal(table.Columns, want) {
 		t.Fatalf("columns %v, this test reads %v", table.Columns, want)
 	}
@@ -62,7 +64,10 @@ func TestEveryScenarioNameParsesToTheHarnessFields(t *testing.T) {
 				t.Fatalf("%s: %v", row, err)
 			}
 		}
-		expected := Scenario{Kind: Kind(kind), Version: Version(version), Pinned: group != nil, Key: KeyType(key), ClientAuth: ClientAuth(auth), EMS: ems}
+		expected := Scenario{
+			Kind: Kind(kind), Version: Version(version), Pinned: group != nil, Key: KeyType(key),
+			ClientAuth: ClientAuth(auth), EMS: ems,
+		}
 		if group != nil && suite != nil {
 			expected.Group, expected.Suite = Group(*group), Suite(*suite)
 		}
@@ -75,7 +80,8 @@ func TestEveryScenarioNameParsesToTheHarnessFields(t *testing.T) {
 			t.Errorf("%s: named back as %s", name, got.Name())
 		}
 		if !slices.Equal(got.groups(Client), clientGroups) || !slices.Equal(got.groups(Server), serverGroups) {
-			t.Errorf("%s: groups %v (client), %v (server); the harness: %v, %v", name, got.groups(Client), got.groups(Server), clientGroups, serverGroups)
+			t.Errorf("%s: groups %v (client), %v (server); the harness: %v, %v",
+				name, got.groups(Client), got.groups(Server), clientGroups, serverGroups)
 		}
 	}
 }
@@ -146,7 +152,10 @@ func (m frameMessage) message(t *testing.T) message {
 		}
 		return b
 	}
-	tags := map[string]byte{"flight": tagFlight, "next": tagNext, "reached": tagReached, "tally": tagTally, "abort": tagAbort, "flights": tagFlights}
+	tags := map[string]byte{
+		"flight": tagFlight, "next": tagNext, "reached": tagReached, "tally": tagTally, "abort": tagAbort,
+		"flights": tagFlights,
+	}
 	nexts := map[string]next{"seed": nextSeed, "warm-up": nextWarmup, "measure": nextMeasure, "stop": nextStop}
 	tag, ok := tags[m.Type]
 	if !ok {
@@ -290,7 +299,8 @@ func TestTheSchemaTellsTheHarnessRepliesFromBrokenOnes(t *testing.T) {
 			t.Errorf("a %s with %s passes", e.Schema, e.Why)
 		}
 	}
-	if err := validate(root, map[string]any{"pattern": "^a"}, "a", ""); err == nil || !strings.Contains(err.Error(), "unsupported keyword") {
+	err := validate(root, map[string]any{"pattern": "^a"}, "a", "")
+	if err == nil || !strings.Contains(err.Error(), "unsupported keyword") {
 		t.Errorf("an unknown keyword: %v", err)
 	}
 }
@@ -334,24 +344,32 @@ func TestThisRunnersRepliesMatchTheSchema(t *testing.T) {
 	dir := testDataDir(t, ECDSAP256)
 	full := "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"
 	timed := []string{"--min-time-ms", "2", "--warmup-ms", "1", "--data-dir", dir}
+	transfer := "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"
+	command := func(args ...string) any { return run(args, io.Discard, false) }
 	client, server := netPair(t, full, Page{}, &Page{}, 1, 2)
 	replies := []struct {
 		def   string
 		reply any
 	}{
 		{"list_reply", run([]string{"list"}, io.Discard, false)},
-		{"sample_reply", run(append([]string{"sample", "--client", "go", "--server", "go", "--scenario", full}, timed...), io.Discard, false)},
-		{"sample_reply", run(append([]string{"sample", "--client", "go", "--server", "go", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"}, timed...), io.Discard, false)},
-		{"sample_reply", run([]string{"sample", "--measure", "io", "--client", "go", "--server", "go", "--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, io.Discard, false)},
-		{"sample_reply", run([]string{"sample", "--measure", "heap", "--client", "go", "--server", "go", "--scenario", full, "--data-dir", dir}, io.Discard, false)},
-		{"sample_reply", run([]string{"sample", "--client", "nope", "--server", "go", "--scenario", full}, io.Discard, false)},
-		{"sample_reply", run([]string{"sample", "--measure", "rss", "--client", "go", "--server", "go", "--scenario", "memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm"}, io.Discard, false)},
-		{"trace_reply", run([]string{"trace", "--client", "go", "--server", "go", "--scenario", "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, io.Discard, false)},
-		{"trace_reply", run([]string{"trace", "--client", "go", "--server", "nope", "--scenario", full}, io.Discard, false)},
+		{"sample_reply", command(append([]string{"sample", "--client", "go", "--server", "go", "--scenario", full},
+			timed...)...)},
+		{"sample_reply", command(append([]string{"sample", "--client", "go", "--server", "go", "--scenario", transfer},
+			timed...)...)},
+		{"sample_reply", command("sample", "--measure", "io", "--client", "go", "--server", "go",
+			"--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir)},
+		{"sample_reply", command("sample", "--measure", "heap", "--client", "go", "--server", "go", "--scenario", full,
+			"--data-dir", dir)},
+		{"sample_reply", command("sample", "--client", "nope", "--server", "go", "--scenario", full)},
+		{"sample_reply", command("sample", "--measure", "rss", "--client", "go", "--server", "go",
+			"--scenario", "memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm")},
+		{"trace_reply", command("trace", "--client", "go", "--server", "go",
+			"--scenario", "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir)},
+		{"trace_reply", command("trace", "--client", "go", "--server", "nope", "--scenario", full)},
 		{"serving", serving{Listening: "127.0.0.1:4433", Stack: stackID, Library: library(), Workers: 1}},
 		{"net_reply", netReplyOf(client, nil)},
 		{"net_reply", netReplyOf(server, nil)},
-		{"net_reply", run([]string{"load", "--stack", "go", "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "--connect", "127.0.0.1:1"}, io.Discard, false)},
+		{"net_reply", command("load", "--stack", "go", "--scenario", transfer, "--connect", "127.0.0.1:1")},
 	}
 	statuses := map[string]bool{}
 	for _, r := range replies {
@@ -477,7 +495,8 @@ func validate(root map[string]any, schema map[string]any, value any, at string) 
 		case "items":
 			items, _ := value.([]any)
 			for i, item := range items {
-				if err := validate(root, arg.(map[string]any), item, fmt.Sprintf("%s/%d", strings.TrimSuffix(at, "/"), i)); err != nil {
+				itemAt := fmt.Sprintf("%s/%d", strings.TrimSuffix(at, "/"), i)
+				if err := validate(root, arg.(map[string]any), item, itemAt); err != nil {
 					return err
 				}
 			}

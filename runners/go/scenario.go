@@ -60,7 +60,9 @@ const (
 )
 
 var (
-	allKinds    = []Kind{HandshakeFull, HandshakeResumeID, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000}
+	allKinds = []Kind{
+		HandshakeFull, HandshakeResumeID, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000,
+	}
 	allVersions = []Version{TLS12, TLS13}
 	allGroups   = []Group{X25519, Secp256r1, Secp384r1, X25519MLKEM768}
 	allKeys     = []KeyType{RSA2048, RSA3072, RSA4096, ECDSAP256, ECDSAP384, Ed25519}
@@ -122,7 +124,8 @@ func checkMeasure(m Measure, s Scenario) error {
 		}
 		names[i] = string(k)
 	}
-	return unsupported("measure %s does not apply to %s scenarios (it applies to: %s)", m, s.Kind, strings.Join(names, ", "))
+	return unsupported("measure %s does not apply to %s scenarios (it applies to: %s)",
+		m, s.Kind, strings.Join(names, ", "))
 }
 
 // defaultName stands for both the group and the suite when each library keeps its defaults.
@@ -163,8 +166,10 @@ func (s Scenario) String() string { return s.Name() }
 func ParseScenario(name string) (Scenario, error) {
 	parts := strings.Split(name, "_")
 	if len(parts) < 5 {
-		return Scenario{}, fmt.Errorf("scenario `%s` is not of the form kind_version_group_key_suite[_mtls|_cert-requested][_no-ems] "+
-			"(e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm, or with `%s` as both group and suite for each library's own defaults)",
+		return Scenario{}, fmt.Errorf(
+			"scenario `%s` is not of the form kind_version_group_key_suite[_mtls|_cert-requested][_no-ems] "+
+				"(e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm, "+
+				"or with `%s` as both group and suite for each library's own defaults)",
 			name, defaultName)
 	}
 	s := Scenario{ClientAuth: AuthNone, EMS: true}
@@ -172,7 +177,9 @@ func ParseScenario(name string) (Scenario, error) {
 	switch group, suite := parts[2], parts[4]; {
 	case group == defaultName && suite == defaultName:
 	case group == defaultName || suite == defaultName:
-		return Scenario{}, fmt.Errorf("scenario `%s`: group and suite are either both `%s` (each library's own defaults) or both named", name, defaultName)
+		return Scenario{}, fmt.Errorf(
+			"scenario `%s`: group and suite are either both `%s` (each library's own defaults) or both named",
+			name, defaultName)
 	default:
 		s.Pinned = true
 		if s.Group, err = parseOne("key-exchange group", allGroups, group); err != nil {
@@ -200,7 +207,8 @@ func ParseScenario(name string) (Scenario, error) {
 		case i == 0 && authErr == nil && auth != AuthNone:
 			s.ClientAuth = auth
 		default:
-			return Scenario{}, fmt.Errorf("scenario `%s`: unknown suffix `%s` (valid: mtls, cert-requested, no-ems)", name, suffix)
+			return Scenario{}, fmt.Errorf(
+				"scenario `%s`: unknown suffix `%s` (valid: mtls, cert-requested, no-ems)", name, suffix)
 		}
 	}
 	return s, s.validate()
@@ -219,8 +227,8 @@ func (s Scenario) validate() error {
 	case !s.Pinned && !s.EMS:
 		return fmt.Errorf("%s: no-ems switches EMS off, which no library does by default; it is pinned only", name)
 	case !s.Pinned && s.Kind.isResumption():
-		return fmt.Errorf("%s: resumption is measured pinned only (whether and how a client keeps and offers sessions is the "+
-			"application's choice, not a library default)", name)
+		return fmt.Errorf("%s: resumption is measured pinned only (whether and how a client keeps and offers "+
+			"sessions is the application's choice, not a library default)", name)
 	}
 	return nil
 }

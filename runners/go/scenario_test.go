@@ -15,17 +15,22 @@ func TestScenarioNamesParseAndRoundTrip(t *testing.T) {
 		want Scenario
 	}{
 		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
-			Scenario{Kind: HandshakeFull, Version: TLS13, Pinned: true, Group: X25519, Key: ECDSAP256, Suite: AES128GCM, ClientAuth: AuthNone, EMS: true}},
+			Scenario{Kind: HandshakeFull, Version: TLS13, Pinned: true, Group: X25519, Key: ECDSAP256, Suite: AES128GCM,
+				ClientAuth: AuthNone, EMS: true}},
 		{"handshake-resume-ticket_1.2_secp384r1_rsa-2048_chacha20-poly1305_mtls_no-ems",
-			Scenario{Kind: HandshakeResumeTicket, Version: TLS12, Pinned: true, Group: Secp384r1, Key: RSA2048, Suite: ChaCha20Poly1305, ClientAuth: AuthRequired}},
+			Scenario{Kind: HandshakeResumeTicket, Version: TLS12, Pinned: true, Group: Secp384r1, Key: RSA2048,
+				Suite: ChaCha20Poly1305, ClientAuth: AuthRequired}},
 		{"handshake-resume-id_1.2_secp256r1_ed25519_aes-256-gcm_cert-requested",
-			Scenario{Kind: HandshakeResumeID, Version: TLS12, Pinned: true, Group: Secp256r1, Key: Ed25519, Suite: AES256GCM, ClientAuth: AuthRequested, EMS: true}},
+			Scenario{Kind: HandshakeResumeID, Version: TLS12, Pinned: true, Group: Secp256r1, Key: Ed25519, Suite: AES256GCM,
+				ClientAuth: AuthRequested, EMS: true}},
 		{"transfer_1.3_x25519mlkem768_rsa-4096_aes-128-gcm",
-			Scenario{Kind: Transfer, Version: TLS13, Pinned: true, Group: X25519MLKEM768, Key: RSA4096, Suite: AES128GCM, ClientAuth: AuthNone, EMS: true}},
+			Scenario{Kind: Transfer, Version: TLS13, Pinned: true, Group: X25519MLKEM768, Key: RSA4096, Suite: AES128GCM,
+				ClientAuth: AuthNone, EMS: true}},
 		{"io-profile_1.3_default_ecdsa-p256_default_mtls",
 			Scenario{Kind: IoProfile, Version: TLS13, Key: ECDSAP256, ClientAuth: AuthRequired, EMS: true}},
 		{"memory-10000_1.2_x25519_ecdsa-p384_aes-128-gcm",
-			Scenario{Kind: Memory10000, Version: TLS12, Pinned: true, Group: X25519, Key: ECDSAP384, Suite: AES128GCM, ClientAuth: AuthNone, EMS: true}},
+			Scenario{Kind: Memory10000, Version: TLS12, Pinned: true, Group: X25519, Key: ECDSAP384, Suite: AES128GCM,
+				ClientAuth: AuthNone, EMS: true}},
 	}
 	for _, c := range cases {
 		got, err := ParseScenario(c.name)
@@ -42,8 +47,10 @@ func TestABadScenarioNameSaysWhatIsValid(t *testing.T) {
 	cases := []struct{ name, err string }{
 		{"handshake-full_1.4_x25519_ecdsa-p256_aes-128-gcm", "unknown protocol version `1.4` (valid: 1.2, 1.3)"},
 		{"handshake", "scenario `handshake` is not of the form kind_version_group_key_suite"},
-		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems: EMS is TLS 1.2 only"},
-		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_psk", "unknown suffix `psk` (valid: mtls, cert-requested, no-ems)"},
+		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems",
+			"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems: EMS is TLS 1.2 only"},
+		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_psk",
+			"unknown suffix `psk` (valid: mtls, cert-requested, no-ems)"},
 		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems_mtls", "unknown suffix `no-ems`"},
 		{"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_none", "unknown suffix `none`"},
 		{"handshake-resume-id_1.3_x25519_ecdsa-p256_aes-128-gcm", "session-ID resumption exists in TLS 1.2 only"},
@@ -123,7 +130,8 @@ func TestCapabilitiesNameTheirReasonsFirst(t *testing.T) {
 	if err := caps.checkMeasure(MeasureNet); err != nil {
 		t.Errorf("measure net (serve and load): %v", err)
 	}
-	if err := checkMeasure(MeasureIo, Scenario{Kind: Transfer}); err == nil || !strings.Contains(err.Error(), "measure io does not apply to transfer scenarios") {
+	err := checkMeasure(MeasureIo, Scenario{Kind: Transfer})
+	if err == nil || !strings.Contains(err.Error(), "measure io does not apply to transfer scenarios") {
 		t.Errorf("io on transfer: %v", err)
 	}
 }

@@ -69,13 +69,15 @@ func (r sessionReply) value(side, metric string) (float64, bool) {
 func TestASessionAnswersEachRequestOnItsOwnLine(t *testing.T) {
 	dir := testDataDir(t, ECDSAP256)
 	timed := func(scenario string) string {
-		return requestLine("sample", "--client", "go", "--server", "go", "--scenario", scenario, "--min-time-ms", "2", "--warmup-ms", "1", "--data-dir", dir)
+		return requestLine("sample", "--client", "go", "--server", "go", "--scenario", scenario,
+			"--min-time-ms", "2", "--warmup-ms", "1", "--data-dir", dir)
 	}
 	requests := timed("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm") +
 		requestLine("list") +
 		timed("handshake-resume-ticket_1.2_secp256r1_ecdsa-p256_aes-128-gcm") +
 		"\n" +
-		requestLine("sample", "--measure", "io", "--client", "go", "--server", "go", "--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir) +
+		requestLine("sample", "--measure", "io", "--client", "go", "--server", "go",
+			"--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir) +
 		requestLine("sample", "--client", "go", "--bogus", "1") +
 		requestLine("serve", "--stack", "go") +
 		// The last line may lack its newline. A full handshake after a resumed one: no session
@@ -150,7 +152,9 @@ func TestSplitPairsInSessionsMeetAtAPeerSocketEachSample(t *testing.T) {
 	if err := os.WriteFile(paths[1], []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	scenarios := []string{"handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"}
+	scenarios := []string{
+		"handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+	}
 	requests := func(role string) string {
 		var lines string
 		for i, path := range paths {
@@ -163,7 +167,8 @@ func TestSplitPairsInSessionsMeetAtAPeerSocketEachSample(t *testing.T) {
 		if role == "server" {
 			stack = "nope"
 		}
-		return lines + requestLine("side", "--role", role, "--stack", stack, "--peer-stack", "go", "--peer-socket", filepath.Join(sockets, "3.sock"),
+		return lines + requestLine("side", "--role", role, "--stack", stack, "--peer-stack", "go",
+			"--peer-socket", filepath.Join(sockets, "3.sock"),
 			"--scenario", scenarios[0], "--min-time-ms", "1", "--warmup-ms", "0", "--data-dir", dataDir)
 	}
 	type outcome struct {
@@ -250,7 +255,8 @@ func TestASideWithoutItsPeerFailsSayingWhy(t *testing.T) {
 		{side("client", "--peer-fd", "0", "--peer-socket", missing), false, exactlyOne},
 		{side("client", "--peer-fd", "0"), true, inSession},
 		{side("server", "--peer-fd", "0", "--peer-socket", missing), true, inSession},
-		{side("client", "--peer-socket", missing), true, "cannot connect to the peer at " + missing + ": no such file or directory"},
+		{side("client", "--peer-socket", missing), true,
+			"cannot connect to the peer at " + missing + ": no such file or directory"},
 		{side("client", "--peer-socket", stale), false, "cannot connect to the peer at " + stale + ": connection refused"},
 		{side("server", "--peer-socket", stale), true, "no peer connected to " + stale + " within 0.05 s"},
 	}
@@ -269,8 +275,10 @@ func TestASideWithoutItsPeerFailsSayingWhy(t *testing.T) {
 		t.Errorf("%s: %v", stale, err)
 	}
 	// In a session the failure is a reply like another, and the next request is answered.
-	replies := runSession(t, requestLine(side("client", "--peer-fd", "0")...)+requestLine("sample", "--client", "go", "--server", "go",
-		"--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--min-time-ms", "1", "--warmup-ms", "0", "--data-dir", dataDir))
+	replies := runSession(t, requestLine(side("client", "--peer-fd", "0")...)+
+		requestLine("sample", "--client", "go", "--server", "go",
+			"--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
+			"--min-time-ms", "1", "--warmup-ms", "0", "--data-dir", dataDir))
 	if len(replies) != 2 || replies[0].Status != "failed" || replies[1].Status != "ok" {
 		t.Errorf("%+v", replies)
 	}

@@ -161,7 +161,8 @@ func (r *relay) recv() (message, error) {
 	}
 	n := binary.LittleEndian.Uint32(header[:])
 	if n > maxFrame {
-		return message{}, fmt.Errorf("the peer runner announced a message of %d bytes, more than the %d any message can be", n, maxFrame)
+		return message{}, fmt.Errorf(
+			"the peer runner announced a message of %d bytes, more than the %d any message can be", n, maxFrame)
 	}
 	// Read what arrives rather than allocate what was announced: a peer that dies midway
 	// leaves a short frame, not a large buffer.
@@ -196,7 +197,8 @@ func splitSample(side Side, s Scenario, cr *credentials, spec sampleSpec, peer i
 		_ = l.relay.send(message{tag: tagAbort, reason: err.Error()})
 		return nil, err
 	}
-	report := &SampleReport{Iterations: iterations, Values: sideValues(side, s.Kind, iterations, clk), Negotiated: l.gates.list()}
+	values := sideValues(side, s.Kind, iterations, clk)
+	report := &SampleReport{Iterations: iterations, Values: values, Negotiated: l.gates.list()}
 	if side == Client {
 		report.ClientLibrary = library()
 	} else {

@@ -50,10 +50,12 @@ func TestMessagesCrossTheSocketIntact(t *testing.T) {
 		}
 	}
 	// The frames are the harness's, byte for byte: length, tag, then the fields.
-	if got := (message{tag: tagFlight, bytes: []byte("ab"), done: true, unread: 258}).encode(); string(got) != "\x00\x01\x02\x01\x00\x00ab" {
+	got := (message{tag: tagFlight, bytes: []byte("ab"), done: true, unread: 258}).encode()
+	if string(got) != "\x00\x01\x02\x01\x00\x00ab" {
 		t.Errorf("flight frame %q", got)
 	}
-	if got := (message{tag: tagFlights, flights: [][]byte{[]byte("xyz")}, unread: 1}).encode(); string(got) != "\x05\x00\x01\x00\x00\x00\x03\x00\x00\x00xyz" {
+	got = (message{tag: tagFlights, flights: [][]byte{[]byte("xyz")}, unread: 1}).encode()
+	if string(got) != "\x05\x00\x01\x00\x00\x00\x03\x00\x00\x00xyz" {
 		t.Errorf("flights frame %q", got)
 	}
 	if err := near.send(message{tag: tagAbort, reason: "gate failed: x"}); err != nil {
@@ -77,8 +79,10 @@ func TestAGarbledTruncatedOrOversizedMessageIsAnErrorNamingWhatWasWrong(t *testi
 		want string
 	}{
 		// Text where a length should be ("HTTP" is 1.4 GB): refused before reading on.
-		{[]byte("HTTP/1.1 200 OK"), "the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be"},
-		{append(binary.LittleEndian.AppendUint32(nil, 100), 1, 2, 3), "the peer runner went away in the middle of a message (3 of 100 bytes)"},
+		{[]byte("HTTP/1.1 200 OK"),
+			"the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be"},
+		{append(binary.LittleEndian.AppendUint32(nil, 100), 1, 2, 3),
+			"the peer runner went away in the middle of a message (3 of 100 bytes)"},
 		{frame(9, 0), "the peer runner sent a garbled message (tag 9, 2 bytes)"},
 		{frame(), "the peer runner sent a garbled message (tag none, 0 bytes)"},
 		{frame(tagNext, 4), "the peer runner sent a garbled message (tag 1, 2 bytes)"},

@@ -126,20 +126,24 @@ func capabilities() Capabilities {
 		ClientAuth: allAuths,
 		PeerLimits: []PeerLimit{},
 		Exclusions: []Exclusion{
-			{"handshake-resume-id_*", "go: crypto/tls has no session-ID resumption: its server keeps no session cache, and its client resumes from tickets only"},
+			{"handshake-resume-id_*", "go: crypto/tls has no session-ID resumption: " +
+				"its server keeps no session cache, and its client resumes from tickets only"},
 			{"memory-*", "go: the Go runner does not hold N connections open (memory-N is not implemented)"},
 			{"*_no-ems", "go: crypto/tls always uses the extended master secret in TLS 1.2; it cannot be switched off"},
 			// Go's client orders groups itself (P-256 before P-384; CurvePreferences' order is
 			// ignored since Go 1.24) and must list P-256 for the server's P-256 certificate.
-			{"*_1.2_secp384r1_ecdsa-p256_*_mtls*", "go: in TLS 1.2 Go's client lists P-256 for the server's P-256 certificate, and lists it " +
-				"before P-384 whatever it is told (crypto/tls orders groups itself), so a server that also lists P-256 (to verify a P-256 " +
-				"client certificate) and follows the client's order negotiates P-256"},
+			{"*_1.2_secp384r1_ecdsa-p256_*_mtls*",
+				"go: in TLS 1.2 Go's client lists P-256 for the server's P-256 certificate, and lists it " +
+					"before P-384 whatever it is told (crypto/tls orders groups itself), so a server that also " +
+					"lists P-256 (to verify a P-256 client certificate) and follows the client's order negotiates P-256"},
 		},
 		MeasureLimits: []MeasureLimit{
-			{MeasureInstructions, "go: callgrind counts between client requests that switch its collection on and off around each library call, " +
-				"and a pure-Go runner cannot issue them (no C, no inline assembly), so callgrind would count Go's runtime, garbage collector and the harness too"},
-			{MeasureRss, "go: the Go runner does not hold N connections open (memory-N), and Go's heap grows to its garbage collector's goal " +
-				"and is returned lazily, so a process's peak RSS would show the collector's settings more than the connections"},
+			{MeasureInstructions, "go: callgrind counts between client requests that switch its collection on " +
+				"and off around each library call, and a pure-Go runner cannot issue them (no C, no inline " +
+				"assembly), so callgrind would count Go's runtime, garbage collector and the harness too"},
+			{MeasureRss, "go: the Go runner does not hold N connections open (memory-N), and Go's heap grows " +
+				"to its garbage collector's goal and is returned lazily, so a process's peak RSS would show the " +
+				"collector's settings more than the connections"},
 		},
 		// A fresh process's handshakes run 10-15% slower for their first 20 to 30 ms, while
 		// Go's heap and its allocator's caches grow, and are steady from about 40 ms (measured
@@ -150,11 +154,13 @@ func capabilities() Capabilities {
 	for _, suite := range allSuites {
 		switch {
 		case err != nil:
-			c.Exclusions = append(c.Exclusions, Exclusion{"*_1.3_*_" + string(suite) + "*", "go: finding the TLS 1.3 suite Go negotiates with itself: " + err.Error()})
+			c.Exclusions = append(c.Exclusions, Exclusion{"*_1.3_*_" + string(suite) + "*",
+				"go: finding the TLS 1.3 suite Go negotiates with itself: " + err.Error()})
 		case suite != chosen:
 			c.Exclusions = append(c.Exclusions, Exclusion{"*_1.3_*_" + string(suite) + "*", fmt.Sprintf(
-				"go: crypto/tls has no setting for TLS 1.3 suites (Config.CipherSuites is TLS 1.2's): its client offers all three and its "+
-					"server takes its own preference, so Go with itself negotiates %s here, and no other TLS 1.3 suite can be pinned", chosen)})
+				"go: crypto/tls has no setting for TLS 1.3 suites (Config.CipherSuites is TLS 1.2's): "+
+					"its client offers all three and its server takes its own preference, so Go with itself "+
+					"negotiates %s here, and no other TLS 1.3 suite can be pinned", chosen)})
 		}
 	}
 	return c
@@ -247,7 +253,9 @@ var tls13Suite = sync.OnceValues(func() (Suite, error) {
 	if err != nil {
 		return "", err
 	}
-	template := &x509.Certificate{SerialNumber: big.NewInt(1), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"probe"}}
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(1), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"probe"},
+	}
 	der, err := x509.CreateCertificate(rand.Reader, template, template, public, private)
 	if err != nil {
 		return "", err
@@ -255,7 +263,8 @@ var tls13Suite = sync.OnceValues(func() (Suite, error) {
 	near, far := net.Pipe()
 	defer near.Close()
 	defer far.Close()
-	server := tls.Server(far, &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: private}}})
+	certificate := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: private}
+	server := tls.Server(far, &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{certificate}})
 	go server.Handshake()
 	client := tls.Client(near, &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
 	if err := client.Handshake(); err != nil {
@@ -336,7 +345,9 @@ func (c *ticketCache) Put(_ string, cs *tls.ClientSessionState) {
 	}
 }
 
-var curveIDs = map[Group]tls.CurveID{X25519: tls.X25519, Secp256r1: tls.CurveP256, Secp384r1: tls.CurveP384, X25519MLKEM768: tls.X25519MLKEM768}
+var curveIDs = map[Group]tls.CurveID{
+	X25519: tls.X25519, Secp256r1: tls.CurveP256, Secp384r1: tls.CurveP384, X25519MLKEM768: tls.X25519MLKEM768,
+}
 
 // tls12SuiteID is ECDHE with the key's signature algorithm (RSA, or ECDSA for ECDSA and
 // Ed25519 keys) and the suite's cipher.
@@ -358,11 +369,14 @@ func tls12SuiteID(suite Suite, key KeyType) uint16 {
 // suiteOf names a negotiated suite by its cipher.
 func suiteOf(id uint16) (Suite, error) {
 	switch id {
-	case tls.TLS_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:
+	case tls.TLS_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:
 		return AES128GCM, nil
-	case tls.TLS_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384:
+	case tls.TLS_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384:
 		return AES256GCM, nil
-	case tls.TLS_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:
+	case tls.TLS_CHACHA20_POLY1305_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:
 		return ChaCha20Poly1305, nil
 	}
 	return "", fmt.Errorf("negotiated an unexpected cipher suite: %s", tls.CipherSuiteName(id))

@@ -41,7 +41,8 @@ func completeHandshakes(t turns) error {
 			}
 		}
 	}
-	return fmt.Errorf("the handshake did not complete in %d turns per side (%d bytes unread)", maxHandshakeSteps, t.unread())
+	return fmt.Errorf("the handshake did not complete in %d turns per side (%d bytes unread)",
+		maxHandshakeSteps, t.unread())
 }
 
 // progress is where one connection pair stands.

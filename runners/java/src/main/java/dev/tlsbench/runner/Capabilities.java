@@ -103,7 +103,8 @@ public final class Capabilities {
                 .put("suites", suites.stream().map(Suite::text).toList())
                 .put("client_auth", clientAuth.stream().map(ClientAuth::text).toList())
                 .put("ems_off", emsOff)
-                .put("exclusions", exclusions.stream().map(e -> Json.object().put("pattern", e.pattern).put("reason", e.reason)).toList())
+                .put("exclusions", exclusions.stream()
+                        .map(e -> Json.object().put("pattern", e.pattern).put("reason", e.reason)).toList())
                 .put("peer_limits", List.of());
         if (!measureLimits.isEmpty()) {
             json.put("measure_limits", measureLimits.stream()

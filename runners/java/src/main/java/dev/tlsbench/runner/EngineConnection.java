@@ -164,7 +164,8 @@ public final class EngineConnection {
         Version version = switch (session.getProtocol()) {
             case "TLSv1.3" -> Version.TLS13;
             case "TLSv1.2" -> Version.TLS12;
-            default -> throw new IllegalStateException("negotiated an unexpected protocol version: " + session.getProtocol());
+            default -> throw new IllegalStateException("negotiated an unexpected protocol version: "
+                    + session.getProtocol());
         };
         Suite suite = Suite.negotiated(session.getCipherSuite(), version);
         Hello hello = io.hello();
@@ -246,7 +247,8 @@ public final class EngineConnection {
                         return false;
                     }
                 }
-                case BUFFER_OVERFLOW -> appIn = grow(appIn, appIn.capacity() + engine.getSession().getApplicationBufferSize());
+                case BUFFER_OVERFLOW -> appIn = grow(appIn, appIn.capacity() + engine.getSession()
+                        .getApplicationBufferSize());
             }
         }
     }

@@ -60,7 +60,8 @@ final class Heap {
         Report report = pair.report();
         report.iterations = iterations;
         for (Side side : Side.values()) {
-            report.value(side, "runtime_alloc_bytes_per_handshake", meter.bytes[side.ordinal()] / (double) iterations, 0);
+            report.value(side, "runtime_alloc_bytes_per_handshake", meter.bytes[side.ordinal()] / (double) iterations,
+                    0);
         }
         return report;
     }

@@ -16,7 +16,10 @@ public final class Hello {
     final Integer groupCodePoint;
     /** TLS 1.3: the ServerHello selected a pre_shared_key. */
     final boolean pskSelected;
-    /** TLS 1.2: the server's plaintext flight went from ServerHello to change_cipher_spec without a Certificate or ServerKeyExchange. */
+    /**
+     * TLS 1.2: the server's plaintext flight went from ServerHello to change_cipher_spec without a Certificate or
+     * ServerKeyExchange.
+     */
     final boolean abbreviated;
     final boolean emsExtension;
     final boolean serverHelloSeen;

@@ -43,7 +43,8 @@ public final class IoLog {
         final List<Record> records;
         final String name;
 
-        private Event(String event, Side side, int want, Integer got, int len, int flight, List<Record> records, String name) {
+        private Event(String event, Side side, int want, Integer got, int len, int flight, List<Record> records,
+                String name) {
             this.event = event;
             this.side = side;
             this.want = want;
@@ -56,7 +57,8 @@ public final class IoLog {
 
         Json toJson() {
             return switch (event) {
-                case "read" -> Json.object().put("event", "read").put("side", side.text()).put("want", want).put("got", got);
+                case "read" -> Json.object().put("event", "read").put("side", side.text()).put("want", want)
+                        .put("got", got);
                 case "write" -> Json.object().put("event", "write").put("side", side.text()).put("len", len)
                         .put("flight", flight).put("records", records.stream().map(Record::toJson).toList());
                 default -> Json.object().put("event", "phase").put("name", name);

@@ -20,7 +20,10 @@ import javax.net.ssl.SSLSessionContext;
  * through SSLParameters; groups, EMS and tickets only JVM-wide ({@link JvmPins}).
  */
 public final class JsseStack implements Stack {
-    /** JSSE issues no TLS 1.3 ticket when the server's session timeout is above this (NewSessionTicket.MAX_TICKET_LIFETIME). */
+    /**
+     * JSSE issues no TLS 1.3 ticket when the server's session timeout is above this
+     * (NewSessionTicket.MAX_TICKET_LIFETIME).
+     */
     static final int NO_TICKETS_TIMEOUT_S = 604_800 + 1;
 
     @Override
@@ -49,7 +52,8 @@ public final class JsseStack implements Stack {
         String[][] uses = {
             {"Cipher", "AES/GCM/NoPadding", "AES-GCM"}, {"Cipher", "ChaCha20-Poly1305", "ChaCha20-Poly1305"},
             {"KeyAgreement", "ECDH", "ECDH"}, {"KeyAgreement", "XDH", "XDH"}, {"Signature", "SHA256withECDSA", "ECDSA"},
-            {"Signature", "RSASSA-PSS", "RSA-PSS"}, {"Mac", "HmacSHA256", "HMAC"}, {"MessageDigest", "SHA-256", "SHA-2"},
+            {"Signature", "RSASSA-PSS", "RSA-PSS"}, {"Mac", "HmacSHA256", "HMAC"},
+            {"MessageDigest", "SHA-256", "SHA-2"},
         };
         java.util.Map<String, List<String>> byProvider = new java.util.LinkedHashMap<>();
         for (String[] use : uses) {
@@ -63,7 +67,8 @@ public final class JsseStack implements Stack {
         }
         StringBuilder detail = new StringBuilder();
         byProvider.forEach((provider, algorithms) ->
-                detail.append(detail.length() == 0 ? "" : ", ").append(provider).append(": ").append(String.join(" ", algorithms)));
+                detail.append(detail.length() == 0 ? "" : ", ").append(provider).append(": ")
+                        .append(String.join(" ", algorithms)));
         return new Backend("JDK providers", System.getProperty("java.runtime.version"), detail.toString());
     }
 
@@ -92,7 +97,8 @@ public final class JsseStack implements Stack {
 
     @Override
     public Config clientConfig(Scenario scenario, Pki pki) throws Exception {
-        KeyManager[] keys = scenario.clientAuth == ClientAuth.REQUIRED ? keyManagers(pki.clientKey, pki.clientChain) : new KeyManager[0];
+        KeyManager[] keys = scenario.clientAuth == ClientAuth.REQUIRED ? keyManagers(pki.clientKey, pki.clientChain)
+                : new KeyManager[0];
         SSLContext context = SSLContext.getInstance("TLS", "SunJSSE");
         context.init(keys, pki.trust().getTrustManagers(), null);
         boolean resumes = scenario.kind.isResumption();
@@ -108,7 +114,8 @@ public final class JsseStack implements Stack {
         return () -> {
             // A client engine made with the peer's host and port looks up and keeps sessions for it; that is
             // how JSSE resumes, and only the resumption kinds do it.
-            SSLEngine engine = resumes ? context.createSSLEngine(Pki.SERVER_NAME, Pki.SERVER_PORT) : context.createSSLEngine();
+            SSLEngine engine = resumes ? context.createSSLEngine(Pki.SERVER_NAME, Pki.SERVER_PORT)
+                    : context.createSSLEngine();
             engine.setUseClientMode(true);
             engine.setSSLParameters(parameters);
             return engine;

@@ -32,8 +32,9 @@ import java.util.stream.Collectors;
  * A one-shot command runs one scenario per JVM; a session runs many, and setting the properties again
  * would change nothing once the classes have read them. So the first scenario that applies its pins
  * (a request past its stacks' capability checks, which read no TLS class) fixes them for the JVM, even if
- * its sample then fails, and a later one whose properties differ in any way is refused. That includes an unpinned scenario, which sets
- * none: after a pinned one it would run with its groups and tickets, and before one it leaves the
+ * its sample then fails, and a later one whose properties differ in any way is refused. That includes an
+ * unpinned scenario, which sets none: after a pinned one it would run with its groups and tickets, and
+ * before one it leaves the
  * classes on the JDK's defaults, which a pinned scenario's properties can no longer replace. The
  * refusal asks for a new process (a session's {@code needs_new_process} reply): the orchestrator shares a
  * process among the scenarios whose pins agree and starts another for one that was refused.

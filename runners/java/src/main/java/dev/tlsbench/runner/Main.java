@@ -174,7 +174,8 @@ public final class Main {
             Class<?> signal = Class.forName("sun.misc.Signal");
             Class<?> handler = Class.forName("sun.misc.SignalHandler");
             // Only SignalHandler.handle stops serving; the Object methods answer as an object's would.
-            Object stop = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler}, (proxy, method, args) ->
+            Object stop = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler},
+                    (proxy, method, args) ->
                     switch (method.getName()) {
                         case "handle" -> {
                             STOP_SERVING.set(true);
@@ -185,7 +186,8 @@ public final class Main {
                         default -> "stop serving on a signal";
                     });
             for (String name : List.of("TERM", "INT")) {
-                signal.getMethod("handle", signal, handler).invoke(null, signal.getConstructor(String.class).newInstance(name), stop);
+                signal.getMethod("handle", signal, handler)
+                        .invoke(null, signal.getConstructor(String.class).newInstance(name), stop);
             }
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot handle SIGTERM: " + e, e);
@@ -269,7 +271,8 @@ public final class Main {
      */
     static Json run(String[] args, OutputStream replies, boolean inSession) throws Exception {
         if (args.length == 0) {
-            throw Failure.other("usage: tlsbench-runner-java list|sample|side|trace|serve|load|session [--flag value]...");
+            throw Failure.other(
+                    "usage: tlsbench-runner-java list|sample|side|trace|serve|load|session [--flag value]...");
         }
         String command = args[0];
         Map<String, String> flags = flags(command, args);
@@ -281,8 +284,10 @@ public final class Main {
             case "serve" -> serve(flags, replies);
             case "load" -> load(flags);
             // main runs a session; here it could only be one nested in another.
-            case "session" -> throw Failure.other("a session is a process of its own: `session` takes no flags and is no request");
-            default -> throw Failure.other("unknown command `" + command + "` (valid: list, sample, side, trace, serve, load, session)");
+            case "session" -> throw Failure.other(
+                    "a session is a process of its own: `session` takes no flags and is no request");
+            default -> throw Failure.other("unknown command `" + command
+                    + "` (valid: list, sample, side, trace, serve, load, session)");
         };
     }
 
@@ -303,10 +308,10 @@ public final class Main {
             }
             case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
             // --warmup-ms: this runner's own, the JIT's warm-up before the first connection (NetServe, NetLoad).
-            case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers", "response",
-                    "warmup-ms"));
-            case "load" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "connect", "connections",
-                    "duration", "concurrency", "response", "warmup-ms"));
+            case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers",
+                    "response", "warmup-ms"));
+            case "load" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "connect",
+                    "connections", "duration", "concurrency", "response", "warmup-ms"));
             default -> { }
         }
         Map<String, String> flags = new HashMap<>();
@@ -363,7 +368,8 @@ public final class Main {
         List<Json> stacks = new ArrayList<>();
         for (Stack stack : STACKS) {
             if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
-                System.err.println("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
+                System.err.println("netty-tcnative is not available: "
+                        + Failure.describe(NettyTcnativeStack.unavailability()));
                 continue;
             }
             // min_warmup_ms is one of the capabilities (docs/runner-protocol.md).
@@ -385,7 +391,8 @@ public final class Main {
     }
 
     private static Driver.Spec spec(Map<String, String> flags) {
-        return new Driver.Spec(number(flags, "warmup-ms", 50) * 1_000_000, number(flags, "min-time-ms", 100) * 1_000_000);
+        return new Driver.Spec(number(flags, "warmup-ms", 50) * 1_000_000,
+                number(flags, "min-time-ms", 100) * 1_000_000);
     }
 
     /**
@@ -413,7 +420,8 @@ public final class Main {
     /** Whether netty-tcnative's native library loaded: after the pins, which loading it reads. */
     private static void available(Stack stack) {
         if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
-            throw Failure.other("netty-tcnative is not available: " + Failure.describe(NettyTcnativeStack.unavailability()));
+            throw Failure.other("netty-tcnative is not available: "
+                    + Failure.describe(NettyTcnativeStack.unavailability()));
         }
     }
 
@@ -476,7 +484,8 @@ public final class Main {
             try {
                 peerSocket = Path.of(flags.get("peer-socket"));
             } catch (InvalidPathException e) {
-                throw Failure.other("invalid value '" + flags.get("peer-socket") + "' for '--peer-socket': " + e.getMessage());
+                throw Failure.other("invalid value '" + flags.get("peer-socket") + "' for '--peer-socket': "
+                        + e.getMessage());
             }
         } else if (peerFd < 0) {
             throw Failure.other("invalid value '" + flags.get("peer-fd") + "' for '--peer-fd': not a descriptor");
@@ -486,17 +495,19 @@ public final class Main {
         Driver.Spec spec = spec(flags);
         if (peerSocket == null) {
             FileDescriptor peer = descriptor(peerFd);
-            return side(flags, stack, role, scenario, measure, spec, new FileInputStream(peer), new FileOutputStream(peer));
+            return side(flags, stack, role, scenario, measure, spec, new FileInputStream(peer),
+                    new FileOutputStream(peer));
         }
         // Closed when the sample ends, whichever way: the next sample meets its peer anew.
         try (SocketChannel peer = PeerSocket.meet(peerSocket, role)) {
-            return side(flags, stack, role, scenario, measure, spec, Channels.newInputStream(peer), Channels.newOutputStream(peer));
+            return side(flags, stack, role, scenario, measure, spec, Channels.newInputStream(peer),
+                    Channels.newOutputStream(peer));
         }
     }
 
     /** A side's sample once its peer is on {@code in} and {@code out}; what stops it early is told to the peer. */
-    private static Json side(Map<String, String> flags, Stack stack, Side role, Scenario scenario, Measure measure, Driver.Spec spec,
-                             InputStream in, OutputStream out) {
+    private static Json side(Map<String, String> flags, Stack stack, Side role, Scenario scenario, Measure measure,
+                             Driver.Spec spec, InputStream in, OutputStream out) {
         Pki pki;
         try {
             check(stack, scenario, measure);
@@ -508,7 +519,8 @@ public final class Main {
             available(stack);
             pki = prepare(flags, scenario, measure);
         } catch (RuntimeException e) {
-            new Split.Relay(in, out).abort(e instanceof Failure || e instanceof Unsupported ? e.getMessage() : Failure.describe(e));
+            new Split.Relay(in, out)
+                    .abort(e instanceof Failure || e instanceof Unsupported ? e.getMessage() : Failure.describe(e));
             throw e;
         }
         // Split tells the peer why it stops itself.
@@ -525,7 +537,8 @@ public final class Main {
     private static NetSetup netSetup(Map<String, String> flags, Side side) {
         String id = required(flags, "stack");
         if (Net.PLAIN_STACKS.contains(id)) {
-            throw new Unsupported(id + " is plain TCP, which the Rust runners serve and load (tlsbench runs one of them for it); "
+            throw new Unsupported(id
+                    + " is plain TCP, which the Rust runners serve and load (tlsbench runs one of them for it); "
                     + "the Java runner has " + String.join(", ", STACKS.stream().map(Main::listedId).toList()));
         }
         Stack stack = stack(id);
@@ -539,7 +552,8 @@ public final class Main {
         available(stack);
         Pki pki = Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
         long ioTimeoutMs = number(flags, "io-timeout-ms", Net.DEFAULT_IO_TIMEOUT_MS);
-        return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000, number(flags, "warmup-ms", Common.FIXED_WARMUP_MS));
+        return new NetSetup(stack, scenario, pki, ioTimeoutMs * 1_000_000,
+                number(flags, "warmup-ms", Common.FIXED_WARMUP_MS));
     }
 
     private static Page page(String text, String flag) {
@@ -561,7 +575,8 @@ public final class Main {
         NetSetup setup = netSetup(flags, Side.SERVER);
         InetSocketAddress listen = Net.address(flags.getOrDefault("listen", "127.0.0.1:0"), "listen");
         int workers = (int) number(flags, "workers", Runtime.getRuntime().availableProcessors());
-        NetServe.Settings settings = new NetServe.Settings(Math.max(1, workers), page(flags.getOrDefault("response", "0"), "response"),
+        NetServe.Settings settings = new NetServe.Settings(Math.max(1, workers),
+                page(flags.getOrDefault("response", "0"), "response"),
                 setup.ioTimeoutNs);
         try (ServerSocketChannel listener = ServerSocketChannel.open(listen.getAddress() instanceof Inet6Address
                 ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET)) {
@@ -574,7 +589,8 @@ public final class Main {
             Stack.Config config = Pair.config(setup.stack, Side.SERVER, setup.scenario, setup.pki);
             Net.warmUp(setup.stack, setup.scenario, setup.pki, settings.page(), setup.warmupMs);
             Json serving = Json.object().put("listening", Net.text((InetSocketAddress) listener.getLocalAddress()))
-                    .put("stack", setup.stack.id()).put("library", setup.stack.library()).put("workers", (long) settings.workers());
+                    .put("stack", setup.stack.id()).put("library", setup.stack.library())
+                    .put("workers", (long) settings.workers());
             write(replies != null ? replies : System.err, serving);
             NetReport report = NetServe.serve(setup.stack, config, setup.scenario, listener, settings, STOP_SERVING);
             report.tellJit();
@@ -596,14 +612,16 @@ public final class Main {
                 }
                 durationNs = (long) (seconds * 1e9);
             } catch (NumberFormatException e) {
-                throw Failure.other("invalid value '" + flags.get("duration") + "' for '--duration': not a number of seconds");
+                throw Failure.other("invalid value '" + flags.get("duration")
+                        + "' for '--duration': not a number of seconds");
             }
         }
         int concurrency = (int) number(flags, "concurrency", 1);
         Page page = flags.containsKey("response") ? page(flags.get("response"), "response") : null;
         Stack.Config config = Pair.config(setup.stack, Side.CLIENT, setup.scenario, setup.pki);
         Net.warmUp(setup.stack, setup.scenario, setup.pki, page != null ? page : Page.EMPTY, setup.warmupMs);
-        NetLoad.Settings settings = new NetLoad.Settings(connect, connections, durationNs, concurrency, page, setup.ioTimeoutNs);
+        NetLoad.Settings settings = new NetLoad.Settings(connect, connections, durationNs, concurrency, page,
+                setup.ioTimeoutNs);
         NetReport report = NetLoad.load(setup.stack, config, setup.scenario, settings);
         report.tellJit();
         return report.toJson();

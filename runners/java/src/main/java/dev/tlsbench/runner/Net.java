@@ -33,7 +33,8 @@ final class Net {
     static void checkKind(Scenario scenario) {
         if (!scenario.kind.isHandshake()) {
             throw new Unsupported("the network mode runs handshake scenarios (handshake-full, handshake-resume-id, "
-                    + "handshake-resume-ticket), not " + scenario.kind.text() + ": the response after each handshake is set with --response");
+                    + "handshake-resume-ticket), not " + scenario.kind.text()
+                    + ": the response after each handshake is set with --response");
         }
     }
 
@@ -60,7 +61,8 @@ final class Net {
             listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             Thread server = new Thread(() -> {
                 try {
-                    served[0] = NetServe.serve(stack, serverConfig, scenario, listener, new NetServe.Settings(1, page, ioTimeoutNs), stop);
+                    served[0] = NetServe.serve(stack, serverConfig, scenario, listener,
+                            new NetServe.Settings(1, page, ioTimeoutNs), stop);
                 } catch (Exception e) {
                     serverError[0] = e;
                 }
@@ -68,7 +70,8 @@ final class Net {
             server.start();
             try {
                 InetSocketAddress address = (InetSocketAddress) listener.getLocalAddress();
-                loaded = NetLoad.load(stack, clientConfig, scenario, new NetLoad.Settings(address, null, ms * 1_000_000, 1, page, ioTimeoutNs));
+                loaded = NetLoad.load(stack, clientConfig, scenario,
+                        new NetLoad.Settings(address, null, ms * 1_000_000, 1, page, ioTimeoutNs));
             } finally {
                 stop.set(true);
                 server.join();
@@ -80,8 +83,8 @@ final class Net {
         }
         for (NetReport report : new NetReport[] {loaded, served[0]}) {
             if (report.failures.total() > 0) {
-                throw Failure.other(what + report.side.text() + ": " + report.failures.total() + " connection(s) failed, first: "
-                        + report.failures.reasons.get(0));
+                throw Failure.other(what + report.side.text() + ": " + report.failures.total()
+                        + " connection(s) failed, first: " + report.failures.reasons.get(0));
             }
         }
     }
@@ -98,7 +101,8 @@ final class Net {
         if (v6) {
             host = host.substring(1, host.length() - 1);
         }
-        boolean literal = v6 ? host.matches("[0-9a-fA-F:.]+") && host.contains(":") : host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+        boolean literal = v6 ? host.matches("[0-9a-fA-F:.]+") && host.contains(":")
+                : host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
         try {
             int port = Integer.parseInt(text.substring(colon + 1));
             if (!literal || port < 0 || port > 65535) {
@@ -130,7 +134,8 @@ final class Net {
     /** Why a connection failed, in one line: a library's or the kernel's words, without trailing punctuation. */
     static String describe(Throwable error) {
         Throwable shown = error instanceof UncheckedIOException && error.getCause() != null ? error.getCause() : error;
-        String text = shown instanceof IOException && shown.getMessage() != null ? shown.getMessage() : Failure.describe(shown);
+        String text = shown instanceof IOException && shown.getMessage() != null ? shown.getMessage()
+                : Failure.describe(shown);
         return oneLine(text);
     }
 
@@ -147,8 +152,8 @@ final class Net {
      * collector's included, whose work the connections cause) less the JIT compiler threads' (C1 and C2
      * CompilerThread, from /proc/self/task): compiling is a one-off cost of a fresh JVM that a long-running
      * server amortises to nothing, and what is left of it after the warm-up depends on how busy the machine
-     * was, not on the connections. {@code jit} is theirs, told on stderr ({@link NetReport#tellJit}). Clock ticks of 10 ms: over a sample
-     * of a second, within a few per cent.
+     * was, not on the connections. {@code jit} is theirs, told on stderr ({@link NetReport#tellJit}). Clock
+     * ticks of 10 ms: over a sample of a second, within a few per cent.
      */
     record Cpu(double user, double system, double jit) {
         static Cpu now() {
@@ -175,10 +180,14 @@ final class Net {
          * over a short window: a CPU time is never negative, so that is 0.
          */
         Cpu since(Cpu start) {
-            return new Cpu(Math.max(0, user - start.user), Math.max(0, system - start.system), Math.max(0, jit - start.jit));
+            return new Cpu(Math.max(0, user - start.user), Math.max(0, system - start.system),
+                    Math.max(0, jit - start.jit));
         }
 
-        /** utime and stime of a /proc stat file, and 1 if its thread is a JIT compiler's; zeros if unreadable (a thread that ended). */
+        /**
+         * utime and stime of a /proc stat file, and 1 if its thread is a JIT compiler's; zeros if unreadable (a thread
+         * that ended).
+         */
         private static long[] ticks(Path stat) {
             try {
                 String text = Files.readString(stat);
@@ -208,7 +217,9 @@ final class Net {
         return null;
     }
 
-    /** Resets the process's peak resident size (VmHWM) to its current size; false where the kernel does not allow it. */
+    /**
+     * Resets the process's peak resident size (VmHWM) to its current size; false where the kernel does not allow it.
+     */
     static boolean resetPeakResident() {
         try {
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
@@ -223,7 +234,8 @@ final class Net {
      * when {@code expectResumed} says, or, when it is null, either where the kind resumes (a server cannot tell a
      * load generator's warm-up from the rest; a client's warm-up gives it its sessions).
      */
-    static boolean check(Gates gates, EngineConnection conn, Scenario.Side side, Scenario scenario, Boolean expectResumed)
+    static boolean check(Gates gates, EngineConnection conn, Scenario.Side side, Scenario scenario,
+            Boolean expectResumed)
             throws ConnectionFailed {
         try {
             Negotiated got = Pair.negotiated(conn, side);

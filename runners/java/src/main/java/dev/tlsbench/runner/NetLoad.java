@@ -29,7 +29,8 @@ final class NetLoad {
      * @param durationNs no connection starts after this long, or null: the count alone bounds them
      * @param page the server's response, checked when known (null: counted, not checked)
      */
-    record Settings(InetSocketAddress connect, Long connections, Long durationNs, int concurrency, Page page, long ioTimeoutNs) {
+    record Settings(InetSocketAddress connect, Long connections, Long durationNs, int concurrency, Page page,
+            long ioTimeoutNs) {
     }
 
     private final Scenario scenario;
@@ -150,7 +151,10 @@ final class NetLoad {
         }
     }
 
-    /** Runs {@code count} connections, {@code concurrency} at a time, starting none after {@code deadline}; those in flight then get the io timeout to finish. */
+    /**
+     * Runs {@code count} connections, {@code concurrency} at a time, starting none after {@code deadline}; those in
+     * flight then get the io timeout to finish.
+     */
     private void run(long count, int concurrency, long deadline) throws IOException {
         List<Dialled> live = new ArrayList<>(concurrency);
         long started = 0;
@@ -228,7 +232,8 @@ final class NetLoad {
         long started = System.nanoTime();
         SocketChannel channel;
         try {
-            channel = SocketChannel.open(address.getAddress() instanceof Inet6Address ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET);
+            channel = SocketChannel.open(address.getAddress() instanceof Inet6Address ? StandardProtocolFamily.INET6
+                    : StandardProtocolFamily.INET);
         } catch (IOException e) {
             throw new ConnectionFailed("creating a socket: " + Net.describe(e));
         }
@@ -241,7 +246,8 @@ final class NetLoad {
             stage = "connecting to " + Net.text(address) + ": ";
             boolean connected = channel.connect(address);
             // Connected at once (rare): the socket is writable at once, and the connection goes on from there.
-            dialled.key = channel.register(selector, connected ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT, dialled);
+            dialled.key = channel.register(selector, connected ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT,
+                    dialled);
             stage = "client connection: ";
             dialled.conn = opener.open(socket);
             return dialled;
@@ -320,10 +326,12 @@ final class NetLoad {
         resumed += Net.check(gates, conn, Side.CLIENT, scenario, expectResumed) ? 1 : 0;
         Page page = settings.page;
         if (page != null && dialled.received != page.bytes()) {
-            throw new ConnectionFailed("the response: gate failed: sent " + page.bytes() + " bytes, received " + dialled.received);
+            throw new ConnectionFailed("the response: gate failed: sent " + page.bytes() + " bytes, received "
+                    + dialled.received);
         }
         if (page != null && dialled.differs) {
-            throw new ConnectionFailed("the response: gate failed: received " + dialled.received + " bytes that differ from the page's");
+            throw new ConnectionFailed("the response: gate failed: received " + dialled.received
+                    + " bytes that differ from the page's");
         }
         try {
             conn.close();
@@ -358,8 +366,8 @@ final class NetLoad {
     /** Fails the connection once the server has closed its end before it was done. */
     private boolean checkOpen(Dialled dialled) throws ConnectionFailed {
         if (dialled.socket.atEof()) {
-            throw new ConnectionFailed("the server closed the connection " + dialled.stage.during + " (" + dialled.received
-                    + " bytes of response)");
+            throw new ConnectionFailed("the server closed the connection " + dialled.stage.during + " ("
+                    + dialled.received + " bytes of response)");
         }
         return false;
     }

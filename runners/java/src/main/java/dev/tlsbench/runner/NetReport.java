@@ -42,9 +42,9 @@ final class NetReport {
 
     /** Says on stderr what the JIT compiler used, which the reply leaves out. */
     void tellJit() {
-        System.err.printf("tlsbench-runner-java %s: the JIT compiler threads used %.2f s of CPU in the measured part, left out of "
-                + "cpu_user_seconds (%.2f) and cpu_system_seconds (%.2f)%n", side == Side.SERVER ? "serve" : "load",
-                jitCpuSeconds, cpuUserSeconds, cpuSystemSeconds);
+        System.err.printf("tlsbench-runner-java %s: the JIT compiler threads used %.2f s of CPU in the measured part, "
+                + "left out of cpu_user_seconds (%.2f) and cpu_system_seconds (%.2f)%n",
+                side == Side.SERVER ? "serve" : "load", jitCpuSeconds, cpuUserSeconds, cpuSystemSeconds);
     }
 
     Json toJson() {
@@ -60,7 +60,8 @@ final class NetReport {
                 .put("started_unix", startedUnix).put("ended_unix", endedUnix)
                 .put("cpu_user_seconds", cpuUserSeconds).put("cpu_system_seconds", cpuSystemSeconds)
                 .put("sockets", sockets.toJson()).put("polls", polls)
-                .put("handshake_latency", handshakeLatency.encode()).put("first_byte_latency", firstByteLatency.encode())
+                .put("handshake_latency", handshakeLatency.encode())
+                .put("first_byte_latency", firstByteLatency.encode())
                 .put("rss_start_bytes", rssStartBytes).put("rss_peak_bytes", rssPeakBytes).put("max_open", maxOpen);
     }
 

@@ -39,8 +39,8 @@ final class NetServe {
     private final AtomicLong open = new AtomicLong();
     private final AtomicLong maxOpen = new AtomicLong();
 
-    private NetServe(Stack stack, Stack.Config config, Scenario scenario, ServerSocketChannel listener, Settings settings,
-                     AtomicBoolean stop) {
+    private NetServe(Stack stack, Stack.Config config, Scenario scenario, ServerSocketChannel listener,
+                     Settings settings, AtomicBoolean stop) {
         this.stack = stack;
         this.config = config;
         this.scenario = scenario;
@@ -54,8 +54,8 @@ final class NetServe {
      * Serves connections on {@code listener} until {@code stop} is set, then finishes those in flight (each
      * bounded by the io timeout) and reports. CPU time and the peak resident size are the process's over that time.
      */
-    static NetReport serve(Stack stack, Stack.Config config, Scenario scenario, ServerSocketChannel listener, Settings settings,
-                           AtomicBoolean stop) throws Exception {
+    static NetReport serve(Stack stack, Stack.Config config, Scenario scenario, ServerSocketChannel listener,
+                           Settings settings, AtomicBoolean stop) throws Exception {
         listener.configureBlocking(false);
         NetServe serve = new NetServe(stack, config, scenario, listener, settings, stop);
         NetReport report = new NetReport();
@@ -163,7 +163,10 @@ final class NetServe {
         long resumed;
         long withoutRequest;
         long polls;
-        /** Unix times of the first connection's end and the last's: the window opens at the first completion, since the first connection carries the load generator's one-off set-up. */
+        /**
+         * Unix times of the first connection's end and the last's: the window opens at the first completion, since the
+         * first connection carries the load generator's one-off set-up.
+         */
         double firstEnd;
         double lastEnd;
         Selector selector;
@@ -224,7 +227,8 @@ final class NetServe {
                             failure = e.getMessage();
                         }
                     } else if (now - served.lastProgressNs > ioTimeoutNs) {
-                        failure = "the client sent nothing for " + Net.seconds(ioTimeoutNs) + " s " + served.stage.during;
+                        failure = "the client sent nothing for " + Net.seconds(ioTimeoutNs) + " s "
+                                + served.stage.during;
                     } else {
                         continue;
                     }

@@ -64,7 +64,8 @@ public final class NettyTcnativeStack implements Stack {
     /** The tcnative artifact whose native library was loaded, from its Maven properties. */
     private static String tcnativeVersion() {
         String tcnative = "unknown";
-        try (InputStream in = OpenSsl.class.getClassLoader().getResourceAsStream("META-INF/maven/io.netty/" + ARTIFACT + "/pom.properties")) {
+        try (InputStream in = OpenSsl.class.getClassLoader()
+                .getResourceAsStream("META-INF/maven/io.netty/" + ARTIFACT + "/pom.properties")) {
             if (in != null) {
                 Properties properties = new Properties();
                 properties.load(in);
@@ -85,14 +86,14 @@ public final class NettyTcnativeStack implements Stack {
     public Capabilities capabilities() {
         Capabilities caps = Common.capabilities();
         caps.emsOff = false;
-        String tls13 = "netty-tcnative: BoringSSL takes no TLS 1.3 cipher suite list (Netty logs that it keeps the default), "
-                + "and with itself negotiates AES-128-GCM on AES hardware";
+        String tls13 = "netty-tcnative: BoringSSL takes no TLS 1.3 cipher suite list (Netty logs that it keeps the "
+                + "default), and with itself negotiates AES-128-GCM on AES hardware";
         caps.exclusions.add(new Exclusion("*_1.3_*_aes-256-gcm*", tls13));
         caps.exclusions.add(new Exclusion("*_1.3_*_chacha20-poly1305*", tls13));
         caps.keys.remove(KeyType.ED25519);
-        caps.exclusions.add(new Exclusion("*_ed25519_*", "netty-tcnative: Netty's OpenSSL key manager finds no key material "
-                + "for an Ed25519 key (it maps RSA and EC keys only), and BoringSSL's default verification algorithms, which "
-                + "tcnative cannot set, leave Ed25519 out"));
+        caps.exclusions.add(new Exclusion("*_ed25519_*", "netty-tcnative: Netty's OpenSSL key manager finds no key "
+                + "material for an Ed25519 key (it maps RSA and EC keys only), and BoringSSL's default verification "
+                + "algorithms, which tcnative cannot set, leave Ed25519 out"));
         return caps;
     }
 
@@ -124,7 +125,8 @@ public final class NettyTcnativeStack implements Stack {
         if (scenario.isPinned()) {
             // Session IDs need the server's cache, on by default in Netty; tickets are on only for the ticket
             // kind (JvmPins), so every other kind resumes nothing.
-            ((OpenSslSessionContext) context.sessionContext()).setSessionCacheEnabled(scenario.kind == Kind.HANDSHAKE_RESUME_ID);
+            ((OpenSslSessionContext) context.sessionContext())
+                    .setSessionCacheEnabled(scenario.kind == Kind.HANDSHAKE_RESUME_ID);
             if (scenario.kind == Kind.HANDSHAKE_RESUME_TICKET) {
                 // Tickets, with keys BoringSSL makes and rotates: SslProvider.OPENSSL's server context does not
                 // enable them from jdk.tls.server.enableSessionTicketExtension (only the REFCNT one does).
@@ -141,7 +143,8 @@ public final class NettyTcnativeStack implements Stack {
         builder.sslProvider(SslProvider.OPENSSL).protocols(scenario.version.jdkName);
         if (scenario.isPinned()) {
             builder.ciphers(List.of(scenario.suite.jdkName(scenario.version, scenario.key)));
-            builder.option(OpenSslContextOption.GROUPS, scenario.groups(side).stream().map(g -> g.jdkName).toArray(String[]::new));
+            builder.option(OpenSslContextOption.GROUPS, scenario.groups(side).stream().map(g -> g.jdkName)
+                    .toArray(String[]::new));
         }
         return builder;
     }

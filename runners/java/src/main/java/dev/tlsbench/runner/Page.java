@@ -22,9 +22,13 @@ public record Page(long writes, int size) {
         return chunk;
     }
 
-    /** {@code 0}, {@code 10KiB}, {@code 512KiB}, {@code 100MiB} (in 16 KiB writes), or {@code 1000x64} (1,000 writes of 64 bytes). */
+    /**
+     * {@code 0}, {@code 10KiB}, {@code 512KiB}, {@code 100MiB} (in 16 KiB writes), or {@code 1000x64} (1,000 writes of
+     * 64 bytes).
+     */
     public static Page parse(String text) {
-        String invalid = "`" + text + "` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)";
+        String invalid = "`" + text + "` is not a response size: "
+                + "give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)";
         int x = text.indexOf('x');
         if (x >= 0) {
             long writes = number(text.substring(0, x), invalid);
@@ -42,7 +46,8 @@ public record Page(long writes, int size) {
             return new Page(1, (int) total);
         }
         if (total % WRITE_SIZE != 0) {
-            throw new IllegalArgumentException("`" + text + "`: a response over 16 KiB must be a multiple of 16 KiB (or give COUNTxBYTES)");
+            throw new IllegalArgumentException("`" + text
+                    + "`: a response over 16 KiB must be a multiple of 16 KiB (or give COUNTxBYTES)");
         }
         return new Page(total / WRITE_SIZE, WRITE_SIZE);
     }

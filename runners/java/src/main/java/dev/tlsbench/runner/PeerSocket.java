@@ -112,7 +112,8 @@ final class PeerSocket {
                 error = e;
             }
             boolean waiting = error instanceof ConnectException
-                    || (error instanceof SocketException && !(failedOnFile && Files.exists(path, LinkOption.NOFOLLOW_LINKS)));
+                    || (error instanceof SocketException
+                            && !(failedOnFile && Files.exists(path, LinkOption.NOFOLLOW_LINKS)));
             failedOnFile = !(error instanceof ConnectException) && Files.exists(path, LinkOption.NOFOLLOW_LINKS);
             if (!waiting || System.nanoTime() - deadline >= 0) {
                 throw Failure.other("cannot connect to the peer at " + path + ": " + Net.describe(error));

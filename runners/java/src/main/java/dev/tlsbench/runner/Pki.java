@@ -31,7 +31,8 @@ public final class Pki {
     public final X509Certificate[] clientChain;
     public final PrivateKey clientKey;
 
-    private Pki(X509Certificate ca, X509Certificate[] chain, PrivateKey key, X509Certificate[] clientChain, PrivateKey clientKey) {
+    private Pki(X509Certificate ca, X509Certificate[] chain, PrivateKey key, X509Certificate[] clientChain,
+            PrivateKey clientKey) {
         this.ca = ca;
         this.chain = chain;
         this.key = key;
@@ -89,7 +90,8 @@ public final class Pki {
         String pem = read(path);
         try {
             CertificateFactory factory = CertificateFactory.getInstance("X.509");
-            X509Certificate[] certs = factory.generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))
+            X509Certificate[] certs = factory.generateCertificates(
+                    new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))
                     .toArray(new X509Certificate[0]);
             if (certs.length == 0) {
                 throw Failure.other(path + " holds no certificate");

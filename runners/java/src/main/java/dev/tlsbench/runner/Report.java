@@ -19,7 +19,8 @@ public final class Report {
     List<Json> negotiated = new ArrayList<>();
 
     void value(Side side, String metric, double value, double seconds) {
-        values.add(Json.object().put("side", side.text()).put("metric", metric).put("value", value).put("seconds", seconds));
+        values.add(Json.object().put("side", side.text()).put("metric", metric).put("value", value)
+                .put("seconds", seconds));
     }
 
     /** One side's rates from its clock: wall time, and CPU time over the same calls when the CPU clock ran. */
@@ -35,7 +36,8 @@ public final class Report {
     }
 
     Json toJson() {
-        Json json = Json.object().put("status", "ok").put("client_library", clientLibrary).put("server_library", serverLibrary)
+        Json json = Json.object().put("status", "ok").put("client_library", clientLibrary)
+                .put("server_library", serverLibrary)
                 .put("iterations", iterations).put("values", values);
         if (!negotiated.isEmpty()) {
             json.put("negotiated", negotiated);
@@ -57,7 +59,9 @@ public final class Report {
         return Json.object().put("status", "failed").put("reason", reason);
     }
 
-    /** The reply for a failure: failed (with {@code "cause": "peer"} when it echoes the peer's), or needs_new_process. */
+    /**
+     * The reply for a failure: failed (with {@code "cause": "peer"} when it echoes the peer's), or needs_new_process.
+     */
     static Json of(Failure failure) {
         if (failure.needsNewProcess) {
             return needsNewProcess(failure.getMessage());

@@ -72,7 +72,8 @@ public final class Scenario {
 
         /** The kinds this measure applies to (scenario.rs, Measure::kinds). */
         public List<Kind> kinds() {
-            List<Kind> handshakes = List.of(Kind.HANDSHAKE_FULL, Kind.HANDSHAKE_RESUME_ID, Kind.HANDSHAKE_RESUME_TICKET);
+            List<Kind> handshakes = List.of(Kind.HANDSHAKE_FULL, Kind.HANDSHAKE_RESUME_ID,
+                    Kind.HANDSHAKE_RESUME_TICKET);
             List<Kind> kinds = new ArrayList<>();
             switch (this) {
                 case TIME, INSTRUCTIONS -> {
@@ -300,8 +301,8 @@ public final class Scenario {
         String[] parts = name.split("_", -1);
         if (parts.length < 5) {
             throw new IllegalArgumentException("scenario `" + name + "` is not of the form kind_version_group_key_suite"
-                    + "[_mtls|_cert-requested][_no-ems] (e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm, or with `"
-                    + DEFAULT + "` as both group and suite for each library's own defaults)");
+                    + "[_mtls|_cert-requested][_no-ems] (e.g. handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm, "
+                    + "or with `" + DEFAULT + "` as both group and suite for each library's own defaults)");
         }
         Group group = null;
         Suite suite = null;
@@ -347,10 +348,12 @@ public final class Scenario {
             throw new IllegalArgumentException(name + ": EMS is TLS 1.2 only");
         }
         if (!isPinned() && !ems) {
-            throw new IllegalArgumentException(name + ": no-ems switches EMS off, which no library does by default; it is pinned only");
+            throw new IllegalArgumentException(name
+                    + ": no-ems switches EMS off, which no library does by default; it is pinned only");
         }
         if (!isPinned() && kind.isResumption()) {
-            throw new IllegalArgumentException(name + ": resumption is measured pinned only (whether and how a client keeps and "
+            throw new IllegalArgumentException(name
+                    + ": resumption is measured pinned only (whether and how a client keeps and "
                     + "offers sessions is the application's choice, not a library default)");
         }
         return this;

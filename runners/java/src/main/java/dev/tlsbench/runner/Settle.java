@@ -13,7 +13,10 @@ import java.util.Set;
  * How long the JIT needs before a fresh JVM's figures settle: the measurement behind
  * {@link Common#FIXED_WARMUP_MS}. Not part of the protocol; run it by hand:
  *
- * <pre>java -cp tlsbench-runner-java.jar dev.tlsbench.runner.Settle CLIENT SERVER SCENARIO [SECONDS [WINDOW_MS [DATA_DIR]]]</pre>
+ * <pre>
+ * java -cp tlsbench-runner-java.jar dev.tlsbench.runner.Settle \
+ *     CLIENT SERVER SCENARIO [SECONDS [WINDOW_MS [DATA_DIR]]]
+ * </pre>
  *
  * It runs the sample's work (handshakes on new connections, or 16 KiB records) from the JVM's start,
  * with each side's clock, and prints each window's rate per side (handshakes/s or MB/s by the side's
@@ -71,7 +74,8 @@ public final class Settle {
                 n++;
             }
             double work = transfer ? n * (double) Report.TRANSFER_WRITE_SIZE / 1e6 : n;
-            windows.add(new double[] {(System.nanoTime() - start) / 1e9, work / clocks.client.seconds(), work / clocks.server.seconds()});
+            double at = (System.nanoTime() - start) / 1e9;
+            windows.add(new double[] {at, work / clocks.client.seconds(), work / clocks.server.seconds()});
         }
         String unit = transfer ? "MB/s" : "handshakes/s";
         // Per-second medians of the windows, then when each side's medians stayed within 10% of its plateau
@@ -83,21 +87,26 @@ public final class Settle {
         for (int sec = 0; sec < seconds0; sec++) {
             for (int side = 1; side <= 2; side++) {
                 final int s = side;
-                double[] block = windows.subList(sec * perSecond, (sec + 1) * perSecond).stream().mapToDouble(w -> w[s]).sorted().toArray();
+                double[] block = windows.subList(sec * perSecond, (sec + 1) * perSecond).stream().mapToDouble(w -> w[s])
+                        .sorted().toArray();
                 medians[side][sec] = block[block.length / 2];
             }
             System.out.printf("%d %.0f %.0f%n", sec + 1, medians[1][sec], medians[2][sec]);
         }
         for (int side = 1; side <= 2; side++) {
             final int s = side;
-            double[] tail = windows.subList(windows.size() * 2 / 3, windows.size()).stream().mapToDouble(w -> w[s]).sorted().toArray();
+            double[] tail = windows.subList(windows.size() * 2 / 3, windows.size()).stream().mapToDouble(w -> w[s])
+                    .sorted().toArray();
             double plateau = tail[tail.length / 2];
             int settled = seconds0;
             for (int sec = seconds0 - 1; sec >= 0 && Math.abs(medians[side][sec] / plateau - 1) <= 0.10; sec--) {
                 settled = sec;
             }
-            System.out.printf("# %s: plateau %.0f %s; per-second medians within 10%% from second %d on; first window %.0f (%.0f%% of plateau)%n",
-                    side == 1 ? "client" : "server", plateau, unit, settled + 1, windows.get(0)[s], 100 * windows.get(0)[s] / plateau);
+            System.out.printf(
+                    "# %s: plateau %.0f %s; per-second medians within 10%% from second %d on; first window %.0f "
+                            + "(%.0f%% of plateau)%n",
+                    side == 1 ? "client" : "server", plateau, unit, settled + 1, windows.get(0)[s],
+                    100 * windows.get(0)[s] / plateau);
         }
         System.out.println("# " + Arrays.toString(new String[] {client.library(), server.library()}));
         System.exit(0);

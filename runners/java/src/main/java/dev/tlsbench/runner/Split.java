@@ -40,12 +40,15 @@ final class Split {
     }
 
     /** Measures this process's side of one time sample; the peer process runs the other side. */
-    static Report sampleSide(Stack stack, Side side, Scenario scenario, Pki pki, Driver.Spec spec, InputStream in, OutputStream out) {
+    static Report sampleSide(Stack stack, Side side, Scenario scenario, Pki pki, Driver.Spec spec, InputStream in,
+            OutputStream out) {
         Relay relay = new Relay(in, out);
         try {
-            Split local = new Split(relay, side, scenario, new EngineConnection.Opener(Pair.config(stack, side, scenario, pki)));
+            Split local = new Split(relay, side, scenario,
+                    new EngineConnection.Opener(Pair.config(stack, side, scenario, pki)));
             Clock clock = new Clock();
-            long iterations = scenario.kind == Kind.TRANSFER ? local.transfer(spec, clock) : local.handshakes(spec, clock);
+            long iterations = scenario.kind == Kind.TRANSFER ? local.transfer(spec, clock)
+                    : local.handshakes(spec, clock);
             Report report = new Report();
             if (side == Side.CLIENT) {
                 report.clientLibrary = stack.library();
@@ -63,7 +66,10 @@ final class Split {
         }
     }
 
-    /** The seed (full, unmeasured), warm-up for as long as the client says, then measured handshakes until both clocks did their part. */
+    /**
+     * The seed (full, unmeasured), warm-up for as long as the client says, then measured handshakes until both clocks
+     * did their part.
+     */
     private long handshakes(Driver.Spec spec, Clock clock) {
         long started = System.nanoTime();
         long iterations = 0;
@@ -326,13 +332,14 @@ final class Split {
             }
             long len = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
             if (len > MAX_FRAME) {
-                throw Failure.other("the peer runner announced a message of " + len + " bytes, more than the " + MAX_FRAME
-                        + " any message can be");
+                throw Failure.other("the peer runner announced a message of " + len + " bytes, more than the "
+                        + MAX_FRAME + " any message can be");
             }
             byte[] frame = new byte[(int) len];
             int got = readFully(frame);
             if (got != len) {
-                throw Failure.peer("the peer runner went away in the middle of a message (" + got + " of " + len + " bytes)");
+                throw Failure.peer("the peer runner went away in the middle of a message (" + got + " of " + len
+                        + " bytes)");
             }
             return parse(frame);
         }

@@ -51,7 +51,8 @@ class FramesTest {
         // The header's last two bytes (length 3), two body bytes; then the last body byte and an empty record.
         records.feed(0, 3, 1, 2);
         records.feed(3, 21, 3, 3, 0, 0);
-        assertEquals(List.of("begins 22", "frame 22 3", "body [1, 2]", "body [3]", "begins 21", "frame 21 0"), records.heard);
+        assertEquals(List.of("begins 22", "frame 22 3", "body [1, 2]", "body [3]", "begins 21", "frame 21 0"),
+                records.heard);
         assertFalse(records.inFrame());
     }
 
@@ -62,7 +63,8 @@ class FramesTest {
         messages.feed(2, 0, 0, 1, 9, 11, 0);
         assertTrue(messages.inFrame());
         messages.feed(1, 2, 7);
-        assertEquals(List.of("begins 2", "frame 2 1", "body [9]", "begins 11", "frame 11 258", "body [7]"), messages.heard);
+        assertEquals(List.of("begins 2", "frame 2 1", "body [9]", "begins 11", "frame 11 258", "body [7]"),
+                messages.heard);
         assertTrue(messages.inFrame(), "257 bytes of the body are still to come");
         messages.restart();
         assertFalse(messages.inFrame());

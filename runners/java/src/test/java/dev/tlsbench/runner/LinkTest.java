@@ -56,7 +56,8 @@ class LinkTest {
         sh.putShort((short) 14).putShort((short) 51).putShort((short) 4).putShort((short) 0x001d).putShort((short) 0)
                 .putShort((short) 41).putShort((short) 2).putShort((short) 0);
         byte[] body = java.util.Arrays.copyOf(sh.array(), sh.position());
-        ByteBuffer msg = ByteBuffer.allocate(4 + body.length).put((byte) 2).put((byte) 0).putShort((short) body.length).put(body);
+        ByteBuffer msg = ByteBuffer.allocate(4 + body.length).put((byte) 2).put((byte) 0).putShort((short) body.length)
+                .put(body);
         link.server().write(ByteBuffer.wrap(record(22, msg.array())));
         link.server().write(ByteBuffer.wrap(record(23, new byte[20])));
         Hello hello = link.hello();

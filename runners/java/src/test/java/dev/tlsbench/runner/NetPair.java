@@ -18,15 +18,17 @@ final class NetPair {
         this.server = server;
     }
 
-    /** The JVM-wide pins of a scenario whose both sides may be JSSE (one scenario per test class: they are read once). */
+    /**
+     * The JVM-wide pins of a scenario whose both sides may be JSSE (one scenario per test class: they are read once).
+     */
     static Pki prepare(Scenario scenario) throws Exception {
         JvmPins.apply(scenario, EnumSet.allOf(Side.class));
         return Pki.load(TestPki.dataDir(), scenario.key);
     }
 
     /** {@code connections} measured connections, {@code concurrency} at a time (and as many to warm up). */
-    static NetPair run(Stack clientStack, Stack serverStack, Scenario scenario, Page served, Page expected, long connections,
-                       int concurrency) throws Exception {
+    static NetPair run(Stack clientStack, Stack serverStack, Scenario scenario, Page served, Page expected,
+                       long connections, int concurrency) throws Exception {
         Pki pki = prepare(scenario);
         Stack.Config serverConfig = Pair.config(serverStack, Side.SERVER, scenario, pki);
         Stack.Config clientConfig = Pair.config(clientStack, Side.CLIENT, scenario, pki);
@@ -36,7 +38,8 @@ final class NetPair {
             listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             CompletableFuture<NetReport> server = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return NetServe.serve(serverStack, serverConfig, scenario, listener, new NetServe.Settings(1, served, ioTimeoutNs), stop);
+                    return NetServe.serve(serverStack, serverConfig, scenario, listener,
+                            new NetServe.Settings(1, served, ioTimeoutNs), stop);
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }

@@ -74,7 +74,8 @@ class ProtocolVectorsTest {
             String name = (String) r.get(0);
             Scenario s = Scenario.parse(name);
             List<Object> parsed = Arrays.asList(s.name(), text(s.kind), text(s.version), text(s.group), text(s.key),
-                    text(s.suite), text(s.clientAuth), s.ems, texts(s.groups(Side.CLIENT)), texts(s.groups(Side.SERVER)));
+                    text(s.suite), text(s.clientAuth), s.ems, texts(s.groups(Side.CLIENT)),
+                    texts(s.groups(Side.SERVER)));
             assertEquals(r, parsed, name);
         }
     }
@@ -84,7 +85,8 @@ class ProtocolVectorsTest {
         for (Object vector : list(read("invalid-scenarios.json"))) {
             Map<String, Object> v = object(vector);
             String name = (String) v.get("name");
-            assertEquals(v.get("error"), assertThrows(IllegalArgumentException.class, () -> Scenario.parse(name)).getMessage(), name);
+            assertEquals(v.get("error"), assertThrows(IllegalArgumentException.class, () -> Scenario.parse(name))
+                    .getMessage(), name);
         }
     }
 
@@ -98,7 +100,8 @@ class ProtocolVectorsTest {
             if (unsupported == null) {
                 measure.check(scenario);
             } else {
-                assertEquals(unsupported, assertThrows(Unsupported.class, () -> measure.check(scenario)).getMessage(), v.toString());
+                assertEquals(unsupported, assertThrows(Unsupported.class, () -> measure.check(scenario)).getMessage(),
+                        v.toString());
             }
         }
     }
@@ -116,12 +119,16 @@ class ProtocolVectorsTest {
                 Split.Relay writer = new Split.Relay(new ByteArrayInputStream(new byte[0]), out);
                 boolean done = Boolean.TRUE.equals(m.get("done"));
                 switch ((String) m.get("type")) {
-                    case "flight" -> writer.sendFlight(hex.parseHex((String) m.get("bytes")), done, number(m, "unread").intValue());
+                    case "flight" -> writer.sendFlight(hex.parseHex((String) m.get("bytes")), done,
+                            number(m, "unread").intValue());
                     case "next" -> writer.send(new byte[] {1, (byte) nexts.indexOf(m.get("next"))});
-                    case "reached" -> writer.send(new byte[] {2, (byte) (Boolean.TRUE.equals(m.get("reached")) ? 1 : 0)});
-                    case "tally" -> writer.sendTally(number(m, "bytes").longValue(), hex.parseHex((String) m.get("sha256")));
+                    case "reached" -> writer.send(
+                            new byte[] {2, (byte) (Boolean.TRUE.equals(m.get("reached")) ? 1 : 0)});
+                    case "tally" -> writer.sendTally(number(m, "bytes").longValue(),
+                            hex.parseHex((String) m.get("sha256")));
                     case "abort" -> writer.abort((String) m.get("reason"));
-                    case "flights" -> writer.sendFlights(list(m.get("flights")).stream().map(f -> hex.parseHex((String) f)).toList(),
+                    case "flights" -> writer.sendFlights(list(m.get("flights")).stream()
+                            .map(f -> hex.parseHex((String) f)).toList(),
                             done, number(m, "unread").intValue());
                     default -> fail("a message of type " + m.get("type"));
                 }
@@ -190,7 +197,8 @@ class ProtocolVectorsTest {
             for (String p : List.of("50", "90", "99")) {
                 Number want = number(v, "p" + p + "_ns");
                 if (want != null) {
-                    assertEquals(want.longValue(), back.getValueAtPercentile(Double.parseDouble(p)), "p" + p + " of " + v);
+                    assertEquals(want.longValue(), back.getValueAtPercentile(Double.parseDouble(p)),
+                            "p" + p + " of " + v);
                 }
             }
             if (v.get("max_ns") != null) {
@@ -247,28 +255,31 @@ class ProtocolVectorsTest {
         String tcnative = "netty-tcnative";
         Map<Json, String> replies = new LinkedHashMap<>();
         // First: the JSSE pins of a JVM are its first scenario's, and this pair sets them for both sides.
-        NetPair net = NetPair.run(new NettyTcnativeStack(), new NettyTcnativeStack(), Scenario.parse(full), Page.EMPTY, Page.EMPTY,
-                2, 1);
+        NetPair net = NetPair.run(new NettyTcnativeStack(), new NettyTcnativeStack(), Scenario.parse(full),
+                Page.EMPTY, Page.EMPTY, 2, 1);
         replies.put(net.client.toJson(), "net_reply");
         replies.put(net.server.toJson(), "net_reply");
         replies.put(Main.reply(new String[] {"list"}, null, false), "list_reply");
         String[] timed = {"--min-time-ms", "2", "--warmup-ms", "1", "--data-dir", dir};
         for (String scenario : List.of(full, "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm")) {
-            replies.put(Main.reply(concat(new String[] {"sample", "--client", tcnative, "--server", tcnative, "--scenario", scenario},
-                    timed), null, false), "sample_reply");
+            String[] sample = {"sample", "--client", tcnative, "--server", tcnative, "--scenario", scenario};
+            replies.put(Main.reply(concat(sample, timed), null, false), "sample_reply");
         }
         replies.put(Main.reply(new String[] {"sample", "--measure", "io", "--client", tcnative, "--server", tcnative,
-            "--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, null, false), "sample_reply");
-        replies.put(Main.reply(new String[] {"sample", "--client", "nope", "--server", tcnative, "--scenario", full}, null, false),
-                "sample_reply");
+            "--scenario", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, null, false),
+            "sample_reply");
+        replies.put(Main.reply(new String[] {"sample", "--client", "nope", "--server", tcnative, "--scenario", full},
+            null, false), "sample_reply");
         replies.put(Main.reply(new String[] {"sample", "--measure", "rss", "--client", tcnative, "--server", tcnative,
-            "--scenario", "memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, null, false), "sample_reply");
+            "--scenario", "memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, null, false),
+            "sample_reply");
         replies.put(Report.needsNewProcess("this JVM pinned x25519"), "sample_reply");
         // JSSE on both sides, whose pins are the net pair's.
         replies.put(Main.reply(new String[] {"trace", "--client", "jsse", "--server", "jsse", "--scenario",
             "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir}, null, false), "trace_reply");
-        replies.put(Main.reply(new String[] {"load", "--stack", tcnative, "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
-            "--connect", "127.0.0.1:1"}, null, false), "net_reply");
+        replies.put(Main.reply(new String[] {"load", "--stack", tcnative,
+            "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "--connect", "127.0.0.1:1"}, null, false),
+            "net_reply");
         List<Object> statuses = new ArrayList<>();
         for (Map.Entry<Json, String> reply : replies.entrySet()) {
             String line = reply.getKey().toString();
@@ -276,7 +287,8 @@ class ProtocolVectorsTest {
             assertNull(Validator.check(root, definition(reply.getValue()), parsed, "/"), line);
             statuses.add(object(parsed).get("status"));
         }
-        assertTrue(statuses.containsAll(List.of("ok", "failed", "unsupported", "needs_new_process")), statuses.toString());
+        assertTrue(statuses.containsAll(List.of("ok", "failed", "unsupported", "needs_new_process")),
+                statuses.toString());
     }
 
     static String[] concat(String[] a, String[] b) {
@@ -294,11 +306,16 @@ class ProtocolVectorsTest {
         assertNull(Validator.check(root, definition("n"), 1L, "/"));
         assertNotNull(Validator.check(root, definition("n"), 0L, "/"));
         assertNotNull(Validator.check(root, definition("n"), 1.5, "/"));
-        assertNotNull(Validator.check(root, Map.of("oneOf", List.of(Map.of("type", "number"), Map.of("type", "integer"))), 1L, "/"));
+        Map<String, Object> numberOrInteger =
+                Map.of("oneOf", List.of(Map.of("type", "number"), Map.of("type", "integer")));
+        assertNotNull(Validator.check(root, numberOrInteger, 1L, "/"));
         assertFalse(Validator.check(root, Map.of("required", List.of("a")), Map.of(), "/") == null);
     }
 
-    /** The JSON the vectors are written in: objects keep their order, integers are Long (BigInteger past it), others Double. */
+    /**
+     * The JSON the vectors are written in: objects keep their order, integers are Long (BigInteger past it), others
+     * Double.
+     */
     static final class JsonReader {
         private final String text;
         private int at;
@@ -465,10 +482,13 @@ class ProtocolVectorsTest {
                         });
                         yield matched ? null : value + " is not of type " + arg;
                     }
-                    case "enum" -> list(arg).stream().anyMatch(v -> same(v, value)) ? null : value + " is not one of " + arg;
+                    case "enum" -> list(arg).stream().anyMatch(v -> same(v, value)) ? null : value + " is not one of "
+                            + arg;
                     case "const" -> same(arg, value) ? null : value + " is not " + arg;
-                    case "minimum" -> isNumber && number < ((Number) arg).doubleValue() ? value + " is below " + arg : null;
-                    case "maximum" -> isNumber && number > ((Number) arg).doubleValue() ? value + " is above " + arg : null;
+                    case "minimum" -> isNumber && number < ((Number) arg).doubleValue() ? value + " is below " + arg
+                            : null;
+                    case "maximum" -> isNumber && number > ((Number) arg).doubleValue() ? value + " is above " + arg
+                            : null;
                     case "required" -> {
                         String missing = null;
                         for (Object name : list(arg)) {
@@ -480,7 +500,8 @@ class ProtocolVectorsTest {
                     }
                     case "properties" -> {
                         String found = null;
-                        for (Map.Entry<String, Object> field : object == null ? Map.<String, Object>of().entrySet() : object.entrySet()) {
+                        for (Map.Entry<String, Object> field : object == null ? Map.<String, Object>of().entrySet()
+                                : object.entrySet()) {
                             Object property = object(arg).get(field.getKey());
                             if (property != null && found == null) {
                                 found = check(root, object(property), field.getValue(), at + field.getKey() + "/");
@@ -489,9 +510,11 @@ class ProtocolVectorsTest {
                         yield found;
                     }
                     case "additionalProperties" -> {
-                        Map<String, Object> known = schema.containsKey("properties") ? object(schema.get("properties")) : Map.of();
+                        Map<String, Object> known = schema.containsKey("properties") ? object(schema.get("properties"))
+                                : Map.of();
                         String found = null;
-                        for (Map.Entry<String, Object> field : object == null ? Map.<String, Object>of().entrySet() : object.entrySet()) {
+                        for (Map.Entry<String, Object> field : object == null ? Map.<String, Object>of().entrySet()
+                                : object.entrySet()) {
                             if (known.containsKey(field.getKey()) || found != null) {
                                 continue;
                             }
@@ -521,7 +544,8 @@ class ProtocolVectorsTest {
                         }
                         int passed = list(arg).size() - errors.size();
                         boolean ok = passed > 0 && (entry.getKey().equals("anyOf") || passed == 1);
-                        yield ok ? null : passed + " of the " + entry.getKey() + " branches match (" + String.join("; ", errors) + ")";
+                        yield ok ? null : passed + " of the " + entry.getKey() + " branches match ("
+                                + String.join("; ", errors) + ")";
                     }
                     default -> "unsupported keyword `" + entry.getKey() + "`";
                 };

@@ -36,19 +36,24 @@ class RelayTest {
         assertEquals(1L << 40, tally.tallyBytes);
         Split.Message flight = reader.recv();
         assertArrayEquals(new byte[] {1, 2}, flight.flights.get(0));
-        assertEquals("the peer runner went away: failed to fill whole buffer", assertThrows(Failure.class, reader::recv).getMessage());
+        assertEquals("the peer runner went away: failed to fill whole buffer",
+                assertThrows(Failure.class, reader::recv).getMessage());
     }
 
     @Test
     void aGarbledTruncatedOrOversizedMessageIsNamed() {
-        assertEquals("the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be",
+        assertEquals(
+                "the peer runner announced a message of 1347703880 bytes, more than the 268435456 any message can be",
                 assertThrows(Failure.class, () -> reader("HTTP/1.1 200 OK".getBytes()).recv()).getMessage());
-        byte[] shortFrame = ByteBuffer.allocate(7).order(ByteOrder.LITTLE_ENDIAN).putInt(100).put(new byte[] {1, 2, 3}).array();
+        byte[] shortFrame = ByteBuffer.allocate(7).order(ByteOrder.LITTLE_ENDIAN).putInt(100)
+                .put(new byte[] {1, 2, 3}).array();
         assertEquals("the peer runner went away in the middle of a message (3 of 100 bytes)",
                 assertThrows(Failure.class, () -> reader(shortFrame).recv()).getMessage());
         assertEquals("the peer runner sent a garbled message (tag 9, 2 bytes)",
                 assertThrows(Failure.class, () -> reader(new byte[] {2, 0, 0, 0, 9, 0}).recv()).getMessage());
         assertEquals("the peer stopped: gate failed: x",
-                assertThrows(Failure.class, () -> reader(new byte[] {15, 0, 0, 0, 4, 'g', 'a', 't', 'e', ' ', 'f', 'a', 'i', 'l', 'e', 'd', ':', ' ', 'x'}).recv()).getMessage());
+                assertThrows(Failure.class, () -> reader(new byte[] {
+                    15, 0, 0, 0, 4, 'g', 'a', 't', 'e', ' ', 'f', 'a', 'i', 'l', 'e', 'd', ':', ' ', 'x'}).recv())
+                        .getMessage());
     }
 }

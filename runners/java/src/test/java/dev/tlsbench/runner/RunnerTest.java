@@ -11,11 +11,14 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The runner as the orchestrator starts it for a one-shot command: one JVM, one JSON reply on stdout, exit status 0. */
+/**
+ * The runner as the orchestrator starts it for a one-shot command: one JVM, one JSON reply on stdout, exit status 0.
+ */
 class RunnerTest {
     /** Runs the runner's main in a fresh JVM; returns its stdout, which must be one line. */
     static String run(String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java,
                 "-cp", System.getProperty("java.class.path"), "dev.tlsbench.runner.Main"));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
@@ -28,8 +31,9 @@ class RunnerTest {
     }
 
     static String sample(String client, String server, String scenario, String... more) throws Exception {
-        List<String> args = new ArrayList<>(List.of("sample", "--client", client, "--server", server, "--scenario", scenario,
-                "--min-time-ms", "20", "--warmup-ms", "0", "--data-dir", TestPki.dataDir().toString()));
+        List<String> args = new ArrayList<>(List.of("sample", "--client", client, "--server", server,
+                "--scenario", scenario, "--min-time-ms", "20", "--warmup-ms", "0",
+                "--data-dir", TestPki.dataDir().toString()));
         args.addAll(List.of(more));
         return run(args.toArray(new String[0]));
     }
@@ -37,16 +41,19 @@ class RunnerTest {
     @Test
     void listNamesBothStacksWithTheirRuntimeLibraries() throws Exception {
         String list = run("list");
-        assertTrue(list.startsWith("{\"protocol_version\":" + Main.PROTOCOL_VERSION + ",\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
+        assertTrue(list.startsWith("{\"protocol_version\":" + Main.PROTOCOL_VERSION
+                + ",\"stacks\":[{\"id\":\"jsse\",\"library\":\"JSSE (SunJSSE "), list);
         assertTrue(list.contains("\"id\":\"netty-tcnative\",\"library\":\"netty-tcnative-boringssl-static 2.0."), list);
         assertTrue(list.contains("(BoringSSL, netty 4.1."), list);
         assertTrue(list.contains("\"min_warmup_ms\":" + Common.MIN_WARMUP_MS + "}"), list);
         // Each with its backend: the JCA providers JSSE's algorithms come from, and tcnative's BoringSSL.
-        assertTrue(list.contains("\"backend\":{\"name\":\"JDK providers\",\"version\":\"" + System.getProperty("java.runtime.version") + "\""), list);
+        assertTrue(list.contains("\"backend\":{\"name\":\"JDK providers\",\"version\":\""
+                + System.getProperty("java.runtime.version") + "\""), list);
         java.security.Provider aesGcm = javax.crypto.Cipher.getInstance("AES/GCM/NoPadding").getProvider();
         assertTrue(list.contains(aesGcm.getName() + " " + aesGcm.getVersionStr() + ": AES-GCM"), list);
         assertTrue(list.contains("\"tls_library\":\"netty 4.1."), list);
-        assertTrue(list.contains("\"backend\":{\"name\":\"BoringSSL\",\"version\":\"netty-tcnative-boringssl-static 2.0."), list);
+        assertTrue(list.contains("\"backend\":{\"name\":\"BoringSSL\","
+                + "\"version\":\"netty-tcnative-boringssl-static 2.0."), list);
     }
 
     @Test
@@ -57,18 +64,22 @@ class RunnerTest {
             assertTrue(reply.contains("{\"side\":\"server\",\"metric\":\"cpu_handshakes_per_s\""), reply);
             assertTrue(reply.contains("{\"side\":\"client\",\"negotiated\":\"1.3 aes-128-gcm x25519\"}"), reply);
         }
-        String mtls = sample("netty-tcnative", "netty-tcnative", "handshake-full_1.2_secp256r1_rsa-2048_aes-256-gcm_mtls");
+        String mtls = sample("netty-tcnative", "netty-tcnative",
+                "handshake-full_1.2_secp256r1_rsa-2048_aes-256-gcm_mtls");
         assertTrue(mtls.contains("\"negotiated\":\"1.2 aes-256-gcm secp256r1\"}"), mtls);
         String resumed = sample("jsse", "jsse", "handshake-resume-id_1.2_x25519_ecdsa-p256_chacha20-poly1305_no-ems");
-        assertTrue(resumed.contains("\"negotiated\":\"1.2 chacha20-poly1305 group not reported, resumed, no EMS\"}"), resumed);
+        assertTrue(resumed.contains("\"negotiated\":\"1.2 chacha20-poly1305 group not reported, resumed, no EMS\"}"),
+                resumed);
     }
 
     @Test
     void theIoMeasureCountsOneConnection() throws Exception {
-        String reply = sample("netty-tcnative", "jsse", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "io");
+        String reply = sample("netty-tcnative", "jsse", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm",
+                "--measure", "io");
         assertTrue(reply.contains("\"iterations\":1,"), reply);
         // The adapter reads only when its socket is readable: no read comes back empty.
-        assertTrue(reply.contains("{\"side\":\"client\",\"metric\":\"empty_read_calls\",\"value\":0.0,\"seconds\":0.0}"), reply);
+        assertTrue(reply.contains(
+                "{\"side\":\"client\",\"metric\":\"empty_read_calls\",\"value\":0.0,\"seconds\":0.0}"), reply);
         assertTrue(reply.contains("\"metric\":\"records_written\""), reply);
     }
 
@@ -76,9 +87,10 @@ class RunnerTest {
     void whatIsNotSupportedSaysWhy() throws Exception {
         assertTrue(sample("jsse", "jsse", "handshake-full_1.3_x25519mlkem768_ecdsa-p256_aes-128-gcm")
                 .startsWith("{\"status\":\"unsupported\",\"reason\":\"jsse: JDK 17's SunJSSE has no ML-KEM"));
-        assertTrue(sample("jsse", "jsse", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "instructions")
-                .contains("callgrind"));
-        assertEquals("{\"status\":\"failed\",\"reason\":\"stack `wolfssl` is not in this runner (it has: jsse, netty-tcnative)\"}",
+        assertTrue(sample("jsse", "jsse", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure",
+                "instructions").contains("callgrind"));
+        assertEquals("{\"status\":\"failed\",\"reason\":\"stack `wolfssl` is not in this runner "
+                + "(it has: jsse, netty-tcnative)\"}",
                 sample("wolfssl", "jsse", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"));
     }
 

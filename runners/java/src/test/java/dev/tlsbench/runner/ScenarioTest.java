@@ -19,15 +19,20 @@ class ScenarioTest {
             assertEquals(name, Scenario.parse(name).name());
         }
         assertEquals("unknown protocol version `1.4` (valid: 1.2, 1.3)",
-                assertThrows(IllegalArgumentException.class, () -> Scenario.parse("handshake-full_1.4_x25519_ecdsa-p256_aes-128-gcm")).getMessage());
+                refusal("handshake-full_1.4_x25519_ecdsa-p256_aes-128-gcm"));
         assertEquals("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems: EMS is TLS 1.2 only",
-                assertThrows(IllegalArgumentException.class, () -> Scenario.parse("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems")).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Scenario.parse("handshake-resume-id_1.3_x25519_ecdsa-p256_aes-128-gcm"))
-                .getMessage().endsWith("session-ID resumption exists in TLS 1.2 only"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Scenario.parse("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_psk"))
-                .getMessage().contains("unknown suffix `psk` (valid: mtls, cert-requested, no-ems)"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Scenario.parse("handshake-full_1.3_default_ecdsa-p256_aes-128-gcm"))
-                .getMessage().contains("group and suite are either both `default`"));
+                refusal("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_no-ems"));
+        assertTrue(refusal("handshake-resume-id_1.3_x25519_ecdsa-p256_aes-128-gcm")
+                .endsWith("session-ID resumption exists in TLS 1.2 only"));
+        assertTrue(refusal("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_psk")
+                .contains("unknown suffix `psk` (valid: mtls, cert-requested, no-ems)"));
+        assertTrue(refusal("handshake-full_1.3_default_ecdsa-p256_aes-128-gcm")
+                .contains("group and suite are either both `default`"));
+    }
+
+    /** Why {@code name} is not a scenario. */
+    private static String refusal(String name) {
+        return assertThrows(IllegalArgumentException.class, () -> Scenario.parse(name)).getMessage();
     }
 
     @Test
@@ -37,22 +42,27 @@ class ScenarioTest {
         assertEquals(List.of(Group.X25519), p384.groups(Side.SERVER));
         assertEquals(List.of(Group.X25519, Group.SECP256R1),
                 Scenario.parse("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls").groups(Side.SERVER));
-        assertEquals(List.of(Group.X25519), Scenario.parse("handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm_mtls").groups(Side.CLIENT));
+        assertEquals(List.of(Group.X25519), Scenario.parse("handshake-full_1.3_x25519_ecdsa-p384_aes-128-gcm_mtls")
+                .groups(Side.CLIENT));
     }
 
     @Test
     void suitesAreFoundBackFromTheirStandardNames() {
-        assertEquals(Scenario.Suite.AES_256_GCM, Scenario.Suite.negotiated("TLS_AES_256_GCM_SHA384", Scenario.Version.TLS13));
+        assertEquals(Scenario.Suite.AES_256_GCM,
+                Scenario.Suite.negotiated("TLS_AES_256_GCM_SHA384", Scenario.Version.TLS13));
         assertEquals(Scenario.Suite.CHACHA20_POLY1305,
                 Scenario.Suite.negotiated("TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", Scenario.Version.TLS12));
-        assertThrows(IllegalStateException.class, () -> Scenario.Suite.negotiated("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", Scenario.Version.TLS13));
+        assertThrows(IllegalStateException.class,
+                () -> Scenario.Suite.negotiated("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", Scenario.Version.TLS13));
     }
 
     @Test
     void negotiatedReadsAsRustsDisplay() {
-        Negotiated resumed = new Negotiated(Scenario.Version.TLS12, Scenario.Suite.AES_256_GCM, null, true, false, null, true);
+        Negotiated resumed = new Negotiated(Scenario.Version.TLS12, Scenario.Suite.AES_256_GCM, null, true, false,
+                null, true);
         assertEquals("1.2 aes-256-gcm group not reported, resumed, no EMS, ticket received", resumed.toString());
         assertEquals("1.3 aes-128-gcm x25519",
-                new Negotiated(Scenario.Version.TLS13, Scenario.Suite.AES_128_GCM, Group.X25519, false, null, false, null).toString());
+                new Negotiated(Scenario.Version.TLS13, Scenario.Suite.AES_128_GCM, Group.X25519, false, null, false,
+                        null).toString());
     }
 }

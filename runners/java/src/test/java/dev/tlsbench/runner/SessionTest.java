@@ -72,8 +72,9 @@ class SessionTest {
     }
 
     private static String[] sample(String client, String server, String scenario, String... more) throws Exception {
-        List<String> words = new ArrayList<>(List.of("sample", "--client", client, "--server", server, "--scenario", scenario,
-                "--min-time-ms", "20", "--warmup-ms", "10", "--data-dir", TestPki.dataDir().toString()));
+        List<String> words = new ArrayList<>(List.of("sample", "--client", client, "--server", server,
+                "--scenario", scenario, "--min-time-ms", "20", "--warmup-ms", "10",
+                "--data-dir", TestPki.dataDir().toString()));
         words.addAll(List.of(more));
         return words.toArray(new String[0]);
     }
@@ -82,9 +83,12 @@ class SessionTest {
         return side(role, stack, peerStack, socket, FULL13);
     }
 
-    private static String[] side(String role, String stack, String peerStack, Path socket, String scenario) throws Exception {
-        return new String[] {"side", "--role", role, "--stack", stack, "--peer-stack", peerStack, "--scenario", scenario,
-            "--min-time-ms", "20", "--warmup-ms", "10", "--peer-socket", socket.toString(), "--data-dir", TestPki.dataDir().toString()};
+    private static String[] side(String role, String stack, String peerStack, Path socket, String scenario)
+            throws Exception {
+        return new String[] {"side", "--role", role, "--stack", stack, "--peer-stack", peerStack,
+            "--scenario", scenario,
+            "--min-time-ms", "20", "--warmup-ms", "10", "--peer-socket", socket.toString(),
+            "--data-dir", TestPki.dataDir().toString()};
     }
 
     private static long iterations(String reply) {
@@ -103,18 +107,20 @@ class SessionTest {
             String resumed = session.ask(sample("jsse", "jsse", "handshake-resume-id_" + TLS12));
             assertOk(resumed);
             assertTrue(iterations(resumed) > 0, resumed);
-            assertTrue(resumed.contains("{\"side\":\"client\",\"negotiated\":\"1.2 aes-128-gcm group not reported, resumed, no ticket\"}"),
-                    resumed);
+            assertTrue(resumed.contains("{\"side\":\"client\","
+                    + "\"negotiated\":\"1.2 aes-128-gcm group not reported, resumed, no ticket\"}"), resumed);
             assertTrue(resumed.contains("{\"side\":\"server\",\"metric\":\"handshakes_per_s\""), resumed);
             String full = session.ask(sample("jsse", "netty-tcnative", "handshake-full_" + TLS12));
             assertOk(full);
             assertTrue(iterations(full) > 0, full);
             assertTrue(full.contains("\"server_library\":\"netty-tcnative-boringssl-static"), full);
-            assertTrue(full.contains("{\"side\":\"client\",\"negotiated\":\"1.2 aes-128-gcm x25519, no ticket\"}"), full);
+            assertTrue(full.contains("{\"side\":\"client\",\"negotiated\":\"1.2 aes-128-gcm x25519, no ticket\"}"),
+                    full);
             String io = session.ask(sample("netty-tcnative", "jsse", "io-profile_" + TLS12, "--measure", "io"));
             assertOk(io);
             assertEquals(1, iterations(io), io);
-            assertTrue(io.contains("{\"side\":\"client\",\"metric\":\"empty_read_calls\",\"value\":0.0,\"seconds\":0.0}"), io);
+            assertTrue(io.contains(
+                    "{\"side\":\"client\",\"metric\":\"empty_read_calls\",\"value\":0.0,\"seconds\":0.0}"), io);
         }
     }
 
@@ -122,15 +128,19 @@ class SessionTest {
     void aRequestOfAnotherCommandFailsAndTheSessionGoesOn() throws Exception {
         try (Session session = new Session()) {
             for (String word : List.of("list", "", "serve", "session", "bogus")) {
-                assertEquals("{\"status\":\"failed\",\"reason\":\"a session takes sample and side requests (got `" + word + "`)\"}",
-                        session.ask(word, "--stack", "jsse"));
+                assertEquals("{\"status\":\"failed\",\"reason\":\"a session takes sample and side requests (got `"
+                        + word + "`)\"}", session.ask(word, "--stack", "jsse"));
             }
-            assertEquals("{\"status\":\"failed\",\"reason\":\"a session takes sample and side requests (got ``)\"}", session.ask(""));
+            assertEquals("{\"status\":\"failed\",\"reason\":\"a session takes sample and side requests (got ``)\"}",
+                    session.ask(""));
             // stdin carries the requests: a side meets its peer at a socket path.
-            assertEquals("{\"status\":\"failed\",\"reason\":\"in a session the peer is reached with --peer-socket PATH, not --peer-fd\"}",
-                    session.ask("side", "--role", "client", "--stack", "jsse", "--peer-stack", "jsse", "--scenario", FULL13, "--peer-fd", "0"));
+            String[] side = {"side", "--role", "client", "--stack", "jsse", "--peer-stack", "jsse",
+                "--scenario", FULL13};
+            String[] sideOnFd = ProtocolVectorsTest.concat(side, new String[] {"--peer-fd", "0"});
+            assertEquals("{\"status\":\"failed\",\"reason\":\"in a session the peer is reached with "
+                    + "--peer-socket PATH, not --peer-fd\"}", session.ask(sideOnFd));
             assertEquals("{\"status\":\"failed\",\"reason\":\"side: give exactly one of --peer-fd and --peer-socket\"}",
-                    session.ask("side", "--role", "client", "--stack", "jsse", "--peer-stack", "jsse", "--scenario", FULL13));
+                    session.ask(side));
             assertEquals("{\"status\":\"failed\",\"reason\":\"a value is required for '--cpu-clock'\"}",
                     session.ask(sample("jsse", "jsse", FULL13, "--cpu-clock")));
             // Refused by its capabilities, it fixes no pins: the next scenario sets its own.
@@ -147,8 +157,8 @@ class SessionTest {
         String tail = "; a scenario that needs other JVM-wide settings needs a process of its own\"}";
         try (Session session = new Session()) {
             assertOk(session.ask(sample("jsse", "jsse", FULL13)));
-            assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario (jdk.tls.namedGroups=x25519 "
-                    + "where this scenario needs secp256r1)" + tail,
+            assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario "
+                    + "(jdk.tls.namedGroups=x25519 where this scenario needs secp256r1)" + tail,
                     session.ask(sample("jsse", "jsse", "handshake-full_1.3_secp256r1_ecdsa-p256_aes-128-gcm")));
             // Unpinned, it would run with the first one's groups and without tickets.
             assertEquals("{\"status\":\"needs_new_process\",\"reason\":\"this JVM is pinned by its first scenario ("
@@ -176,15 +186,18 @@ class SessionTest {
                 Session client = jsseClient ? jsse : netty;
                 Session server = jsseClient ? netty : jsse;
                 // The client asks first and retries until the server listens.
-                client.send(side("client", jsseClient ? "jsse" : "netty-tcnative", jsseClient ? "netty-tcnative" : "jsse", socket));
+                String clientStack = jsseClient ? "jsse" : "netty-tcnative";
+                String serverStack = jsseClient ? "netty-tcnative" : "jsse";
+                client.send(side("client", clientStack, serverStack, socket));
                 Thread.sleep(200);
-                server.send(side("server", jsseClient ? "netty-tcnative" : "jsse", jsseClient ? "jsse" : "netty-tcnative", socket));
+                server.send(side("server", serverStack, clientStack, socket));
                 String clientReply = client.reply();
                 String serverReply = server.reply();
                 assertOk(clientReply);
                 assertOk(serverReply);
                 assertTrue(clientReply.contains("\"server_library\":\"\""), clientReply);
-                assertTrue(clientReply.contains("{\"side\":\"client\",\"negotiated\":\"1.3 aes-128-gcm x25519\"}"), clientReply);
+                assertTrue(clientReply.contains("{\"side\":\"client\",\"negotiated\":\"1.3 aes-128-gcm x25519\"}"),
+                        clientReply);
                 assertTrue(serverReply.contains("{\"side\":\"server\",\"metric\":\"handshakes_per_s\""), serverReply);
                 assertTrue(iterations(clientReply) > 0, clientReply);
                 assertEquals(iterations(clientReply), iterations(serverReply));
@@ -206,7 +219,8 @@ class SessionTest {
     }
 
     private static String sideFailure(String... flags) {
-        List<String> args = new ArrayList<>(List.of("side", "--stack", "netty-tcnative", "--peer-stack", "jsse", "--scenario", FULL13));
+        List<String> args = new ArrayList<>(
+                List.of("side", "--stack", "netty-tcnative", "--peer-stack", "jsse", "--scenario", FULL13));
         args.addAll(List.of(flags));
         return assertThrows(Failure.class, () -> Main.run(args.toArray(new String[0]))).getMessage();
     }
@@ -231,7 +245,8 @@ class SessionTest {
                     sideFailure("--role", "client", "--peer-socket", stale.toString()));
             // The server replaces the stale file, waits, and removes its own.
             long started = System.nanoTime();
-            assertEquals("no peer connected to " + stale + " within 0.2 s", sideFailure("--role", "server", "--peer-socket", stale.toString()));
+            assertEquals("no peer connected to " + stale + " within 0.2 s",
+                    sideFailure("--role", "server", "--peer-socket", stale.toString()));
             assertTrue(System.nanoTime() - started >= 200_000_000L);
             assertFalse(Files.exists(stale));
         } finally {

@@ -32,8 +32,10 @@ class SplitTest {
         PipedInputStream clientIn = new PipedInputStream(toClient, 1 << 20);
         Driver.Spec spec = new Driver.Spec(0, 20_000_000);
         CompletableFuture<String> serverSide = CompletableFuture.supplyAsync(
-                () -> Split.sampleSide(server, Side.SERVER, scenario, pki, spec, serverIn, toClient).toJson().toString());
-        String clientReply = Split.sampleSide(client, Side.CLIENT, scenario, pki, spec, clientIn, toServer).toJson().toString();
+                () -> Split.sampleSide(server, Side.SERVER, scenario, pki, spec, serverIn, toClient)
+                        .toJson().toString());
+        String clientReply = Split.sampleSide(client, Side.CLIENT, scenario, pki, spec, clientIn, toServer)
+                .toJson().toString();
         return new String[] {clientReply, serverSide.get()};
     }
 
@@ -43,9 +45,13 @@ class SplitTest {
 
     @Test
     void bothSidesDoTheSameIterationsAndResume() throws Exception {
-        String[] replies = pair(new JsseStack(), new NettyTcnativeStack(), "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        assertTrue(replies[0].contains("\"client_library\":\"JSSE") && replies[0].contains("\"server_library\":\"\""), replies[0]);
-        assertTrue(replies[1].contains("\"negotiated\":[{\"side\":\"server\",\"negotiated\":\"1.3 aes-128-gcm x25519, resumed\"}]"), replies[1]);
+        String[] replies = pair(new JsseStack(), new NettyTcnativeStack(),
+                "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        assertTrue(replies[0].contains("\"client_library\":\"JSSE") && replies[0].contains("\"server_library\":\"\""),
+                replies[0]);
+        assertTrue(replies[1].contains(
+                "\"negotiated\":[{\"side\":\"server\",\"negotiated\":\"1.3 aes-128-gcm x25519, resumed\"}]"),
+                replies[1]);
         assertEquals(iterations(replies[0]), iterations(replies[1]));
     }
 }

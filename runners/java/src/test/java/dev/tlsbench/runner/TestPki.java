@@ -65,25 +65,29 @@ final class TestPki {
                         "-ext", "bc:c=ca:true,pathlen:0", "-ext", "ku:c=keyCertSign,cRLSign"));
         Files.writeString(dir.resolve("ca.pem"), caPem);
         leaf(work, dir, alg, inter, intPem, "server", serverName, "serverAuth", "chain.pem", "server.key");
-        leaf(work, dir, alg, inter, intPem, "client", "client.tlsbench.test", "clientAuth", "client-chain.pem", "client.key");
+        leaf(work, dir, alg, inter, intPem, "client", "client.tlsbench.test", "clientAuth", "client-chain.pem",
+                "client.key");
     }
 
-    private static void leaf(Path work, Path dir, List<String> alg, String inter, String intPem, String name, String dns,
-                             String eku, String chainFile, String keyFile) throws Exception {
+    private static void leaf(Path work, Path dir, List<String> alg, String inter, String intPem, String name,
+                             String dns, String eku, String chainFile, String keyFile) throws Exception {
         String store = work.resolve(name + ".p12").toString();
         keytool(null, concat(List.of("-genkeypair", "-alias", name, "-dname", "CN=" + dns, "-validity", "3650",
                 "-keystore", store), alg));
         String pem = keytool(keytool(null, List.of("-certreq", "-alias", name, "-keystore", store)),
                 List.of("-gencert", "-rfc", "-alias", "int", "-keystore", inter, "-validity", "3650",
-                        "-ext", "san=dns:" + dns, "-ext", "eku=" + eku, "-ext", "ku:c=digitalSignature,keyEncipherment"));
+                        "-ext", "san=dns:" + dns, "-ext", "eku=" + eku,
+                        "-ext", "ku:c=digitalSignature,keyEncipherment"));
         Files.writeString(dir.resolve(chainFile), pem + intPem);
         KeyStore ks = KeyStore.getInstance("PKCS12");
         try (var in = Files.newInputStream(Path.of(store))) {
             ks.load(in, PASS.toCharArray());
         }
         Key key = ks.getKey(name, PASS.toCharArray());
-        String b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(key.getEncoded());
-        Files.writeString(dir.resolve(keyFile), "-----BEGIN PRIVATE KEY-----\n" + b64 + "\n-----END PRIVATE KEY-----\n");
+        String b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(key.getEncoded());
+        Files.writeString(dir.resolve(keyFile),
+                "-----BEGIN PRIVATE KEY-----\n" + b64 + "\n-----END PRIVATE KEY-----\n");
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
