@@ -171,13 +171,12 @@ pub fn find(built: Built) -> Result<Runners> {
 }
 
 /// The runners of the one build a command runs (`serve`, `load`, `trace`, `io` and `profile`
-/// take `--build NAME`; their C libraries are gcc's), with `run --build`'s checks: release's
+/// take `--build NAME` and `--compiler CC`), with `run --build`'s checks: release's
 /// directory holds release; another build's directory is built, holds that build, and has a
 /// runner for each stack of `ids`. A stack whose runner only release has (Go's, Java's) is an
 /// error saying why.
-pub fn one(release: Runners, build: Build, ids: &[String]) -> Result<Runners> {
+pub fn one(release: Runners, built: Built, ids: &[String]) -> Result<Runners> {
     check(Built::default(), &release)?;
-    let built = Built::new(build, Compiler::Gcc);
     if built.is_default() {
         return Ok(release);
     }
@@ -212,13 +211,30 @@ pub fn check_reply(build: Build, reported: Option<&str>) -> Result<(), String> {
     }
 }
 
-/// A stack as a command that runs one build names it: `ID` in release, `ID [BUILD]` in
-/// another, as `run` labels its build columns.
-pub fn label(id: &str, build: Build) -> String {
-    match build {
-        Build::Release => id.to_string(),
-        other => format!("{id} [{other}]"),
+/// A stack as a command that runs one build names it: `ID` in release with gcc, `ID [BUILD]`
+/// in another build, `ID [clang]` with another compiler, as `run` labels its columns.
+pub fn label(id: &str, built: Built) -> String {
+    let mut label = id.to_string();
+    if built.build != Build::Release {
+        label.push_str(&format!(" [{}]", built.build));
     }
+    if built.compiler != Compiler::Gcc {
+        label.push_str(&format!(" [{}]", built.compiler));
+    }
+    label
+}
+
+/// What a file of `built` puts after its name so that it lies beside release's (with gcc), not
+/// over it: nothing, `_native`, `_clang`, `_lto_clang`.
+pub fn file_suffix(built: Built) -> String {
+    let mut suffix = String::new();
+    if built.build != Build::Release {
+        suffix.push_str(&format!("_{}", built.build));
+    }
+    if built.compiler != Compiler::Gcc {
+        suffix.push_str(&format!("_{}", built.compiler));
+    }
+    suffix
 }
 
 /// That every runner in a build's directory says it is that build, with that C compiler: a
@@ -417,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_of_another_build_is_refused_and_a_build_other_than_release_labels_its_stacks() {
+    fn a_reply_of_another_build_is_refused() {
         check_reply(Build::Native, Some("native")).unwrap();
         assert_eq!(
             check_reply(Build::Native, Some("release")).unwrap_err(),
@@ -426,10 +442,22 @@ mod tests {
         // Release's runners say their cargo profile under test; Go's and Java's say nothing.
         check_reply(Build::Release, Some("debug")).unwrap();
         check_reply(Build::Lto, None).unwrap();
-        assert_eq!(
-            (label("openssl", Build::Release), label("openssl", Build::Lto)),
-            ("openssl".to_string(), "openssl [lto]".to_string())
-        );
+    }
+
+    #[test]
+    fn a_build_and_a_compiler_label_the_stack_and_keep_its_files_apart() {
+        let built = |build, compiler| Built::new(build, compiler);
+        let default = built(Build::Release, Compiler::Gcc);
+        assert_eq!((label("openssl", default), file_suffix(default)), ("openssl".to_string(), String::new()));
+        let mut suffixes = std::collections::HashSet::new();
+        for build in Build::ALL {
+            for compiler in Compiler::ALL {
+                let (label, suffix) = (label("openssl", built(build, compiler)), file_suffix(built(build, compiler)));
+                assert_eq!(label.contains(&format!("[{build}]")), build != Build::Release, "{label}");
+                assert_eq!(label.contains(&format!("[{compiler}]")), compiler != Compiler::Gcc, "{label}");
+                assert!(suffixes.insert(suffix.clone()), "{suffix:?} names two builds' files");
+            }
+        }
     }
 
     #[test]

@@ -204,13 +204,24 @@ pub struct DbArg {
     pub db: PathBuf,
 }
 
-/// `--build` of the commands that run one build's runners (serve, load, trace, io, profile).
+/// `--build` and `--compiler` of the commands that run one build's runners (serve, load, trace,
+/// io, profile).
 #[derive(Args)]
 pub struct BuildArg {
     /// The build whose runners to run (scripts/build.sh --build NAME): release, native or lto.
     /// Go's and Java's runners are built by their own toolchains, in release only.
     #[arg(long, value_enum, value_name = "BUILD", default_value_t = crate::builds::Build::Release)]
     pub build: crate::builds::Build,
+    /// The C compiler of the C libraries the runners built from source (scripts/build.sh --cc
+    /// CC): gcc or clang.
+    #[arg(long, value_enum, value_name = "CC", default_value_t = crate::builds::Compiler::Gcc)]
+    pub compiler: crate::builds::Compiler,
+}
+
+impl BuildArg {
+    pub fn built(&self) -> crate::builds::Built {
+        crate::builds::Built::new(self.build, self.compiler)
+    }
 }
 
 #[derive(Args)]

@@ -27,9 +27,9 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
         (None, Some(client), Some(server)) => (client, server),
         _ => bail!("choose the stacks with --stack ID, or --client ID --server ID"),
     };
-    let build = args.build.build;
-    let runners = builds::one(stacks::Runners::find()?, build, &[client.clone(), server.clone()])?;
-    match call_trace(&runners, build, &client, &server, &args.scenario)? {
+    let built = args.build.built();
+    let runners = builds::one(stacks::Runners::find()?, built, &[client.clone(), server.clone()])?;
+    match call_trace(&runners, built.build, &client, &server, &args.scenario)? {
         TraceReply::Ok(trace) if args.json => output::print(format!("{}\n", serde_json::to_string_pretty(&trace)?)),
         TraceReply::Ok(trace) => output::print(output::trace::render(&trace)),
         TraceReply::Unsupported { reason } => bail!("{} is unsupported: {reason}", args.scenario),
@@ -59,15 +59,15 @@ pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
 /// other than release, the stacks taken by default whose runners only release has (Go's,
 /// Java's) are rows n/a saying so, as `run` makes their cells; naming one is an error.
 pub fn io(args: IoArgs) -> Result<ExitCode> {
-    let build = args.build.build;
-    let built = builds::Built::new(build, builds::Compiler::Gcc);
+    let built = args.build.built();
+    let build = built.build;
     let release = stacks::Runners::find()?;
     let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
         true => {
             let (ids, others): (Vec<String>, Vec<String>) = release
                 .default_stacks()
                 .into_iter()
-                .partition(|id| build == Build::Release || builds::runtime_only(&release, built, id).is_none());
+                .partition(|id| built.is_default() || builds::runtime_only(&release, built, id).is_none());
             let reasons = others
                 .into_iter()
                 .map(|id| (builds::runtime_only(&release, built, &id).expect("partitioned by it"), id))
@@ -76,12 +76,12 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
         }
         false => (first_seen(args.stacks), Vec::new()),
     };
-    let runners = builds::one(release, build, &ids)?;
+    let runners = builds::one(release, built, &ids)?;
     let mut failed = 0;
     for (i, scenario) in io_scenarios(args.config).iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
-            eprintln!("tracing {scenario} {}", builds::label(id, build));
+            eprintln!("tracing {scenario} {}", builds::label(id, built));
             let outcome = match call_trace(&runners, build, id, id, scenario) {
                 Ok(TraceReply::Ok(trace)) => Outcome::Measured(trace),
                 Ok(TraceReply::Unsupported { reason }) => Outcome::Unsupported(reason),
@@ -98,11 +98,11 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
                 Some(Ok(TraceReply::Ok(trace))) => Some(trace),
                 _ => None,
             };
-            rows.push(IoRow { stack: builds::label(id, build), outcome, mtls });
+            rows.push(IoRow { stack: builds::label(id, built), outcome, mtls });
         }
         for (reason, id) in &release_only {
             rows.push(IoRow {
-                stack: builds::label(id, build),
+                stack: builds::label(id, built),
                 outcome: Outcome::Unsupported(reason.clone()),
                 mtls: None,
             });

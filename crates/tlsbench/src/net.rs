@@ -38,7 +38,7 @@ fn runner_and_scenario(net: &NetArgs) -> Result<(PathBuf, Option<Scenario>)> {
         true => stacks::all_ids()[0],
         false => net.stack.as_str(),
     };
-    let runners = builds::one(stacks::Runners::find()?, net.build.build, &[id.to_string()])?;
+    let runners = builds::one(stacks::Runners::find()?, net.build.built(), &[id.to_string()])?;
     let runner = runners.of(id)?.to_path_buf();
     match (plain, net.scenario) {
         (true, Some(scenario)) => {
@@ -60,7 +60,8 @@ fn net_settings<'a>(net: &'a NetArgs, scenario: Option<&'a Scenario>) -> NetSett
 
 pub fn serve(args: ServeArgs) -> Result<ExitCode> {
     let (runner, scenario) = runner_and_scenario(&args.net)?;
-    let build = args.net.build.build;
+    let built = args.net.build.built();
+    let build = built.build;
     let (net, listen) = (net_settings(&args.net, scenario.as_ref()), args.listen.to_string());
     let command = RunnerCommand::Serve { net, listen: &listen, workers: args.workers, response: Some(args.response) };
     let mut child = Command::new(&runner)
@@ -89,7 +90,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
             crate::output::print(format!("{}\n", serving.listening));
             eprintln!(
                 "{} ({}) serves on {} with {} worker(s), response {}; Ctrl-C or SIGTERM stops it",
-                builds::label(&serving.stack, build),
+                builds::label(&serving.stack, built),
                 serving.library,
                 serving.listening,
                 serving.workers,

@@ -17,7 +17,7 @@ use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::protocol::Reply;
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
-use crate::builds::{self, Build};
+use crate::builds::{self, Build, Built, Compiler};
 use crate::cli::ProfileArgs;
 use crate::instructions::{self, Callgrind};
 use crate::runner_command::RunnerCommand;
@@ -55,6 +55,9 @@ pub struct Profile {
     /// The build of the runner (`profile --build`) when it is not release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// The C compiler of the runner's C libraries (`profile --compiler`) when it is not gcc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -83,7 +86,7 @@ pub struct Subject {
     pub side: Side,
     pub library: String,
     pub iterations: u64,
-    pub build: Build,
+    pub built: Built,
 }
 
 impl Profile {
@@ -135,7 +138,7 @@ impl Profile {
         let folded = folded::Folded::from_graph(graph);
         let title = format!(
             "{} {} side, {}",
-            builds::label(&subject.stack, subject.build),
+            builds::label(&subject.stack, subject.built),
             subject.side,
             subject.scenario.name()
         );
@@ -155,16 +158,19 @@ impl Profile {
             unnamed: graph.functions.iter().filter(|f| f.name.starts_with("0x")).map(|f| f.exclusive).sum(),
             flamegraph_pruned: folded.pruned,
             svg: render::flamegraph(&title, &folded)?,
-            build: (subject.build != Build::Release).then(|| subject.build.name().to_string()),
+            build: (subject.built.build != Build::Release).then(|| subject.built.build.name().to_string()),
+            compiler: (subject.built.compiler != Compiler::Gcc).then(|| subject.built.compiler.name().to_string()),
         })
     }
 
-    /// The profiled stack as `run` labels it: `STACK [BUILD]` in a build other than release.
+    /// The profiled stack as `run` labels it: `STACK [BUILD]` in a build other than release,
+    /// `STACK [clang]` with a compiler other than gcc.
     pub fn stack_label(&self) -> String {
-        match &self.build {
-            Some(build) => format!("{} [{build}]", self.stack),
-            None => self.stack.clone(),
+        let mut label = self.stack.clone();
+        for chosen in [&self.build, &self.compiler].into_iter().flatten() {
+            label.push_str(&format!(" [{chosen}]"));
         }
+        label
     }
 
     /// Reads a profile written by `tlsbench profile`.
@@ -196,8 +202,9 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
         Side::Client => (&args.stack, &peer),
         Side::Server => (&peer, &args.stack),
     };
-    let build = args.build.build;
-    let runners = builds::one(stacks::Runners::find()?, build, &[args.stack.clone(), peer.clone()])?;
+    let built = args.build.built();
+    let build = built.build;
+    let runners = builds::one(stacks::Runners::find()?, built, &[args.stack.clone(), peer.clone()])?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
     for info in &infos {
         info.capabilities
@@ -220,10 +227,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     // Scenario names hold dots (1.3): the extensions are appended, not set.
     // Another build's files beside release's, not over them.
-    let suffix = match build {
-        Build::Release => String::new(),
-        other => format!("_{other}"),
-    };
+    let suffix = builds::file_suffix(built);
     let file = |extension: &str| {
         args.out.join(format!("{}_{}_{}{suffix}.{extension}", args.stack, args.side, args.scenario.name()))
     };
@@ -236,7 +240,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     eprintln!(
         "profiling the {} side of {} ({iterations} iterations under callgrind)",
         args.side,
-        builds::label(&args.stack, build)
+        builds::label(&args.stack, built)
     );
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
@@ -264,7 +268,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
         side: args.side,
         library,
         iterations,
-        build,
+        built,
     };
     let profile = Profile::new(&subject, &graph, args.top)?;
     crate::output::print(profile.terminal());

@@ -425,7 +425,13 @@ fn the_c_compiler_is_an_axis_of_its_own_beside_the_build() {
         "{}",
         stderr(&output)
     );
+    // So do the commands that run one build, which take the compiler too.
+    let output = dirs.tlsbench(&["serve", "--stack", "openssl", "--compiler", "clang"]);
+    assert!(stderr(&output).contains("(build it: scripts/build.sh --build release --cc clang)"), "{output:?}");
     dirs.clang_from_release();
+    let output = dirs.tlsbench(&["io", "--stack", "openssl", "--compiler", "clang"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("openssl [clang]"), "{}", stdout(&output));
     let output =
         dirs.tlsbench(&[&args[..], &["--compiler", "gcc", "--compiler", "clang", "--export-json", "cc.json"]].concat());
     assert!(output.status.success(), "{}", stderr(&output));
