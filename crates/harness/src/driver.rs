@@ -225,7 +225,8 @@ pub fn check_threads(measure: Measure, threads: usize) -> Result<(), Error> {
         // time. Heap and io: per-connection counts, which do not change with threads (and the
         // heap tags and io logs are the process's).
         _ => Err(Error::Unsupported(format!(
-            "--threads applies to the time measure (rates that can scale with threads); measure {measure} is taken with one pair"
+            "--threads applies to the time measure (rates that can scale with threads); \
+             measure {measure} is taken with one pair"
         ))),
     }
 }

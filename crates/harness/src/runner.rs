@@ -330,7 +330,8 @@ impl SampleSettings {
         // Off valgrind nothing would be counted, and the orchestrator would read no count.
         if spec.measure() == Measure::Instructions && valgrind_requests::valgrind::running_on_valgrind() == 0 {
             return Err(Reply::failed(
-                "the instructions measure runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER ...",
+                "the instructions measure runs under valgrind: \
+                 valgrind --tool=callgrind --collect-atstart=no RUNNER ...",
             ));
         }
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);

@@ -527,7 +527,8 @@ impl FromStr for Scenario {
             (DEFAULT, DEFAULT) => Config::Defaults,
             (DEFAULT, _) | (_, DEFAULT) => {
                 return Err(format!(
-                    "scenario `{name}`: group and suite are either both `{DEFAULT}` (each library's own defaults) or both named"
+                    "scenario `{name}`: group and suite are either both `{DEFAULT}` (each library's own defaults) \
+                     or both named"
                 ))
             }
             _ => Config::Pinned { group: group.parse()?, suite: suite.parse()? },
@@ -670,7 +671,9 @@ mod tests {
         let err = "handshake-full_1.3_default_ecdsa-p256_aes-128-gcm".parse::<Scenario>().unwrap_err();
         assert!(err.contains("group and suite are either both `default`"), "{err}");
         let err = "handshake-resume-ticket_1.3_default_ecdsa-p256_default".parse::<Scenario>().unwrap_err();
-        assert!(err.ends_with("resumption is measured pinned only (whether and how a client keeps and offers sessions is the application's choice, not a library default)"), "{err}");
+        let why = "resumption is measured pinned only (whether and how a client keeps and offers sessions is the \
+                   application's choice, not a library default)";
+        assert!(err.ends_with(why), "{err}");
         // The runs that name no scenario stay pinned.
         for measure in Measure::ALL {
             assert!(

@@ -79,7 +79,10 @@ impl FromStr for Page {
 
     fn from_str(text: &str) -> Result<Self, String> {
         let invalid = || {
-            format!("`{text}` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or COUNTxBYTES (1000x64)")
+            format!(
+                "`{text}` is not a response size: give bytes (0, 1KiB, 10KiB, 512KiB, 10MiB, 100MiB) or \
+                 COUNTxBYTES (1000x64)"
+            )
         };
         let bytes = |t: &str| -> Result<u64, String> {
             let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
@@ -482,8 +485,8 @@ pub fn check_kind(scenario: &Scenario) -> Result<(), Error> {
     match scenario.kind {
         Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket => Ok(()),
         other => Err(Error::Unsupported(format!(
-            "the network mode runs handshake scenarios (handshake-full, handshake-resume-id, handshake-resume-ticket), not {other}: \
-             the response after each handshake is set with --response"
+            "the network mode runs handshake scenarios (handshake-full, handshake-resume-id, \
+             handshake-resume-ticket), not {other}: the response after each handshake is set with --response"
         ))),
     }
 }
