@@ -117,6 +117,21 @@ impl CellKey {
         self.process == "tcp"
     }
 
+    /// Measured by the clock (wall or CPU time per sample): the `time` measure.
+    pub fn is_timed(&self) -> bool {
+        self.measure == "time"
+    }
+
+    /// Counted under callgrind: the `instructions` measure.
+    pub fn is_instructions(&self) -> bool {
+        self.measure == "instructions"
+    }
+
+    /// The transport's calls, records and bytes: the `io` measure.
+    pub fn is_io(&self) -> bool {
+        self.measure == "io"
+    }
+
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs

@@ -147,6 +147,18 @@ pub struct CellResult {
     pub warmups: Vec<crate::steady::Warmup>,
 }
 
+impl CellResult {
+    /// Has a number (neither failed nor unsupported).
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+
+    /// Of CPU time (`cpu_handshakes_per_s`, `cpu_user_us_per_connection`), not the wall clock's.
+    pub fn is_cpu(&self) -> bool {
+        self.metric.starts_with("cpu_")
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {

@@ -110,7 +110,7 @@ fn warmups(doc: &RunDocument) -> Option<String> {
 /// samples each had a process of their own.
 fn warmup_floors(doc: &RunDocument) -> Option<String> {
     let timed = |id: &str| {
-        doc.results.iter().any(|r| r.key.measure == "time" && (r.key.client_stack == id || r.key.server_stack == id))
+        doc.results.iter().any(|r| r.key.is_timed() && (r.key.client_stack == id || r.key.server_stack == id))
     };
     let longer: Vec<(&str, u64)> = doc
         .run
@@ -132,12 +132,8 @@ fn warmup_floors(doc: &RunDocument) -> Option<String> {
 
 /// The median of the wall-time rates' intervals (the table's ±), if the run has any.
 fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
-    let mut widths: Vec<f64> = doc
-        .results
-        .iter()
-        .filter(|c| c.status == Status::Ok && !is_count(c) && !c.metric.starts_with("cpu_"))
-        .filter_map(spread)
-        .collect();
+    let mut widths: Vec<f64> =
+        doc.results.iter().filter(|c| c.is_ok() && !is_count(c) && !c.is_cpu()).filter_map(spread).collect();
     widths.sort_by(f64::total_cmp);
     widths.get(widths.len().checked_sub(1)? / 2).copied()
 }
@@ -146,16 +142,11 @@ fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
 /// the widest of the rates' intervals, wall time and CPU time apart (counts are exact), then
 /// what `--target-ci` reached or how to ask for narrower ones.
 pub fn intervals(doc: &RunDocument) -> Option<String> {
-    let rates: Vec<(&CellResult, f64)> = doc
-        .results
-        .iter()
-        .filter(|c| c.status == Status::Ok && !is_count(c))
-        .filter_map(|c| spread(c).map(|w| (c, w)))
-        .collect();
+    let rates: Vec<(&CellResult, f64)> =
+        doc.results.iter().filter(|c| c.is_ok() && !is_count(c)).filter_map(|c| spread(c).map(|w| (c, w))).collect();
     let mut parts = Vec::new();
     for (clock, cpu) in [("wall time", false), ("CPU time", true)] {
-        let mut of: Vec<&(&CellResult, f64)> =
-            rates.iter().filter(|(c, _)| c.metric.starts_with("cpu_") == cpu).collect();
+        let mut of: Vec<&(&CellResult, f64)> = rates.iter().filter(|(c, _)| c.is_cpu() == cpu).collect();
         if of.is_empty() {
             continue;
         }
@@ -220,7 +211,7 @@ fn percent(x: f64) -> String {
 /// machine's cores with the server, so a server below full use waited for its clients, and its
 /// rate per worker says as much about the load as about the server.
 pub fn workers_busy(results: &[CellResult]) -> Option<String> {
-    let tcp_server = |c: &&CellResult| c.key.process == "tcp" && c.side == Side::Server && c.status == Status::Ok;
+    let tcp_server = |c: &&CellResult| c.key.is_tcp() && c.side == Side::Server && c.is_ok();
     let same_cell =
         |a: &CellResult, b: &CellResult| (a.key.variant_key(), a.key.threads) == (b.key.variant_key(), b.key.threads);
     if !results.iter().filter(tcp_server).any(|c| c.key.threads.is_some()) {
@@ -263,9 +254,7 @@ pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>
     // Instruction counts barely vary: a few samples show that they do (compare judges them by
     // their range).
     let few = |c: &CellResult| {
-        c.status == Status::Ok
-            && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len())
-            && !judged_by_range(&c.key.measure)
+        c.is_ok() && (1..MIN_SAMPLES_FOR_CI95).contains(&c.samples.len()) && !judged_by_range(&c.key.measure)
     };
     results.into_iter().any(few).then(|| {
         format!(
