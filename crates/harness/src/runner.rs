@@ -884,4 +884,18 @@ mod tests {
         assert_eq!(local_id::<Default>("openssl"), Some("openssl"));
         assert_eq!(listed_ids::<Default>(), "openssl");
     }
+
+    #[test]
+    fn a_failure_that_echoes_the_peer_says_so_and_one_of_its_own_does_not() {
+        let json = |error: Error| serde_json::to_string(&reply(Err(error))).unwrap();
+        assert_eq!(
+            json(Error::Peer("the peer stopped: gate failed: x".into())),
+            r#"{"status":"failed","reason":"the peer stopped: gate failed: x","cause":"peer"}"#
+        );
+        assert_eq!(json(Error::Gate("x".into())), r#"{"status":"failed","reason":"gate failed: x"}"#);
+        // A reply from before the field, or one that names its own cause, parses as its own.
+        for own in [r#"{"status":"failed","reason":"x"}"#, r#"{"status":"failed","reason":"x","cause":"own"}"#] {
+            assert_eq!(serde_json::from_str::<Reply>(own).unwrap(), Reply::failed("x"));
+        }
+    }
 }
