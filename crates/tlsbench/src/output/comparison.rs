@@ -1,15 +1,14 @@
 //! What `tlsbench compare` prints: the two runs, one row per matched cell with both medians,
 //! B/A, the p-value and the verdict, then what could not be compared and why to doubt it.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
-
 use crate::compare::{
     history_floor, judged_by_range, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA, MIN_HISTORY_CHANGES,
 };
 use crate::key::CellKey;
 use crate::order::first_seen;
 use crate::output::format::format_cell;
+use crate::output::model::{Cell, Table};
+use crate::output::{columns, WIDTH};
 use crate::results::{CellResult, RunDocument};
 use crate::stats::EXACT_MANN_WHITNEY_MAX;
 
@@ -37,7 +36,8 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
     } else {
         // A table per scenario, under its name: the scenario as a column made lines of 150.
         for scenario in first_seen(comparison.rows.iter().map(|r| &r.a.key.scenario)) {
-            out += &format!("{scenario}\n{}\n", table(comparison, scenario));
+            out += &columns::render(&table(comparison, scenario).with_title(scenario.as_str()), WIDTH);
+            out.push('\n');
         }
         out += &wrap(&legend(comparison, threshold));
         out += &summary(comparison);
@@ -53,13 +53,11 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
 
 /// A paragraph in 120 columns, its later lines indented.
 fn wrap(text: &str) -> String {
-    crate::output::columns::wrap(text.trim_end(), crate::output::WIDTH, 2)
+    columns::wrap(text.trim_end(), WIDTH, 2)
 }
 
 fn table(comparison: &Comparison, scenario: &str) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(["pair", "side", "metric", "A", "B", "B/A", "p", "verdict"]);
+    let mut table = Table::with_header(&["pair"], &["side", "metric", "A", "B", "B/A", "p", "verdict"]);
     for row in comparison.rows.iter().filter(|r| r.a.key.scenario == scenario) {
         let (factor, p, verdict) = match &row.judgement {
             Some(j) => (format!("{:.3}x", j.factor), format_p(j.p), j.verdict.to_string()),
@@ -70,21 +68,9 @@ fn table(comparison: &Comparison, scenario: &str) -> Table {
             true => row.a.key.pair_label(),
             false => CellKey { build: None, ..row.a.key.clone() }.pair_label(),
         };
-        table.add_row([
-            pair,
-            row.a.side.to_string(),
-            row.a.metric.clone(),
-            format_cell(row.a),
-            format_cell(row.b),
-            factor,
-            p,
-            verdict,
-        ]);
-    }
-    for i in 3..8 {
-        if let Some(column) = table.column_mut(i) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
+        let numbers = [format_cell(row.a), format_cell(row.b), factor, p, verdict].map(Cell::number);
+        let words = [Cell::text(row.a.side.to_string()), Cell::text(&row.a.metric)];
+        table.push_row(vec![pair], words.into_iter().chain(numbers).collect());
     }
     table
 }
@@ -290,21 +276,17 @@ mod tests {
 A: run run-1 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 B: b.json: run run-2 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
-┌──────────────────┬────────┬──────────────────┬───────────────┬───────────────┬────────┬───────┬─────────┐
-│ pair             ┆ side   ┆ metric           ┆             A ┆             B ┆    B/A ┆     p ┆ verdict │
-╞══════════════════╪════════╪══════════════════╪═══════════════╪═══════════════╪════════╪═══════╪═════════╡
-│ rustls-aws-lc-rs ┆ server ┆ handshakes_per_s ┆  12,250 ±2.0% ┆   9,250 ±2.7% ┆ 0.755x ┆ 0.002 ┆   worse │
-│ openssl          ┆ server ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
-│ rustls-aws-lc-rs ┆ client ┆ handshakes_per_s ┆ 987.6 ±0.8% * ┆ 987.6 ±0.8% * ┆ 1.000x ┆ 1.000 ┆       ~ │
-│ openssl          ┆ client ┆ handshakes_per_s ┆        failed ┆        failed ┆      - ┆     - ┆       - │
-│ rustls-aws-lc-rs ┆ server ┆ heap_peak_bytes  ┆        45,678 ┆        45,678 ┆ 1.000x ┆ 1.000 ┆       ~ │
-└──────────────────┴────────┴──────────────────┴───────────────┴───────────────┴────────┴───────┴─────────┘
+pair             | side    metric                        A              B     B/A      p  verdict
+rustls-aws-lc-rs | server  handshakes_per_s   12,250 ±2.0%    9,250 ±2.7%  0.755x  0.002    worse
+openssl          | server  handshakes_per_s         failed         failed       -      -        -
+rustls-aws-lc-rs | client  handshakes_per_s  987.6 ±0.8% *  987.6 ±0.8% *  1.000x  1.000        ~
+openssl          | client  handshakes_per_s         failed         failed       -      -        -
+rustls-aws-lc-rs | server  heap_peak_bytes          45,678         45,678  1.000x  1.000        ~
+
 handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305
-┌─────────┬────────┬──────────────────┬─────┬─────┬─────┬───┬─────────┐
-│ pair    ┆ side   ┆ metric           ┆   A ┆   B ┆ B/A ┆ p ┆ verdict │
-╞═════════╪════════╪══════════════════╪═════╪═════╪═════╪═══╪═════════╡
-│ openssl ┆ server ┆ handshakes_per_s ┆ n/a ┆ n/a ┆   - ┆ - ┆       - │
-└─────────┴────────┴──────────────────┴─────┴─────┴─────┴───┴─────────┘
+pair    | side    metric              A    B  B/A  p  verdict
+openssl | server  handshakes_per_s  n/a  n/a    -  -        -
+
 ";
         assert!(text.starts_with(expected), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");

@@ -1,10 +1,11 @@
 //! `tlsbench io`: per stack, the IO behaviours its io-profile trace shows and its IO totals,
 //! each cell `client/server`.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
 use tlsbench_harness::io::{Behaviour, IoTotals, IoTrace};
 use tlsbench_harness::{Scenario, Side};
+
+use super::model::{Cell, Column, Table};
+use super::{columns, WIDTH};
 
 /// Explains the table; printed under it.
 pub const LEGEND: &str = "\
@@ -31,20 +32,20 @@ pub enum Outcome {
 }
 
 pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header([
-        "stack",
-        "read buffering",
-        "write buffering",
-        "record coalescing",
-        "read calls",
-        "empty reads",
-        "write calls",
-        "io calls",
-        "records",
-        "bytes written",
-    ]);
+    // Two levels: what is counted over each side of a group, so that the table fits the width.
+    let header = [
+        ["buffering", "read"],
+        ["buffering", "write"],
+        ["record", "coalescing"],
+        ["calls", "read"],
+        ["calls", "empty reads"],
+        ["calls", "write"],
+        ["calls", "io"],
+        ["written", "records"],
+        ["written", "bytes"],
+    ];
+    let columns = header.iter().map(|h| Column { header: h.map(String::from).to_vec(), cells: Vec::new() });
+    let mut table = Table { label_header: vec!["stack".into()], columns: columns.collect(), ..Table::default() };
     let (mut notes, mut negotiated) = (Vec::new(), Vec::new());
     for row in rows {
         let cells: Vec<String> = match &row.outcome {
@@ -78,18 +79,18 @@ pub fn render(scenario: &Scenario, rows: &[IoRow]) -> String {
                 vec!["failed".into(); 9]
             }
         };
-        table.add_row(std::iter::once(row.stack.clone()).chain(cells));
-    }
-    for i in 4..10 {
-        if let Some(column) = table.column_mut(i) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
+        // The flags (the first three) are words; the counts numbers.
+        let cells = cells.into_iter().enumerate().map(|(i, c)| if i < 3 { Cell::text(c) } else { Cell::number(c) });
+        table.push_row(vec![row.stack.clone()], cells.collect());
     }
     let config = match scenario.is_pinned() {
         true => "pinned",
         false => "each library's defaults",
     };
-    let mut out = format!("{scenario}: one connection (handshake, one byte each way, close_notify each way), {config}\n{table}\n{LEGEND}\n");
+    let mut out = format!(
+        "{scenario}: one connection (handshake, one byte each way, close_notify each way), {config}\n{}{LEGEND}\n",
+        columns::render(&table, WIDTH)
+    );
     // Pinned, every row negotiated the scenario's parameters (the gates check it); with the
     // defaults, what each chose is the other half of the story.
     if !scenario.is_pinned() {
@@ -194,11 +195,10 @@ mod tests {
         ];
         let text = render(&scenario, &rows);
         let cells = |stack: &str| -> Vec<String> {
-            let line = text
-                .lines()
-                .find(|l| l.starts_with(&format!("│ {stack} ")))
-                .unwrap_or_else(|| panic!("{stack}:\n{text}"));
-            line.split(['│', '┆']).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+            let row = text.lines().filter_map(|l| l.split_once(" | ")).find(|(label, _)| label.trim() == stack);
+            let (label, rest) = row.unwrap_or_else(|| panic!("{stack}:\n{text}"));
+            let cells = rest.split_whitespace().filter(|c| *c != "|").map(String::from);
+            std::iter::once(label.trim().to_string()).chain(cells).collect()
         };
         assert_eq!(cells("x"), ["x", "no/yes", "-/-", "-/yes", "2/2", "0/1", "1/1", "3/3", "1/1", "105/1005"]);
         assert_eq!(cells("z")[1..4], ["no/yes", "-/-", "yes/yes"]);

@@ -5,6 +5,7 @@ pub mod comparison;
 pub mod format;
 pub mod io_table;
 pub mod matrix;
+pub mod model;
 pub mod notes;
 pub mod progress;
 pub mod run_list;

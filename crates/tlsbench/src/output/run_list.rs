@@ -3,40 +3,26 @@
 
 use std::path::Path;
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
-
+use super::model::{Cell, Table};
+use super::{columns, WIDTH};
 use crate::store::RunSummary;
 
 pub fn render(runs: &[RunSummary], db: &Path) -> String {
     if runs.is_empty() {
         return format!("no runs in {} yet\n", db.display());
     }
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(["run", "started", "stacks", "scenarios", "ok", "failed", "n/a", "state"]);
+    let mut table = Table::with_header(&["run"], &["started", "stacks", "scenarios", "ok", "failed", "n/a", "state"]);
     for run in runs {
         let state = match run.missing {
             0 => "complete".to_string(),
             n => format!("interrupted: {n} samples missing"),
         };
-        table.add_row([
-            run.id.clone(),
-            run.started.clone(),
-            run.pairs.join(", "),
-            run.scenarios.to_string(),
-            run.ok.to_string(),
-            run.failed.to_string(),
-            run.unsupported.to_string(),
-            state,
-        ]);
+        let counts = [run.scenarios, run.ok, run.failed, run.unsupported].map(|n| Cell::number(n.to_string()));
+        let cells = [Cell::text(&run.started), Cell::text(run.pairs.join(", "))].into_iter().chain(counts);
+        table.push_row(vec![run.id.clone()], cells.chain([Cell::text(state)]).collect());
     }
-    for i in 3..7 {
-        if let Some(column) = table.column_mut(i) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    format!("{table}\nok, failed, n/a: cells (pair x scenario) by how they ended\n")
+    table.notes.push("ok, failed, n/a: cells (pair x scenario) by how they ended".into());
+    columns::render(&table, WIDTH)
 }
 
 #[cfg(test)]
@@ -56,12 +42,9 @@ mod tests {
             missing,
         };
         let expected = "\
-┌─────┬──────────────────────┬─────────────────────────────────┬───────────┬────┬────────┬─────┬────────────────────────────────┐
-│ run ┆ started              ┆ stacks                          ┆ scenarios ┆ ok ┆ failed ┆ n/a ┆ state                          │
-╞═════╪══════════════════════╪═════════════════════════════════╪═══════════╪════╪════════╪═════╪════════════════════════════════╡
-│ r-1 ┆ 2025-01-02T03:04:05Z ┆ openssl, rustls-ring -> openssl ┆         2 ┆  3 ┆      1 ┆   0 ┆ complete                       │
-│ r-2 ┆ 2025-01-02T03:04:05Z ┆ openssl, rustls-ring -> openssl ┆         2 ┆  3 ┆      1 ┆   0 ┆ interrupted: 7 samples missing │
-└─────┴──────────────────────┴─────────────────────────────────┴───────────┴────┴────────┴─────┴────────────────────────────────┘
+run | started               stacks                           scenarios  ok  failed  n/a  state
+r-1 | 2025-01-02T03:04:05Z  openssl, rustls-ring -> openssl          2   3       1    0  complete
+r-2 | 2025-01-02T03:04:05Z  openssl, rustls-ring -> openssl          2   3       1    0  interrupted: 7 samples missing
 ok, failed, n/a: cells (pair x scenario) by how they ended
 ";
         assert_eq!(render(&[run("r-1", 0), run("r-2", 7)], Path::new("results.db")), expected);

@@ -11,7 +11,8 @@ use super::notes::{few_samples_warning, precision, workers_busy};
 use super::WIDTH;
 use crate::group::{self, GroupBy};
 use crate::order::first_seen;
-use crate::output::columns::{self, Column};
+use crate::output::columns;
+use crate::output::model::{Cell, Table};
 use crate::results::{CellResult, RunDocument, Status};
 
 /// The table of a run, for a terminal of [`WIDTH`] columns: one block per metric, a row per
@@ -70,37 +71,39 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
     out
 }
 
-/// One metric's cells: rows of pairs, columns of (scenario, side).
+/// One metric's cells: the metric table (model.rs) of [`metric_table`] transposed, rows of
+/// pairs and columns of (scenario, side), each scenario by its parts that differ.
 fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String {
-    let labels: Vec<String> = cells.iter().map(|c| c.key.pair_label()).collect();
-    let pairs = first_seen(labels.iter().cloned());
-    let scenarios = first_seen(cells.iter().map(|c| &c.key.scenario[..]));
+    let mut grid = Grid::new(cells.iter().copied());
+    let scenarios = first_seen(grid.rows.iter().map(|r| r.scenario));
     let names = ScenarioNames::new(&scenarios);
-    // Each cell's place, found in one pass: a whole-matrix run has thousands of columns.
-    let mut placed: HashMap<(&str, Side, &str), &CellResult> = HashMap::new();
-    for (cell, label) in cells.iter().zip(&labels) {
-        // A repeated cell shows the first, as the exports keep it.
-        placed.entry((&cell.key.scenario, cell.side, label)).or_insert(cell);
-    }
-    let mut columns = Vec::new();
-    for (scenario, heading) in scenarios.iter().zip(&names.headings) {
-        for side in [Side::Client, Side::Server] {
-            let column: Vec<Option<&CellResult>> =
-                pairs.iter().map(|pair| placed.get(&(*scenario, side, &pair[..])).copied()).collect();
-            if column.iter().all(Option::is_none) {
-                continue;
-            }
-            let header = heading.iter().cloned().chain([side.to_string()]).collect();
-            let cells =
-                column.into_iter().map(|cell| cell.map_or_else(|| "-".to_string(), |c| reasons.cell_text(c))).collect();
-            columns.push(Column { header, cells });
-        }
+    // Scenario by scenario, the client's column before the server's.
+    let place = |r: &GridRow| (scenarios.iter().position(|s| *s == r.scenario), r.side == Side::Server);
+    grid.rows.sort_by_key(place);
+    let mut table = metric_table(&grid, |c| reasons.cell_text(c)).transposed();
+    let headings: HashMap<&str, &Vec<String>> = scenarios.iter().copied().zip(&names.headings).collect();
+    for column in &mut table.columns {
+        let (scenario, side) = (&column.header[0], column.header[1].clone());
+        column.header = headings[scenario.as_str()].iter().cloned().chain([side]).collect();
     }
     let heading = match names.pattern {
         Some(pattern) => format!("{title}, scenarios {pattern}"),
         None => title.to_string(),
     };
-    columns::wrap(&heading, WIDTH, 2) + &columns::render(&pairs, &columns, WIDTH)
+    columns::render(&table.with_title(heading), WIDTH)
+}
+
+/// The table of one metric's cells (those of `grid`): a row per scenario and side, labelled by
+/// both, a column per pair, each cell its `text` (`-` where the pair has none). `tlsbench run`
+/// and `show` print it transposed; `tlsbench report` as it is, with factor columns.
+pub fn metric_table(grid: &Grid, text: impl Fn(&CellResult) -> String) -> Table {
+    let mut table =
+        Table::with_header(&["scenario", "side"], &grid.pairs.iter().map(String::as_str).collect::<Vec<_>>());
+    for row in &grid.rows {
+        let cells = row.cells.iter().map(|c| Cell::number(c.map_or_else(|| "-".to_string(), &text))).collect();
+        table.push_row(vec![row.scenario.to_string(), row.side.to_string()], cells);
+    }
+    table
 }
 
 /// Short names for the scenarios of one block: what all of them share as a glob, and for each
@@ -199,30 +202,20 @@ pub struct GridRow<'a> {
 
 impl<'a> Grid<'a> {
     pub fn new(results: impl IntoIterator<Item = &'a CellResult>) -> Self {
-        let results: Vec<&CellResult> = results.into_iter().collect();
-        let mut pairs: Vec<String> = Vec::new();
-        for cell in &results {
-            let label = cell.key.pair_label();
-            if !pairs.contains(&label) {
-                pairs.push(label);
-            }
-        }
+        let results: Vec<(&CellResult, String)> = results.into_iter().map(|c| (c, c.key.pair_label())).collect();
+        let pairs = first_seen(results.iter().map(|(_, label)| label.clone()));
+        // Each row's and pair's place, found in one pass: a whole-matrix run has thousands.
+        let column: HashMap<&str, usize> = pairs.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
+        let mut at: HashMap<(&str, Side, &str), usize> = HashMap::new();
         let mut rows: Vec<GridRow<'a>> = Vec::new();
-        for cell in results {
+        for (cell, label) in &results {
             let key = (&cell.key.scenario[..], cell.side, &cell.metric[..]);
-            let at = match rows.iter().position(|r| (r.scenario, r.side, r.metric) == key) {
-                Some(at) => at,
-                None => {
-                    let cells = vec![None; pairs.len()];
-                    rows.push(GridRow { scenario: key.0, side: key.1, metric: key.2, cells });
-                    rows.len() - 1
-                }
-            };
-            // Every label was collected above, so `position` always finds it; a repeated cell
-            // keeps the first one, as the rows and columns do.
-            if let Some(column) = pairs.iter().position(|p| *p == cell.key.pair_label()) {
-                rows[at].cells[column].get_or_insert(cell);
-            }
+            let row = *at.entry(key).or_insert_with(|| {
+                rows.push(GridRow { scenario: key.0, side: key.1, metric: key.2, cells: vec![None; pairs.len()] });
+                rows.len() - 1
+            });
+            // A repeated cell keeps the first one, as the exports do.
+            rows[row].cells[column[label.as_str()]].get_or_insert(cell);
         }
         Grid { pairs, rows }
     }

@@ -1,26 +1,35 @@
 //! A profile's tables for the terminal and its flamegraph (inferno's SVG).
 
-use anyhow::{Context, Result};
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
-
 use super::folded::{Folded, PRUNED_FRAME, PRUNE_BELOW};
 use super::{FunctionRow, Profile};
 use crate::output::format::{format_count, format_number};
+use crate::output::model::{Cell, Table};
+use crate::output::{columns, WIDTH};
+use anyhow::{Context, Result};
 
 /// Function names longer than this are cut in the terminal (Rust's generic names run to
-/// hundreds of characters); the JSON and the HTML report keep them whole.
-const NAME_WIDTH: usize = 90;
+/// hundreds of characters), so that a row fits [`WIDTH`]; the JSON and the HTML report keep
+/// them whole.
+const NAME_WIDTH: usize = 62;
 
 pub fn terminal(profile: &Profile) -> String {
     let mut text = heading(profile);
-    text += "\n\nLibrary shares\n";
-    text += &classes(profile).to_string();
-    text += &format!("\n\nTop functions by inclusive instructions (with what they call; the process's, the driver's and the adapter's frames left out), per {}\n", profile.unit);
-    text += &functions(profile, &profile.by_inclusive, |r| r.inclusive).to_string();
-    text += &format!("\n\nTop functions by exclusive instructions (their own), per {}\n", profile.unit);
-    text += &functions(profile, &profile.by_exclusive, |r| r.exclusive).to_string();
-    text += &format!("\n{}\n", flamegraph_note(profile));
+    text += "\n\n";
+    text += &columns::render(&classes(profile).with_title("Library shares"), WIDTH);
+    let inclusive = format!(
+        "Top functions by inclusive instructions (with what they call; the process's, the driver's and the adapter's \
+         frames left out), per {}",
+        profile.unit
+    );
+    let exclusive = format!("Top functions by exclusive instructions (their own), per {}", profile.unit);
+    for (title, rows, instructions) in [
+        (inclusive, &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
+        (exclusive, &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
+    ] {
+        text += "\n";
+        text += &columns::render(&cut_names(functions(profile, rows, instructions)).with_title(title), WIDTH);
+    }
+    text += &format!("{}\n", flamegraph_note(profile));
     if let Some(note) = unnamed_note(profile) {
         text += &format!("note: {note}\n");
     }
@@ -78,52 +87,41 @@ pub fn percent(profile: &Profile, instructions: u64) -> String {
     format!("{:.1}", instructions as f64 * 100.0 / profile.total as f64)
 }
 
-fn classes(profile: &Profile) -> Table {
-    let mut table = table(["library", "what", &format!("instructions / {}", profile.unit), "share"]);
-    for share in &profile.classes {
-        let per = count(per_unit(profile, share.instructions));
-        table.add_row([
-            share.class.label().to_string(),
-            share.what.clone(),
-            per,
-            format!("{}%", percent(profile, share.instructions)),
-        ]);
+/// Each library's share of the instructions, and the total: for the terminal and the report.
+pub fn classes(profile: &Profile) -> Table {
+    let per = format!("instructions / {}", profile.unit);
+    let mut table = Table::with_header(&["library"], &["what", &per, "share"]);
+    let shares = profile.classes.iter().map(|s| (s.class.label(), s.what.as_str(), s.instructions));
+    for (label, what, instructions) in shares.chain([("total", "", profile.total)]) {
+        let (per, share) = (count(per_unit(profile, instructions)), format!("{}%", percent(profile, instructions)));
+        table.push_row(vec![label.to_string()], vec![Cell::text(what), Cell::number(per), Cell::number(share)]);
     }
-    table.add_row(["total".to_string(), String::new(), count(per_unit(profile, profile.total)), "100.0%".to_string()]);
-    align_numbers(&mut table, 2);
     table
 }
 
-fn functions(profile: &Profile, rows: &[FunctionRow], instructions: fn(&FunctionRow) -> u64) -> Table {
-    let mut table = table(["#", "function", "library", &format!("instructions / {}", profile.unit), "share"]);
+/// The functions of `rows` with their `instructions` (inclusive or exclusive), ranked, their
+/// names whole: for the terminal and the report.
+pub fn functions(profile: &Profile, rows: &[FunctionRow], instructions: fn(&FunctionRow) -> u64) -> Table {
+    let per = format!("instructions / {}", profile.unit);
+    let mut table = Table::with_header(&["#"], &["function", "library", &per, "share"]);
     for (i, row) in rows.iter().enumerate() {
-        table.add_row([
-            (i + 1).to_string(),
-            cut(&row.name, NAME_WIDTH),
-            row.class.label().to_string(),
-            count(per_unit(profile, instructions(row))),
-            format!("{}%", percent(profile, instructions(row))),
-        ]);
+        let cells = vec![
+            Cell::text(&row.name).code(),
+            Cell::text(row.class.label()),
+            Cell::number(count(per_unit(profile, instructions(row)))),
+            Cell::number(format!("{}%", percent(profile, instructions(row)))),
+        ];
+        table.push_row(vec![(i + 1).to_string()], cells);
     }
-    align_numbers(&mut table, 3);
     table
 }
 
-fn table<const N: usize>(header: [&str; N]) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(header);
-    table
-}
-
-/// Right-aligns the columns from `first` on.
-fn align_numbers(table: &mut Table, first: usize) {
-    let columns = table.column_count();
-    for column in first..columns {
-        if let Some(column) = table.column_mut(column) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
+/// The functions table with each name cut at [`NAME_WIDTH`] for the terminal.
+fn cut_names(mut table: Table) -> Table {
+    for cell in &mut table.columns[0].cells {
+        cell.text = cut(&cell.text, NAME_WIDTH);
     }
+    table
 }
 
 fn cut(name: &str, width: usize) -> String {

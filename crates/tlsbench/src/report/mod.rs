@@ -91,20 +91,14 @@ mod tests {
 tlsbench run run-1 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 
 handshakes_per_s (1/s, higher is better)
-┌─────────────────────────────────────────────────────────┬────────┬──────────────────┬─────────┬──────────────────────────┐
-│ scenario                                                ┆ side   ┆ rustls-aws-lc-rs ┆ openssl ┆ rustls-aws-lc-rs/openssl │
-╞═════════════════════════════════════════════════════════╪════════╪══════════════════╪═════════╪══════════════════════════╡
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ server ┆     12,345 ±1.2% ┆  failed ┆                        - │
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm        ┆ client ┆    987.6 ±0.8% * ┆  failed ┆                        - │
-│ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 ┆ server ┆      1,500 ±6.7% ┆     n/a ┆                        - │
-└─────────────────────────────────────────────────────────┴────────┴──────────────────┴─────────┴──────────────────────────┘
+scenario                                                 side   | rustls-aws-lc-rs  openssl  rustls-aws-lc-rs/openssl
+handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm         server |     12,345 ±1.2%   failed                         -
+handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm         client |    987.6 ±0.8% *   failed                         -
+handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305  server |      1,500 ±6.7%      n/a                         -
 
 heap_peak_bytes (B, lower is better)
-┌──────────────────────────────────────────────────┬────────┬──────────────────┐
-│ scenario                                         ┆ side   ┆ rustls-aws-lc-rs │
-╞══════════════════════════════════════════════════╪════════╪══════════════════╡
-│ handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm ┆ server ┆           45,678 │
-└──────────────────────────────────────────────────┴────────┴──────────────────┘
+scenario                                          side   | rustls-aws-lc-rs
+handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm  server |           45,678
 median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the statistics
 a/openssl: the median of stack a over the median of openssl in the same row (above 1: larger)
 warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% confidence; use --samples 6 or more

@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use crate::output::format::format_number;
+pub use crate::output::model::escape;
 
 /// In the order stacks appear: Okabe & Ito's eight colour-blind-safe colours, then eight of Paul
 /// Tol's that differ from them, so that the twelve stacks of a full run each have a colour of
@@ -370,22 +371,6 @@ pub fn format_tick(tick: f64, step: f64) -> String {
         0 if tick >= 1000.0 => format_number(tick.round()),
         _ => format!("{tick:.decimals$}"),
     }
-}
-
-/// Text as XML character data or attribute value.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out += "&amp;",
-            '<' => out += "&lt;",
-            '>' => out += "&gt;",
-            '"' => out += "&quot;",
-            '\'' => out += "&#39;",
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,13 +1,12 @@
 //! The tables of a report, in the form of published TLS benchmark write-ups: per metric, one row
 //! per scenario and side, one column per stack, and a factor column per stack against a baseline.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
-
 use crate::group::{self, GroupBy};
 use crate::order::first_seen;
 use crate::output::format::format_cell;
-use crate::output::table::Grid;
+use crate::output::model::{self, Cell, Column, Table};
+use crate::output::table::{metric_table, Grid};
+use crate::output::{columns, WIDTH};
 use crate::results::{CellResult, RunDocument, Status};
 
 /// The cells of one metric laid out as a grid, with the baseline's column if there is one.
@@ -79,69 +78,34 @@ impl<'a> MetricTable<'a> {
         }
     }
 
-    /// `scenario`, `side`, each pair, then `pair/baseline` for each other pair.
-    pub fn header(&self) -> Vec<String> {
-        let mut header = vec!["scenario".to_string(), "side".to_string()];
-        header.extend(self.grid.pairs.iter().cloned());
+    /// The table (model.rs): a row per scenario and side, a column per pair, then
+    /// `pair/baseline` for each other pair; titled by [`MetricTable::title`].
+    pub fn model(&self) -> Table {
+        let mut table = metric_table(&self.grid, format_cell).with_title(self.title());
         if let Some(b) = self.baseline {
             let base = &self.grid.pairs[b];
-            header.extend(self.others(b).map(|p| format!("{}/{base}", self.grid.pairs[p])));
-        }
-        header
-    }
-
-    /// Each row's cells as text, in the order of [`MetricTable::header`].
-    pub fn rows(&self) -> Vec<Vec<String>> {
-        self.grid
-            .rows
-            .iter()
-            .map(|row| {
-                let mut cells = vec![row.scenario.to_string(), row.side.to_string()];
-                cells.extend(row.cells.iter().map(|c| c.map_or_else(|| "-".into(), format_cell)));
-                if let Some(b) = self.baseline {
-                    let factors = self.others(b).map(|p| factor(row.cells[p], row.cells[b]));
-                    cells.extend(factors.map(|f| f.map_or_else(|| "-".into(), format_factor)));
-                }
-                cells
-            })
-            .collect()
-    }
-
-    /// Columns that hold numbers (right-aligned): all but the scenario and the side.
-    pub fn numeric_columns(&self) -> std::ops::Range<usize> {
-        2..self.header().len()
-    }
-
-    pub fn terminal(&self) -> String {
-        let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED);
-        table.set_header(self.header());
-        for row in self.rows() {
-            table.add_row(row);
-        }
-        for i in self.numeric_columns() {
-            if let Some(column) = table.column_mut(i) {
-                column.set_cell_alignment(CellAlignment::Right);
+            for p in self.others(b) {
+                let factors = self.grid.rows.iter().map(|row| factor(row.cells[p], row.cells[b]));
+                table.columns.push(Column {
+                    header: vec![format!("{}/{base}", self.grid.pairs[p])],
+                    cells: factors.map(|f| Cell::number(f.map_or_else(|| "-".into(), format_factor))).collect(),
+                });
             }
         }
-        format!("{}\n{table}\n", self.title())
+        table
+    }
+
+    /// The title, then the table in [`WIDTH`] columns.
+    pub fn terminal(&self) -> String {
+        columns::render(&self.model(), WIDTH)
     }
 
     pub fn markdown(&self) -> String {
-        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-        let header = self.header();
-        let rule = header
-            .iter()
-            .enumerate()
-            .map(|(i, _)| if self.numeric_columns().contains(&i) { "---:" } else { "---" }.to_string())
-            .collect();
-        let mut md = format!("## {}\n\n", self.title());
-        md += &line(header);
-        md += &line(rule);
-        for row in self.rows() {
-            md += &line(row);
-        }
-        md
+        model::markdown(&self.model())
+    }
+
+    pub fn html(&self) -> String {
+        model::html(&self.model(), Some("results"))
     }
 
     fn others(&self, baseline: usize) -> impl Iterator<Item = usize> + '_ {
@@ -171,6 +135,18 @@ mod tests {
     use super::*;
     use crate::results::fixture;
 
+    /// The headings of the labels and the columns.
+    fn header(table: &MetricTable) -> Vec<String> {
+        let model = table.model();
+        model.label_header.iter().cloned().chain(model.columns.iter().map(|c| c.header.join(" "))).collect()
+    }
+
+    /// Each row's cells as text, after its label.
+    fn rows(table: &MetricTable) -> Vec<Vec<String>> {
+        let model = table.model();
+        (0..model.labels.len()).map(|r| model.columns.iter().map(|c| c.cells[r].text.clone()).collect()).collect()
+    }
+
     #[test]
     fn factor_columns_divide_by_the_baseline() {
         let mut doc = fixture::document();
@@ -184,18 +160,15 @@ mod tests {
         assert_eq!(tables.len(), 2);
         let handshakes = &tables[0];
         assert_eq!(handshakes.title(), "handshakes_per_s (1/s, higher is better)");
-        assert_eq!(
-            handshakes.header(),
-            ["scenario", "side", "rustls-aws-lc-rs", "openssl", "rustls-aws-lc-rs/openssl"]
-        );
-        let rows = handshakes.rows();
-        assert_eq!(rows[0][2..], ["12,345 ±1.2%", "10,000 ±1.0%", "1.23x"]);
-        assert_eq!(rows[1][2..], ["987.6 ±0.8% *", "failed", "-"]);
-        assert_eq!(rows[2][2..], ["1,500 ±6.7%", "n/a", "-"]);
+        assert_eq!(header(handshakes), ["scenario", "side", "rustls-aws-lc-rs", "openssl", "rustls-aws-lc-rs/openssl"]);
+        let rows = rows(handshakes);
+        assert_eq!(rows[0], ["12,345 ±1.2%", "10,000 ±1.0%", "1.23x"]);
+        assert_eq!(rows[1], ["987.6 ±0.8% *", "failed", "-"]);
+        assert_eq!(rows[2], ["1,500 ±6.7%", "n/a", "-"]);
         // The heap table has no openssl column, so no factor.
         assert_eq!(tables[1].baseline, None);
-        assert_eq!(tables[1].header(), ["scenario", "side", "rustls-aws-lc-rs"]);
-        assert_eq!(MetricTable::all(&doc.results, None)[0].header().len(), 4);
+        assert_eq!(header(&tables[1]), ["scenario", "side", "rustls-aws-lc-rs"]);
+        assert_eq!(header(&MetricTable::all(&doc.results, None)[0]).len(), 4);
     }
 
     #[test]
@@ -211,9 +184,9 @@ mod tests {
                 "heap_peak_bytes (B, lower is better), library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
             ]
         );
-        assert_eq!(tables[0].header(), ["scenario", "side", "rustls-aws-lc-rs"]);
+        assert_eq!(header(&tables[0]), ["scenario", "side", "rustls-aws-lc-rs"]);
         assert_eq!(tables[1].baseline, Some(0));
-        assert_eq!(tables[1].header(), ["scenario", "side", "openssl"]);
+        assert_eq!(header(&tables[1]), ["scenario", "side", "openssl"]);
         assert_eq!(MetricTable::grouped(&doc, None, None).len(), MetricTable::all(&doc.results, None).len());
     }
 

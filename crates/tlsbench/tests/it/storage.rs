@@ -288,7 +288,7 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     assert_eq!(text(&regressed.stderr), "2 cell(s) worse in B than in A (--fail-on-regression)\n");
     let report = text(&regressed.stdout);
     assert!(report.contains(&format!("B: slower.json: run {id}")), "{report}");
-    let worse: Vec<&str> = report.lines().filter(|l| l.ends_with("worse │")).collect();
+    let worse: Vec<&str> = report.lines().filter(|l| l.ends_with(" worse")).collect();
     assert_eq!(worse.len(), 2, "{report}");
     assert!(worse.iter().all(|l| l.contains("rustls-ring") && l.contains("0.001x") && l.contains("0.029")), "{report}");
     assert!(

@@ -6,6 +6,7 @@ use tlsbench_harness::Side;
 
 use crate::order::first_seen;
 use crate::output::format::format_number;
+use crate::output::model::{self, Cell, Column, Table};
 use crate::report::svg::{escape, format_tick};
 use crate::results::{CellResult, RunDocument, Status};
 
@@ -20,7 +21,7 @@ const IO_COLUMNS: [(&str, &str); 5] = [
 
 /// The io measure: per scenario, a table of each pair's calls, records and bytes, both sides.
 pub(super) fn io(doc: &RunDocument) -> String {
-    let cells: Vec<&CellResult> = doc.results.iter().filter(|c| c.key.measure == "io").collect();
+    let cells: Vec<&CellResult> = doc.results.iter().filter(|c| c.key.is_io()).collect();
     if cells.is_empty() {
         return String::new();
     }
@@ -29,26 +30,25 @@ pub(super) fn io(doc: &RunDocument) -> String {
              the library's reads and writes on its transport, reads that found nothing included; records and bytes \
              are what the side wrote, record headers included. <code>tlsbench trace SCENARIO --stack ID</code> \
              shows one connection's calls in order.</p>\n";
-    let headings: String = IO_COLUMNS.iter().map(|(_, heading)| format!("<th class=\"num\">{heading}</th>")).collect();
     for scenario in first_seen(cells.iter().map(|c| c.key.scenario.as_str())) {
         let _ = writeln!(html, "<h3><code>{}</code></h3>", escape(scenario));
-        let _ = writeln!(
-            html,
-            "<table class=\"io\">\n<tr><th rowspan=\"2\">stack</th><th colspan=\"5\">client</th><th colspan=\"5\">server</th></tr>\n<tr>{headings}{headings}</tr>"
-        );
+        let columns = [Side::Client, Side::Server].into_iter().flat_map(|side| {
+            IO_COLUMNS.map(|(_, heading)| Column { header: vec![side.to_string(), heading.into()], cells: Vec::new() })
+        });
+        let mut table = Table { label_header: vec!["stack".into()], columns: columns.collect(), ..Table::default() };
         let cells: Vec<&CellResult> = cells.iter().copied().filter(|c| c.key.scenario == scenario).collect();
         for pair in first_seen(cells.iter().map(|c| c.key.pair_label())) {
-            let _ = write!(html, "<tr><td>{}</td>", escape(&pair));
-            for side in [Side::Client, Side::Server] {
-                for (metric, _) in IO_COLUMNS {
+            let texts = [Side::Client, Side::Server].into_iter().flat_map(|side| {
+                let (cells, pair) = (&cells, &pair);
+                IO_COLUMNS.into_iter().map(move |(metric, _)| {
                     let cell =
-                        cells.iter().find(|c| c.key.pair_label() == pair && c.side == side && c.metric == metric);
-                    let _ = write!(html, "<td class=\"num\">{}</td>", cell.map_or_else(|| "-".into(), |c| count(c)));
-                }
-            }
-            html += "</tr>\n";
+                        cells.iter().find(|c| c.key.pair_label() == *pair && c.side == side && c.metric == metric);
+                    Cell::number(cell.map_or_else(|| "-".into(), |c| count(c)))
+                })
+            });
+            table.push_row(vec![pair.clone()], texts.collect());
         }
-        html += "</table>\n";
+        html += &model::html(&table, Some("io"));
     }
     html += "</section>\n";
     html

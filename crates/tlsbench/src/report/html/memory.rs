@@ -9,6 +9,7 @@ use super::charts::{after_kind, connections, connections_label, detail, kind, nu
 use crate::key::pair_label;
 use crate::order::first_seen;
 use crate::output::format::format_cell;
+use crate::output::model::{self, Cell, Column, Table};
 use crate::report::svg::{escape, Line, LineChart, Point};
 use crate::results::{CellResult, RunDocument};
 
@@ -91,18 +92,14 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
     ns.sort_unstable();
     ns.dedup();
     let metrics: Vec<&str> = PER_CONNECTION.into_iter().filter(|m| cells.iter().any(|(_, c)| c.metric == *m)).collect();
-    let mut html =
-        String::from("<table class=\"memory\">\n<tr><th rowspan=\"2\">stack</th><th rowspan=\"2\">side</th>");
+    let mut columns = Vec::new();
     for metric in &metrics {
-        let _ = write!(html, "<th colspan=\"{}\">{metric} (B) at N connections</th>", ns.len());
-    }
-    html += "</tr>\n<tr>";
-    for _ in &metrics {
         for n in &ns {
-            let _ = write!(html, "<th class=\"num\">{}</th>", connections_label(*n));
+            let header = vec![format!("{metric} (B) at N connections"), connections_label(*n)];
+            columns.push(Column { header, cells: Vec::new() });
         }
     }
-    html += "</tr>\n";
+    let mut table = Table { label_header: vec!["stack".into(), "side".into()], columns, ..Table::default() };
     for (client, server) in
         first_seen(cells.iter().map(|(_, c)| (c.key.client_stack.as_str(), c.key.server_stack.as_str())))
     {
@@ -116,20 +113,15 @@ fn memory_table(cells: &[(usize, &CellResult)]) -> String {
             if row.is_empty() {
                 continue;
             }
-            let _ = write!(html, "<tr><td>{}</td><td>{side}</td>", escape(&pair_label(client, server)));
-            for metric in &metrics {
-                for n in &ns {
+            let texts = metrics.iter().flat_map(|metric| {
+                let row = &row;
+                ns.iter().map(move |n| {
                     let cell = row.iter().find(|(at, c)| at == n && c.metric == *metric);
-                    let _ = write!(
-                        html,
-                        "<td class=\"num\">{}</td>",
-                        escape(&cell.map_or_else(|| "-".into(), |(_, c)| format_cell(c)))
-                    );
-                }
-            }
-            html += "</tr>\n";
+                    Cell::number(cell.map_or_else(|| "-".into(), |(_, c)| format_cell(c)))
+                })
+            });
+            table.push_row(vec![pair_label(client, server), side.to_string()], texts.collect());
         }
     }
-    html += "</table>\n";
-    html
+    model::html(&table, Some("memory"))
 }

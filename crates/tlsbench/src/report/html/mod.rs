@@ -27,7 +27,7 @@ table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; } img.flamegraph { max-width: 100%; height: auto; }
-h4 { font-size: 14px; margin: 14px 0 4px; }
+h4 { font-size: 14px; margin: 14px 0 4px; } th.num { text-align: right; }
 .row { display: flex; flex-wrap: wrap; gap: 0 24px; } .row figure { margin: 8px 0 12px; }
 svg text { font: 12px system-ui, sans-serif; fill: #1b1f24; } svg .title { font-size: 14px; font-weight: 600; }
 svg .grid { stroke: #e4e8ec; } svg .axis-line { stroke: #57606a; } svg .ci { stroke: #24292f; stroke-width: 1.5; fill: none; }
@@ -61,10 +61,8 @@ pub fn page(report: &Report) -> String {
 /// What one sample is: a time for the timed measures, fixed iterations for instructions.
 fn sample_length(doc: &RunDocument) -> String {
     let run = &doc.run;
-    let (counted, timed) = (
-        doc.results.iter().any(|c| c.key.measure == "instructions"),
-        doc.results.iter().any(|c| c.key.measure != "instructions"),
-    );
+    let (counted, timed) =
+        (doc.results.iter().any(|c| c.key.is_instructions()), doc.results.iter().any(|c| !c.key.is_instructions()));
     let counted = counted.then(|| {
         use crate::instructions::{HANDSHAKES, TRANSFER_WRITES, WARMUP_ITERATIONS};
         format!("{HANDSHAKES} handshakes or {TRANSFER_WRITES} writes of 16 KiB under callgrind after {WARMUP_ITERATIONS} unmeasured (instructions)")
@@ -105,21 +103,7 @@ fn environment(doc: &RunDocument) -> String {
 fn tables(report: &Report) -> String {
     let mut html = String::from("<section id=\"tables\">\n<h2>Tables</h2>\n");
     for table in &report.tables {
-        let _ = writeln!(html, "<h3>{}</h3>\n<table class=\"results\">", escape(&table.title()));
-        let header: Vec<String> = table.header().iter().map(|h| format!("<th>{}</th>", escape(h))).collect();
-        let _ = writeln!(html, "<tr>{}</tr>", header.concat());
-        for row in table.rows() {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, cell)| match table.numeric_columns().contains(&i) {
-                    true => format!("<td class=\"num\">{}</td>", escape(cell)),
-                    false => format!("<td>{}</td>", escape(cell)),
-                })
-                .collect();
-            let _ = writeln!(html, "<tr>{}</tr>", cells.concat());
-        }
-        html += "</table>\n";
+        html += &table.html();
     }
     let _ = writeln!(html, "<p class=\"legend\">{}</p>", escape(LEGEND));
     if let Some(baseline) = report.baseline {
@@ -196,7 +180,9 @@ mod tests {
         ));
         assert!(html.contains("<text class=\"label\" x=\"296.0\" y=\"87.5\" text-anchor=\"end\">1.3 x25519 ecdsa-p256 aes-128-gcm</text>"), "{html}");
         // The tables, with the factor column against the baseline.
-        assert!(html.contains("<tr><th>scenario</th><th>side</th><th>rustls-aws-lc-rs</th><th>openssl</th><th>openssl/rustls-aws-lc-rs</th></tr>"));
+        let header =
+            ["rustls-aws-lc-rs", "openssl", "openssl/rustls-aws-lc-rs"].map(|h| format!("<th class=\"num\">{h}</th>"));
+        assert!(html.contains(&format!("<tr><th>scenario</th><th>side</th>{}</tr>", header.concat())), "{html}");
         assert!(html
             .contains("<td class=\"num\">12,345 ±1.2%</td><td class=\"num\">failed</td><td class=\"num\">-</td></tr>"));
         assert!(html.contains("<li>openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3</li>"));

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::output::model;
 use crate::profile::{render, FunctionRow, Profile};
 use crate::report::svg::escape;
 
@@ -27,39 +28,13 @@ pub(super) fn profiles(profiles: &[Profile]) -> String {
             escape(&profile.scenario),
             escape(&render::heading(profile))
         );
-        let per = format!("instructions / {}", escape(&profile.unit));
-        let _ = writeln!(
-            html,
-            "<table>\n<tr><th>library</th><th>what</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>"
-        );
-        for share in &profile.classes {
-            let _ = writeln!(
-                html,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
-                share.class.label(),
-                escape(&share.what),
-                render::count(render::per_unit(profile, share.instructions)),
-                render::percent(profile, share.instructions)
-            );
-        }
-        html += "</table>\n";
+        html += &model::html(&render::classes(profile), None);
         for (title, rows, count) in [
             ("Top functions by inclusive instructions (the process's, the driver's and the adapter's frames left out)", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
             ("Top functions by exclusive instructions", &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
         ] {
-            let _ = writeln!(html, "<h4>{title}</h4>\n<table>\n<tr><th>#</th><th>function</th><th>library</th><th class=\"num\">{per}</th><th class=\"num\">share</th></tr>");
-            for (i, row) in rows.iter().enumerate() {
-                let _ = writeln!(
-                    html,
-                    "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
-                    i + 1,
-                    escape(&row.name),
-                    row.class.label(),
-                    render::count(render::per_unit(profile, count(row))),
-                    render::percent(profile, count(row))
-                );
-            }
-            html += "</table>\n";
+            let _ = writeln!(html, "<h4>{title}</h4>");
+            html += &model::html(&render::functions(profile, rows, count), None);
         }
         let svg = base64::engine::general_purpose::STANDARD.encode(&profile.svg);
         let _ = writeln!(
