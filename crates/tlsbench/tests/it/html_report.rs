@@ -103,12 +103,27 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     assert_eq!(html.matches("<svg").count(), 2 * (2 + io_counts) + 4);
     assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 * (2 * (2 + io_counts) + 4));
     assert_eq!(html.matches("<path class=\"ci\"").count(), 2 * (2 * (2 + io_counts) + 4));
-    assert!(html.contains("<th>rustls-ring/openssl</th>"));
+    assert!(html.contains("<th class=\"num\">rustls-ring/openssl</th>"), "{html}");
     // Every bar names its stack beside its value, as colours repeat past the palette's sixteen.
     let labels: Vec<&str> =
         html.split("<text class=\"value\"").skip(1).map(|t| &t[..t.find("</text>").unwrap()]).collect();
     assert_eq!(labels.len(), 2 * (2 * (2 + io_counts) + 4), "{labels:?}");
     assert!(labels.iter().all(|l| l.ends_with(" rustls-ring") || l.ends_with(" openssl")), "{labels:?}");
+    // Each stack's bars are in one colour, no other stack's: a bar's fill, the stack its
+    // tooltip names and the stack its label names, bar by bar.
+    let mut fills: Vec<(String, String)> = Vec::new();
+    for bar in html.split("<rect class=\"bar\"").skip(1) {
+        let fill = bar.split("fill=\"").nth(1).and_then(|f| f.split('"').next()).expect("a bar has a fill");
+        let tooltip = bar.split("<title>").nth(1).and_then(|t| t.split(':').next()).expect("a bar has a tooltip");
+        let label = bar.split("<text class=\"value\"").nth(1).and_then(|t| t.split("</text>").next()).unwrap();
+        assert!(label.ends_with(&format!(" {tooltip}")), "a bar of {tooltip} labelled {label}");
+        fills.push((tooltip.to_string(), fill.to_lowercase()));
+    }
+    fills.sort();
+    fills.dedup();
+    let stacks: Vec<&str> = fills.iter().map(|(stack, _)| stack.as_str()).collect();
+    assert_eq!(stacks, ["openssl", "rustls-ring"], "each stack's bars in one colour: {fills:?}");
+    assert_ne!(fills[0].1, fills[1].1, "two stacks share a colour: {fills:?}");
 
     // What a person sees: a screenshot, with each stack's bars drawn in its colour.
     let shot = dir.path().join("report.png");
