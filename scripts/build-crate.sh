@@ -27,7 +27,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 krate="${1:-}" what="${2:-}"
-usage="usage: scripts/build-crate.sh rustls|s2n-tls|boring VERSION|PATH (a release such as 0.23.29; a local checkout for rustls)"
+usage="usage: scripts/build-crate.sh rustls|s2n-tls|boring VERSION|PATH"
+usage+=" (a release such as 0.23.29; a local checkout for rustls)"
 if [ -z "$what" ] || (($# != 2)); then
     echo "$usage" >&2
     exit 2
@@ -164,7 +165,8 @@ out = [blocks[0]]
 kept = 0
 for block, p in zip(blocks[1:], new):
     o = orig_by.get(key(p))
-    if o is not None and o.get("dependencies") != p.get("dependencies") and all(map(resolvable, o.get("dependencies", []))):
+    if (o is not None and o.get("dependencies") != p.get("dependencies")
+            and all(map(resolvable, o.get("dependencies", [])))):
         head = block.split("dependencies = [")[0].rstrip("\n")
         deps = o.get("dependencies", [])
         if deps:
@@ -206,7 +208,9 @@ library=$("$runner" list | python3 -c 'import json, sys
 print(next(s["library"] for s in json.load(sys.stdin)["stacks"] if s["id"] == sys.argv[1]))' \
     "$check@$label") || fail "the runner's list failed or names no $check@$label"
 case "$krate:$library" in
-    "rustls:rustls $label "* | "s2n-tls:s2n-tls crate $label "* | "boring:BoringSSL (API version "*", boring-sys $label)") ;;
+    "rustls:rustls $label "*) ;;
+    "s2n-tls:s2n-tls crate $label "*) ;;
+    "boring:BoringSSL (API version "*", boring-sys $label)") ;;
     *) fail "the runner reports \`$library\`, not $krate $label" ;;
 esac
 stacks=$("$runner" list | python3 -c 'import json, sys

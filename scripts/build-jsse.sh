@@ -12,14 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 java_home="${1:-}"
 if [ -z "$java_home" ] || [ ! -x "$java_home/bin/java" ]; then
-    echo "usage: scripts/build-jsse.sh JAVA_HOME (a JDK 17 or later; this machine has: $(ls -d /usr/lib/jvm/*/ 2>/dev/null | tr '\n' ' '))" >&2
+    jdks=$(ls -d /usr/lib/jvm/*/ 2>/dev/null | tr '\n' ' ' || true)
+    echo "usage: scripts/build-jsse.sh JAVA_HOME (a JDK 17 or later; this machine has: $jdks)" >&2
     exit 2
 fi
 if [ ! -x target/release/tlsbench-runner-java ] || [ ! -f target/release/tlsbench-runner-java.jar ]; then
     echo "jsse: the Java runner is not built: run scripts/build.sh first" >&2
     exit 1
 fi
-release=$("$java_home/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+release=$("$java_home/bin/java" -XshowSettings:properties -version 2>&1 |
+    sed -n 's/^ *java.specification.version = //p')
 if ! [[ "$release" =~ ^[0-9]+$ ]] || ((release < 17)); then
     echo "jsse: $java_home is Java ${release:-of unknown version}; the Java runner needs 17 or later" >&2
     exit 1
@@ -33,4 +35,5 @@ JAVA_HOME='$java_home' TLSBENCH_JAVA_OPTS="-Dtlsbench.jsseRelease \${TLSBENCH_JA
     exec '$PWD/target/release/tlsbench-runner-java' "\$@"
 SCRIPT
 chmod +x "$dir/tlsbench-runner-java"
-echo "jsse@$release: $dir/tlsbench-runner-java ($("$dir/tlsbench-runner-java" list | sed -n 's/.*"library":"\([^"]*\)".*/\1/p'))"
+library=$("$dir/tlsbench-runner-java" list | sed -n 's/.*"library":"\([^"]*\)".*/\1/p' || true)
+echo "jsse@$release: $dir/tlsbench-runner-java ($library)"

@@ -94,8 +94,8 @@ else
     rm -f "$fetch/Cargo.lock"
     if ! cargo fetch --manifest-path "$fetch/Cargo.toml" >"$fetch_log" 2>&1 &&
         ! cargo fetch --offline --manifest-path "$fetch/Cargo.toml" >>"$fetch_log" 2>&1; then
-        fail "no openssl-src ~$crate_line from the registry or cargo's cache ($(grep -m1 'error' "$fetch_log" || true))" \
-            "$fetch_log"
+        reason=$(grep -m1 'error' "$fetch_log" || true)
+        fail "no openssl-src ~$crate_line from the registry or cargo's cache ($reason)" "$fetch_log"
     fi
     crate_dir=$(cargo metadata --offline --format-version 1 --manifest-path "$fetch/Cargo.toml" 2>>"$fetch_log" |
         python3 -c 'import json, os, sys

@@ -34,7 +34,8 @@ while (($#)); do
         --cc) cc="${2:?--cc needs a compiler: gcc or clang}"; shift 2 ;;
         --cc=*) cc="${1#--cc=}"; shift ;;
         --fips) fips=true; shift ;;
-        *) echo "unknown argument \`$1\` (usage: scripts/build.sh [--build release|native|lto] [--cc gcc|clang] [--fips])" >&2
+        *) echo "unknown argument \`$1\`" \
+               "(usage: scripts/build.sh [--build release|native|lto] [--cc gcc|clang] [--fips])" >&2
            exit 2 ;;
     esac
 done

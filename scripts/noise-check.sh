@@ -31,7 +31,8 @@ for _ in range(20):
     times.append(time.perf_counter() - start)
 times.sort()
 median = (times[9] + times[10]) / 2
-print(f"calibration: median {median * 1e3:.2f} ms, spread (p90-p10)/median {100 * (times[17] - times[2]) / median:.1f}%, "
+print(f"calibration: median {median * 1e3:.2f} ms, "
+      f"spread (p90-p10)/median {100 * (times[17] - times[2]) / median:.1f}%, "
       f"max/min {times[-1] / times[0]:.2f}")
 EOF
 }
@@ -49,7 +50,8 @@ started=$(date +%s)
     --db "$out/results.db" --export-json "$out/run.json" "$@" >"$out/table.txt" 2>"$out/stderr.txt"
 read -r total1 steal1 < <(cpu_jiffies)
 echo "end: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), run took $(($(date +%s) - started)) s"
-echo "steal over the run: $(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN{printf "%.2f%%", t ? 100*s/t : 0}')"
+steal=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN{printf "%.2f%%", t ? 100*s/t : 0}')
+echo "steal over the run: $steal"
 echo "after the run: $(calibrate)"
 grep -i -E 'warning|noisy|interval' "$out/stderr.txt" "$out/table.txt" || true
 
@@ -60,11 +62,13 @@ jq -r '
      (100 * ([.ci95[1] - .median, .median - .ci95[0]] | max) / .median | . * 10 | round / 10 | tostring),
      (.samples | length | tostring), (.outliers | length | tostring)]
   | @tsv' "$out/run.json" |
-    awk -F'\t' 'BEGIN { printf "%-15s %-17s %-6s %-20s %12s %8s %4s %4s\n", "kind", "stack", "side", "metric", "median", "±ci95%", "n", "out" }
+    awk -F'\t' 'BEGIN { printf "%-15s %-17s %-6s %-20s %12s %8s %4s %4s\n",
+                                "kind", "stack", "side", "metric", "median", "±ci95%", "n", "out" }
                 { printf "%-15s %-17s %-6s %-20s %12.1f %8s %4s %4s\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
 jq -r '[.results[] | select(.median != null and (.metric == "handshakes_per_s" or .metric == "mb_per_s"))
         | 100 * ([.ci95[1] - .median, .median - .ci95[0]] | max) / .median] | sort
-       | "wall-time intervals: median ±\(.[length / 2 | floor] * 10 | round / 10)%, widest ±\(.[-1] * 10 | round / 10)% (\(length) results)"' \
+       | "wall-time intervals: median ±\(.[length / 2 | floor] * 10 | round / 10)%, "
+         + "widest ±\(.[-1] * 10 | round / 10)% (\(length) results)"' \
     "$out/run.json"
 jq -r '.run.environment | del(.cpu, .kernel, .rustc, .allocator, .aslr, .governor, .cores) | select(length > 0)
        | "recorded by tlsbench: \(tojson)"' "$out/run.json"

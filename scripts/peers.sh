@@ -78,7 +78,8 @@ stop_server() { # NAME
 # appends "CONNECTIONS SECONDS" (its own count and window, without its warm-up connection) to
 # $work/NAME.runs.
 load() { # NAME SCENARIO ADDR
-    "$tlsbench" load --stack openssl --scenario "$2" --connect "$3" --duration "$duration" --concurrency 1 >"$work/$1.out" 2>&1 ||
+    "$tlsbench" load --stack openssl --scenario "$2" --connect "$3" --duration "$duration" --concurrency 1 \
+        >"$work/$1.out" 2>&1 ||
         { echo "tlsbench load $1 failed:" >&2; cat "$work/$1.out" >&2; exit 1; }
     sed -nE 's/^connections +([0-9,]+) .* in ([0-9.]+) s: .*/\1 \2/p' "$work/$1.out" | tr -d , >>"$work/$1.runs"
 }
@@ -103,7 +104,10 @@ connections() { awk '{ n += $1 } END { print n }' "$work/$1.runs"; }
 each() { awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $1 / $2 }' "$work/$1.runs"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }'; }
 # The server's CPU µs per connection (user + system) from its report.
-server_cpu() { sed -nE 's/^CPU per connection +user ([0-9,.]+) µs, system ([0-9,.]+) µs$/\1 \2/p' "$1" | tr -d , | awk '{ printf "%.0f", $1 + $2 }'; }
+server_cpu() {
+    sed -nE 's/^CPU per connection +user ([0-9,.]+) µs, system ([0-9,.]+) µs$/\1 \2/p' "$1" | tr -d , |
+        awk '{ printf "%.0f", $1 + $2 }'
+}
 served() { sed -nE 's/^connections +(.*) in .*/\1/p' "$1" | sed 's/,$//'; }
 
 echo "$rounds round(s) of $duration s per figure, servers with $workers worker(s), loopback; $(openssl version)" >&2
@@ -113,7 +117,8 @@ start_server serve-new "$full"
 pki=$TLSBENCH_DATA_DIR/pki-v2/ecdsa-p256
 ca=$pki/ca.pem
 # The chain that s_time is given verifies, name included: s_time itself would not say.
-openssl verify -CAfile "$ca" -untrusted "$pki/chain.pem" -verify_hostname server.tlsbench.test "$pki/chain.pem" >/dev/null
+openssl verify -CAfile "$ca" -untrusted "$pki/chain.pem" -verify_hostname server.tlsbench.test \
+    "$pki/chain.pem" >/dev/null
 for round in $(seq "$rounds"); do
     echo "round $round: s_time -new -www /, tlsbench load" >&2
     s_time st-new "$server_addr" -new -www /
@@ -136,7 +141,8 @@ mkdir -p "$ngx"
 # A port nginx can bind: it exits at once when another program has it.
 for attempt in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 40000))
-    sed -e "s|@DIR@|$ngx|g; s|@WORKERS@|$workers|; s|@PORT@|$port|; s|@CHAIN@|$pki/chain.pem|; s|@KEY@|$pki/server.key|" \
+    sed -e "s|@DIR@|$ngx|g; s|@WORKERS@|$workers|; s|@PORT@|$port|" \
+        -e "s|@CHAIN@|$pki/chain.pem|; s|@KEY@|$pki/server.key|" \
         -e "s|@GROUP@|X25519|; s|@SUITE@|TLS_AES_128_GCM_SHA256|; s|@TICKETS@|off|; s|@NUM_TICKETS@|0|" \
         "$root/scripts/nginx.conf" >"$ngx/nginx.conf"
     "$nginx" -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" &
@@ -151,7 +157,11 @@ for attempt in 1 2 3 4 5; do
 done
 pids+=("$nginx_pid")
 # nginx's workers' CPU time so far, in clock ticks.
-ticks() { local w t=0; for w in $(pgrep -P "$nginx_pid"); do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done; echo "$t"; }
+ticks() {
+    local w t=0
+    for w in $(pgrep -P "$nginx_pid"); do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$w/stat"))); done
+    echo "$t"
+}
 start_server serve-openssl "$full"
 nginx_ticks=0
 for round in $(seq "$rounds"); do
@@ -163,7 +173,8 @@ for round in $(seq "$rounds"); do
 done
 stop_server serve-openssl
 nginx_requests=$(wc -l <"$ngx/access.log")
-nginx_cpu=$(awk -v t="$nginx_ticks" -v hz="$(getconf CLK_TCK)" -v n="$nginx_requests" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }')
+nginx_cpu=$(awk -v t="$nginx_ticks" -v hz="$(getconf CLK_TCK)" -v n="$nginx_requests" \
+    'BEGIN { printf "%.0f", t / hz * 1e6 / n }')
 kill -TERM "$nginx_pid"
 wait "$nginx_pid" || true
 
@@ -173,11 +184,19 @@ echo
 echo "| client | server | connections | per second | each round | |"
 echo "| --- | --- | ---: | ---: | --- | --- |"
 echo "| openssl s_time -new -www / | tlsbench serve openssl | $(connections st-new) | $st_new | $(each st-new) | |"
-echo "| tlsbench load openssl, handshake-full | same | $(connections tb-new) | $tb_new | $(each tb-new) | $(ratio "$st_new" "$tb_new") vs s_time |"
-echo "| openssl s_time -reuse -www / | tlsbench serve openssl, resume-ticket | $(connections st-reuse) | $st_reuse | $(each st-reuse) | |"
-echo "| tlsbench load openssl, handshake-resume-ticket | same | $(connections tb-reuse) | $tb_reuse | $(each tb-reuse) | $(ratio "$st_reuse" "$tb_reuse") vs s_time |"
-echo "| tlsbench load openssl, handshake-full | nginx $("$nginx" -v 2>&1 | cut -d/ -f2), $workers worker(s) | $(connections tb-nginx) | $tb_nginx | $(each tb-nginx) | server CPU $nginx_cpu µs per connection |"
-echo "| tlsbench load openssl, handshake-full | tlsbench serve openssl, $workers worker(s) | $(connections tb-openssl) | $tb_openssl | $(each tb-openssl) | server CPU $(server_cpu "$work/serve-openssl.out") µs per connection; $(ratio "$tb_nginx" "$tb_openssl") vs nginx |"
+# (echo joins its arguments with a space: each row is one line, cut where a space falls.)
+echo "| tlsbench load openssl, handshake-full | same | $(connections tb-new) | $tb_new | $(each tb-new) |" \
+    "$(ratio "$st_new" "$tb_new") vs s_time |"
+echo "| openssl s_time -reuse -www / | tlsbench serve openssl, resume-ticket |" \
+    "$(connections st-reuse) | $st_reuse | $(each st-reuse) | |"
+echo "| tlsbench load openssl, handshake-resume-ticket | same |" \
+    "$(connections tb-reuse) | $tb_reuse | $(each tb-reuse) | $(ratio "$st_reuse" "$tb_reuse") vs s_time |"
+echo "| tlsbench load openssl, handshake-full | nginx $("$nginx" -v 2>&1 | cut -d/ -f2), $workers worker(s) |" \
+    "$(connections tb-nginx) | $tb_nginx | $(each tb-nginx) | server CPU $nginx_cpu µs per connection |"
+echo "| tlsbench load openssl, handshake-full | tlsbench serve openssl, $workers worker(s) |" \
+    "$(connections tb-openssl) | $tb_openssl | $(each tb-openssl) |" \
+    "server CPU $(server_cpu "$work/serve-openssl.out") µs per connection;" \
+    "$(ratio "$tb_nginx" "$tb_openssl") vs nginx |"
 echo
 echo "Scenarios: TLS 1.3, X25519, ECDSA P-256, AES-128-GCM. The servers' own counts (all clients, warm-ups"
 echo "included): new $(served "$work/serve-new.out"); resumed $(served "$work/serve-resume.out");"

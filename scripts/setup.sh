@@ -26,7 +26,8 @@ need=()
 # nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
 # On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
 # modules). The tests start it with a config of their own and never use Debian's service.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium valgrind strace nginx openssl; do
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium \
+    valgrind strace nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # The Java runner (runners/java): a JDK 17 or later and Maven, which fetches its pinned

@@ -10,7 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release}
 out=$(mktemp -d)
-scenarios=(--scenario handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm --scenario transfer_1.3_x25519_ecdsa-p256_aes-128-gcm)
+scenarios=(
+    --scenario handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
+    --scenario transfer_1.3_x25519_ecdsa-p256_aes-128-gcm
+)
 stacks=(--stack jsse --stack netty-tcnative)
 cd "$out"
 "$OLDPWD/$bin/tlsbench" run --quick "${stacks[@]}" "${scenarios[@]}" --export-json quick.json >/dev/null
@@ -20,5 +23,6 @@ rates='.results[] | select(.metric == "handshakes_per_s" or .metric == "mb_per_s
        | {key: "\(.client_stack) \(.scenario) \(.side)", value: .median}'
 jq -r -n --slurpfile q quick.json --slurpfile r reference.json "
     ([\$q[0] | $rates] | from_entries) as \$quick | ([\$r[0] | $rates] | from_entries) as \$ref
-    | \$quick | keys[] | \"\\(.)  quick \\(\$quick[.] | floor)  reference \\(\$ref[.] | floor)  ratio \\(\$quick[.] / \$ref[.] * 1000 | round / 1000)\""
+    | \$quick | keys[] | \"\\(.)  quick \\(\$quick[.] | floor)  reference \\(\$ref[.] | floor)\"
+        + \"  ratio \\(\$quick[.] / \$ref[.] * 1000 | round / 1000)\""
 echo "runs and JSON in $out" >&2
