@@ -217,7 +217,7 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::model::Cell;
+    use crate::output::model::{self, Cell};
 
     fn column(header: &[&str], cells: &[&str]) -> Column {
         Column {
@@ -319,6 +319,31 @@ go       client | heap        12,345
                 assert!(text.contains(&cell.text), "{}:\n{text}", cell.text);
             }
         }
+    }
+
+    #[test]
+    fn the_three_back_ends_show_the_same_cells() {
+        let table = model::tests::sample();
+        let (terminal, md, html) = (render(&table, 120), model::markdown(&table), model::html(&table, Some("results")));
+        for column in &table.columns {
+            for cell in &column.cells {
+                assert!(terminal.contains(&cell.text), "{} in\n{terminal}", cell.text);
+                let in_md = cell.text.replace('|', "\\|");
+                assert!(md.contains(&in_md), "{} in\n{md}", cell.text);
+                assert!(html.contains(&model::escape(&cell.text)), "{} in\n{html}", cell.text);
+            }
+        }
+        for label in table.labels.iter().flatten().chain(&table.label_header) {
+            assert!(terminal.contains(label.as_str()) && md.contains(label.as_str()), "{label}");
+            assert!(html.contains(&model::escape(label)), "{label}");
+        }
+        for text in [table.title.as_deref().unwrap(), table.notes[0].as_str()] {
+            assert!(terminal.contains(text) && md.contains(text) && html.contains(&model::escape(text)), "{text}");
+        }
+        // Numbers sit right in all three; a code cell is code where the format has it.
+        assert!(md.contains("| --- | ---: | ---: | ---: | --- |"), "{md}");
+        assert!(html.contains("<td class=\"num\">1,234 ±1.0%</td>") && html.contains("<code>SSL_do_handshake</code>"));
+        assert!(md.contains("`SSL_do_handshake`"), "{md}");
     }
 
     #[test]
