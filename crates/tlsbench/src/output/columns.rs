@@ -57,6 +57,8 @@ pub fn render_parts(table: &Table, max_width: usize) -> Vec<(Range<usize>, Strin
 /// The row labels as the terminal shows them: each part padded to its widest, with the parts'
 /// headings to go on the header's last line.
 struct Labels {
+    /// No labels at all: the first column starts the line, without a bar before it.
+    none: bool,
     heading: String,
     rows: Vec<String>,
     /// In characters, and the most bytes a label line takes.
@@ -79,7 +81,7 @@ impl Labels {
         let heading = join(&table.label_header);
         let width = widths.iter().sum::<usize>() + WITHIN_GROUP.len() * parts.saturating_sub(1);
         let bytes = rows.iter().chain([&heading]).map(|l| width + l.len() - chars(l)).max().unwrap_or(0);
-        Labels { heading, rows, width, bytes }
+        Labels { none: parts == 0, heading, rows, width, bytes }
     }
 }
 
@@ -113,6 +115,14 @@ fn separator(columns: &[Column], i: usize) -> &'static str {
         WITHIN_GROUP
     } else {
         BETWEEN_GROUPS
+    }
+}
+
+/// What goes before column `i` on a line after these labels.
+fn lead(labels: &Labels, columns: &[Column], i: usize) -> &'static str {
+    match labels.none && i == 0 {
+        true => "",
+        false => separator(columns, i),
     }
 }
 
@@ -165,7 +175,7 @@ fn draw(labels: &Labels, columns: &[Column]) -> String {
             false => " ".repeat(label_width),
         };
         for span in Table::spans(columns, level) {
-            line += separator(columns, span.start);
+            line += lead(labels, columns, span.start);
             let (text, width) = (&columns[span.start].header[level], span_width(columns, &widths, &span));
             // Headings over one column sit as its cells do; spanning ones start at the left
             // edge of what they span.
@@ -180,7 +190,7 @@ fn draw(labels: &Labels, columns: &[Column]) -> String {
     for (row, label) in labels.rows.iter().enumerate() {
         let mut line = format!("{label:<label_width$}");
         for (i, (column, width)) in columns.iter().zip(&widths).enumerate() {
-            line += separator(columns, i);
+            line += lead(labels, columns, i);
             match column.cells.get(row) {
                 Some(cell) if cell.align == Align::Left => line += &format!("{:<width$}", cell.text),
                 Some(cell) => line += &format!("{:>width$}", cell.text),
@@ -268,6 +278,13 @@ openssl  server | handshakes       1
 go       client | heap        12,345
 ";
         assert_eq!(render(&table, 120), expected);
+    }
+
+    #[test]
+    fn a_table_without_labels_starts_with_its_first_column() {
+        let mut table = Table::with_header(&[], &["stack", "library"]);
+        table.push_row(Vec::new(), vec![Cell::text("openssl"), Cell::text("OpenSSL 3.0.19")]);
+        assert_eq!(render(&table, 120), "stack    library\nopenssl  OpenSSL 3.0.19\n");
     }
 
     #[test]

@@ -174,8 +174,9 @@ fn markdown_text(text: &str, code: bool) -> String {
 }
 
 /// The table in HTML: the title as an `<h3>`, a header row per level (a heading spanning the
-/// columns that share it; the label headings span all levels), numbers in `class="num"`
-/// cells, the notes as paragraphs of `class="notes"`. `class` is the table's.
+/// columns that share it; the label headings span all levels; none when every heading is
+/// empty), each row's label in heading cells, numbers in `class="num"` cells, the notes as
+/// paragraphs of `class="notes"`. `class` is the table's.
 pub fn html(table: &Table, class: Option<&str>) -> String {
     let mut html = match &table.title {
         Some(title) => format!("<h3>{}</h3>\n", escape(title)),
@@ -186,7 +187,9 @@ pub fn html(table: &Table, class: Option<&str>) -> String {
         None => html += "<table>\n",
     }
     let levels = table.levels();
-    for level in 0..levels {
+    // A table of headings and values (the environment) has no heading row.
+    let headed = table.label_header.iter().chain(table.columns.iter().flat_map(|c| &c.header)).any(|h| !h.is_empty());
+    for level in (0..levels).filter(|_| headed) {
         html += "<tr>";
         if level == 0 {
             for heading in &table.label_header {
@@ -211,7 +214,7 @@ pub fn html(table: &Table, class: Option<&str>) -> String {
     for (row, label) in table.labels.iter().enumerate() {
         html += "<tr>";
         for part in label {
-            html += &format!("<td>{}</td>", escape(part));
+            html += &format!("<th>{}</th>", escape(part));
         }
         for column in &table.columns {
             let cell = &column.cells[row];
@@ -289,7 +292,7 @@ pub(crate) mod tests {
             ),
             "{html}"
         );
-        assert!(html.contains("<tr><td>rustls &lt;ring&gt;</td>"), "{html}");
+        assert!(html.contains("<tr><th>rustls &lt;ring&gt;</th>"), "{html}");
         assert!(html.ends_with("</table>\n<p class=\"notes\">a &lt;note&gt; &amp; more</p>\n"), "{html}");
     }
 

@@ -14,6 +14,7 @@ use super::svg::escape;
 use super::Report;
 use crate::order::first_seen;
 use crate::output::format::LEGEND;
+use crate::output::model::{self, Cell, Column, Table};
 use crate::output::notes::{few_samples_warning, notes};
 use crate::report::tables::factor_legend;
 use crate::results::RunDocument;
@@ -73,7 +74,7 @@ fn sample_length(doc: &RunDocument) -> String {
 
 fn environment(doc: &RunDocument) -> String {
     let (run, env) = (&doc.run, &doc.run.environment);
-    let mut html = String::from("<section id=\"environment\">\n<h2>Environment</h2>\n<table>\n");
+    let mut html = String::from("<section id=\"environment\">\n<h2>Environment</h2>\n");
     let rows = [
         ("started", run.started.clone()),
         ("samples", format!("{} per cell, each {}", run.samples, sample_length(doc))),
@@ -88,15 +89,21 @@ fn environment(doc: &RunDocument) -> String {
         ("command line", run.command_line.join(" ")),
     ];
     let conditions = env.conditions.as_ref().map(crate::environment::describe).unwrap_or_default();
+    let mut values = Table {
+        label_header: vec![String::new()],
+        columns: vec![Column { header: vec![String::new()], cells: Vec::new() }],
+        ..Table::default()
+    };
     for (what, value) in rows.into_iter().chain(conditions) {
-        let _ = writeln!(html, "<tr><th>{what}</th><td>{}</td></tr>", escape(&value));
+        values.push_row(vec![what.to_string()], vec![Cell::text(value)]);
     }
-    html += "</table>\n<table>\n<tr><th>stack</th><th>library</th></tr>\n";
+    let mut stacks = Table::with_header(&[], &["stack", "library"]);
     for stack in &run.stacks {
-        let _ =
-            writeln!(html, "<tr><td><code>{}</code></td><td>{}</td></tr>", escape(&stack.id), escape(&stack.library));
+        stacks.push_row(Vec::new(), vec![Cell::text(&stack.id).code(), Cell::text(&stack.library)]);
     }
-    html += "</table>\n</section>\n";
+    html += &model::html(&values, None);
+    html += &model::html(&stacks, None);
+    html += "</section>\n";
     html
 }
 
@@ -301,13 +308,13 @@ mod tests {
         assert!(html.contains("<title>openssl [split], 100 connections: 56,000 B</title>"), "{html}");
         // The table: N as columns under each metric; the failed cell says so.
         assert!(html.contains("<th colspan=\"2\">heap_per_connection_bytes (B) at N connections</th><th colspan=\"2\">rss_per_connection_bytes (B) at N connections</th>"), "{html}");
-        assert!(html.contains("<tr><td>openssl</td><td>client</td><td class=\"num\">55,100</td><td class=\"num\">54,685</td><td class=\"num\">56,000</td><td class=\"num\">failed</td></tr>"), "{html}");
-        assert!(html.contains("<tr><td>rustls-aws-lc-rs</td><td>server</td><td class=\"num\">7,800</td><td class=\"num\">7,761</td><td class=\"num\">-</td><td class=\"num\">-</td></tr>"), "{html}");
+        assert!(html.contains("<tr><th>openssl</th><th>client</th><td class=\"num\">55,100</td><td class=\"num\">54,685</td><td class=\"num\">56,000</td><td class=\"num\">failed</td></tr>"), "{html}");
+        assert!(html.contains("<tr><th>rustls-aws-lc-rs</th><th>server</th><td class=\"num\">7,800</td><td class=\"num\">7,761</td><td class=\"num\">-</td><td class=\"num\">-</td></tr>"), "{html}");
         // The io table: both sides' counts in the columns' order.
         assert!(html.contains(&format!("<h3><code>{io_profile}</code></h3>")));
         let row = ["6", "4", "10", "5", "338", "7", "3", "10", "5", "1,207"]
             .map(|n| format!("<td class=\"num\">{n}</td>"))
             .concat();
-        assert!(html.contains(&format!("<tr><td>rustls-aws-lc-rs</td>{row}</tr>")), "{html}");
+        assert!(html.contains(&format!("<tr><th>rustls-aws-lc-rs</th>{row}</tr>")), "{html}");
     }
 }
