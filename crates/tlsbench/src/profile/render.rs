@@ -148,6 +148,66 @@ pub fn flamegraph(title: &str, folded: &Folded) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::Class;
+
+    /// A profile of long generic names, as Rust's are, in every library class.
+    fn profile() -> Profile {
+        let classes = [Class::Tls, Class::Crypto, Class::Allocator, Class::Libc, Class::Harness, Class::Other];
+        let name =
+            |i: usize| format!("<rustls::conn::ConnectionCommon<T>>::process_new_packets::{i}::{}", "x".repeat(200));
+        let rows: Vec<FunctionRow> = (0..12)
+            .map(|i| FunctionRow {
+                name: name(i),
+                object: "runner".into(),
+                class: classes[i % classes.len()],
+                inclusive: 1_234_567_890 / (i as u64 + 1),
+                exclusive: 123_456_789 / (i as u64 + 1),
+            })
+            .collect();
+        Profile {
+            scenario: "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".into(),
+            stack: "rustls-aws-lc-rs".into(),
+            peer: "rustls-aws-lc-rs".into(),
+            side: tlsbench_harness::Side::Server,
+            library: "rustls 0.23.46".into(),
+            iterations: 20,
+            unit: "handshake".into(),
+            units: 20.0,
+            total: 2_000_000_000,
+            classes: classes
+                .iter()
+                .map(|&class| super::super::ClassShare {
+                    class,
+                    what: "libcrypto.so.3".into(),
+                    instructions: 1_000_000,
+                })
+                .collect(),
+            by_inclusive: rows.clone(),
+            by_exclusive: rows,
+            unnamed: 0,
+            flamegraph_pruned: 0,
+            svg: String::new(),
+            build: None,
+            compiler: None,
+        }
+    }
+
+    #[test]
+    fn the_tables_fit_the_width_with_every_function_ranked_once() {
+        let profile = profile();
+        let text = terminal(&profile);
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).collect();
+        for line in &rows {
+            assert!(line.len() <= WIDTH, "{} bytes: {line}\n{text}", line.len());
+        }
+        // One table each (none went on into a second): shares with the total, then 12 and 12.
+        assert_eq!(rows.len(), (1 + 6 + 1) + 2 * (1 + 12), "{text}");
+        assert!(rows.iter().any(|l| l.starts_with("total ") && l.ends_with("100.0%")), "{text}");
+        assert!(rows.iter().any(|l| l.starts_with("12 ") && l.contains("process_new_packets::11::")), "{text}");
+        // The report's tables keep the names whole.
+        let html = crate::output::model::html(&functions(&profile, &profile.by_inclusive, |r| r.inclusive), None);
+        assert!(html.contains(&crate::output::model::escape(&profile.by_inclusive[0].name)));
+    }
 
     #[test]
     fn long_names_are_cut_on_a_character() {
