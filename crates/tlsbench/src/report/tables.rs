@@ -191,6 +191,26 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_markdown_and_html_tables_show_the_same_cells() {
+        // Each line's words, one space apart: the terminal pads its columns.
+        let squeezed = |text: &str| -> String {
+            let lines = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+            lines.collect::<Vec<_>>().join("\n")
+        };
+        let doc = fixture::document();
+        for table in MetricTable::all(&doc.results, Some("openssl")) {
+            let (terminal, markdown, html) = (table.terminal(), table.markdown(), table.html());
+            for row in rows(&table) {
+                assert!(squeezed(&terminal).contains(&squeezed(&row.join(" "))), "{row:?}:\n{terminal}");
+                assert!(markdown.contains(&format!("| {} |", row.join(" | "))), "{row:?}:\n{markdown}");
+                let cells: String = row.iter().map(|c| format!("<td class=\"num\">{c}</td>")).collect();
+                assert!(html.contains(&format!("{cells}</tr>")), "{row:?}:\n{html}");
+            }
+            assert!(terminal.lines().all(|l| l.len() <= WIDTH), "{terminal}");
+        }
+    }
+
+    #[test]
     fn renders_markdown_with_right_aligned_numbers() {
         let doc = fixture::document();
         let tables = MetricTable::all(&doc.results, Some("rustls-aws-lc-rs"));
