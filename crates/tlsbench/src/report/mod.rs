@@ -10,6 +10,7 @@ use anyhow::bail;
 use crate::group::GroupBy;
 use crate::output::format::LEGEND;
 use crate::output::notes::{few_samples_warning, notes};
+use crate::output::{columns, WIDTH};
 use crate::profile::Profile;
 use crate::results::RunDocument;
 use tables::{factor_legend, MetricTable};
@@ -59,15 +60,17 @@ impl<'a> Report<'a> {
             out += "\n";
             out += &table.terminal();
         }
-        out += &format!("{LEGEND}\n");
+        // Under the tables, each paragraph wrapped to the width as the tables keep to it.
+        let wrap = |text: &str| columns::wrap(text, WIDTH, 2);
+        out += &wrap(LEGEND);
         if let Some(baseline) = self.baseline {
-            out += &format!("{}\n", factor_legend(baseline));
+            out += &wrap(&factor_legend(baseline));
         }
         if let Some(warning) = few_samples_warning(&self.doc.results) {
-            out += &format!("warning: {warning}\n");
+            out += &wrap(&format!("warning: {warning}"));
         }
         for note in notes(&self.doc.results) {
-            out += &format!("note: {note}\n");
+            out += &wrap(&format!("note: {note}"));
         }
         out
     }
@@ -99,13 +102,18 @@ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305  server |      1,500 ±6
 heap_peak_bytes (B, lower is better)
 scenario                                          side   | rustls-aws-lc-rs
 handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm  server |           45,678
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the statistics
+median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when
+  it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the
+  statistics
 a/openssl: the median of stack a over the median of openssl in the same row (above 1: larger)
-warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% confidence; use --samples 6 or more
+warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95%
+  confidence; use --samples 6 or more
 note: openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
-note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: openssl: cipher suite chacha20-poly1305 not supported
+note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: openssl: cipher suite
+  chacha20-poly1305 not supported
 ";
         assert_eq!(text, expected);
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
     }
 
     #[test]
