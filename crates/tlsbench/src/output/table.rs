@@ -78,8 +78,8 @@ fn metric_block(title: &str, cells: &[&CellResult], reasons: &Reasons) -> String
     let scenarios = first_seen(grid.rows.iter().map(|r| r.scenario));
     let names = ScenarioNames::new(&scenarios);
     // Scenario by scenario, the client's column before the server's.
-    let place = |r: &GridRow| (scenarios.iter().position(|s| *s == r.scenario), r.side == Side::Server);
-    grid.rows.sort_by_key(place);
+    let index: HashMap<&str, usize> = scenarios.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    grid.rows.sort_by_key(|r| (index[r.scenario], r.side == Side::Server));
     let mut table = metric_table(&grid, |c| reasons.cell_text(c)).transposed();
     let headings: HashMap<&str, &Vec<String>> = scenarios.iter().copied().zip(&names.headings).collect();
     for column in &mut table.columns {
