@@ -121,7 +121,11 @@ mod tests {
 
     #[test]
     fn finds_the_version_of_the_named_package_only() {
-        let lock = "[[package]]\nname = \"ring\"\nversion = \"0.17.14\"\n\n[[package]]\nname = \"rustls\"\nversion = \"0.23.46\"\n";
+        let lock = concat!(
+            "[[package]]\nname = \"ring\"\nversion = \"0.17.14\"\n\n",
+            "[[package]]\nname = \"rustls\"\nversion = \"0.23.46\"\n",
+        );
+
         assert_eq!(locked_version(lock, "rustls").as_deref(), Some("0.23.46"));
         assert_eq!(locked_version(lock, "ring").as_deref(), Some("0.17.14"));
         assert_eq!(locked_version(lock, "rust"), None);

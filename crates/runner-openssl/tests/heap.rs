@@ -309,7 +309,8 @@ fn the_heap_measure_agrees_with_valgrind_dhat() {
     let (harness_peak, harness_allocations) = harness_blocks_per_connection();
     let (dhat_peak, dhat_allocations) = (dhat_peak - harness_peak, dhat_allocations - harness_allocations);
     println!(
-        "per connection pair: peak {peak:.0} B (DHAT {dhat_peak:.0}), allocations {allocations:.1} (DHAT {dhat_allocations:.1}), \
+        "per connection pair: peak {peak:.0} B (DHAT {dhat_peak:.0}), \
+         allocations {allocations:.1} (DHAT {dhat_allocations:.1}), \
          DHAT's less the harness's own {harness_peak:.0} B in {harness_allocations:.1} blocks"
     );
     assert!(harness_allocations > 0.0, "the harness's links allocate per connection, and are seen");

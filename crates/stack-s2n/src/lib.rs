@@ -103,7 +103,8 @@ pub fn policies(scenario: &Scenario) -> Result<(&'static str, &'static str), Str
         (version, suite, group, rsa) => {
             let key = if rsa { "an RSA" } else { "an ECDSA" };
             return Err(format!(
-                "s2n-tls: no named security policy makes TLS {version} {suite} with {group} the first choice for {key} key"
+                "s2n-tls: no named security policy makes TLS {version} {suite} with {group} \
+                 the first choice for {key} key"
             ));
         }
     };
@@ -179,7 +180,8 @@ impl Stack for S2n {
                 Exclusion::new("handshake-resume-*_cert-requested*", "s2n-tls: no session resumption with client auth"),
                 Exclusion::new(
                     "*_1.2_x25519_ecdsa-*_aes-256-gcm*",
-                    "s2n-tls: no named security policy makes TLS 1.2 aes-256-gcm with x25519 the first choice for an ECDSA key",
+                    "s2n-tls: no named security policy makes TLS 1.2 aes-256-gcm with x25519 \
+                     the first choice for an ECDSA key",
                 ),
                 Exclusion::new(
                     "*_1.2_x25519_ecdsa-p256_*_mtls*",

@@ -291,7 +291,8 @@ pub fn runtime_only(release: &Runners, built: Built, id: &str) -> Option<String>
     };
     runner.build.is_none().then(|| {
         format!(
-            "{id}: its runner ({}) is built by its own toolchain, which {option} not reach; it is measured in the release build only",
+            "{id}: its runner ({}) is built by its own toolchain, which {option} not reach; \
+             it is measured in the release build only",
             file_name(&runner.path)
         )
     })
@@ -307,7 +308,8 @@ pub fn missing(release: &Runners, built: Built, runners: &Runners, ids: &[String
         .collect();
     if !missing.is_empty() {
         bail!(
-            "build `{built}` in {} holds no runner for {} (built before they were added, or in part): rebuild it with {}",
+            "build `{built}` in {} holds no runner for {} (built before they were added, or in part): \
+             rebuild it with {}",
             runners.dir().display(),
             missing.join(", "),
             built.command()
@@ -379,8 +381,8 @@ mod tests {
         let gccs = runners("/t/builds/release-clang", &[("tlsbench-runner-openssl", &["openssl"], with("gcc 12.2.0"))]);
         assert_eq!(
             check(clang, &gccs).unwrap_err().to_string(),
-            "tlsbench-runner-openssl in /t/builds/release-clang is compiled by gcc, not `release with clang` (stale, or \
-             copied from another build): rebuild it with scripts/build.sh --build release --cc clang"
+            "tlsbench-runner-openssl in /t/builds/release-clang is compiled by gcc, not `release with clang` \
+             (stale, or copied from another build): rebuild it with scripts/build.sh --build release --cc clang"
         );
         assert!(check(gcc(Build::Release), &clangs)
             .unwrap_err()
@@ -405,8 +407,8 @@ mod tests {
         let stale = runners("/t/builds/native", &[("tlsbench-runner-openssl", &["openssl"], built("release"))]);
         assert_eq!(
             check(gcc(Build::Native), &stale).unwrap_err().to_string(),
-            "tlsbench-runner-openssl in /t/builds/native is build `release`, not `native` (stale, or copied from another build): \
-             rebuild it with scripts/build.sh --build native"
+            "tlsbench-runner-openssl in /t/builds/native is build `release`, not `native` \
+             (stale, or copied from another build): rebuild it with scripts/build.sh --build native"
         );
         let silent = runners("/t/builds/lto", &[("tlsbench-runner-go", &["go"], None)]);
         assert!(check(gcc(Build::Lto), &silent)
@@ -472,14 +474,17 @@ mod tests {
         let native = runners("/t/builds/native", &[("tlsbench-runner-openssl", &["openssl"], built("native"))]);
         assert_eq!(
             runtime_only(&release, gcc(Build::Native), "go").as_deref(),
-            Some("go: its runner (tlsbench-runner-go) is built by its own toolchain, which `--build native`'s flags do not reach; it is measured in the release build only")
+            Some(
+                "go: its runner (tlsbench-runner-go) is built by its own toolchain, \
+                 which `--build native`'s flags do not reach; it is measured in the release build only"
+            )
         );
         assert_eq!(runtime_only(&release, gcc(Build::Native), "openssl"), None);
         missing(&release, gcc(Build::Native), &native, &["openssl".into(), "go".into()]).unwrap();
         assert_eq!(
             missing(&release, gcc(Build::Native), &native, &["rustls-ring".into()]).unwrap_err().to_string(),
-            "build `native` in /t/builds/native holds no runner for rustls-ring (built before they were added, or in part): \
-             rebuild it with scripts/build.sh --build native"
+            "build `native` in /t/builds/native holds no runner for rustls-ring \
+             (built before they were added, or in part): rebuild it with scripts/build.sh --build native"
         );
     }
 }

@@ -75,7 +75,12 @@ pub enum ListWhat {
 #[derive(Args)]
 pub struct RunArgs {
     /// A stack to measure against itself; repeat for several. Default: all stacks.
-    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id, conflicts_with_all = ["client", "server"])]
+    #[arg(
+        long = "stack",
+        value_name = "ID",
+        value_parser = stacks::parse_id,
+        conflicts_with_all = ["client", "server"]
+    )]
     pub stacks: Vec<String>,
     /// The client stack of an interop pair (with --server).
     #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "server")]
@@ -131,7 +136,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_target_ci)]
     pub target_ci: Option<f64>,
     /// With --target-ci: the most seconds a run measures, from its first sample [default: 300].
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_negative_numbers = true, requires = "target_ci")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = parse_timeout,
+        allow_negative_numbers = true,
+        requires = "target_ci"
+    )]
     pub time_budget: Option<f64>,
     /// Seconds a runner is given for one sample beyond the time its planned work is budgeted
     /// (memory-N's connections by key type, --min-time-ms and --warmup-ms); a runner still
@@ -155,7 +166,12 @@ pub struct RunArgs {
     /// (the sum of the threads' rates); the `..._per_thread` blocks give the rate per thread
     /// and the efficiency. In-process cells of Rust runners only: the others are n/a saying
     /// why. Other measures are taken with one pair.
-    #[arg(long = "threads", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(
+        long = "threads",
+        value_name = "N",
+        value_delimiter = ',',
+        value_parser = clap::value_parser!(u32).range(1..=1024)
+    )]
     pub threads: Vec<u32>,
     /// Over --transport tcp, the server's worker threads: e.g. `--workers 2` or `--workers 2,4`.
     /// A cell of N workers loads the server with N load generators, one runner each with one
@@ -163,7 +179,12 @@ pub struct RunArgs {
     /// Asking for N > 1 also measures one worker in the same run; the
     /// `connections_per_s_per_worker` block gives the server's rate per worker and its scaling
     /// efficiency against one worker, as --threads does in memory.
-    #[arg(long = "workers", value_name = "N", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(
+        long = "workers",
+        value_name = "N",
+        value_delimiter = ',',
+        value_parser = clap::value_parser!(u32).range(1..=64)
+    )]
     pub workers: Vec<u32>,
     /// The build of the runners (scripts/build.sh --build NAME): release (today's), native
     /// (-C target-cpu=native, and -march=native for the C libraries built from source) or lto
@@ -182,7 +203,11 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "RUN",
-        conflicts_with_all = ["stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick", "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout", "process", "allocators", "threads", "workers", "builds", "compilers"]
+        conflicts_with_all = [
+            "stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick",
+            "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout",
+            "process", "allocators", "threads", "workers", "builds", "compilers",
+        ]
     )]
     pub resume: Option<String>,
     #[command(flatten)]
@@ -335,7 +360,13 @@ pub struct TraceArgs {
     #[arg(value_name = "SCENARIO")]
     pub scenario: Scenario,
     /// The stack on both sides.
-    #[arg(long, value_name = "ID", value_parser = stacks::parse_id, conflicts_with_all = ["client", "server"], required_unless_present = "client")]
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = stacks::parse_id,
+        conflicts_with_all = ["client", "server"],
+        required_unless_present = "client"
+    )]
     pub stack: Option<String>,
     /// The client stack of an interop pair (with --server).
     #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "server")]

@@ -194,8 +194,8 @@ pub fn noisy(conditions: Option<&Conditions>, cores: usize, typical_interval: Op
     }
     (!why.is_empty()).then(|| {
         format!(
-            "noisy machine during this run: {}; wall-time figures and their ± move with it (the cpu_* metrics leave out \
-             time spent waiting for a CPU)",
+            "noisy machine during this run: {}; wall-time figures and their ± move with it \
+             (the cpu_* metrics leave out time spent waiting for a CPU)",
             why.join(", ")
         )
     })
@@ -206,7 +206,8 @@ fn machine_signs(conditions: &Conditions, cores: usize) -> Vec<String> {
     let (before, after) = (&conditions.calibration_before, &conditions.calibration_after);
     if before.spread_percent.max(after.spread_percent) > NOISY_CALIBRATION_SPREAD {
         why.push(format!(
-            "a fixed loop's time spread {:.0}% before and {:.0}% after the run (quiet: below {NOISY_CALIBRATION_SPREAD}%)",
+            "a fixed loop's time spread {:.0}% before and {:.0}% after the run \
+             (quiet: below {NOISY_CALIBRATION_SPREAD}%)",
             before.spread_percent, after.spread_percent
         ));
     }
@@ -250,8 +251,9 @@ mod tests {
         let spread = noisy(Some(&conditions(38.0, Some(0.0), 1.0)), 2, Some(2.0)).unwrap();
         assert_eq!(
             spread,
-            "noisy machine during this run: a fixed loop's time spread 3% before and 38% after the run (quiet: below 10%); \
-             wall-time figures and their ± move with it (the cpu_* metrics leave out time spent waiting for a CPU)"
+            "noisy machine during this run: a fixed loop's time spread 3% before and 38% after the run \
+             (quiet: below 10%); wall-time figures and their ± move with it \
+             (the cpu_* metrics leave out time spent waiting for a CPU)"
         );
         let all = noisy(Some(&conditions(38.0, Some(2.5), 3.4)), 2, Some(31.0)).unwrap();
         assert!(!all.contains('\n'));

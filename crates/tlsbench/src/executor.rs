@@ -380,7 +380,10 @@ mod tests {
         assert_eq!(output, Output { stdout: "reply\n".into(), stderr: Some("line 3 | line 4 | line 5".into()) });
         // A library printing on every handshake: only the end is held, and only its last lines
         // come back, cut to STDERR_CHARS.
-        let flood = "i=0; while [ $i -lt 20000 ]; do echo \"handshake $i\" >&2; i=$((i+1)); done; printf '%0500d\\n' 7 >&2; exit 5";
+        let flood = concat!(
+            "i=0; while [ $i -lt 20000 ]; do echo \"handshake $i\" >&2; i=$((i+1)); done; ",
+            "printf '%0500d\\n' 7 >&2; exit 5",
+        );
         let error = call(sh, &["-c", flood], Duration::from_secs(30)).unwrap_err().to_string();
         let tail = error.strip_prefix("runner exited with status 5: ...").unwrap_or_else(|| panic!("{error}"));
         assert_eq!(tail.chars().count(), STDERR_CHARS);

@@ -147,14 +147,24 @@ mod tests {
             summary(&split(&doc, GroupBy::Library)),
             [
                 (
-                    "library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0), rustls-ring on ring 0.17.14".into(),
+                    concat!(
+                        "library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0), ",
+                        "rustls-ring on ring 0.17.14",
+                    )
+                    .into(),
                     vec!["rustls-aws-lc-rs".into(), "rustls-ring".into()]
                 ),
-                ("library OpenSSL 3.0.19: openssl on OpenSSL libcrypto 3.0.19 (system library)".into(), vec!["openssl".into()]),
+                (
+                    "library OpenSSL 3.0.19: openssl on OpenSSL libcrypto 3.0.19 (system library)".into(),
+                    vec!["openssl".into()]
+                ),
                 ("library s2n-tls 0.3.47: s2n-tls on AWS-LC 1.66.2 (aws-lc-sys 0.47.0)".into(), vec!["s2n-tls".into()]),
                 (
-                    "library rustls 0.23.46 / OpenSSL 3.0.19: rustls-ring on ring 0.17.14, openssl on OpenSSL libcrypto 3.0.19 (system library)"
-                        .into(),
+                    concat!(
+                        "library rustls 0.23.46 / OpenSSL 3.0.19: rustls-ring on ring 0.17.14, ",
+                        "openssl on OpenSSL libcrypto 3.0.19 (system library)",
+                    )
+                    .into(),
                     vec!["rustls-ring -> openssl".into()]
                 ),
             ]

@@ -140,7 +140,10 @@ mod tests {
     fn reads_the_total_that_callgrind_wrote() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("out");
-        let header = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\ncmd: runner\npart: 1\n\npositions: line\nevents: Ir\nsummary: 1234567\n\nfn=(1) main\n0 1234567\n";
+        let header = concat!(
+            "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\ncmd: runner\npart: 1\n\n",
+            "positions: line\nevents: Ir\nsummary: 1234567\n\nfn=(1) main\n0 1234567\n",
+        );
         std::fs::write(&file, format!("{header}\ntotals: 1234567\n")).unwrap();
         assert_eq!(total(&file).unwrap(), 1_234_567);
         // Older callgrinds write the summary only.

@@ -390,14 +390,21 @@ fn list(path: &Path) -> Result<(Vec<StackInfo>, Option<BuildInfo>)> {
         .map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
     match reply.get("protocol_version").and_then(serde_json::Value::as_u64) {
         Some(v) if v == PROTOCOL_VERSION as u64 => {}
-        Some(v) => bail!("it speaks runner protocol {v}, this tlsbench speaks {PROTOCOL_VERSION} (rebuild it: scripts/build.sh)"),
-        None => bail!("its stack list names no protocol_version (this tlsbench speaks runner protocol {PROTOCOL_VERSION}; rebuild it: scripts/build.sh)"),
+        Some(v) => bail!(
+            "it speaks runner protocol {v}, this tlsbench speaks {PROTOCOL_VERSION} \
+             (rebuild it: scripts/build.sh)"
+        ),
+        None => bail!(
+            "its stack list names no protocol_version \
+             (this tlsbench speaks runner protocol {PROTOCOL_VERSION}; rebuild it: scripts/build.sh)"
+        ),
     }
     let reply: ListReply = serde_json::from_value(reply)
         .map_err(|e| anyhow::anyhow!(with_stderr(format!("its stack list is unreadable: {e}"))))?;
     if let Some(stack) = reply.stacks.iter().find(|s| known(&s.id).is_none()) {
         bail!(
-            "it holds stack `{}`, which tlsbench does not know: add it to KNOWN in crates/tlsbench/src/stacks.rs with the library it reports",
+            "it holds stack `{}`, which tlsbench does not know: \
+             add it to KNOWN in crates/tlsbench/src/stacks.rs with the library it reports",
             stack.id
         );
     }
@@ -574,6 +581,11 @@ mod tests {
     fn an_unknown_id_names_the_valid_ones() {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
-        assert_eq!(parse_id("wolfssl"), Err("unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)".to_string()));
+        let expected = concat!(
+            "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, ",
+            "boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; ",
+            "and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
+        );
+        assert_eq!(parse_id("wolfssl"), Err(expected.to_string()));
     }
 }

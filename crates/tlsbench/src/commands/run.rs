@@ -63,7 +63,8 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
 
     if let Some(target) = &settings.target {
         eprintln!(
-            "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, for at most {} s of measuring (--time-budget)",
+            "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, \
+             for at most {} s of measuring (--time-budget)",
             target.ci_percent,
             settings.samples,
             target.budget.as_secs_f64()
@@ -98,8 +99,9 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     }
     if view == View::Matrix && args.samples.is_none() {
         eprintln!(
-            "interop takes {INTEROP_SAMPLES} short samples per pair, to tell whether each pair works and roughly at what rate. \
-             To measure one pair precisely:\n  tlsbench run --client CLIENT --server SERVER --scenario SCENARIO (20 samples of 50 ms)"
+            "interop takes {INTEROP_SAMPLES} short samples per pair, \
+             to tell whether each pair works and roughly at what rate. To measure one pair precisely:\n  \
+             tlsbench run --client CLIENT --server SERVER --scenario SCENARIO (20 samples of 50 ms)"
         );
     }
     write_exports(&args.exports, &doc)?;
@@ -248,9 +250,9 @@ fn describe_builds(settings: &Settings, axis: &[(Option<Build>, Option<Compiler>
     }
     // What no build's flags reach, said once.
     parts.push(
-        "BoringSSL, AWS-LC (aws-lc-rs, s2n-tls), s2n-tls, ring, jemalloc and mimalloc are compiled from source with the build's \
-         CFLAGS and C compiler; the system's OpenSSL, GnuTLS and libtls are Debian's builds, the same in every build; Go's and Java's runners \
-         are built by their own toolchains"
+        "BoringSSL, AWS-LC (aws-lc-rs, s2n-tls), s2n-tls, ring, jemalloc and mimalloc are compiled from source \
+         with the build's CFLAGS and C compiler; the system's OpenSSL, GnuTLS and libtls are Debian's builds, \
+         the same in every build; Go's and Java's runners are built by their own toolchains"
             .to_string(),
     );
     parts.join("; ")
@@ -290,8 +292,8 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
     if let Some(other) = measures.iter().find(|&&m| (m == Measure::Net) != tcp) {
         match tcp {
             true => bail!(
-                "over --transport tcp the measure is net (connections per second, latency, CPU, syscalls, bytes and records per \
-                 connection); {other} is taken in memory: run it without --transport tcp"
+                "over --transport tcp the measure is net (connections per second, latency, CPU, syscalls, \
+                 bytes and records per connection); {other} is taken in memory: run it without --transport tcp"
             ),
             false => bail!("measure net is taken over a real socket: add --transport tcp"),
         }
@@ -303,11 +305,17 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
         bail!("--process places the two sides in memory; over --transport tcp each side is its own runner on a socket");
     }
     if !tcp && !args.workers.is_empty() {
-        bail!("--workers is the server's worker threads over --transport tcp; in memory, --threads N measures N pairs side by side");
+        bail!(
+            "--workers is the server's worker threads over --transport tcp; \
+             in memory, --threads N measures N pairs side by side"
+        );
     }
     if args.threads.iter().any(|&n| n > 1) {
         if tcp {
-            bail!("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with --workers N");
+            bail!(
+                "--threads runs N pairs inside one runner, in memory; \
+                 over --transport tcp a server scales with --workers N"
+            );
         }
         if !measures.contains(&Measure::Time) {
             let names: Vec<&str> = measures.iter().map(|m| m.name()).collect();
@@ -317,7 +325,10 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
             );
         }
         if args.process == plan::ProcessChoice::Split {
-            bail!("--threads runs N pairs inside one runner, in-process; --process split runs one side per runner (valid with --threads: auto, both)");
+            bail!(
+                "--threads runs N pairs inside one runner, in-process; \
+                 --process split runs one side per runner (valid with --threads: auto, both)"
+            );
         }
     }
     Ok(measures)

@@ -87,8 +87,8 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
         Process::Tcp => return Ok(()),
         Process::Split => {
             return Err(format!(
-                "--threads runs {threads} pairs inside one runner, so it applies to in-process cells; a split-process pair runs \
-                 one side per process"
+                "--threads runs {threads} pairs inside one runner, so it applies to in-process cells; \
+                 a split-process pair runs one side per process"
             ))
         }
         Process::InProcess => {}
@@ -203,7 +203,8 @@ pub fn cells(
                             for &(build, compiler) in builds {
                                 let support = support.clone().and_then(|()| match (process, auto) {
                                     (Process::InProcess, Process::Split) => Err(format!(
-                                        "measure {measure} is taken with both sides in one process, and no runner holds both {client} and {server}"
+                                        "measure {measure} is taken with both sides in one process, \
+                                         and no runner holds both {client} and {server}"
                                     )),
                                     _ => Ok(()),
                                 });

@@ -39,7 +39,11 @@ fn globs_select_and_a_glob_matching_nothing_is_an_error() {
         "{err}"
     );
     let err = select_scenarios(&["memory-1000_*".into()], &time).unwrap_err().to_string();
-    assert!(err.starts_with("`memory-1000_*` selects memory-1000 scenarios, which no measure of this run applies to (time: handshake-full,"), "{err}");
+    let expected = concat!(
+        "`memory-1000_*` selects memory-1000 scenarios, ",
+        "which no measure of this run applies to (time: handshake-full,",
+    );
+    assert!(err.starts_with(expected), "{err}");
     assert!(err.contains("; rss: memory-100, memory-1000, memory-10000;") && err.ends_with("; add --measure"), "{err}");
 }
 
@@ -166,7 +170,11 @@ fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
     assert_eq!(support("openssl", "openssl", Process::InProcess, Some(2)), Ok(()));
     assert_eq!(
         support("openssl", "openssl", Process::Split, Some(2)),
-        Err("--threads runs 2 pairs inside one runner, so it applies to in-process cells; a split-process pair runs one side per process".into())
+        Err(concat!(
+            "--threads runs 2 pairs inside one runner, so it applies to in-process cells; ",
+            "a split-process pair runs one side per process",
+        )
+        .into())
     );
     assert_eq!(support("go", "go", Process::Split, None), Ok(()));
     assert!(support("go", "go", Process::Split, Some(2)).unwrap_err().contains("in-process cells"));

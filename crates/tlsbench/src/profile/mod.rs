@@ -96,7 +96,11 @@ impl Profile {
             .with_context(|| format!("no library table for stack `{}`", subject.stack))?;
         let total = graph.total();
         if total == 0 {
-            bail!("callgrind collected no instructions: the runner did not switch collection on around the {} side's calls", subject.side);
+            bail!(
+                "callgrind collected no instructions: \
+                 the runner did not switch collection on around the {} side's calls",
+                subject.side
+            );
         }
         let classes: Vec<Class> = graph.functions.iter().map(|f| libraries.classify(f)).collect();
         let shares = Class::ALL

@@ -97,7 +97,10 @@ mod tests {
 
     #[test]
     fn an_instruction_valgrind_does_not_emulate_makes_the_cell_n_a() {
-        let sigill = "server runner: runner was killed by signal 4 (SIGILL): vex amd64->IR: unhandled instruction bytes: 0x62 0xF1";
+        let sigill = concat!(
+            "server runner: runner was killed by signal 4 (SIGILL): ",
+            "vex amd64->IR: unhandled instruction bytes: 0x62 0xF1",
+        );
         let (status, reason) = beyond_valgrind((Status::Failed, sigill.into()));
         assert_eq!(status, Status::Unsupported);
         assert!(reason.starts_with("valgrind cannot run this stack here") && reason.ends_with("0x62 0xF1"), "{reason}");

@@ -293,7 +293,11 @@ fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_w
     assert!(doc.results.iter().all(|r| !r.metric.ends_with("_per_thread")));
     // Busy: 500/s × 1,200 µs = 60% of one worker; 800/s × 1,250 µs over two = 50%.
     let busy = crate::output::notes::workers_busy(&doc.results).expect("a run with workers says how busy they were");
-    assert!(busy.contains("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%"), "{busy}");
+    let expected = concat!(
+        "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: ",
+        "rustls-ring -> openssl [tcp] 60%, rustls-ring -> openssl (2 workers) [tcp] 50%",
+    );
+    assert!(busy.contains(expected), "{busy}");
     assert!(
         crate::output::table::render(&doc).contains("400.0 ±1.0% (80 ±2%)"),
         "{}",

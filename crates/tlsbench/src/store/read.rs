@@ -98,7 +98,8 @@ impl Store {
             .conn
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds
+                        cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s,
+                        builds
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -148,7 +149,10 @@ impl Store {
     fn stacks(&self, run: &str) -> Result<Vec<StackInfo>, StoreError> {
         let mut statement = self
             .conn
-            .prepare("SELECT id, library, tls_library, backend, capabilities FROM run_stacks WHERE run_id = ? ORDER BY position")
+            .prepare(
+                "SELECT id, library, tls_library, backend, capabilities FROM run_stacks
+                 WHERE run_id = ? ORDER BY position",
+            )
             .map_err(|e| self.error(e))?;
         let rows = statement
             .query_map([run], |row| {

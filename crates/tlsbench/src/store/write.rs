@@ -18,7 +18,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
-                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s, builds)
+                               cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci,
+                               time_budget_s, builds)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
@@ -45,7 +46,8 @@ impl Store {
         .map_err(err)?;
         for (position, stack) in info.stacks.iter().enumerate() {
             tx.execute(
-                "INSERT INTO run_stacks (run_id, position, id, library, tls_library, backend, capabilities) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO run_stacks (run_id, position, id, library, tls_library, backend, capabilities)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
                 params![
                     info.id,
                     position as i64,
@@ -108,7 +110,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(err)?;
         insert_sample(&tx, run, cell, index, sample).map_err(err)?;
         tx.execute(
-            "UPDATE cells SET client_library = ?, server_library = ?, client_negotiated = COALESCE(?, client_negotiated),
+            "UPDATE cells SET client_library = ?, server_library = ?,
+                              client_negotiated = COALESCE(?, client_negotiated),
                               server_negotiated = COALESCE(?, server_negotiated)
              WHERE run_id = ? AND position = ?",
             params![libraries[0], libraries[1], negotiated[0], negotiated[1], run, cell as i64],

@@ -552,7 +552,8 @@ fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> 
     )
     .unwrap();
     let script = format!(
-        "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list_reply}' ;;\nsample) printf '%s' '{sample_reply}' ;;\nside) {side_script} ;;\nesac\n"
+        "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list_reply}' ;;\n\
+         sample) printf '%s' '{sample_reply}' ;;\nside) {side_script} ;;\nesac\n"
     );
     let fake = dir.path().join("tlsbench-runner-fake");
     std::fs::write(&fake, script).unwrap();
@@ -563,7 +564,12 @@ fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> 
 fn fake_list(version: u32) -> String {
     let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
     format!(
-        r#"{{"protocol_version":{version},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+        concat!(
+            r#"{{"protocol_version":{version},"stacks":[{{"id":"go","#,
+            r#""library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#,
+        ),
+        version = version,
+        capabilities = capabilities,
     )
 }
 
@@ -572,8 +578,14 @@ fn a_runner_that_garbles_or_truncates_costs_its_cells_with_the_reason_and_the_ru
     // In one process: a reply with a metric no runner has. As the client of a split pair: a
     // relay frame announcing 100 bytes with 2 behind it, then a reply cut short. As the server:
     // a frame with an unknown tag.
-    let bogus_metric = r#"{"status":"ok","client_library":"Go crypto/tls go1.0","server_library":"Go crypto/tls go1.0","iterations":1,"values":[{"side":"client","metric":"handshakes_per_fortnight","value":1,"seconds":1}]}"#;
-    let side = r#"if [ "$3" = client ]; then printf '\144\000\000\000\001\000' >&0; printf '{"status":"ok","client_lib'; else cat <&0 >/dev/null & printf '\005\000\000\000\011garb' >&0; sleep 1; fi"#;
+    let bogus_metric = concat!(
+        r#"{"status":"ok","client_library":"Go crypto/tls go1.0","server_library":"Go crypto/tls go1.0","#,
+        r#""iterations":1,"values":[{"side":"client","metric":"handshakes_per_fortnight","value":1,"seconds":1}]}"#,
+    );
+    let side = concat!(
+        r#"if [ "$3" = client ]; then printf '\144\000\000\000\001\000' >&0; printf '{"status":"ok","client_lib'; "#,
+        r#"else cat <&0 >/dev/null & printf '\005\000\000\000\011garb' >&0; sleep 1; fi"#,
+    );
     let runners = with_fake_runner(&fake_list(PROTOCOL_VERSION), bogus_metric, side);
     let args = [
         "interop",

@@ -240,7 +240,10 @@ fn syscalls_counted_on_each_side_are_those_strace_sees() {
 }
 
 fn print_table(sides: &[Seen]) {
-    println!("syscalls per connection, {RESPONSE} responses, tlsbench / strace (calls strace saw outside the sockets apart):");
+    println!(
+        "syscalls per connection, {RESPONSE} responses, tlsbench / strace \
+         (calls strace saw outside the sockets apart):"
+    );
     println!(
         "{:<24}{:>16}{:>16}{:>16}{:>16}{:>16}   not on a socket",
         "", "read", "write", "poll", "other socket", "total"

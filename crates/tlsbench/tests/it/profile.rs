@@ -231,7 +231,8 @@ fn a_runner_that_fails_under_valgrind_shows_its_last_words() {
     std::fs::create_dir(&runners).unwrap();
     std::fs::write(runners.join("list.json"), serde_json::to_string(&reply).unwrap()).unwrap();
     let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = list ]; then cat {}; exit 0; fi\necho 'the library aborted: no entropy' >&2\nexit 3\n",
+        "#!/bin/sh\nif [ \"$1\" = list ]; then cat {}; exit 0; fi\n\
+         echo 'the library aborted: no entropy' >&2\nexit 3\n",
         runners.join("list.json").display()
     );
     let runner = runners.join("tlsbench-runner-dying");

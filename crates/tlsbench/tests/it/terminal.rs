@@ -96,7 +96,9 @@ fn document() -> Value {
         }
     }
     // What a stack supports does not show in the table.
-    let nothing = json!({ "kinds": [], "versions": [], "groups": [], "keys": [], "suites": [], "client_auth": [], "ems_off": false });
+    let nothing = json!({
+        "kinds": [], "versions": [], "groups": [], "keys": [], "suites": [], "client_auth": [], "ems_off": false
+    });
     let stacks: Vec<Value> =
         STACKS.iter().map(|id| json!({ "id": id, "library": format!("{id} 1.0"), "capabilities": nothing })).collect();
     json!({
@@ -104,7 +106,10 @@ fn document() -> Value {
         "run": {
             "id": "20261123T000000Z-0001", "started": "2026-11-23T00:00:00Z", "tlsbench_version": "0.1.0",
             "command_line": ["tlsbench", "run"],
-            "environment": { "cpu": "test", "cores": 2, "kernel": "6", "rustc": "1.85", "allocator": "system", "aslr": "on", "governor": "performance" },
+            "environment": {
+                "cpu": "test", "cores": 2, "kernel": "6", "rustc": "1.85", "allocator": "system", "aslr": "on",
+                "governor": "performance"
+            },
             "stacks": stacks, "samples": 6, "min_time_ms": 20, "warmup_ms": 10
         },
         "results": results

@@ -199,7 +199,9 @@ fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
         "{stderr}"
     );
     let (_, stderr) = run(&["--threads", "2", "--transport", "tcp"]);
-    assert!(stderr.contains("--threads runs N pairs inside one runner, in memory; over --transport tcp a server scales with --workers N"), "{stderr}");
+    let expected = "--threads runs N pairs inside one runner, in memory; \
+                    over --transport tcp a server scales with --workers N";
+    assert!(stderr.contains(expected), "{stderr}");
     let (_, stderr) = run(&["--threads", "2", "--process", "split"]);
     assert!(stderr.contains("(valid with --threads: auto, both)"), "{stderr}");
     let (code, stderr) = run(&["--threads", "0"]);

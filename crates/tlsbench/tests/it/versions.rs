@@ -338,7 +338,10 @@ fn build_crate_refuses_what_it_cannot_build_in_one_line() {
     let cases = [
         (
             script("build-crate.sh").args(["s2n-tls", &checkout]).output().unwrap(),
-            format!("s2n-tls {checkout}: cannot be built here: a local checkout is built for rustls only; s2n-tls is built from its releases on crates.io"),
+            format!(
+                "s2n-tls {checkout}: cannot be built here: a local checkout is built for rustls only; \
+                 s2n-tls is built from its releases on crates.io"
+            ),
         ),
         (
             script("build-crate.sh").args(["boring", "newest"]).output().unwrap(),

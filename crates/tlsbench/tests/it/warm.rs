@@ -25,11 +25,18 @@ const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm
 fn fake_runner(dir: &Path, log: &Path) {
     let capabilities = serde_json::to_string(&Capabilities { min_warmup_ms: 1, ..Capabilities::everything() }).unwrap();
     let list = format!(
-        r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+        concat!(
+            r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","#,
+            r#""library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#,
+        ),
+        PROTOCOL_VERSION = PROTOCOL_VERSION,
+        capabilities = capabilities,
     );
     let library = "Go crypto/tls go1.0 (a fake)";
+    // One script; concat! only cuts the sample reply's long printf line into pieces.
     let script = format!(
-        r#"#!/bin/sh
+        concat!(
+            r#"#!/bin/sh
 case "$1" in
 list) printf '%s\n' '{list}' ;;
 session)
@@ -46,11 +53,17 @@ session)
         echo "$$ $scenario $min_time" >> '{log}'
         rate=1000
         [ -n "$FAKE_RISING" ] && rate=$((100 * n))
-        printf '{{"status":"ok","client_library":"{library}","server_library":"{library}","iterations":10,"values":[{{"side":"client","metric":"handshakes_per_s","value":%d,"seconds":0.1}},{{"side":"server","metric":"handshakes_per_s","value":%d,"seconds":0.1}}],"negotiated":[]}}\n' $rate $((rate + n % 2))
+        printf '{{"status":"ok","client_library":"{library}","server_library":"{library}","iterations":10,"#,
+            r#""values":[{{"side":"client","metric":"handshakes_per_s","value":%d,"seconds":0.1}},"#,
+            r#"{{"side":"server","metric":"handshakes_per_s","value":%d,"seconds":0.1}}],"negotiated":[]}}\n' "#,
+            r#"$rate $((rate + n % 2))
     done ;;
 *) printf '%s\n' '{{"status":"failed","reason":"this fake only takes sessions"}}' ;;
 esac
-"#,
+"#
+        ),
+        list = list,
+        library = library,
         log = log.display()
     );
     let fake = dir.join("tlsbench-runner-fake");
@@ -141,7 +154,11 @@ fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_t
         let times: Vec<u64> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, t)| *t).collect();
         assert_eq!(times, [100, 100, 100, 100, 100, 100, 100, 100, 7, 7], "process {pid}");
     }
-    assert!(table.contains("warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, warmed up for each scenario until the rate stopped rising: go "), "{table}");
+    let expected = concat!(
+        "warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, ",
+        "warmed up for each scenario until the rate stopped rising: go ",
+    );
+    assert!(table.contains(expected), "{table}");
     assert!(!table.contains("still rising"), "{table}");
 }
 

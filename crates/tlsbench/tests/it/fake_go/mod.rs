@@ -23,9 +23,17 @@ pub fn runners_with_a_runtime_stack() -> tempfile::TempDir {
     .unwrap();
     let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
     let list = format!(
-        r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+        concat!(
+            r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","#,
+            r#""library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#,
+        ),
+        PROTOCOL_VERSION = PROTOCOL_VERSION,
+        capabilities = capabilities,
     );
-    let script = format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n");
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n\
+         *) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n"
+    );
     let fake = dir.path().join("tlsbench-runner-fake");
     std::fs::write(&fake, script).unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
