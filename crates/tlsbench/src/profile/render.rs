@@ -13,8 +13,8 @@ use anyhow::{Context, Result};
 const NAME_WIDTH: usize = 62;
 
 pub fn terminal(profile: &Profile) -> String {
-    let mut text = heading(profile);
-    text += "\n\n";
+    let mut text = columns::wrap(&heading(profile), WIDTH, 2);
+    text += "\n";
     text += &columns::render(&classes(profile).with_title("Library shares"), WIDTH);
     let inclusive = format!(
         "Top functions by inclusive instructions (with what they call; the process's, the driver's and the adapter's \
@@ -29,9 +29,9 @@ pub fn terminal(profile: &Profile) -> String {
         text += "\n";
         text += &columns::render(&cut_names(functions(profile, rows, instructions)).with_title(title), WIDTH);
     }
-    text += &format!("{}\n", flamegraph_note(profile));
+    text += &columns::wrap(&flamegraph_note(profile), WIDTH, 2);
     if let Some(note) = unnamed_note(profile) {
-        text += &format!("note: {note}\n");
+        text += &columns::wrap(&format!("note: {note}"), WIDTH, 2);
     }
     text
 }
@@ -196,10 +196,11 @@ mod tests {
     fn the_tables_fit_the_width_with_every_function_ranked_once() {
         let profile = profile();
         let text = terminal(&profile);
-        let rows: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).collect();
-        for line in &rows {
+        // Every line, the heading and the notes as well as the tables' rows.
+        for line in text.lines() {
             assert!(line.len() <= WIDTH, "{} bytes: {line}\n{text}", line.len());
         }
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).collect();
         // One table each (none went on into a second): shares with the total, then 12 and 12.
         assert_eq!(rows.len(), (1 + 6 + 1) + 2 * (1 + 12), "{text}");
         assert!(rows.iter().any(|l| l.starts_with("total ") && l.ends_with("100.0%")), "{text}");
