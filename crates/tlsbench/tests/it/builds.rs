@@ -50,11 +50,19 @@ impl Dirs {
         .unwrap();
         let capabilities = serde_json::to_string(&Capabilities::everything()).unwrap();
         let list = format!(
-            r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#
+            concat!(
+                r#"{{"protocol_version":{PROTOCOL_VERSION},"stacks":[{{"id":"go","#,
+                r#""library":"Go crypto/tls go1.0 (a fake)","capabilities":{capabilities}}}]}}"#,
+            ),
+            PROTOCOL_VERSION = PROTOCOL_VERSION,
+            capabilities = capabilities,
         );
         executable(
             &release.join("tlsbench-runner-fake"),
-            &format!("#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n*) printf '%s' '{{\"status\":\"unsupported\",\"reason\":\"a fake\"}}' ;;\nesac\n"),
+            &format!(
+                "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n\
+                 *) printf '%s' '{{\"status\":\"unsupported\",\"reason\":\"a fake\"}}' ;;\nesac\n"
+            ),
         );
         let dirs = Dirs { root };
         dirs.native_as("native");
@@ -75,12 +83,14 @@ impl Dirs {
         std::fs::create_dir_all(&native).unwrap();
         let real = release_dir().join("tlsbench-runner-openssl");
         let sed = format!(
-            "sed -u -e 's/\"build\":{{\"name\":\"[a-z]*\"/\"build\":{{\"name\":\"{listed}\"/' -e 's/\"build\":\"[a-z]*\"/\"build\":\"{replying}\"/'"
+            "sed -u -e 's/\"build\":{{\"name\":\"[a-z]*\"/\"build\":{{\"name\":\"{listed}\"/' \
+             -e 's/\"build\":\"[a-z]*\"/\"build\":\"{replying}\"/'"
         );
         executable(
             &native.join("tlsbench-runner-openssl"),
             &format!(
-                "#!/bin/bash\n'{}' \"$@\" <&0 > >({sed}) &\nrunner=$!\ntrap 'kill -TERM $runner' TERM INT\nwait $runner\nstatus=$?\n\
+                "#!/bin/bash\n'{}' \"$@\" <&0 > >({sed}) &\nrunner=$!\n\
+                 trap 'kill -TERM $runner' TERM INT\nwait $runner\nstatus=$?\n\
                  # A trapped signal ends the first wait early: wait for the runner to finish.\n\
                  if [ $status -gt 128 ]; then wait $runner; status=$?; fi\nexit $status\n",
                 real.display()
@@ -244,8 +254,8 @@ fn a_build_not_built_stale_or_unknown_is_an_error_saying_what_to_do() {
     assert_eq!(
         stderr(&output).trim(),
         format!(
-            "error: tlsbench-runner-openssl in {} is build `release`, not `native` (stale, or copied from another build): \
-             rebuild it with scripts/build.sh --build native",
+            "error: tlsbench-runner-openssl in {} is build `release`, not `native` \
+             (stale, or copied from another build): rebuild it with scripts/build.sh --build native",
             native.display()
         )
     );
@@ -277,8 +287,8 @@ fn the_runner_reports_the_build_it_was_compiled_as() {
 
 /// The reason `run` gives Go's cells outside release, and the error of the one-build commands
 /// that are asked for Go's stack there.
-const GO_IN_NATIVE: &str = "go: its runner (tlsbench-runner-fake) is built by its own toolchain, which `--build native`'s flags do not reach; \
-                            it is measured in the release build only";
+const GO_IN_NATIVE: &str = "go: its runner (tlsbench-runner-fake) is built by its own toolchain, \
+                            which `--build native`'s flags do not reach; it is measured in the release build only";
 
 #[test]
 fn io_and_trace_run_the_chosen_builds_runners_and_name_the_build() {

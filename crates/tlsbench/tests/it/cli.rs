@@ -243,16 +243,39 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
 fn bad_input_gets_one_line_naming_the_valid_choices() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&[&str], i32, &str); 10] = [
-        (&["run", "--stack", "wolfssl"], 2, "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)"),
+        (
+            &["run", "--stack", "wolfssl"],
+            2,
+            "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, \
+             boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; \
+             and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
+        ),
         (&["run", "--client", "openssl"], 2, "--server"),
         (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
-        (&["run", "--measure", "cpu"], 2, "invalid value 'cpu' for '--measure <M>': unknown measure `cpu` (valid: time, instructions, io, heap, rss, net"),
+        (
+            &["run", "--measure", "cpu"],
+            2,
+            "invalid value 'cpu' for '--measure <M>': \
+             unknown measure `cpu` (valid: time, instructions, io, heap, rss, net",
+        ),
         (&["run", "--samples", "0"], 2, "--samples"),
-        (&["run", "--target-ci", "0"], 2, "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)"),
+        (
+            &["run", "--target-ci", "0"],
+            2,
+            "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)",
+        ),
         (&["run", "--target-ci", "abc"], 2, "`abc` is not a percentage above 0 and below 100 (e.g. 2%)"),
-        (&["run", "--target-ci", "2%", "--time-budget", "-1"], 2, "invalid value '-1' for '--time-budget <SECONDS>': `-1` is not a positive number of seconds"),
+        (
+            &["run", "--target-ci", "2%", "--time-budget", "-1"],
+            2,
+            "invalid value '-1' for '--time-budget <SECONDS>': `-1` is not a positive number of seconds",
+        ),
         (&["run", "--time-budget", "60"], 2, "--target-ci"),
-        (&["run", "--measure", "rss", "--scenario", "transfer_*"], 1, "`transfer_*` selects transfer scenarios, which no measure of this run applies to"),
+        (
+            &["run", "--measure", "rss", "--scenario", "transfer_*"],
+            1,
+            "`transfer_*` selects transfer scenarios, which no measure of this run applies to",
+        ),
     ];
     for (args, code, needle) in cases {
         let output = tlsbench(dir.path()).args(args).output().unwrap();

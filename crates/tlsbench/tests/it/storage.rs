@@ -72,7 +72,8 @@ fn stored_values(db: &Path) -> Vec<(String, String, Vec<f64>)> {
     let conn = Connection::open(db).unwrap();
     let mut statement = conn
         .prepare(
-            "SELECT c.client_stack, v.side, v.value FROM sample_values v JOIN cells c ON (c.run_id, c.position) = (v.run_id, v.cell)
+            "SELECT c.client_stack, v.side, v.value
+             FROM sample_values v JOIN cells c ON (c.run_id, c.position) = (v.run_id, v.cell)
              WHERE v.metric = 'handshakes_per_s' ORDER BY c.position, v.side, v.idx",
         )
         .unwrap();
@@ -357,12 +358,43 @@ fn bad_input_gets_one_line_naming_what_is_valid() {
     let id = run_id(&db);
     let (db_arg, missing_arg) = (db.display().to_string(), missing.display().to_string());
     let cases: Vec<(Vec<&str>, i32, String)> = vec![
-        (vec!["show", "nope", "--db", &db_arg], 1, format!("error: no run `nope` in {db_arg} (runs: {id}), and there is no file `nope`")),
-        (vec!["show", "nope", "--db", &missing_arg], 1, format!("error: `nope` is neither a file nor a run: there is no results database at {missing_arg} (--db PATH chooses one)")),
-        (vec!["runs", "--db", &missing_arg], 1, format!("error: no results database at {missing_arg} (`tlsbench run` creates it; --db PATH chooses another)")),
-        (vec!["report", "--baseline", "wolfssl", "--db", &db_arg], 1, format!("error: baseline `wolfssl` is not a stack of run {id} (valid: rustls-ring, openssl)")),
-        (vec!["compare", &id, &id, "--threshold", "200", "--db", &db_arg], 2, "error: invalid value '200' for '--threshold <PCT>': `200` is not a percentage from 0 to below 100 (see --help)".into()),
-        (vec!["run", "--resume", &id, "--stack", "openssl", "--db", &db_arg], 2, "error: the argument '--resume <RUN>' cannot be used with '--stack <ID>' (see --help)".into()),
+        (
+            vec!["show", "nope", "--db", &db_arg],
+            1,
+            format!("error: no run `nope` in {db_arg} (runs: {id}), and there is no file `nope`"),
+        ),
+        (
+            vec!["show", "nope", "--db", &missing_arg],
+            1,
+            format!(
+                "error: `nope` is neither a file nor a run: \
+                 there is no results database at {missing_arg} (--db PATH chooses one)"
+            ),
+        ),
+        (
+            vec!["runs", "--db", &missing_arg],
+            1,
+            format!(
+                "error: no results database at {missing_arg} (`tlsbench run` creates it; --db PATH chooses another)"
+            ),
+        ),
+        (
+            vec!["report", "--baseline", "wolfssl", "--db", &db_arg],
+            1,
+            format!("error: baseline `wolfssl` is not a stack of run {id} (valid: rustls-ring, openssl)"),
+        ),
+        (
+            vec!["compare", &id, &id, "--threshold", "200", "--db", &db_arg],
+            2,
+            "error: invalid value '200' for '--threshold <PCT>': \
+             `200` is not a percentage from 0 to below 100 (see --help)"
+                .into(),
+        ),
+        (
+            vec!["run", "--resume", &id, "--stack", "openssl", "--db", &db_arg],
+            2,
+            "error: the argument '--resume <RUN>' cannot be used with '--stack <ID>' (see --help)".into(),
+        ),
         (vec!["run", "--resume", "nope", "--db", &db_arg], 1, format!("error: no run `nope` in {db_arg} (runs: {id})")),
     ];
     for (args, code, expected) in cases {
