@@ -91,8 +91,8 @@ fn warmups(doc: &RunDocument) -> Option<String> {
         })
         .collect();
     let mut line = format!(
-        "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, warmed up for \
-         each scenario until the rate stopped rising: {}",
+        "warm-up: {} ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, warmed up \
+         for each scenario until the rate stopped rising: {}",
         doc.run.warmup_ms,
         per_pair.join(", ")
     );
@@ -242,9 +242,9 @@ pub fn workers_busy(results: &[CellResult]) -> Option<String> {
     let busy: Vec<String> =
         by_scenario.into_iter().map(|(scenario, lines)| format!("{scenario}: {}", lines.join(", "))).collect();
     Some(format!(
-        "server workers busy (CPU per connection × connections per second, per worker): {}. Each load generator starts a \
-         connection when its last one closed, and they share the cores with the server: a server below full use waited \
-         for its clients or for a core",
+        "server workers busy (CPU per connection × connections per second, per worker): {}. Each load generator \
+         starts a connection when its last one closed, and they share the cores with the server: a server below full \
+         use waited for its clients or for a core",
         busy.join("; ")
     ))
 }
@@ -315,8 +315,8 @@ mod tests {
         assert_eq!(
             warmups(&doc).unwrap(),
             format!(
-                "warm-up: {} ms per sample; rustls-aws-lc-rs at least 2000 ms, openssl at least 5000 ms (what their runtime \
-                 needs before its figures settle), and so do their pairs",
+                "warm-up: {} ms per sample; rustls-aws-lc-rs at least 2000 ms, openssl at least 5000 ms \
+                 (what their runtime needs before its figures settle), and so do their pairs",
                 doc.run.warmup_ms
             )
         );

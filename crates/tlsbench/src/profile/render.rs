@@ -52,8 +52,8 @@ pub fn unnamed_note(profile: &Profile) -> Option<String> {
 /// What was profiled and the total, in a sentence.
 pub fn heading(profile: &Profile) -> String {
     format!(
-        "{stack} ({library}), {side} side of {scenario}, peer {peer}: {total} instructions in the {side}'s library calls over \
-         {iterations} iterations, {per} per {unit}",
+        "{stack} ({library}), {side} side of {scenario}, peer {peer}: {total} instructions in the {side}'s library \
+         calls over {iterations} iterations, {per} per {unit}",
         stack = profile.stack_label(),
         library = profile.library,
         side = profile.side,
@@ -68,7 +68,8 @@ pub fn heading(profile: &Profile) -> String {
 
 pub fn flamegraph_note(profile: &Profile) -> String {
     format!(
-        "flamegraph: calls under {}% of the total are not followed; they are the frames `{PRUNED_FRAME}` ({}% of the instructions)",
+        "flamegraph: calls under {}% of the total are not followed; \
+         they are the frames `{PRUNED_FRAME}` ({}% of the instructions)",
         PRUNE_BELOW * 100.0,
         percent(profile, profile.flamegraph_pruned)
     )

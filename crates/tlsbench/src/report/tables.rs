@@ -179,9 +179,12 @@ mod tests {
         assert_eq!(
             titles,
             [
-                "handshakes_per_s (1/s, higher is better), library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
-                "handshakes_per_s (1/s, higher is better), library OpenSSL 3.0.19: openssl on OpenSSL libcrypto 3.0.19",
-                "heap_peak_bytes (B, lower is better), library rustls 0.23.46: rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
+                "handshakes_per_s (1/s, higher is better), library rustls 0.23.46: \
+                 rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
+                "handshakes_per_s (1/s, higher is better), library OpenSSL 3.0.19: \
+                 openssl on OpenSSL libcrypto 3.0.19",
+                "heap_peak_bytes (B, lower is better), library rustls 0.23.46: \
+                 rustls-aws-lc-rs on AWS-LC 1.66.2 (aws-lc-rs 1.19.0)",
             ]
         );
         assert_eq!(header(&tables[0]), ["scenario", "side", "rustls-aws-lc-rs"]);
@@ -222,6 +225,9 @@ mod tests {
 | handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 |
 ";
         assert_eq!(tables[1].markdown(), expected);
-        assert!(tables[0].markdown().contains("| scenario | side | rustls-aws-lc-rs | openssl | openssl/rustls-aws-lc-rs |\n| --- | --- | ---: | ---: | ---: |\n"));
+        assert!(tables[0].markdown().contains(
+            "| scenario | side | rustls-aws-lc-rs | openssl | openssl/rustls-aws-lc-rs |\n\
+             | --- | --- | ---: | ---: | ---: |\n"
+        ));
     }
 }

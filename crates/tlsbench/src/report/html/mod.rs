@@ -27,11 +27,13 @@ h3 { font-size: 16px; margin: 20px 0 6px; } code { font-family: ui-monospace, mo
 table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
-figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; } img.flamegraph { max-width: 100%; height: auto; }
+figure { margin: 12px 0 24px; } svg.chart { max-width: 100%; height: auto; } \
+img.flamegraph { max-width: 100%; height: auto; }
 h4 { font-size: 14px; margin: 14px 0 4px; } th.num { text-align: right; }
 .row { display: flex; flex-wrap: wrap; gap: 0 24px; } .row figure { margin: 8px 0 12px; }
 svg text { font: 12px system-ui, sans-serif; fill: #1b1f24; } svg .title { font-size: 14px; font-weight: 600; }
-svg .grid { stroke: #e4e8ec; } svg .axis-line { stroke: #57606a; } svg .ci { stroke: #24292f; stroke-width: 1.5; fill: none; }
+svg .grid { stroke: #e4e8ec; } svg .axis-line { stroke: #57606a; } \
+svg .ci { stroke: #24292f; stroke-width: 1.5; fill: none; }
 svg .tick, svg .value { fill: #57606a; } svg .missing { font-style: italic; }
 .legend, .notes { color: #57606a; font-size: 13px; }
 ";
@@ -66,7 +68,10 @@ fn sample_length(doc: &RunDocument) -> String {
         (doc.results.iter().any(|c| c.key.is_instructions()), doc.results.iter().any(|c| !c.key.is_instructions()));
     let counted = counted.then(|| {
         use crate::instructions::{HANDSHAKES, TRANSFER_WRITES, WARMUP_ITERATIONS};
-        format!("{HANDSHAKES} handshakes or {TRANSFER_WRITES} writes of 16 KiB under callgrind after {WARMUP_ITERATIONS} unmeasured (instructions)")
+        format!(
+            "{HANDSHAKES} handshakes or {TRANSFER_WRITES} writes of 16 KiB under callgrind after \
+             {WARMUP_ITERATIONS} unmeasured (instructions)"
+        )
     });
     let timed = timed.then(|| format!("at least {} ms per side after {} ms of warmup", run.min_time_ms, run.warmup_ms));
     [timed, counted].into_iter().flatten().collect::<Vec<_>>().join("; ")
@@ -185,14 +190,23 @@ mod tests {
         assert!(html.contains(
             ">n/a openssl<title>openssl: n/a: openssl: cipher suite chacha20-poly1305 not supported</title></text>"
         ));
-        assert!(html.contains("<text class=\"label\" x=\"296.0\" y=\"87.5\" text-anchor=\"end\">1.3 x25519 ecdsa-p256 aes-128-gcm</text>"), "{html}");
+        assert!(
+            html.contains(
+                "<text class=\"label\" x=\"296.0\" y=\"87.5\" text-anchor=\"end\">\
+                 1.3 x25519 ecdsa-p256 aes-128-gcm</text>"
+            ),
+            "{html}"
+        );
         // The tables, with the factor column against the baseline.
         let header =
             ["rustls-aws-lc-rs", "openssl", "openssl/rustls-aws-lc-rs"].map(|h| format!("<th class=\"num\">{h}</th>"));
         assert!(html.contains(&format!("<tr><th>scenario</th><th>side</th>{}</tr>", header.concat())), "{html}");
         assert!(html
             .contains("<td class=\"num\">12,345 ±1.2%</td><td class=\"num\">failed</td><td class=\"num\">-</td></tr>"));
-        assert!(html.contains("<li>openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3</li>"));
+        assert!(html.contains(
+            "<li>openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: \
+             negotiated TLS 1.2, expected TLS 1.3</li>"
+        ));
     }
 
     /// A cell of `measure`'s `metric` with one number (`None`: failed), from the fixture's first.
@@ -307,9 +321,27 @@ mod tests {
         assert!(html.contains("<title>openssl, 1,000 connections: 54,685 B</title>"), "{html}");
         assert!(html.contains("<title>openssl [split], 100 connections: 56,000 B</title>"), "{html}");
         // The table: N as columns under each metric; the failed cell says so.
-        assert!(html.contains("<th colspan=\"2\">heap_per_connection_bytes (B) at N connections</th><th colspan=\"2\">rss_per_connection_bytes (B) at N connections</th>"), "{html}");
-        assert!(html.contains("<tr><th>openssl</th><th>client</th><td class=\"num\">55,100</td><td class=\"num\">54,685</td><td class=\"num\">56,000</td><td class=\"num\">failed</td></tr>"), "{html}");
-        assert!(html.contains("<tr><th>rustls-aws-lc-rs</th><th>server</th><td class=\"num\">7,800</td><td class=\"num\">7,761</td><td class=\"num\">-</td><td class=\"num\">-</td></tr>"), "{html}");
+        assert!(
+            html.contains(
+                "<th colspan=\"2\">heap_per_connection_bytes (B) at N connections</th>\
+                 <th colspan=\"2\">rss_per_connection_bytes (B) at N connections</th>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<tr><th>openssl</th><th>client</th><td class=\"num\">55,100</td><td class=\"num\">54,685</td>\
+                 <td class=\"num\">56,000</td><td class=\"num\">failed</td></tr>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<tr><th>rustls-aws-lc-rs</th><th>server</th><td class=\"num\">7,800</td><td class=\"num\">7,761</td>\
+                 <td class=\"num\">-</td><td class=\"num\">-</td></tr>"
+            ),
+            "{html}"
+        );
         // The io table: both sides' counts in the columns' order.
         assert!(html.contains(&format!("<h3><code>{io_profile}</code></h3>")));
         let row = ["6", "4", "10", "5", "338", "7", "3", "10", "5", "1,207"]

@@ -30,7 +30,12 @@ pub(super) fn profiles(profiles: &[Profile]) -> String {
         );
         html += &model::html(&render::classes(profile), None);
         for (title, rows, count) in [
-            ("Top functions by inclusive instructions (the process's, the driver's and the adapter's frames left out)", &profile.by_inclusive, (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64),
+            (
+                "Top functions by inclusive instructions \
+                 (the process's, the driver's and the adapter's frames left out)",
+                &profile.by_inclusive,
+                (|r: &FunctionRow| r.inclusive) as fn(&FunctionRow) -> u64,
+            ),
             ("Top functions by exclusive instructions", &profile.by_exclusive, |r: &FunctionRow| r.exclusive),
         ] {
             let _ = writeln!(html, "<h4>{title}</h4>");
@@ -39,7 +44,8 @@ pub(super) fn profiles(profiles: &[Profile]) -> String {
         let svg = base64::engine::general_purpose::STANDARD.encode(&profile.svg);
         let _ = writeln!(
             html,
-            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\"><figcaption class=\"notes\">{}</figcaption></figure>",
+            "<figure><img class=\"flamegraph\" alt=\"flamegraph of {}\" src=\"data:image/svg+xml;base64,{svg}\">\
+             <figcaption class=\"notes\">{}</figcaption></figure>",
             escape(&render::heading(profile)),
             escape(&render::flamegraph_note(profile))
         );
