@@ -22,19 +22,8 @@ fn openssl_and_boringssl_in_one_run_each_report_their_own_library() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let output = tlsbench(dir.path())
-        .args([
-            "run",
-            "--stack",
-            "openssl",
-            "--stack",
-            "boringssl",
-            "--samples",
-            "2",
-            "--min-time-ms",
-            "2",
-            "--warmup-ms",
-            "0",
-        ])
+        .args(["run", "--stack", "openssl", "--stack", "boringssl"])
+        .args(common::QUICK)
         .args([
             "--scenario",
             "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",

@@ -46,19 +46,8 @@ fn the_html_report_loads_in_chromium_and_shows_the_charts() {
     let chromium = chromium(); // before the run: a missing browser should fail at once
     let dir = tempfile::tempdir().unwrap();
     let run = tlsbench(dir.path())
-        .args([
-            "run",
-            "--stack",
-            "rustls-ring",
-            "--stack",
-            "openssl",
-            "--samples",
-            "2",
-            "--min-time-ms",
-            "2",
-            "--warmup-ms",
-            "0",
-        ])
+        .args(["run", "--stack", "rustls-ring", "--stack", "openssl"])
+        .args(crate::common::QUICK)
         .args([
             "--scenario",
             "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",

@@ -16,6 +16,9 @@ pub fn tlsbench(dir: &Path) -> Command {
     cmd
 }
 
+/// A run's least work that still measures each cell: two samples of 2 ms each, no warm-up.
+pub const QUICK: [&str; 6] = ["--samples", "2", "--min-time-ms", "2", "--warmup-ms", "0"];
+
 /// The output of a command that must have succeeded; if it did not, its stderr says why.
 #[track_caller]
 pub fn succeeded(output: Output) -> Output {
