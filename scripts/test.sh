@@ -26,10 +26,12 @@ cargo fmt --all --check
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 unformatted=$(gofmt -l runners/go)
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
-# Lines of at most 120 characters (rustfmt.toml's max_width) in the Go and Java runners, which
-# gofmt and javac do not wrap; counted in characters, not bytes (perl reads the files as UTF-8).
-long=$(find runners -name target -prune -o -type f \( -name '*.go' -o -name '*.java' \) -print0 |
-    xargs -0 perl -CSD -lne 'print "$ARGV:$.: ", length, " characters" if length > 120; close ARGV if eof')
+# Lines of at most 120 characters (rustfmt.toml's max_width) in every tracked Rust, Go, Java and
+# shell file: rustfmt leaves long string literals and comments as they are, and gofmt, javac and
+# bash do not wrap at all. The files are git's, so no build output (target/) is read; counted in
+# characters, not bytes (perl reads the files as UTF-8).
+long=$(git ls-files -z '*.rs' '*.go' '*.java' '*.sh' |
+    xargs -0 -r perl -CSD -lne 'print "$ARGV:$.: ", length, " characters" if length > 120; close ARGV if eof')
 if [ -n "$long" ]; then printf 'lines over 120 characters:\n%s\n' "$long" >&2; exit 1; fi
 (cd runners/go && go vet ./... && go test ./...)
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
