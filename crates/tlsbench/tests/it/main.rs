@@ -10,6 +10,7 @@ mod builds;
 mod cli;
 mod conformance;
 mod families;
+mod faulty_runners;
 mod html_report;
 mod instructions;
 mod io;
