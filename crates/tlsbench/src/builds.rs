@@ -113,6 +113,14 @@ impl Built {
         self == Built::default()
     }
 
+    /// The names of its axes that are not today's runners' (release, gcc), the build first: what
+    /// labels and file names add.
+    pub fn chosen(self) -> impl Iterator<Item = &'static str> {
+        let build = (self.build != Build::Release).then(|| self.build.name());
+        let compiler = (self.compiler != Compiler::Gcc).then(|| self.compiler.name());
+        build.into_iter().chain(compiler)
+    }
+
     /// Its directory's name under builds/: `native`, `release-clang`.
     fn dir_name(self) -> String {
         match self.compiler {
@@ -214,27 +222,13 @@ pub fn check_reply(build: Build, reported: Option<&str>) -> Result<(), String> {
 /// A stack as a command that runs one build names it: `ID` in release with gcc, `ID [BUILD]`
 /// in another build, `ID [clang]` with another compiler, as `run` labels its columns.
 pub fn label(id: &str, built: Built) -> String {
-    let mut label = id.to_string();
-    if built.build != Build::Release {
-        label.push_str(&format!(" [{}]", built.build));
-    }
-    if built.compiler != Compiler::Gcc {
-        label.push_str(&format!(" [{}]", built.compiler));
-    }
-    label
+    built.chosen().fold(id.to_string(), |label, chosen| format!("{label} [{chosen}]"))
 }
 
 /// What a file of `built` puts after its name so that it lies beside release's (with gcc), not
 /// over it: nothing, `_native`, `_clang`, `_lto_clang`.
 pub fn file_suffix(built: Built) -> String {
-    let mut suffix = String::new();
-    if built.build != Build::Release {
-        suffix.push_str(&format!("_{}", built.build));
-    }
-    if built.compiler != Compiler::Gcc {
-        suffix.push_str(&format!("_{}", built.compiler));
-    }
-    suffix
+    built.chosen().map(|chosen| format!("_{chosen}")).collect()
 }
 
 /// That every runner in a build's directory says it is that build, with that C compiler: a
