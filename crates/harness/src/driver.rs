@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::cpu_time;
 use crate::gate::{self, Gates, Tally};
 use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
 use crate::step::{self, Meter};
@@ -379,21 +380,21 @@ pub(crate) struct Clock {
     cpu: CpuTime,
 }
 
-/// The CPU time read around the timed calls, and how many calls it was read around.
+/// The CPU time of the timed calls: their wall time less the time the thread was switched out
+/// during them.
 #[derive(Default)]
 pub(crate) struct CpuTime {
-    total: Duration,
+    on_cpu_ns: u64,
     regions: u64,
+    /// Whether some call's CPU time is unknown (the kernel lost switch records).
+    unknown: bool,
 }
 
 impl Clock {
     #[inline(always)]
     pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
-        // The CPU clock is read outside the wall clock's pair: it is a system call, which the
-        // wall figure must not include.
-        let cpu = cpu_time::enabled();
-        let cpu_start = if cpu { cpu_time::now() } else { Duration::ZERO };
-        let start = Instant::now();
+        let region = if cpu_time::enabled() { cpu_time::begin() } else { None };
+        let start = cpu_time::monotonic_ns();
         if self.collect {
             valgrind_requests::callgrind::toggle_collect();
         }
@@ -401,68 +402,23 @@ impl Clock {
         if self.collect {
             valgrind_requests::callgrind::toggle_collect();
         }
-        self.elapsed += start.elapsed();
-        if cpu {
-            self.cpu.total += cpu_time::now().saturating_sub(cpu_start);
+        let end = cpu_time::monotonic_ns();
+        let wall = end.saturating_sub(start);
+        self.elapsed += Duration::from_nanos(wall);
+        if let Some(region) = region {
+            match cpu_time::off_cpu_ns(region, start, end) {
+                Some(off) => self.cpu.on_cpu_ns += wall.saturating_sub(off),
+                None => self.cpu.unknown = true,
+            }
             self.cpu.regions += 1;
         }
         out
     }
 
-    /// The CPU seconds of the timed calls, less what reading the CPU clock itself adds to each;
-    /// None when the CPU clock was off.
+    /// The CPU seconds of the timed calls; None when the CPU figure was off, refused or lost.
     pub(crate) fn cpu_seconds(&self) -> Option<f64> {
-        let overhead = || cpu_time::overhead().as_secs_f64() * self.cpu.regions as f64;
-        (self.cpu.regions > 0).then(|| (self.cpu.total.as_secs_f64() - overhead()).max(f64::MIN_POSITIVE))
-    }
-}
-
-/// The calling thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`). Unlike the wall clock it is not
-/// in the vDSO: each read is a system call (about 0.7 µs on a 2-core KVM guest here), and part
-/// of two of them falls inside every region it times.
-pub mod cpu_time {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::OnceLock;
-    use std::time::{Duration, Instant};
-
-    static ENABLED: AtomicBool = AtomicBool::new(true);
-
-    /// Turns the CPU clock on or off for this process (the runner's `--cpu-clock`): off, a
-    /// sample reports wall time only, and no system call surrounds the timed calls.
-    pub fn set_enabled(on: bool) {
-        ENABLED.store(on, Ordering::Relaxed);
-    }
-
-    #[inline(always)]
-    pub(crate) fn enabled() -> bool {
-        ENABLED.load(Ordering::Relaxed)
-    }
-
-    #[inline(always)]
-    pub(crate) fn now() -> Duration {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: a valid clock id and a timespec on our stack for the kernel to fill.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    }
-
-    /// What the CPU clock counts in an empty region beyond what the wall clock counts: the
-    /// median over a few hundred empty regions timed as [`super::Clock::time`] times them,
-    /// measured once per process.
-    pub(crate) fn overhead() -> Duration {
-        static OVERHEAD: OnceLock<Duration> = OnceLock::new();
-        *OVERHEAD.get_or_init(|| {
-            let mut extra: Vec<Duration> = (0..301)
-                .map(|_| {
-                    let cpu_start = now();
-                    let start = Instant::now();
-                    let wall = std::hint::black_box(start).elapsed();
-                    now().saturating_sub(cpu_start).saturating_sub(wall)
-                })
-                .collect();
-            extra.sort();
-            extra[extra.len() / 2]
-        })
+        let known = self.cpu.regions > 0 && !self.cpu.unknown;
+        known.then(|| (self.cpu.on_cpu_ns as f64 / 1e9).max(f64::MIN_POSITIVE))
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod allocator;
 pub mod build;
+pub mod cpu_time;
 pub mod driver;
 mod error;
 pub mod gate;

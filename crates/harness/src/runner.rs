@@ -292,7 +292,8 @@ struct SampleSettings {
     min_time_ms: u64,
     #[arg(long, default_value_t = 50)]
     warmup_ms: u64,
-    /// Whether to read the thread's CPU clock around each timed call too (a system call each).
+    /// Whether to report the CPU time of the timed calls too (from the kernel's context-switch
+    /// records, see cpu_time.rs; no system call around the calls).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     cpu_clock: String,
     /// The instructions measure: the side whose library calls callgrind collects (in a
@@ -337,7 +338,7 @@ impl SampleSettings {
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
         let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(Reply::failed)?;
         // Under callgrind the rates are not taken, so neither is the CPU clock.
-        crate::driver::cpu_time::set_enabled(self.cpu_clock == "on" && spec.measure() == Measure::Time);
+        crate::cpu_time::set_enabled(self.cpu_clock == "on" && spec.measure() == Measure::Time);
         Ok((pki, spec))
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! Both use the same configs (built by the adapter, outside any clock) and time the same
 //! regions: each side's connection setup, handshake steps and drop; the server's writes and
-//! the client's reads of 16 KiB records.
+//! the client's reads of 16 KiB records. The harness runs with its CPU figure on and off, so
+//! that what the CPU figure costs the wall figure shows as their ratio.
 
 use std::io::{ErrorKind, Read, Write};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use rustls_pki_types::ServerName;
 use tlsbench_harness::driver::{self, SampleSpec, TRANSFER_MIN_BYTES, TRANSFER_WRITE_SIZE};
 use tlsbench_harness::pki::{default_data_dir, SERVER_NAME};
-use tlsbench_harness::{KeyType, Pki, Scenario, Side, Stack};
+use tlsbench_harness::{cpu_time, KeyType, Kind, Pki, Scenario, Side, Stack};
 use tlsbench_stack_rustls::Rustls;
 
 const MIN_TIME: Duration = Duration::from_millis(200);
@@ -29,24 +30,41 @@ fn main() {
     let transfer: Scenario = "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
     let configs = |s: &Scenario| (stack.client_config(s, &pki).unwrap(), stack.server_config(s, &pki).unwrap());
     let spec = SampleSpec::timed(WARMUP, MIN_TIME);
-    let harness_value = |s: &Scenario, side: Side| {
+    // One harness sample with the CPU figure on or off: (the side's wall rate, its CPU rate).
+    let harness = |s: &Scenario, side: Side, cpu: bool| {
+        cpu_time::set_enabled(cpu);
         let report = driver::sample(&stack, &stack, s, &pki, &spec).expect("harness sample");
-        report.values.iter().find(|v| v.side == side).unwrap().value
+        let rates: Vec<f64> = report.values.iter().filter(|v| v.side == side).map(|v| v.value).collect();
+        (rates[0], rates.get(1).copied())
     };
 
-    let mut rows = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
+    // Per scenario: wall rates with the CPU figure on, off, the bare loop's; and CPU / wall.
+    let mut rows: [[Vec<f64>; 4]; 2] = Default::default();
+    let record = |row: &mut [Vec<f64>; 4], cpu_on: (f64, Option<f64>), cpu_off: (f64, Option<f64>), bare: f64| {
+        row[0].push(cpu_on.0);
+        row[1].push(cpu_off.0);
+        row[2].push(bare);
+        row[3].push(cpu_on.0 / cpu_on.1.expect("a CPU figure with the clock on"));
+    };
     for round in 0..rounds {
-        // Alternate which goes first so that neither always gets the warmer machine.
-        for harness_first in [round % 2 == 0, round % 2 == 1] {
-            if harness_first {
-                rows[0].0.push(harness_value(&handshake, Side::Server));
-                rows[1].0.push(harness_value(&transfer, Side::Client));
-            } else {
-                let (cc, sc) = configs(&handshake);
-                rows[0].1.push(bare_handshakes(&cc, &sc));
-                let (cc, sc) = configs(&transfer);
-                rows[1].1.push(bare_transfer(&cc, &sc));
+        // Rotate which goes first so that none always gets the warmer machine.
+        let order = [round % 3, (round + 1) % 3, (round + 2) % 3];
+        for (row, (scenario, side)) in rows.iter_mut().zip([(&handshake, Side::Server), (&transfer, Side::Client)]) {
+            let (mut on, mut off, mut bare) = ((0.0, None), (0.0, None), 0.0);
+            for arm in order {
+                match arm {
+                    0 => on = harness(scenario, side, true),
+                    1 => off = harness(scenario, side, false),
+                    _ => {
+                        let (cc, sc) = configs(scenario);
+                        bare = match scenario.kind {
+                            Kind::Transfer => bare_transfer(&cc, &sc),
+                            _ => bare_handshakes(&cc, &sc),
+                        };
+                    }
+                }
             }
+            record(row, on, off, bare);
         }
         eprintln!("round {}/{rounds}", round + 1);
     }
@@ -55,12 +73,21 @@ fn main() {
         "rustls-aws-lc-rs, {rounds} interleaved samples each, {} ms of measured time per side and sample",
         MIN_TIME.as_millis()
     );
-    println!("{:<55} {:>8} {:>14} {:>14} {:>8}", "scenario", "side", "tlsbench", "bare loop", "ratio");
-    for ((harness, bare), (scenario, side, unit)) in
+    println!(
+        "{:<46} {:>6} {:>11} {:>11} {:>11} {:>7} {:>7} {:>8}",
+        "scenario", "side", "cpu on", "cpu off", "bare loop", "on/off", "on/bare", "wall/cpu"
+    );
+    for (row, (scenario, side, unit)) in
         rows.iter_mut().zip([(&handshake, "server", "handshakes/s"), (&transfer, "client", "MB/s recv")])
     {
-        let (h, b) = (median(harness), median(bare));
-        println!("{:<55} {:>8} {:>14.1} {:>14.1} {:>8.3}   ({unit}, medians)", scenario.name(), side, h, b, h / b);
+        let [on, off, bare, wall_per_cpu] = row.each_mut().map(|v| median(v));
+        println!(
+            "{:<46} {side:>6} {on:>11.1} {off:>11.1} {bare:>11.1} {:>7.3} {:>7.3} {wall_per_cpu:>8.3}",
+            scenario.name(),
+            on / off,
+            on / bare,
+        );
+        println!("{:<46} ({unit}, medians; wall/cpu is the wall rate over the CPU rate, at most 1)", "");
     }
 }
 
