@@ -22,8 +22,13 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the results.
+    /// Measure stacks on scenarios, store every sample, print a table, export the results.
+    ///
+    /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the
+    /// results.
     Run(RunArgs),
+    /// Every client stack against every server stack: does each pair work, and how fast.
+    ///
     /// Every client stack against every server stack (or those of --stack): one matrix per
     /// scenario and side, clients down, servers across. Default scenarios: full TLS 1.3 and 1.2
     /// handshakes with x25519, ecdsa-p256 and aes-128-gcm; 2 short samples per pair (whether it
@@ -37,26 +42,38 @@ pub enum Command {
     Compare(CompareArgs),
     /// A run's tables across stacks with factors against a baseline; Markdown, or HTML with charts.
     Report(ReportArgs),
+    /// The IO of one connection, call by call on both sides.
+    ///
     /// The IO of one connection, call by call on both sides: each read (asked, got, or would
     /// block) and write with the TLS records in it, by flight, and the totals.
     Trace(TraceArgs),
+    /// Per stack, how it does IO: read and write buffering, record coalescing.
+    ///
     /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
     /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
     Io(IoArgs),
+    /// Where one side's instructions go, under callgrind: top functions, flamegraph.
+    ///
     /// Where one side's instructions go: that side run under callgrind, its top functions (by
     /// inclusive and exclusive instructions) and each library's share; writes a flamegraph
     /// SVG and the profile as JSON (for `report --profile`).
     Profile(ProfileArgs),
+    /// Serve connections of one stack (or plain TCP) on a TCP socket until stopped.
+    ///
     /// Serve connections of one stack (or plain TCP) on a TCP socket until Ctrl-C or SIGTERM;
     /// prints the address on the first line of stdout, and what the server measured at the end.
     Serve(ServeArgs),
+    /// Load a TLS server with connections of one client stack, bounded in count and time.
+    ///
     /// Connections of one client stack (or plain TCP) against a TLS server, bounded in count and
     /// time: connections per second, latency percentiles, CPU and syscalls per connection.
     Load(LoadArgs),
+    /// Several load generators' partial results (`load --run-id`) as one.
+    ///
     /// Several load generators' partial results (`load --run-id`) as one: counts add up,
     /// latency histograms merge.
     Merge(MergeArgs),
-    /// List the stacks (with their library versions and what each supports) or the scenarios.
+    /// List the stacks (with their versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]
         what: ListWhat,

@@ -259,3 +259,32 @@ fn a_quick_run_measures_the_headline_scenarios_and_says_how_to_measure_more() {
     }
     assert!(commands[1].ends_with(" --scenario '*'"), "{hint}");
 }
+
+#[test]
+fn help_lists_one_line_per_command_and_wraps_every_help_on_words_within_120_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let output = succeeded(tlsbench(dir.path()).args(args).env("COLUMNS", "120").output().unwrap());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let top = help(&["--help"]);
+    let commands: Vec<&str> =
+        top.lines().skip_while(|l| *l != "Commands:").skip(1).take_while(|l| !l.is_empty()).collect();
+    // Each command's line starts with its name; a wrapped description would add a line that
+    // starts with spaces only.
+    assert!(commands.len() >= 10, "{top}");
+    for line in &commands {
+        let name = line.split_whitespace().next().unwrap_or("");
+        assert!(line.starts_with("  ") && !name.is_empty() && line.len() <= 120, "{line:?} in\n{top}");
+        assert!(line[2..].starts_with(name), "a continuation line {line:?} in\n{top}");
+    }
+    let names: Vec<&str> = commands.iter().filter_map(|l| l.split_whitespace().next()).collect();
+    for name in names.iter().filter(|n| **n != "help") {
+        let text = help(&[name, "--help"]);
+        // clap without its wrap_help feature leaves each paragraph on one line, for the terminal
+        // to break inside words.
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "`{name} --help` line over 120: {line:?}");
+        }
+    }
+}
