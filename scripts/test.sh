@@ -9,19 +9,44 @@
 # compiled as; that the flags build is scripts/build.sh --build NAME, run by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each stage's time, printed at the end (on failure too), so that where the time goes shows.
+stages=() stage_started=$SECONDS test_started=$SECONDS
+stage() { # NAME: ends the stage before it and starts NAME
+    local now=$SECONDS
+    if ((${#stages[@]})); then stages[-1]="${stages[-1]}|$((now - stage_started))"; fi
+    stages+=("$1") stage_started=$now
+}
+print_stages() {
+    local status=$? entry
+    if ((${#stages[@]})); then stages[-1]="${stages[-1]}|$((SECONDS - stage_started))"; fi
+    echo "scripts/test.sh: time by stage (exit status $status)" >&2
+    for entry in "${stages[@]}"; do
+        printf '  %-44s %4d s\n' "${entry%|*}" "${entry##*|}" >&2
+    done
+    printf '  %-44s %4d s\n' "total" "$((SECONDS - test_started))" >&2
+}
+trap print_stages EXIT
+
+stage "setup (packages)"
 scripts/setup.sh
+stage "build (workspace, Go and Java runners)"
 scripts/build.sh
 export PATH="$PATH:/usr/local/go/bin"
 # One release runner of each kind beside today's, which the versions tests then require
 # (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
 # 7 minutes), rustls 0.23.29, and Go 1.27 (its toolchain from the Go module proxy). The other
 # OpenSSL releases are built on demand (docs/versions.md).
+stage "build OpenSSL 3.5 and its runner"
 scripts/build-openssl.sh 3.5
+stage "build rustls 0.23.29's runner"
 scripts/build-rustls.sh 0.23.29 >/dev/null
+stage "build Go 1.27's runner"
 scripts/build-go.sh 1.27
 export TLSBENCH_REQUIRE_RELEASES=1
 # The lint gates: formatting and clippy's warnings for Rust, gofmt and go vet for Go; javac's
 # warnings are errors in the Java runner's own build (runners/java/pom.xml).
+stage "lint (rustfmt, clippy, gofmt, line length)"
 cargo fmt --all --check
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 unformatted=$(gofmt -l runners/go)
@@ -33,7 +58,13 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit
 long=$(git ls-files -z '*.rs' '*.go' '*.java' '*.sh' |
     xargs -0 -r perl -CSD -lne 'print "$ARGV:$.: ", length, " characters" if length > 120; close ARGV if eof')
 if [ -n "$long" ]; then printf 'lines over 120 characters:\n%s\n' "$long" >&2; exit 1; fi
+stage "Go runner: go vet, go test"
 (cd runners/go && go vet ./... && go test ./...)
+stage "Java runner: mvn test"
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
+stage "cargo test: build the tests"
+cargo test --release --workspace --locked --no-run
+stage "cargo test: run the unit and integration tests"
 cargo test --release --workspace --locked
+stage "benches compile"
 cargo build --release --workspace --benches --locked
