@@ -1,10 +1,12 @@
 //! Progress on stderr: a bar on a terminal, plain lines otherwise (CI logs, pipes).
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::results::Status;
+use crate::steady::Warmup;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -31,6 +33,39 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.set_message(format!("round {}/{}  {label}", round + 1, self.rounds));
             bar.inc(1);
+        }
+    }
+
+    /// A process warming up for a cell (`process` of `processes`): after each of its windows,
+    /// how long it has warmed, and whether its rate has stopped rising. On a terminal only: a
+    /// log gets the line of [`Progress::warmed`].
+    pub fn warming(&self, label: &str, process: u32, processes: u32, elapsed: Duration, rate_steady: bool) {
+        if let Some(bar) = &self.bar {
+            let state = if rate_steady { "rate steady" } else { "rising" };
+            bar.set_message(format!(
+                "warming up {label} (process {}/{processes}): {:.1} s, {state}",
+                process + 1,
+                elapsed.as_secs_f64()
+            ));
+            bar.tick();
+        }
+    }
+
+    /// How a process's warm-up for a cell ended (`processes` per cell).
+    pub fn warmed(&self, label: &str, warmup: &Warmup, processes: u32) {
+        let end = match warmup.steady {
+            true => "steady",
+            false => "still rising at the bound",
+        };
+        let line = format!(
+            "warmed up {label} (process {}/{processes}): {:.1} s, {} windows, {end}",
+            warmup.fork + 1,
+            warmup.ms / 1000.0,
+            warmup.windows
+        );
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
         }
     }
 

@@ -131,7 +131,7 @@ fn warm_up_first(
     recorder: &mut dyn Recorder,
 ) -> anyhow::Result<()> {
     let cells: Vec<(usize, &Cell)> = positions.iter().map(|&i| (i, &states[i].cell)).collect();
-    for (i, outcome) in warm::warm_up_first(&cells, settings, pool) {
+    for (i, outcome) in warm::warm_up_first(&cells, settings, pool, progress) {
         let state = &mut states[i];
         match outcome {
             Ok(warmup) => {

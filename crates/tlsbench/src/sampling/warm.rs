@@ -10,6 +10,7 @@ use tlsbench_harness::{Measure, Side};
 
 use super::sessions::{Key, Pool, Role, Session, Sockets, LIVE_PROCESSES};
 use crate::executor::Output;
+use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{strs, Peer, RunnerCommand};
@@ -116,7 +117,8 @@ pub fn sample(
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
     with_processes(cell, fork, settings, pool, |sessions, sockets| {
         let warmup = match needs_warm_up(cell, sessions) {
-            true => Some(warm_up(cell, fork, settings, sockets, sessions)?),
+            // A mid-run restart: its warm-up is shown under the table, not as it goes.
+            true => Some(warm_up(cell, fork, settings, sockets, sessions, &|_, _| {})?),
             false => None,
         };
         Ok((measure(cell, settings, sockets, sessions)?, warmup))
@@ -200,7 +202,12 @@ pub type WarmupOutcome = Result<Warmup, (Status, String)>;
 /// keeps both of this machine's cores busy (its compiler threads beside the measured one), so
 /// two at a time take as long and each is less warm at the bound. Returns the cells' warm-ups
 /// or why they failed.
-pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut Pool) -> Vec<(usize, WarmupOutcome)> {
+pub fn warm_up_first(
+    cells: &[(usize, &Cell)],
+    settings: &Settings,
+    pool: &mut Pool,
+    progress: &Progress,
+) -> Vec<(usize, WarmupOutcome)> {
     let forks = settings.forks.min(settings.samples).max(1) as u32;
     let cells: Vec<&(usize, &Cell)> =
         cells.iter().filter(|(_, c)| c.measure == Measure::Time && settings.uses_sessions(c)).collect();
@@ -209,12 +216,17 @@ pub fn warm_up_first(cells: &[(usize, &Cell)], settings: &Settings, pool: &mut P
     }
     let mut outcomes = Vec::new();
     for &&(position, cell) in &cells {
+        let label = super::progress_label(cell);
         for fork in 0..forks {
+            let shown = |elapsed, steady| progress.warming(&label, fork, forks, elapsed, steady);
             let warmed =
                 with_processes(cell, fork, settings, pool, |sessions, sockets| match needs_warm_up(cell, sessions) {
-                    true => warm_up(cell, fork, settings, sockets, sessions).map(Some),
+                    true => warm_up(cell, fork, settings, sockets, sessions, &shown).map(Some),
                     false => Ok(None),
                 });
+            if let Ok(Some(warmup)) = &warmed {
+                progress.warmed(&label, warmup, forks);
+            }
             if let Some(outcome) = warmed.transpose() {
                 outcomes.push((position, outcome));
             }
@@ -231,6 +243,7 @@ fn warm_up(
     settings: &Settings,
     sockets: &Sockets,
     sessions: &mut [Session],
+    shown: &dyn Fn(Duration, bool),
 ) -> Result<Warmup, Miss> {
     let floor = Duration::from_millis(settings.warmup_floor(cell));
     let rule = steady::Rule {
@@ -250,6 +263,7 @@ fn warm_up(
         for (kept, rate) in series.iter_mut().zip(rates) {
             kept.push(rate);
         }
+        shown(started.elapsed(), steady::is_steady(&series));
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             for session in sessions.iter_mut() {
                 session.warm_for.insert(cell.scenario.name());
