@@ -21,6 +21,7 @@ import (
 // of its connections.
 type handshaker struct {
 	next    func() (struct{}, bool)
+	end     func()
 	yield   func(struct{}) bool
 	conn    *tls.Conn
 	err     error
@@ -29,8 +30,9 @@ type handshaker struct {
 
 func newHandshaker() *handshaker {
 	h := &handshaker{}
-	// The stop function is not kept: the coroutine lives as long as the process.
-	h.next, _ = iter.Pull(func(yield func(struct{}) bool) {
+	// The coroutine lives as long as the process, unless its owner stops it (memory-N's, one per
+	// connection).
+	h.next, h.end = iter.Pull(func(yield func(struct{}) bool) {
 		h.yield = yield
 		for {
 			h.err = h.conn.Handshake()
@@ -57,6 +59,17 @@ func (h *handshaker) step(conn *tls.Conn) (bool, error) {
 	}
 	return true, h.err
 }
+
+// release lets go of the last connection whose handshake has ended, so that the coroutine holds
+// no connection alive.
+func (h *handshaker) release() {
+	if !h.running {
+		h.conn, h.err = nil, nil
+	}
+}
+
+// stop ends the coroutine (a handshake still running sees its reads fail).
+func (h *handshaker) stop() { h.end() }
 
 // wait suspends the running handshake until the driver resumes it; false if it was stopped.
 func (h *handshaker) wait() bool { return h.yield(struct{}{}) }

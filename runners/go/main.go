@@ -248,6 +248,9 @@ func sample(args []string) (*SampleReport, error) {
 	case MeasureIo:
 		return ioSample(newPair(scenario, cr, true))
 	case MeasureHeap:
+		if scenario.Kind.connections() > 0 {
+			return memorySample(newPair(scenario, cr, false))
+		}
 		return heapSample(newPair(scenario, cr, false))
 	}
 	return nil, unsupported("measure %s is not taken by sample", measure)
@@ -307,7 +310,7 @@ func side(args []string, inSession bool) (*SampleReport, error) {
 	if err := caps.checkMeasure(measure); err != nil {
 		return nil, err
 	}
-	if measure != MeasureTime {
+	if measure != MeasureTime && measure != MeasureRss {
 		return nil, unsupported("measure %s is taken in one process, not split-process", measure)
 	}
 	if err := supported(caps, measure, scenario); err != nil {
@@ -320,6 +323,15 @@ func side(args []string, inSession bool) (*SampleReport, error) {
 	cr, err := loadCredentials(s.dataDir, scenario.Key)
 	if err != nil {
 		return nil, err
+	}
+	if measure == MeasureRss {
+		r := &relay{peer: peer, side: own}
+		report, err := memorySide(own, scenario, cr, r)
+		if err != nil {
+			// Tell the peer why we stop, so that it reports the cause rather than a broken socket.
+			_ = r.send(message{tag: tagAbort, reason: err.Error()})
+		}
+		return report, err
 	}
 	return splitSample(own, scenario, cr, spec(s), peer)
 }

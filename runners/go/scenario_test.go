@@ -101,7 +101,8 @@ func TestCapabilitiesNameTheirReasonsFirst(t *testing.T) {
 		{"io-profile_1.3_default_ecdsa-p256_default", ""},
 		{"handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm", "go: crypto/tls has no session-ID resumption"},
 		{"handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems", "cannot be switched off"},
-		{"memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm", "memory-N is not implemented"},
+		{"memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm", ""},
+		{"memory-1000_1.3_x25519_ecdsa-p256_aes-256-gcm", "no setting for TLS 1.3 suites"},
 		{"transfer_1.3_x25519_ecdsa-p256_chacha20-poly1305", "no setting for TLS 1.3 suites"},
 		{"handshake-full_1.3_x25519_ecdsa-p256_aes-256-gcm_mtls", "no setting for TLS 1.3 suites"},
 		{"handshake-full_1.2_x25519_ecdsa-p256_aes-256-gcm", ""},
@@ -122,13 +123,13 @@ func TestCapabilitiesNameTheirReasonsFirst(t *testing.T) {
 			t.Errorf("%s: got %v, want unsupported with %q", c.name, err, c.reason)
 		}
 	}
-	for _, m := range []Measure{MeasureInstructions, MeasureRss} {
-		if err := caps.checkMeasure(m); err == nil {
-			t.Errorf("measure %s: no limit declared", m)
-		}
+	if err := caps.checkMeasure(MeasureInstructions); err == nil {
+		t.Errorf("measure instructions: no limit declared")
 	}
-	if err := caps.checkMeasure(MeasureNet); err != nil {
-		t.Errorf("measure net (serve and load): %v", err)
+	for _, m := range []Measure{MeasureNet, MeasureRss, MeasureHeap} {
+		if err := caps.checkMeasure(m); err != nil {
+			t.Errorf("measure %s: %v", m, err)
+		}
 	}
 	err := checkMeasure(MeasureIo, Scenario{Kind: Transfer})
 	if err == nil || !strings.Contains(err.Error(), "measure io does not apply to transfer scenarios") {

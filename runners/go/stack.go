@@ -118,7 +118,7 @@ type MeasureLimit struct {
 // machine (see tls13Suite); the others are excluded with the reason.
 func capabilities() Capabilities {
 	c := Capabilities{
-		Kinds:      []Kind{HandshakeFull, HandshakeResumeTicket, Transfer, IoProfile},
+		Kinds:      []Kind{HandshakeFull, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000},
 		Versions:   allVersions,
 		Groups:     allGroups,
 		Keys:       allKeys,
@@ -128,7 +128,6 @@ func capabilities() Capabilities {
 		Exclusions: []Exclusion{
 			{"handshake-resume-id_*", "go: crypto/tls has no session-ID resumption: " +
 				"its server keeps no session cache, and its client resumes from tickets only"},
-			{"memory-*", "go: the Go runner does not hold N connections open (memory-N is not implemented)"},
 			{"*_no-ems", "go: crypto/tls always uses the extended master secret in TLS 1.2; it cannot be switched off"},
 			// Go's client orders groups itself (P-256 before P-384; CurvePreferences' order is
 			// ignored since Go 1.24) and must list P-256 for the server's P-256 certificate.
@@ -141,9 +140,6 @@ func capabilities() Capabilities {
 			{MeasureInstructions, "go: callgrind counts between client requests that switch its collection on " +
 				"and off around each library call, and a pure-Go runner cannot issue them (no C, no inline " +
 				"assembly), so callgrind would count Go's runtime, garbage collector and the harness too"},
-			{MeasureRss, "go: the Go runner does not hold N connections open (memory-N), and Go's heap grows " +
-				"to its garbage collector's goal and is returned lazily, so a process's peak RSS would show the " +
-				"collector's settings more than the connections"},
 		},
 		// A fresh process's handshakes run 10-15% slower for their first 20 to 30 ms, while
 		// Go's heap and its allocator's caches grow, and are steady from about 40 ms (measured

@@ -61,10 +61,17 @@ type link struct {
 }
 
 func newLink(withLog bool) *link {
-	l := &link{toServer: pipe{buf: make([]byte, 0, pipeCapacity)}, toClient: pipe{buf: make([]byte, 0, pipeCapacity)}}
+	l := newLinkCap(pipeCapacity)
 	if withLog {
 		l.log = &ioLog{}
+		l.ends[Client].log, l.ends[Server].log = l.log, l.log
 	}
+	return l
+}
+
+// newLinkCap is a link without a log whose pipes start with capacity bytes.
+func newLinkCap(capacity int) *link {
+	l := &link{toServer: pipe{buf: make([]byte, 0, capacity)}, toClient: pipe{buf: make([]byte, 0, capacity)}}
 	l.ends[Client] = endpoint{side: Client, rx: &l.toClient, tx: &l.toServer, log: l.log}
 	l.ends[Server] = endpoint{side: Server, rx: &l.toServer, tx: &l.toClient, log: l.log}
 	return l

@@ -218,6 +218,12 @@ pub enum Metric {
     HeapPerConnectionBytes,
     /// The most held at once while the N connections did their handshakes, per connection.
     HeapPeakPerConnectionBytes,
+    /// A garbage-collected runtime's (Go's, the JVM's) live heap after a full collection with the N
+    /// connections held, less that without them, per connection: the objects the connections keep
+    /// reachable, as the runtime sizes them (size classes, object headers), not malloc's requested
+    /// bytes, and without what a C library under the runtime allocates apart (netty-tcnative's
+    /// BoringSSL).
+    GcLiveHeapPerConnectionBytes,
     // rss, memory-N: this side's process (split-process)
     /// The process's peak resident memory.
     RssPeakBytes,
@@ -253,9 +259,12 @@ impl Metric {
             (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
             (Measure::Instructions, _) => &[InstructionsPerHandshake],
             (Measure::Io, _) => IO,
-            (Measure::Heap, kind) if kind.connections().is_some() => {
-                &[HeapPerConnectionBytes, HeapPeakPerConnectionBytes, AllocationsPerHandshake]
-            }
+            (Measure::Heap, kind) if kind.connections().is_some() => &[
+                HeapPerConnectionBytes,
+                HeapPeakPerConnectionBytes,
+                AllocationsPerHandshake,
+                GcLiveHeapPerConnectionBytes,
+            ],
             (Measure::Heap, _) => &[
                 HeapConfigBytes,
                 HeapPeakBytes,
@@ -319,6 +328,7 @@ impl Metric {
             RuntimeAllocationsPerHandshake => "runtime_allocations_per_handshake",
             HeapPerConnectionBytes => "heap_per_connection_bytes",
             HeapPeakPerConnectionBytes => "heap_peak_per_connection_bytes",
+            GcLiveHeapPerConnectionBytes => "gc_live_heap_per_connection_bytes",
             RssPeakBytes => "rss_peak_bytes",
             RssPerConnectionBytes => "rss_per_connection_bytes",
             ConnectionsPerS => "connections_per_s",
@@ -352,6 +362,7 @@ impl Metric {
             | HeapAfterTransferBytes
             | HeapPerConnectionBytes
             | HeapPeakPerConnectionBytes
+            | GcLiveHeapPerConnectionBytes
             | RssPeakBytes
             | RssPerConnectionBytes => "B",
         }

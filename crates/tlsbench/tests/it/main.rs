@@ -15,6 +15,7 @@ mod html_report;
 mod instructions;
 mod io;
 mod kubernetes;
+mod memory;
 mod net;
 mod net_strace;
 mod peers;

@@ -1,8 +1,6 @@
 package dev.tlsbench.runner;
 
-import dev.tlsbench.runner.Capabilities.Exclusion;
 import dev.tlsbench.runner.Capabilities.MeasureLimit;
-import dev.tlsbench.runner.Scenario.Kind;
 import dev.tlsbench.runner.Scenario.Measure;
 
 /** What both stacks of this runner share: the limits of measuring a JVM. */
@@ -33,19 +31,10 @@ final class Common {
     static Capabilities capabilities() {
         Capabilities caps = new Capabilities();
         caps.minWarmupMs = MIN_WARMUP_MS;
-        caps.kinds.removeAll(java.util.List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
-        caps.exclusions.add(new Exclusion("memory-*",
-                "the Java runner does not run memory-N: a garbage-collected heap holds what the collector has not yet "
-                        + "reclaimed, so neither bytes held per connection nor the resident size measure the "
-                        + "connections (its heap measure reports runtime_alloc_bytes_per_handshake in the handshake "
-                        + "kinds)"));
         caps.measureLimits.add(new MeasureLimit(Measure.INSTRUCTIONS,
                 "the Java runner cannot be counted by callgrind: its collection toggles are client requests that "
                         + "JIT-compiled code cannot issue, and under valgrind a JVM spends its instructions "
                         + "interpreting and compiling"));
-        caps.measureLimits.add(new MeasureLimit(Measure.RSS,
-                "the Java runner does not measure rss: a JVM's resident size is its heap reservation and the "
-                        + "collector's slack, not the connections' memory"));
         return caps;
     }
 }

@@ -100,6 +100,25 @@ public final class Link {
         }
     }
 
+    /**
+     * Gives the link back the sizes it was made with, once nothing is in flight and its hellos have been read: a
+     * pipe or hello buffer that grew inside a library's write is made anew at its first size (memory-N, which
+     * reads the heap before and after, charges the harness's growth to neither side).
+     */
+    public void restoreCapacity() {
+        for (Pipe pipe : new Pipe[] {toServer, toClient}) {
+            if (pipe.bytes.length != Pipe.CAPACITY) {
+                pipe.bytes = new byte[Pipe.CAPACITY];
+            }
+            pipe.start = 0;
+            pipe.end = 0;
+            pipe.observed.reset();
+            if (pipe.observed.handshake.length != Observed.CAPACITY) {
+                pipe.observed.handshake = new byte[Observed.CAPACITY];
+            }
+        }
+    }
+
     /** Marks the start of a phase (e.g. "application data") in the IO log; nothing without a log. */
     public void phase(String name) {
         if (log != null) {
@@ -109,7 +128,8 @@ public final class Link {
 
     /** Bytes in flight in one direction, and the calls made on it. */
     static final class Pipe {
-        byte[] bytes = new byte[32 * 1024];
+        static final int CAPACITY = 32 * 1024;
+        byte[] bytes = new byte[CAPACITY];
         int start;
         int end;
         long written;
@@ -172,7 +192,8 @@ public final class Link {
      */
     static final class Observed extends Frames {
         private static final int LIMIT = 64 * 1024;
-        byte[] handshake = new byte[4096];
+        static final int CAPACITY = 4096;
+        byte[] handshake = new byte[CAPACITY];
         int length;
         private boolean bodyIsHandshake;
         boolean done;

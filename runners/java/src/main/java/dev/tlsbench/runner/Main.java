@@ -459,9 +459,20 @@ public final class Main {
         return switch (measure) {
             case TIME -> Driver.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
             case IO -> Io.sample(new Pair(client, server, scenario, pki, Link.withIoLog())).toJson();
-            case HEAP -> Heap.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
+            case HEAP -> scenario.connections() > 0 ? memory(client, server, scenario, pki)
+                    : Heap.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
             default -> throw new Unsupported("measure " + measure.text() + " is not taken by the Java runner");
         };
+    }
+
+    private static Json memory(Stack client, Stack server, Scenario scenario, Pki pki) {
+        try {
+            return Memory.sample(client, server, scenario, pki).toJson();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw Failure.other(Failure.describe(e));
+        }
     }
 
     /**
@@ -511,7 +522,7 @@ public final class Main {
         Pki pki;
         try {
             check(stack, scenario, measure);
-            if (measure != Measure.TIME) {
+            if (measure != Measure.TIME && measure != Measure.RSS) {
                 throw new Unsupported("measure " + measure.text() + " is taken in one process, not split-process");
             }
             measure.check(scenario);
@@ -523,7 +534,10 @@ public final class Main {
                     .abort(e instanceof Failure || e instanceof Unsupported ? e.getMessage() : Failure.describe(e));
             throw e;
         }
-        // Split tells the peer why it stops itself.
+        // Split and Memory tell the peer why they stop themselves.
+        if (measure == Measure.RSS) {
+            return Memory.side(stack, role, scenario, pki, in, out).toJson();
+        }
         return Split.sampleSide(stack, role, scenario, pki, spec, in, out).toJson();
     }
 

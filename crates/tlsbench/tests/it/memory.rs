@@ -1,0 +1,77 @@
+//! memory-N on the garbage-collected stacks: go, jsse and netty-tcnative report the live heap per
+//! connection after a full collection (heap) and their processes' resident size (rss), where the
+//! native stacks report malloc's count.
+
+use serde_json::Value;
+
+use crate::common::{read_json, succeeded, tlsbench};
+
+const SCENARIOS: [&str; 2] =
+    ["memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm", "memory-1000_1.3_x25519_ecdsa-p256_aes-128-gcm"];
+
+/// A run of memory-100 and memory-1000 on `stacks` with `measures`, 3 samples each: its JSON.
+fn run(stacks: &[&str], measures: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut cmd = tlsbench(dir.path());
+    cmd.args(["run", "--samples", "3"]);
+    for stack in stacks {
+        cmd.args(["--stack", stack]);
+    }
+    for scenario in SCENARIOS {
+        cmd.args(["--scenario", scenario]);
+    }
+    for measure in measures {
+        cmd.args(["--measure", measure]);
+    }
+    succeeded(cmd.arg("--export-json").arg(&json).output().unwrap());
+    read_json(&json)
+}
+
+/// The median of `metric` for `stack` with itself on `scenario` and `side`; it must have one.
+#[track_caller]
+fn median(doc: &Value, stack: &str, scenario: &str, side: &str, metric: &str) -> f64 {
+    let results = doc["results"].as_array().unwrap();
+    let result = results
+        .iter()
+        .find(|r| r["client_stack"] == stack && r["scenario"] == scenario && r["side"] == side && r["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} of {stack} {side} on {scenario}"));
+    assert_eq!(result["status"], "ok", "{result}");
+    result["median"].as_f64().unwrap_or_else(|| panic!("{result}"))
+}
+
+#[test]
+fn go_and_java_report_the_live_heap_per_connection_after_a_collection_and_their_rss() {
+    let doc = run(&["go", "jsse", "netty-tcnative"], &["heap", "rss"]);
+    let [small, large] = SCENARIOS;
+    for stack in ["go", "jsse", "netty-tcnative"] {
+        for side in ["client", "server"] {
+            // The resident size grows with the connections held.
+            let (peak_100, peak_1000) = (
+                median(&doc, stack, small, side, "rss_peak_bytes"),
+                median(&doc, stack, large, side, "rss_peak_bytes"),
+            );
+            assert!(peak_1000 > peak_100, "{stack} {side}: peak RSS {peak_100} at 100, {peak_1000} at 1000");
+            assert!(median(&doc, stack, large, side, "rss_per_connection_bytes") > 0.0, "{stack} {side}");
+            let metric = "gc_live_heap_per_connection_bytes";
+            let (at_100, at_1000) =
+                (median(&doc, stack, small, side, metric), median(&doc, stack, large, side, metric));
+            // netty-tcnative's connections are mostly BoringSSL's native memory, outside the Java heap:
+            // a few hundred bytes of Java objects a side, within the noise of a JVM's readings.
+            if stack == "netty-tcnative" {
+                assert!(at_100.abs() < 1e5 && at_1000.abs() < 1e5, "{stack} {side}: {at_100}, {at_1000}");
+                continue;
+            }
+            assert!(at_100 > 1000.0 && at_100 < 1e6, "{stack} {side}: {at_100} bytes per connection at 100");
+            // More connections hold no less in all, and about as much each.
+            assert!(at_1000 * 1000.0 >= at_100 * 100.0, "{stack} {side}: {at_100} at 100, {at_1000} at 1000");
+            // Go's readings are exact; a JVM's move by about 1 KB per connection at memory-100.
+            if stack == "go" {
+                assert!((at_1000 / at_100 - 1.0).abs() < 0.1, "{stack} {side}: {at_100} at 100, {at_1000} at 1000");
+            }
+        }
+    }
+    // The native stacks' count of malloc is not theirs: a GC runtime's cell has none.
+    let results = doc["results"].as_array().unwrap();
+    assert!(!results.iter().any(|r| r["metric"] == "heap_per_connection_bytes" && r["status"] == "ok"));
+}
