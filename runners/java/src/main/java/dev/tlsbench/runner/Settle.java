@@ -14,7 +14,7 @@ import java.util.Set;
  * {@link Common#FIXED_WARMUP_MS}. Not part of the protocol; run it by hand:
  *
  * <pre>
- * java -cp tlsbench-runner-java.jar dev.tlsbench.runner.Settle \
+ * java [-Dsettle.raw=true] -cp tlsbench-runner-java.jar dev.tlsbench.runner.Settle \
  *     CLIENT SERVER SCENARIO [SECONDS [WINDOW_MS [DATA_DIR]]]
  * </pre>
  *
@@ -52,6 +52,9 @@ public final class Settle {
         byte[] inbox = new byte[Report.TRANSFER_WRITE_SIZE];
         int offset = 0;
         List<double[]> windows = new ArrayList<>();
+        // -Dsettle.raw=true: each window too, with the JIT's and the collectors' time so far.
+        boolean raw = Boolean.getBoolean("settle.raw");
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         long start = System.nanoTime();
         System.out.printf("# %s -> %s %s: first window starts %d ms after the JVM started%n",
                 client.id(), server.id(), scenario.name(), System.currentTimeMillis() - jvmStart);
@@ -76,6 +79,10 @@ public final class Settle {
             double work = transfer ? n * (double) Report.TRANSFER_WRITE_SIZE / 1e6 : n;
             double at = (System.nanoTime() - start) / 1e9;
             windows.add(new double[] {at, work / clocks.client.seconds(), work / clocks.server.seconds()});
+            if (raw) {
+                System.out.printf("w %.3f %.0f %.0f jit_ms %d gc_ms %d gc_count %d%n", at, work / clocks.client.seconds(),
+                        work / clocks.server.seconds(), jit.getTotalCompilationTime(), gcMs(), gcCount());
+            }
         }
         String unit = transfer ? "MB/s" : "handshakes/s";
         // Per-second medians of the windows, then when each side's medians stayed within 10% of its plateau
@@ -110,5 +117,15 @@ public final class Settle {
         }
         System.out.println("# " + Arrays.toString(new String[] {client.library(), server.library()}));
         System.exit(0);
+    }
+
+    private static long gcMs() {
+        return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime).sum();
+    }
+
+    private static long gcCount() {
+        return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionCount).sum();
     }
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Do the quick comparison's figures repeat? (issue 33, docs/sampling.md) Runs the same
+# `tlsbench run` twice in a row (by default the quick comparison's: --quick --measure time) and
+# prints, for every rate cell (stack, scenario, side, wall and CPU): each run's median, their
+# ratio, each run's printed interval and whether it holds the other run's median; then, per
+# group of stacks (JIT, Go, compiled ahead of time), the worst ratio, the share of intervals that
+# hold the other run's median and the typical (median) interval; then `tlsbench compare`'s
+# verdicts. A benchmark, not a test: nothing is asserted.
+#
+#   scripts/repeat-check.sh [OUT_DIR] [-- tlsbench run arguments]
+#
+# After scripts/build.sh. The two runs' JSON and database go to OUT_DIR (default: a new
+# temporary directory), so they can be compared again later.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=$(mktemp -d)
+if [[ $# -gt 0 && $1 != -- ]]; then out=$1; shift; fi
+[[ ${1:-} == -- ]] && shift
+args=("$@")
+((${#args[@]})) || args=(--quick --measure time)
+mkdir -p "$out"
+for run in a b; do
+    started=$SECONDS
+    "$root/target/release/tlsbench" run "${args[@]}" --db "$out/runs.db" --export-json "$out/$run.json" \
+        >"$out/$run.txt" 2>"$out/$run.log"
+    echo "run $run: $((SECONDS - started)) s (table in $out/$run.txt)"
+done
+python3 - "$out/a.json" "$out/b.json" <<'EOF'
+import json, statistics, sys
+
+JIT = {"jsse", "netty-tcnative"}
+def group(stack):
+    base = stack.split("@")[0]
+    return "jit" if base in JIT else "go" if base == "go" else "aot"
+
+def cells(path):
+    doc = json.load(open(path))
+    out = {}
+    for r in doc["results"]:
+        if r["status"] != "ok" or r["measure"] != "time" or r.get("median") is None:
+            continue
+        pair = r["client_stack"] if r["client_stack"] == r["server_stack"] else \
+            f'{r["client_stack"]}->{r["server_stack"]}'
+        key = (pair, r["scenario"], r["process"], r["side"], r["metric"])
+        out[key] = (r["median"], r["ci95"])
+    return out
+
+a, b = cells(sys.argv[1]), cells(sys.argv[2])
+rows, by_group = [], {}
+for key in sorted(a.keys() & b.keys()):
+    (ma, ca), (mb, cb) = a[key], b[key]
+    ratio = mb / ma
+    holds_a = ca[0] <= mb <= ca[1]
+    holds_b = cb[0] <= ma <= cb[1]
+    width_a = max(ma - ca[0], ca[1] - ma) / ma * 100
+    width_b = max(mb - cb[0], cb[1] - mb) / mb * 100
+    g = by_group.setdefault(group(key[0].split("->")[0]), {"ratios": [], "holds": [], "widths": []})
+    g["ratios"].append(ratio)
+    g["holds"] += [holds_a, holds_b]
+    g["widths"] += [width_a, width_b]
+    scenario = key[1].replace("_x25519_ecdsa-p256_aes-128-gcm", "")
+    rows.append(f"{key[0][:24]:<24} {scenario[:30]:<30} {key[3]:<6} {key[4][:20]:<20} {ma:>11.1f} {mb:>11.1f} "
+                f"{ratio:>6.3f} ±{width_a:>4.1f}% {'y' if holds_a else 'n'} ±{width_b:>4.1f}% {'y' if holds_b else 'n'}")
+print(f"{'pair':<24} {'scenario':<30} {'side':<6} {'metric':<20} {'median A':>11} {'median B':>11} "
+      f"{'B/A':>6} {'A int':>7} h {'B int':>7} h")
+print("\n".join(rows))
+print()
+print(f"{'stacks':<6} {'cells':>5} {'worst B/A':>20} {'holds other':>12} {'typical interval':>17}")
+for name in ["aot", "go", "jit"]:
+    g = by_group.get(name)
+    if not g:
+        continue
+    worst = (min(g["ratios"]), max(g["ratios"]))
+    holds = sum(g["holds"]) / len(g["holds"]) * 100
+    print(f"{name:<6} {len(g['ratios']):>5} {worst[0]:>9.3f} to {worst[1]:>6.3f} {holds:>11.0f}% "
+          f"{statistics.median(g['widths']):>15.1f}%")
+everything = [h for g in by_group.values() for h in g["holds"]]
+print(f"all    {len(everything) // 2:>5} {'':>20} {sum(everything) / len(everything) * 100:>11.0f}%")
+EOF
+"$root/target/release/tlsbench" compare "$out/a.json" "$out/b.json" >"$out/compare.txt" 2>&1 || true
+echo
+echo "tlsbench compare A B, its summary:"
+tail -n 4 "$out/compare.txt"
+echo "runs, JSON and compare's table in $out"
