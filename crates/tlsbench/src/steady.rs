@@ -8,37 +8,53 @@
 
 use std::time::Duration;
 
-/// How many windows each of the two medians compared spans: about a second of a JIT's warm-up
-/// each. JSSE's 100 ms windows swing by ±20% from one to the next even once warm (measured here:
-/// its compiler keeps recompiling), so a median of fewer windows mistakes a swing for a plateau.
+/// The fewest windows each of the two medians compared spans. JSSE's 100 ms windows swing by
+/// ±20% from one to the next even once warm (measured here: its compiler keeps recompiling), so
+/// a median of fewer windows mistakes a swing for a plateau.
 pub const SPAN: usize = 4;
+
+/// The least wall time each of the two medians compared spans, for a runtime with a JIT. A
+/// JVM's rate rises in steps, flat for a second or two while its compiler works on the next:
+/// measured here (Settle, JSSE's full TLS 1.3 handshakes from a cold JVM), flat from 5.4 to 7.0
+/// s at half the rate it reached at 25 s, with half a second in which the compiler did almost
+/// nothing. Four windows each side of that moment ended warm-ups there (issue 33); two
+/// stretches of 1.5 s each see the rise across it. A runtime without a JIT (Go's) compares
+/// `SPAN` windows: its rate settles within the first tenth of a second.
+pub const SPAN_TIME: Duration = Duration::from_millis(1500);
 
 /// A rise of the recent windows' median over the earlier ones' above this fraction means the
 /// process is still warming. Below it, what is left is within a window's noise here.
 pub const RISE: f64 = 0.03;
 
-/// A JIT that compiled for more than this fraction of the last `SPAN` windows' time is still
-/// at work, whatever the rate says: a JVM's rate rises in steps, with flat stretches between
-/// them while the compiler works on the next (measured here: JSSE's handshakes were flat from 4
-/// to 6 s into a cold JVM at half their rate at 25 s, its compiler busy more than a core-second
-/// per second). It never goes quite quiet: from 15 s on, JSSE's compiler still worked about a
-/// fifth of the time (recompiling what the next sample's new contexts deoptimise), and at 60 s
-/// too, so the line is drawn above that.
+/// A JIT that compiled for more than this fraction of the compared windows' time is still at
+/// work, whatever the rate says: a JVM's rate rises in steps, with flat stretches between them
+/// while the compiler works on the next (above). It never goes quite quiet: from 15 s on, JSSE's
+/// compiler still worked about a fifth of the time (recompiling what the next sample's new
+/// contexts deoptimise), and at 60 s too, so the line is drawn above that.
 pub const JIT_QUIET: f64 = 0.25;
 
-/// Whether the windows' rates (oldest first, one series per side) show a steady process: for
-/// every side, the median of the last `SPAN` windows is at most `RISE` above the median of the
-/// `SPAN` before them. Fewer than `2 × SPAN` windows are never steady.
-pub fn is_steady(series: &[Vec<f64>]) -> bool {
-    !series.is_empty() && series.iter().all(|rates| side_is_steady(rates))
+/// How many of the last windows (which ended at `ends`) each compared median spans for a
+/// runtime with a JIT: at least `SPAN`, and enough that the last ones cover `SPAN_TIME`; None
+/// while the windows so far cover less than two such stretches.
+pub fn span(ends: &[Duration]) -> Option<usize> {
+    let n = ends.len();
+    let covering = (SPAN..n).find(|&k| ends[n - 1] - ends[n - 1 - k] >= SPAN_TIME)?;
+    (2 * covering <= n).then_some(covering)
 }
 
-fn side_is_steady(rates: &[f64]) -> bool {
+/// Whether the windows' rates (oldest first, one series per side) show a steady process: for
+/// every side, the median of the last `span` windows is at most `RISE` above the median of the
+/// `span` before them. Fewer than `2 × span` windows are never steady.
+pub fn is_steady(series: &[Vec<f64>], span: usize) -> bool {
+    !series.is_empty() && series.iter().all(|rates| side_is_steady(rates, span))
+}
+
+fn side_is_steady(rates: &[f64], span: usize) -> bool {
     let n = rates.len();
-    if n < 2 * SPAN {
+    if n < 2 * span {
         return false;
     }
-    let (earlier, recent) = (median(&rates[n - 2 * SPAN..n - SPAN]), median(&rates[n - SPAN..]));
+    let (earlier, recent) = (median(&rates[n - 2 * span..n - span]), median(&rates[n - span..]));
     recent <= earlier * (1.0 + RISE)
 }
 
@@ -75,18 +91,19 @@ pub struct Rule {
 
 /// Whether a JIT has gone quiet: `jit_ms[i]` is how long the processes' compilers had worked by
 /// the end of window i (ms, the runners' `jit_compile_ms`), `ends[i]` when that window ended;
-/// quiet when over the last `SPAN` windows they worked at most `JIT_QUIET` of the time. A
-/// runtime that reports no JIT (an empty series) is quiet.
-pub fn jit_is_quiet(jit_ms: &[f64], ends: &[Duration]) -> bool {
+/// quiet when over the last `windows` windows (the stretch whose rates were compared) they
+/// worked at most `JIT_QUIET` of the time: a quiet moment inside a busy stretch is not enough.
+/// A runtime that reports no JIT (an empty series) is quiet.
+pub fn jit_is_quiet(jit_ms: &[f64], ends: &[Duration], windows: usize) -> bool {
     let n = jit_ms.len();
     if n == 0 {
         return true;
     }
-    if n <= SPAN || ends.len() != n {
+    if n <= windows || ends.len() != n {
         return false;
     }
-    let worked = jit_ms[n - 1] - jit_ms[n - 1 - SPAN];
-    let span_ms = (ends[n - 1] - ends[n - 1 - SPAN]).as_secs_f64() * 1000.0;
+    let worked = jit_ms[n - 1] - jit_ms[n - 1 - windows];
+    let span_ms = (ends[n - 1] - ends[n - 1 - windows]).as_secs_f64() * 1000.0;
     worked <= JIT_QUIET * span_ms
 }
 
@@ -101,7 +118,13 @@ impl Rule {
     /// `series`: each side's rate per window; `jit_ms` and `ends` as [`jit_is_quiet`] takes them.
     pub fn next(&self, series: &[Vec<f64>], jit_ms: &[f64], ends: &[Duration]) -> Next {
         let elapsed = ends.last().copied().unwrap_or_default();
-        if elapsed >= self.floor && is_steady(series) && jit_is_quiet(jit_ms, ends) {
+        // A JIT's steps need longer stretches than a collector's noise (SPAN_TIME).
+        let span = match jit_ms.is_empty() {
+            true => Some(SPAN),
+            false => span(ends),
+        };
+        let steady = span.is_some_and(|span| is_steady(series, span) && jit_is_quiet(jit_ms, ends, 2 * span));
+        if elapsed >= self.floor && steady {
             return Next::Done { steady: true };
         }
         match elapsed >= self.bound {
@@ -119,25 +142,81 @@ mod tests {
     fn a_rate_that_has_stopped_rising_is_steady_and_one_still_rising_is_not() {
         // A JIT's curve: fast growth, then a plateau with noise.
         let warming = [100.0, 180.0, 260.0, 330.0, 390.0, 440.0, 470.0, 490.0];
-        assert!(!is_steady(&[warming.to_vec()]));
+        assert!(!is_steady(&[warming.to_vec()], SPAN));
         let plateau = [480.0, 505.0, 495.0, 510.0, 490.0, 500.0, 498.0, 503.0];
-        assert!(is_steady(&[plateau.to_vec()]));
+        assert!(is_steady(&[plateau.to_vec()], SPAN));
         // A slow rise of 5% is still warming, whatever one window says.
-        assert!(!is_steady(&[vec![500.0, 500.0, 500.0, 500.0, 525.0, 450.0, 525.0, 525.0]]));
+        assert!(!is_steady(&[vec![500.0, 500.0, 500.0, 500.0, 525.0, 450.0, 525.0, 525.0]], SPAN));
         // A fall (the machine got busier) is not a rise.
-        assert!(is_steady(&[vec![500.0, 500.0, 500.0, 500.0, 400.0, 400.0, 400.0, 400.0]]));
+        assert!(is_steady(&[vec![500.0, 500.0, 500.0, 500.0, 400.0, 400.0, 400.0, 400.0]], SPAN));
         // Too few windows to tell.
-        assert!(!is_steady(&[plateau[..7].to_vec()]));
+        assert!(!is_steady(&[plateau[..7].to_vec()], SPAN));
         // Every side must be steady.
-        assert!(!is_steady(&[plateau.to_vec(), warming.to_vec()]));
-        assert!(!is_steady(&[]));
+        assert!(!is_steady(&[plateau.to_vec(), warming.to_vec()], SPAN));
+        assert!(!is_steady(&[], SPAN));
+    }
+
+    #[test]
+    fn each_compared_stretch_of_a_jit_spans_at_least_span_time_of_windows() {
+        let every = |ms: u64, n: u64| (1..=n).map(|i| Duration::from_millis(ms * i)).collect::<Vec<_>>();
+        assert_eq!(span(&every(100, 40)), Some(15));
+        assert_eq!(span(&every(250, 40)), Some(6));
+        assert_eq!(span(&every(1000, 40)), Some(SPAN));
+        // Not yet two stretches' worth of windows.
+        assert_eq!(span(&every(100, 29)), None);
+        assert_eq!(span(&every(100, 30)), Some(15));
+    }
+
+    /// A JVM's curve in windows of 100 ms: the rate rises in steps, each after a flat stretch of
+    /// `flat` windows in which the compiler works (most of each window), with four windows in the
+    /// middle of each stretch in which it does nothing; after the last step the compiler keeps
+    /// only a tenth of the time. Returns the rates, the compile times so far and the windows' ends.
+    fn stepped(steps: usize, flat: usize, after: usize) -> (Vec<f64>, Vec<f64>, Vec<Duration>) {
+        let (mut rates, mut jit, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+        let mut compiled = 0.0;
+        for step in 0..=steps {
+            let windows = if step == steps { after } else { flat };
+            for w in 0..windows {
+                rates.push(100.0 * (step + 1) as f64 + if w % 2 == 0 { 3.0 } else { -3.0 });
+                let quiet_moment = (windows / 2 - 2..windows / 2 + 2).contains(&w);
+                compiled += match (step == steps, quiet_moment) {
+                    (true, _) => 10.0,
+                    (false, true) => 0.0,
+                    (false, false) => 90.0,
+                };
+                jit.push(compiled);
+                ends.push(Duration::from_millis(100 * rates.len() as u64));
+            }
+        }
+        (rates, jit, ends)
+    }
+
+    #[test]
+    fn a_warm_up_ends_on_the_plateau_after_the_last_step_and_not_on_a_step() {
+        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(60), window: Duration::from_millis(100) };
+        // Four steps, 1.6 s flat each: longer than the old rule's eight windows.
+        let (rates, jit, ends) = stepped(4, 16, 60);
+        let last_step = 4 * 16;
+        let done = (1..=rates.len())
+            .find(|&n| rule.next(&[rates[..n].to_vec()], &jit[..n], &ends[..n]) != Next::Another)
+            .expect("it ends");
+        assert!(done > last_step, "ended at window {done}, on a step before the last at {last_step}");
+        assert_eq!(rule.next(&[rates[..done].to_vec()], &jit[..done], &ends[..done]), Next::Done { steady: true });
+        // Within the plateau's first few seconds: the stretches compared, both after the step.
+        assert!(done <= last_step + 2 * 15 + 1, "ended at window {done}");
+        // The old rule (four windows against four, the JIT over the last four) ended on the first
+        // step's quiet moment.
+        let old = (8..=rates.len())
+            .find(|&n| is_steady(&[rates[..n].to_vec()], SPAN) && jit_is_quiet(&jit[..n], &ends[..n], SPAN))
+            .unwrap();
+        assert!(old < 16, "the old rule ended at window {old}");
     }
 
     #[test]
     fn the_rule_keeps_the_floor_and_stops_at_the_bound() {
         let rule =
-            Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(100) };
-        let plateau = vec![vec![500.0; 8]];
+            Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(250) };
+        let plateau = vec![vec![500.0; 12]];
         let rising: Vec<Vec<f64>> = vec![(1..=20).map(|i| 100.0 * f64::from(i)).collect()];
         let at = |s: u64| [Duration::from_secs(s)];
         assert_eq!(rule.next(&plateau, &[], &at(1)), Next::Another);
@@ -149,19 +228,24 @@ mod tests {
     #[test]
     fn a_flat_rate_while_the_jit_still_compiles_is_not_steady() {
         // Windows 250 ms apart; a rate that is flat throughout.
-        let ends: Vec<Duration> = (1..=8).map(|i| Duration::from_millis(250 * i)).collect();
-        let plateau = vec![vec![500.0; 8]];
+        let ends: Vec<Duration> = (1..=13).map(|i| Duration::from_millis(250 * i)).collect();
+        let plateau = vec![vec![500.0; 13]];
+        let windows = 2 * span(&ends).unwrap();
         // The compiler worked 300 ms per window (more than the window): still compiling.
-        let busy: Vec<f64> = (1..=8).map(|i| 300.0 * i as f64).collect();
-        assert!(!jit_is_quiet(&busy, &ends));
+        let busy: Vec<f64> = (1..=13).map(|i| 300.0 * i as f64).collect();
+        assert!(!jit_is_quiet(&busy, &ends, windows));
         // 20 ms per 250 ms window: 8%, quiet.
-        let quiet: Vec<f64> = (1..=8).map(|i| 5000.0 + 20.0 * i as f64).collect();
-        assert!(jit_is_quiet(&quiet, &ends));
-        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(30), window: Duration::from_millis(100) };
+        let quiet: Vec<f64> = (1..=13).map(|i| 5000.0 + 20.0 * i as f64).collect();
+        assert!(jit_is_quiet(&quiet, &ends, windows));
+        // Busy, then one quiet window: the stretch as a whole is still busy.
+        let mut moment = busy.clone();
+        moment[12] = moment[11];
+        assert!(!jit_is_quiet(&moment, &ends, windows));
+        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(30), window: Duration::from_millis(250) };
         assert_eq!(rule.next(&plateau, &busy, &ends), Next::Another);
         assert_eq!(rule.next(&plateau, &quiet, &ends), Next::Done { steady: true });
         // Too few windows to tell; a runtime without a JIT reports none and is quiet.
-        assert!(!jit_is_quiet(&quiet[..SPAN], &ends[..SPAN]));
-        assert!(jit_is_quiet(&[], &ends));
+        assert!(!jit_is_quiet(&quiet[..windows], &ends[..windows], windows));
+        assert!(jit_is_quiet(&[], &ends, windows));
     }
 }

@@ -263,7 +263,8 @@ fn warm_up(
         for (kept, rate) in series.iter_mut().zip(rates) {
             kept.push(rate);
         }
-        shown(started.elapsed(), steady::is_steady(&series));
+        let span = if jit_ms.is_empty() { Some(steady::SPAN) } else { steady::span(&ends) };
+        shown(started.elapsed(), span.is_some_and(|span| steady::is_steady(&series, span)));
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             for session in sessions.iter_mut() {
                 session.warm_for.insert(cell.scenario.name());

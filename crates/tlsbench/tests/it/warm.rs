@@ -19,7 +19,11 @@ const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm
 
 /// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
 /// sessions log every request as `PID SCENARIO MIN_TIME_MS` to `log` and reply with a rate
-/// that is steady, or rises with every request when `FAKE_RISING` is set. With
+/// that is steady, or rises with every request when `FAKE_RISING` is set. With `FAKE_STEPS`
+/// set, it plays a JIT: each request takes its min_time, and the rate rises in three steps of
+/// 16 requests, flat while the reported compiler time grows by 90% of each request's time,
+/// but for a quiet moment of 4 requests in the middle of each flat; then a plateau of 400
+/// with a compiler at 5%. With
 /// `FAKE_ONE_SCENARIO` set, a session refuses every scenario but its first for needing a new
 /// process, as a JVM does a scenario that needs other JVM-wide settings (not logged).
 fn fake_runner(dir: &Path, log: &Path) {
@@ -51,12 +55,23 @@ session)
         n=$((n + 1))
         min_time=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--min-time-ms$/{{n;p;}}')
         echo "$$ $scenario $min_time" >> '{log}'
-        rate=1000
+        rate=1000 jit=
         [ -n "$FAKE_RISING" ] && rate=$((100 * n))
+        if [ -n "$FAKE_STEPS" ]; then
+            level=$(( (n - 1) / 16 )) within=$(( (n - 1) % 16 ))
+            [ $level -gt 3 ] && level=3
+            rate=$((100 * (level + 1)))
+            busy=$((min_time * 9 / 10))
+            [ $level -eq 3 ] && busy=$((min_time / 20))
+            [ $level -lt 3 ] && [ $within -ge 6 ] && [ $within -lt 10 ] && busy=0
+            compiled=$((${{compiled:-0}} + busy))
+            jit=",\"jit_compile_ms\":$compiled"
+            sleep "$(printf '0.%03d' "$min_time")"
+        fi
         printf '{{"status":"ok","client_library":"{library}","server_library":"{library}","iterations":10,"#,
             r#""values":[{{"side":"client","metric":"handshakes_per_s","value":%d,"seconds":0.1}},"#,
-            r#"{{"side":"server","metric":"handshakes_per_s","value":%d,"seconds":0.1}}],"negotiated":[]}}\n' "#,
-            r#"$rate $((rate + n % 2))
+            r#"{{"side":"server","metric":"handshakes_per_s","value":%d,"seconds":0.1}}],"negotiated":[]%s}}\n' "#,
+            r#"$rate $((rate + n % 2)) "$jit"
     done ;;
 *) printf '%s\n' '{{"status":"failed","reason":"this fake only takes sessions"}}' ;;
 esac
@@ -187,6 +202,23 @@ fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
         );
     }
     assert!(table.contains("still rising at the bound (--warmup-max-ms), measured as they were: go 2 of 2"), "{table}");
+}
+
+#[test]
+fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_plateau() {
+    // One process (--forks 1, as --quick takes); windows of 100 ms, 16 to a step.
+    let (doc, requests, table) = run_with(&["FAKE_STEPS"], &[FULL], "20000", "1");
+    let result = client_result(&doc, FULL);
+    let warmups = result["warmups"].as_array().unwrap();
+    assert_eq!(warmups.len(), 1, "{warmups:?}");
+    assert_eq!(warmups[0]["steady"], true, "{warmups:?}");
+    // The last step comes with the 49th request: a warm-up that ended before it ended on a step,
+    // in a flat stretch with a quiet moment of the compiler.
+    let windows = warmups[0]["windows"].as_u64().unwrap();
+    assert!(windows > 48, "ended after {windows} windows, before the last step: {warmups:?}");
+    assert_eq!(result["median"].as_f64().unwrap(), 400.0, "{result}");
+    assert_eq!(requests.iter().filter(|(_, _, ms)| *ms == 7).count(), 1, "{requests:?}");
+    assert!(!table.contains("still rising"), "{table}");
 }
 
 #[test]
