@@ -203,26 +203,28 @@ func timeSample(p *pair, spec sampleSpec) (*SampleReport, error) {
 	var iterations uint64
 	var clocks [2]*clock
 	var err error
+	gc := newGCWindow()
 	if p.scenario.Kind == Transfer {
-		iterations, clocks, err = p.transfer(spec)
+		iterations, clocks, err = p.transfer(spec, gc)
 	} else {
-		iterations, clocks, err = p.handshakes(spec)
+		iterations, clocks, err = p.handshakes(spec, gc)
 	}
 	if err != nil {
 		return nil, err
 	}
 	values := append(sideValues(Client, p.scenario.Kind, iterations, clocks[Client]),
 		sideValues(Server, p.scenario.Kind, iterations, clocks[Server])...)
+	values = append(values, gcValues(gc.report, Client, Server)...)
 	return &SampleReport{
 		ClientLibrary: library(), ServerLibrary: library(), Iterations: iterations, Values: values,
-		Negotiated: p.gates.list(),
+		Negotiated: p.gates.list(), GCReport: gc.report,
 	}, nil
 }
 
 // handshakes: a first, unmeasured full handshake leaves the session the first resumption
 // resumes; warm-up; then handshakes, each on new connections, until both clocks reach the
-// minimum.
-func (p *pair) handshakes(spec sampleSpec) (uint64, [2]*clock, error) {
+// minimum. gc is read around the measured loop.
+func (p *pair) handshakes(spec sampleSpec, gc *gcWindow) (uint64, [2]*clock, error) {
 	clocks := [2]*clock{{}, {}}
 	if err := p.checkedHandshake(&meter{}, false); err != nil {
 		return 0, clocks, err
@@ -235,19 +237,21 @@ func (p *pair) handshakes(spec sampleSpec) (uint64, [2]*clock, error) {
 	}
 	m := &meter{clocks: clocks}
 	var iterations uint64
+	gc.begin()
 	for !spec.done(iterations, 0, spec.reached(clocks[Client]) && spec.reached(clocks[Server])) {
 		if err := p.checkedHandshake(m, resumed); err != nil {
 			return 0, clocks, err
 		}
 		iterations++
 	}
+	gc.end()
 	return iterations, clocks, nil
 }
 
 // transfer: after an unmeasured handshake, the server writes 16 KiB and the client reads it,
 // until 64 MiB moved and both clocks reached the minimum; then every byte is checked by
-// length and digest.
-func (p *pair) transfer(spec sampleSpec) (uint64, [2]*clock, error) {
+// length and digest. gc is read around the measured loop.
+func (p *pair) transfer(spec sampleSpec, gc *gcWindow) (uint64, [2]*clock, error) {
 	clocks := [2]*clock{{}, {}}
 	conns, err := p.handshake(&meter{})
 	if err == nil {
@@ -266,12 +270,14 @@ func (p *pair) transfer(spec sampleSpec) (uint64, [2]*clock, error) {
 	}
 	m := &meter{clocks: clocks}
 	var writes uint64
+	gc.begin()
 	for !spec.done(writes, transferMinWrites, spec.reached(clocks[Client]) && spec.reached(clocks[Server])) {
 		if err := s.sendOne(conns, m); err != nil {
 			return 0, clocks, err
 		}
 		writes++
 	}
+	gc.end()
 	// Whatever the library still holds comes out now, outside the clocks.
 	for {
 		n, err := s.receive(conns[Client], &meter{})

@@ -64,6 +64,8 @@ type SampleReport struct {
 	Iterations    uint64          `json:"iterations"`
 	Values        []MetricValue   `json:"values"`
 	Negotiated    []SideNegotiate `json:"negotiated,omitempty"`
+	// The time measure only: gc_collections, gc_ms and measured_ms (gc.go).
+	*GCReport
 }
 
 type MetricValue struct {

@@ -187,18 +187,19 @@ func splitSample(side Side, s Scenario, cr *credentials, spec sampleSpec, peer i
 	var iterations uint64
 	var clk *clock
 	var err error
+	gc := newGCWindow()
 	if s.Kind == Transfer {
-		iterations, clk, err = l.transfer(spec)
+		iterations, clk, err = l.transfer(spec, gc)
 	} else {
-		iterations, clk, err = l.handshakes(spec)
+		iterations, clk, err = l.handshakes(spec, gc)
 	}
 	if err != nil {
 		// Tell the peer why we stop, so that it reports the cause rather than a broken socket.
 		_ = l.relay.send(message{tag: tagAbort, reason: err.Error()})
 		return nil, err
 	}
-	values := sideValues(side, s.Kind, iterations, clk)
-	report := &SampleReport{Iterations: iterations, Values: values, Negotiated: l.gates.list()}
+	values := append(sideValues(side, s.Kind, iterations, clk), gcValues(gc.report, side)...)
+	report := &SampleReport{Iterations: iterations, Values: values, Negotiated: l.gates.list(), GCReport: gc.report}
 	if side == Client {
 		report.ClientLibrary = library()
 	} else {
@@ -217,20 +218,30 @@ type local struct {
 }
 
 // handshakes: a seed handshake (full, unmeasured), warm-up for as long as the client says,
-// then measured handshakes until both sides' clocks have done their part.
-func (l *local) handshakes(spec sampleSpec) (uint64, *clock, error) {
+// then measured handshakes until both sides' clocks have done their part. gc is read before the
+// first measured handshake and once the client has said stop.
+func (l *local) handshakes(spec sampleSpec, gc *gcWindow) (uint64, *clock, error) {
 	side, clk := l.relay.side, &clock{}
 	started := time.Now()
 	var iterations uint64
 	proposed := nextSeed
 	for {
 		step, err := l.follow(proposed)
-		if err != nil || step == nextStop {
+		if err != nil {
 			return iterations, clk, err
+		}
+		if step == nextStop {
+			if gc.began {
+				gc.end()
+			}
+			return iterations, clk, nil
 		}
 		m := &meter{}
 		if step == nextMeasure {
 			m.clocks[side] = clk
+			if !gc.began {
+				gc.begin()
+			}
 		}
 		if err := l.checkedHandshake(m, l.scenario.Kind.isResumption() && step != nextSeed); err != nil {
 			return 0, clk, err
@@ -257,8 +268,9 @@ func (l *local) handshakes(spec sampleSpec) (uint64, *clock, error) {
 
 // transfer: after an unmeasured handshake the server writes 16 KiB records and the client
 // reads each, until 64 MiB moved and both clocks reached the minimum; the client checks
-// length and SHA-256 against the server's tally.
-func (l *local) transfer(spec sampleSpec) (uint64, *clock, error) {
+// length and SHA-256 against the server's tally. gc is read before the first measured write
+// and once the client has said stop.
+func (l *local) transfer(spec sampleSpec, gc *gcWindow) (uint64, *clock, error) {
 	side, clk := l.relay.side, &clock{}
 	c, err := l.handshake(&meter{})
 	if err == nil {
@@ -282,11 +294,17 @@ func (l *local) transfer(spec sampleSpec) (uint64, *clock, error) {
 			return 0, clk, err
 		}
 		if step == nextStop {
+			if gc.began {
+				gc.end()
+			}
 			break
 		}
 		m := &meter{}
 		if step == nextMeasure {
 			m.clocks[side] = clk
+			if !gc.began {
+				gc.begin()
+			}
 		}
 		if side == Server {
 			data := payload[offset : offset+transferWriteSize]

@@ -8,7 +8,8 @@ import java.util.SplittableRandom;
 /**
  * The time measure with both sides in this process (driver.rs): each side's clock runs only inside
  * calls into its own library (creating, stepping and dropping its connections, each write and read);
- * gates, digests and bookkeeping are outside both clocks.
+ * gates, digests and bookkeeping are outside both clocks. The collectors' work is read around the measured loop
+ * ({@link GcWindow}).
  */
 final class Driver {
     private Driver() {
@@ -41,15 +42,19 @@ final class Driver {
             pair.checkedHandshake(Step.Meter.NONE, resumed);
         }
         Clock.Pair clocks = new Clock.Pair();
+        GcWindow gc = new GcWindow();
         long iterations = 0;
+        gc.begin();
         while (!(spec.reached(clocks.client) && spec.reached(clocks.server))) {
             pair.checkedHandshake(clocks, resumed);
             iterations++;
         }
+        gc.end();
         Report report = pair.report();
         report.iterations = iterations;
         report.rates(Side.CLIENT, pair.scenario.kind, iterations, clocks.client);
         report.rates(Side.SERVER, pair.scenario.kind, iterations, clocks.server);
+        gc.report(report, Side.CLIENT, Side.SERVER);
         return report;
     }
 
@@ -69,11 +74,14 @@ final class Driver {
             stream.sendOne(client, server, scratch, scratch);
         }
         Clock.Pair clocks = new Clock.Pair();
+        GcWindow gc = new GcWindow();
         long writes = 0;
+        gc.begin();
         while (!(writes >= Report.TRANSFER_MIN_WRITES && spec.reached(clocks.client) && spec.reached(clocks.server))) {
             stream.sendOne(client, server, clocks.server, clocks.client);
             writes++;
         }
+        gc.end();
         // Whatever the client's engine still holds comes out now, outside the clocks.
         while (stream.receive(client, scratch) > 0) {
             // drained
@@ -83,6 +91,7 @@ final class Driver {
         report.iterations = writes;
         report.rates(Side.CLIENT, Kind.TRANSFER, writes, clocks.client);
         report.rates(Side.SERVER, Kind.TRANSFER, writes, clocks.server);
+        gc.report(report, Side.CLIENT, Side.SERVER);
         return report;
     }
 

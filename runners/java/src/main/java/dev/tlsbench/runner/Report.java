@@ -17,6 +17,8 @@ public final class Report {
     long iterations;
     final List<Json> values = new ArrayList<>();
     List<Json> negotiated = new ArrayList<>();
+    /** The time measure only: what the collectors did while the sample measured. */
+    GcWindow gc;
 
     void value(Side side, String metric, double value, double seconds) {
         values.add(Json.object().put("side", side.text()).put("metric", metric).put("value", value)
@@ -47,6 +49,9 @@ public final class Report {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
             json.put("jit_compile_ms", jit.getTotalCompilationTime());
+        }
+        if (gc != null) {
+            json.put("gc_collections", gc.collections).put("gc_ms", gc.gcMs).put("measured_ms", gc.measuredMs);
         }
         return json;
     }

@@ -80,8 +80,9 @@ public final class Settle {
             double at = (System.nanoTime() - start) / 1e9;
             windows.add(new double[] {at, work / clocks.client.seconds(), work / clocks.server.seconds()});
             if (raw) {
-                System.out.printf("w %.3f %.0f %.0f jit_ms %d gc_ms %d gc_count %d%n", at, work / clocks.client.seconds(),
-                        work / clocks.server.seconds(), jit.getTotalCompilationTime(), gcMs(), gcCount());
+                System.out.printf("w %.3f %.0f %.0f jit_ms %d gc_ms %d gc_count %d%n", at,
+                        work / clocks.client.seconds(), work / clocks.server.seconds(), jit.getTotalCompilationTime(),
+                        gcMs(), gcCount());
             }
         }
         String unit = transfer ? "MB/s" : "handshakes/s";

@@ -47,8 +47,9 @@ final class Split {
             Split local = new Split(relay, side, scenario,
                     new EngineConnection.Opener(Pair.config(stack, side, scenario, pki)));
             Clock clock = new Clock();
-            long iterations = scenario.kind == Kind.TRANSFER ? local.transfer(spec, clock)
-                    : local.handshakes(spec, clock);
+            GcWindow gc = new GcWindow();
+            long iterations = scenario.kind == Kind.TRANSFER ? local.transfer(spec, clock, gc)
+                    : local.handshakes(spec, clock, gc);
             Report report = new Report();
             if (side == Side.CLIENT) {
                 report.clientLibrary = stack.library();
@@ -57,6 +58,7 @@ final class Split {
             }
             report.iterations = iterations;
             report.rates(side, scenario.kind, iterations, clock);
+            gc.report(report, side);
             report.negotiated = local.gates.negotiated();
             return report;
         } catch (RuntimeException e) {
@@ -68,16 +70,22 @@ final class Split {
 
     /**
      * The seed (full, unmeasured), warm-up for as long as the client says, then measured handshakes until both clocks
-     * did their part.
+     * did their part. The collectors are read before the first measured handshake and once the client said stop.
      */
-    private long handshakes(Driver.Spec spec, Clock clock) {
+    private long handshakes(Driver.Spec spec, Clock clock, GcWindow gc) {
         long started = System.nanoTime();
         long iterations = 0;
         int proposed = SEED;
         while (true) {
             int next = follow(proposed);
             if (next == STOP) {
+                if (gc.began()) {
+                    gc.end();
+                }
                 return iterations;
+            }
+            if (next == MEASURE && !gc.began()) {
+                gc.begin();
             }
             Step.Meter timed = next == MEASURE ? clock : Step.Meter.NONE;
             EngineConnection conn = handshake(timed);
@@ -97,9 +105,10 @@ final class Split {
     /**
      * After an unmeasured handshake the server writes 16 KiB per call and the client reads each, until at
      * least 64 MiB moved and both clocks reached the minimum; the client checks length and SHA-256
-     * against the server's tally.
+     * against the server's tally. The collectors are read before the first measured write and once the client said
+     * stop.
      */
-    private long transfer(Driver.Spec spec, Clock clock) {
+    private long transfer(Driver.Spec spec, Clock clock, GcWindow gc) {
         EngineConnection conn = handshake(Step.Meter.NONE);
         gates.check(side, scenario, Pair.negotiated(conn, side), false);
         byte[] payload = Driver.payload();
@@ -121,7 +130,13 @@ final class Split {
             }
             int next = follow(proposal);
             if (next == STOP) {
+                if (gc.began()) {
+                    gc.end();
+                }
                 break;
+            }
+            if (next == MEASURE && !gc.began()) {
+                gc.begin();
             }
             Step.Meter timed = next == MEASURE ? clock : Step.Meter.NONE;
             if (side == Side.SERVER) {
