@@ -179,6 +179,11 @@ pub enum Metric {
     /// time: it leaves out the time the thread waited while other work had the CPU.
     CpuHandshakesPerS,
     CpuMbPerS,
+    /// A garbage-collected runtime's collector time over the sample's measured stretch, in % of
+    /// that stretch's wall time: the JVM's collection (pause) time, Go's GC CPU time (with one P,
+    /// time taken from the measured goroutine). The process's, so in one process both sides
+    /// report the same value.
+    GcPercent,
     // instructions: in the side's library calls, counted by callgrind
     InstructionsPerHandshake,
     /// Per megabyte (10^6 bytes) of plaintext: sent on the sending side, received on the
@@ -254,8 +259,8 @@ impl Metric {
         use Metric::*;
         const IO: &[Metric] = &[ReadCalls, EmptyReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
         match (measure, kind) {
-            (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS],
-            (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS],
+            (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS, GcPercent],
+            (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS, GcPercent],
             (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
             (Measure::Instructions, _) => &[InstructionsPerHandshake],
             (Measure::Io, _) => IO,
@@ -310,6 +315,7 @@ impl Metric {
             MbPerS => "mb_per_s",
             CpuHandshakesPerS => "cpu_handshakes_per_s",
             CpuMbPerS => "cpu_mb_per_s",
+            GcPercent => "gc_percent",
             InstructionsPerHandshake => "instructions_per_handshake",
             InstructionsPerMb => "instructions_per_mb",
             ReadCalls => "read_calls",
@@ -347,6 +353,7 @@ impl Metric {
         match self {
             HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
             MbPerS | CpuMbPerS => "MB/s",
+            GcPercent => "%",
             ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls => "calls",
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
@@ -375,6 +382,16 @@ impl Metric {
             .copied()
             .find(|&m| m.kinds().iter().any(|&k| Metric::of(m, k).contains(&self)))
             .expect("every metric belongs to a measure")
+    }
+
+    /// Whether only a garbage-collected runtime's runner (Go's, the JVM's) reports it: the Rust
+    /// harness's stacks never do.
+    pub fn is_gc_runtimes_own(self) -> bool {
+        use Metric::*;
+        matches!(
+            self,
+            GcPercent | GcLiveHeapPerConnectionBytes | RuntimeAllocBytesPerHandshake | RuntimeAllocationsPerHandshake
+        )
     }
 
     /// Whether a larger value is better: for rates.
