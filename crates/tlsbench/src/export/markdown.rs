@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::Exporter;
 use crate::group::GroupBy;
-use crate::output::format::LEGEND;
+use crate::output::format::legend;
 use crate::output::notes::{few_samples_warning, notes};
 use crate::report::tables::{factor_legend, MetricTable};
 use crate::results::RunDocument;
@@ -34,7 +34,7 @@ impl Exporter for MarkdownExporter {
             md += "\n";
             md += &table.markdown();
         }
-        writeln!(md, "\n{LEGEND}")?;
+        writeln!(md, "\n{}", legend(&doc.results))?;
         if let Some(baseline) = &self.baseline {
             writeln!(md, "\n{}", factor_legend(baseline))?;
         }

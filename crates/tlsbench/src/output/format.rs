@@ -10,12 +10,28 @@ pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confi
                           median (a count has one only when it is wider than the noise threshold of `tlsbench \
                           compare`); *: some samples are outliers (MAD test), kept in the statistics";
 
+/// The legend, with the mark of a figure measured still warming where some cell of `cells` has it.
+pub fn legend<'a>(cells: impl IntoIterator<Item = &'a CellResult>) -> String {
+    match cells.into_iter().any(still_rising) {
+        true => format!(
+            "{LEGEND}; ^: measured before its process's rate stopped rising, at the warm-up's bound \
+             (--warmup-max-ms)"
+        ),
+        false => LEGEND.to_string(),
+    }
+}
+
+/// Whether a process the cell was measured in reached the warm-up's bound still rising.
+fn still_rising(cell: &CellResult) -> bool {
+    cell.warmups.iter().any(|w| !w.steady)
+}
+
 /// Explains the efficiency after a rate per thread, in a run with `--threads`.
 pub const EFFICIENCY_LEGEND: &str = "(92 ±6%): scaling efficiency, the rate per thread of N threads (per worker of N \
      workers) over one's, same run, ± the farther end of its interval in points (from both rates' intervals)";
 
 /// A cell as shown: a rate as `12,345 ±1.2%`, a count as `8` or `156.5`, with ` *` when it has
-/// outliers; `failed` or `n/a`. A count shows its ± only when it is wider than the noise
+/// outliers and ` ^` when a process it came from was still warming at the bound; `failed` or `n/a`. A count shows its ± only when it is wider than the noise
 /// threshold `compare` holds its measure to (an ECDSA signature a byte shorter moves bytes
 /// written by 0.1%, noise; a resident size that moves by a tenth is not), so that a noisy
 /// count never looks exact.
@@ -41,6 +57,10 @@ pub fn format_cell(cell: &CellResult) -> String {
     let range = cell.samples.iter().fold([median, median], |[lo, hi], &x| [lo.min(x), hi.max(x)]);
     if !cell.outliers.is_empty() && crate::stats::ci_percent(median, range).is_none_or(|r| beyond_noise(&r)) {
         text += " *";
+    }
+    // Measured as it was, still warming: the figure is below the process's steady state.
+    if still_rising(cell) {
+        text += " ^";
     }
     if let Some(efficiency) = cell.scaling_efficiency {
         text += &match cell.scaling_efficiency_ci {

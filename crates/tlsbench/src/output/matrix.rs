@@ -8,7 +8,7 @@ use tlsbench_harness::Side;
 use super::WIDTH;
 use crate::order::first_seen;
 use crate::output::columns;
-use crate::output::format::{format_cell, LEGEND};
+use crate::output::format::{format_cell, legend};
 use crate::output::model::{Cell, Table};
 use crate::output::notes::notes;
 use crate::results::{CellResult, RunDocument};
@@ -48,7 +48,7 @@ pub fn render(doc: &RunDocument) -> String {
             }
         }
     }
-    out += &columns::wrap(LEGEND, WIDTH, 2);
+    out += &columns::wrap(&legend(shown.iter().copied()), WIDTH, 2);
     for note in notes(shown.iter().copied()) {
         out += &columns::wrap(&format!("note: {note}"), WIDTH, 6);
     }

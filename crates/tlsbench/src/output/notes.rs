@@ -98,9 +98,15 @@ fn warmups(doc: &RunDocument) -> Option<String> {
     );
     if !unsettled.is_empty() {
         line += &format!(
-            "; still rising at the bound (--warmup-max-ms), measured as they were: {} (`warmups` in the JSON)",
+            "; still rising at the bound (--warmup-max-ms), measured as they were (^): {} (`warmups` in the JSON)",
             unsettled.join(", ")
         );
+    }
+    // One process per cell: two processes of a JIT can settle a few percent apart, and nothing in
+    // one process's samples shows it.
+    if cells.iter().all(|r| r.warmups.iter().all(|w| w.fork == 0)) {
+        line += "; one process per cell (--quick takes one, --forks N takes N): its ± does not cover the \
+                 spread between processes";
     }
     Some(line)
 }

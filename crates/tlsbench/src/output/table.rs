@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use tlsbench_harness::Side;
 
-use super::format::{format_cell, EFFICIENCY_LEGEND, LEGEND};
+use super::format::{format_cell, legend, EFFICIENCY_LEGEND};
 use super::notes::{few_samples_warning, precision, workers_busy};
 use super::WIDTH;
 use crate::group::{self, GroupBy};
@@ -57,7 +57,8 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
         true => format!("; {EFFICIENCY_LEGEND}"),
         false => String::new(),
     };
-    out += &columns::wrap(&format!("{LEGEND}{efficiency}; [n]: the reason numbered n below"), WIDTH, 2);
+    let legend = legend(&doc.results);
+    out += &columns::wrap(&format!("{legend}{efficiency}; [n]: the reason numbered n below"), WIDTH, 2);
     if let Some(warning) = few_samples_warning(&doc.results) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }

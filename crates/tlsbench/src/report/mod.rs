@@ -8,7 +8,7 @@ pub mod tables;
 use anyhow::bail;
 
 use crate::group::GroupBy;
-use crate::output::format::LEGEND;
+use crate::output::format::legend;
 use crate::output::notes::{few_samples_warning, notes};
 use crate::output::{columns, WIDTH};
 use crate::profile::Profile;
@@ -62,7 +62,7 @@ impl<'a> Report<'a> {
         }
         // Under the tables, each paragraph wrapped to the width as the tables keep to it.
         let wrap = |text: &str| columns::wrap(text, WIDTH, 2);
-        out += &wrap(LEGEND);
+        out += &wrap(&legend(&self.doc.results));
         if let Some(baseline) = self.baseline {
             out += &wrap(&factor_legend(baseline));
         }

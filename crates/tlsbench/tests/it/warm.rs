@@ -201,7 +201,13 @@ fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
             "fork {fork}: {median} outside {ci:?}"
         );
     }
-    assert!(table.contains("still rising at the bound (--warmup-max-ms), measured as they were: go 2 of 2"), "{table}");
+    assert!(
+        table.contains("still rising at the bound (--warmup-max-ms), measured as they were (^): go 2 of 2"),
+        "{table}"
+    );
+    // Its cells are marked, and two processes cover the spread between them.
+    assert!(table.contains(" ^ "), "{table}");
+    assert!(!table.contains("one process per cell"), "{table}");
 }
 
 #[test]
@@ -218,7 +224,8 @@ fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_
     assert!(windows > 48, "ended after {windows} windows, before the last step: {warmups:?}");
     assert_eq!(result["median"].as_f64().unwrap(), 400.0, "{result}");
     assert_eq!(requests.iter().filter(|(_, _, ms)| *ms == 7).count(), 1, "{requests:?}");
-    assert!(!table.contains("still rising"), "{table}");
+    assert!(!table.contains("still rising") && !table.contains(" ^ "), "{table}");
+    assert!(table.contains("one process per cell (--quick takes one, --forks N takes N)"), "{table}");
 }
 
 #[test]

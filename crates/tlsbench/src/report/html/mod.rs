@@ -13,7 +13,7 @@ use std::fmt::Write;
 use super::svg::escape;
 use super::Report;
 use crate::order::first_seen;
-use crate::output::format::LEGEND;
+use crate::output::format::legend;
 use crate::output::model::{self, Cell, Column, Table};
 use crate::output::notes::{few_samples_warning, notes};
 use crate::report::tables::factor_legend;
@@ -117,7 +117,7 @@ fn tables(report: &Report) -> String {
     for table in &report.tables {
         html += &table.html();
     }
-    let _ = writeln!(html, "<p class=\"legend\">{}</p>", escape(LEGEND));
+    let _ = writeln!(html, "<p class=\"legend\">{}</p>", escape(&legend(&report.doc.results)));
     if let Some(baseline) = report.baseline {
         let _ = writeln!(html, "<p class=\"legend\">{}</p>", escape(&factor_legend(baseline)));
     }
