@@ -76,6 +76,55 @@ pub struct Warmup {
     pub windows: u32,
     /// Whether it became steady (else it reached the bound still rising).
     pub steady: bool,
+    /// What its collector did over the warm-up's last windows, and the sample length chosen
+    /// from it; None where the runtime reports no collector (or a run from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcSeen>,
+}
+
+/// A collector's work over a warm-up's last windows, as the runners report it per sample
+/// (`gc_collections`, `gc_ms`, `measured_ms`), and the sample length it asks for.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GcSeen {
+    /// Collections per second of the windows' measured stretches.
+    pub per_s: f64,
+    /// The collector's time, in % of those stretches.
+    pub percent: f64,
+    /// Each side's measured time per sample chosen for it (`--min-time-ms` or longer).
+    pub sample_ms: u64,
+}
+
+/// How much a sample's rate may move with the number of collections that happen to fall in it.
+/// Collections arrive about every `period`, each costing `share × period`: a sample of length L
+/// holds L / period of them, give or take the square root of that, so its rate moves by about
+/// share × √(period / L). At most this fraction needs L ≥ period × (share / NOISE)².
+pub const GC_SAMPLE_NOISE: f64 = 0.01;
+
+/// The longest sample a collector may ask for, each side's measured time: beyond it the run's
+/// time would go to the collector's few cells.
+pub const GC_SAMPLE_MAX_MS: u64 = 500;
+
+impl GcSeen {
+    /// From the windows' collections, collector ms and measured ms (their sums), a run's
+    /// `min_time_ms`, and how many ms of measured stretch a window of `window_ms` each side took
+    /// per `window_ms`: the sample length that holds enough collections, or `min_time_ms`.
+    pub fn choose(collections: u64, gc_ms: f64, measured_ms: f64, min_time_ms: u64, stretch_per_side_ms: f64) -> Self {
+        let (per_s, share) = match measured_ms > 0.0 {
+            true => (collections as f64 * 1000.0 / measured_ms, (gc_ms / measured_ms).clamp(0.0, 1.0)),
+            false => (0.0, 0.0),
+        };
+        let sample_ms = match collections {
+            0 => min_time_ms,
+            _ => {
+                let period_ms = measured_ms / collections as f64;
+                let stretch_ms = period_ms * (share / GC_SAMPLE_NOISE).powi(2);
+                // A sample's measured stretch runs stretch_per_side_ms per ms of each side's time.
+                let side_ms = (stretch_ms / stretch_per_side_ms.max(1.0)).ceil() as u64;
+                side_ms.clamp(min_time_ms, GC_SAMPLE_MAX_MS.max(min_time_ms))
+            }
+        };
+        GcSeen { per_s, percent: share * 100.0, sample_ms }
+    }
 }
 
 /// What the warm-up of a process goes by.
@@ -210,6 +259,26 @@ mod tests {
             .find(|&n| is_steady(&[rates[..n].to_vec()], SPAN) && jit_is_quiet(&jit[..n], &ends[..n], SPAN))
             .unwrap();
         assert!(old < 16, "the old rule ended at window {old}");
+    }
+
+    #[test]
+    fn a_collector_that_costs_much_and_rarely_asks_for_samples_that_hold_several_collections() {
+        // Windows of 100 ms each side, 2.5 ms of stretch per ms of a side's time.
+        let choose = |collections, gc_ms, measured_ms| GcSeen::choose(collections, gc_ms, measured_ms, 20, 2.5);
+        // No collection seen: the run's length.
+        assert_eq!(choose(0, 0.0, 3000.0).sample_ms, 20);
+        // Cheap collections (0.5% of the time): any sample is within 1% of the mean.
+        let cheap = choose(30, 15.0, 3000.0);
+        assert_eq!((cheap.sample_ms, cheap.per_s, cheap.percent), (20, 10.0, 0.5));
+        // 4% of the time, a collection every 300 ms: 300 × 16 = 4.8 s of stretch, capped.
+        assert_eq!(choose(10, 120.0, 3000.0).sample_ms, GC_SAMPLE_MAX_MS);
+        // 2% of the time, a collection every 20 ms: 20 × 4 = 80 ms of stretch, 32 ms each side.
+        let frequent = choose(150, 60.0, 3000.0);
+        assert_eq!(frequent.sample_ms, 32);
+        // The more the collector takes, the longer the sample.
+        assert!(choose(150, 90.0, 3000.0).sample_ms > frequent.sample_ms);
+        // Never shorter than the run's own.
+        assert_eq!(GcSeen::choose(150, 60.0, 3000.0, 50, 2.5).sample_ms, 50);
     }
 
     #[test]

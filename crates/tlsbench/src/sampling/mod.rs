@@ -14,7 +14,7 @@ mod one_shot;
 mod sessions;
 #[cfg(test)]
 mod tests;
-mod warm;
+pub mod warm;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -36,6 +36,9 @@ pub struct Session {
     pub warm_for: HashSet<String>,
     /// Warm from its start for every scenario: its stacks are compiled ahead of time.
     pub always_warm: bool,
+    /// Each side's measured time per sample that its warm-up chose for a scenario from what its
+    /// collector did (steady::GcSeen), where longer than the run's.
+    pub sample_ms: HashMap<String, u64>,
 }
 
 impl Session {
@@ -74,7 +77,15 @@ impl Session {
                 }
             }
         });
-        Ok(Session { child, stdin, replies, stderr, warm_for: HashSet::new(), always_warm: false })
+        Ok(Session {
+            child,
+            stdin,
+            replies,
+            stderr,
+            warm_for: HashSet::new(),
+            always_warm: false,
+            sample_ms: HashMap::new(),
+        })
     }
 
     /// Sends one request: the words of a `sample` or `side` command.

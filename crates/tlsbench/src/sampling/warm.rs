@@ -15,7 +15,7 @@ use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{self, Settings};
-use crate::steady::{self, Warmup};
+use crate::steady::{self, GcSeen, Warmup};
 
 /// The fork (process) that takes sample `index` of a cell: they take turns.
 pub fn fork_of(index: usize, settings: &Settings) -> u32 {
@@ -146,7 +146,13 @@ fn measure(
         let cpu = crate::executor::first_allowed_cpu();
         sessions.iter().for_each(|s| s.pin(cpu));
     }
-    let report = ask(cell, settings, sockets, sessions, settings.min_time_ms, settings.warmup_ms(cell));
+    // At least a warm-up window: the length at which the process was found steady (a JIT's
+    // 20 ms samples moved by ±20% from one to the next, issue 33); longer where its warm-up chose
+    // a length for its collector.
+    let scenario = cell.scenario.name();
+    let chosen = sessions.iter().filter_map(|s| s.sample_ms.get(&scenario).copied()).max();
+    let min_time_ms = chosen.unwrap_or(0).max(settings.min_time_ms).max(WINDOW_MS);
+    let report = ask(cell, settings, sockets, sessions, min_time_ms, settings.warmup_ms(cell));
     if split {
         sessions.iter().for_each(|s| s.pin(None));
     }
@@ -254,10 +260,12 @@ fn warm_up(
     let started = Instant::now();
     let (mut series, mut jit_ms, mut ends): (Vec<Vec<f64>>, Vec<f64>, Vec<Duration>) =
         (Vec::new(), Vec::new(), Vec::new());
+    let mut runtimes: Vec<Runtime> = Vec::new();
     loop {
-        let (report, jit) = ask(cell, settings, sockets, sessions, rule.window.as_millis() as u64, 0)?;
+        let (report, runtime) = ask(cell, settings, sockets, sessions, rule.window.as_millis() as u64, 0)?;
         ends.push(started.elapsed());
-        jit_ms.extend(jit);
+        jit_ms.extend(runtime.jit_compile_ms);
+        runtimes.push(runtime);
         let rates: Vec<f64> = [Side::Client, Side::Server].iter().filter_map(|&side| rate(&report, side)).collect();
         series.resize(rates.len(), Vec::new());
         for (kept, rate) in series.iter_mut().zip(rates) {
@@ -266,13 +274,34 @@ fn warm_up(
         let span = if jit_ms.is_empty() { Some(steady::SPAN) } else { steady::span(&ends) };
         shown(started.elapsed(), span.is_some_and(|span| steady::is_steady(&series, span)));
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
+            // The collector over the stretches the rule compared (the process as it now is).
+            let last = span.map_or(runtimes.len(), |span| 2 * span).min(runtimes.len());
+            let shortest = settings.min_time_ms.max(WINDOW_MS);
+            let gc = gc_seen(&runtimes[runtimes.len() - last..], shortest, rule.window);
             for session in sessions.iter_mut() {
                 session.warm_for.insert(cell.scenario.name());
+                if let Some(gc) = gc {
+                    session.sample_ms.insert(cell.scenario.name(), gc.sample_ms);
+                }
             }
             let ms = started.elapsed().as_secs_f64() * 1000.0;
-            return Ok(Warmup { fork, ms, windows: ends.len() as u32, steady });
+            return Ok(Warmup { fork, ms, windows: ends.len() as u32, steady, gc });
         }
     }
+}
+
+/// The collector's work over `windows` (of `window` each side) and the sample length it asks for
+/// ([`GcSeen::choose`]); None where the runtime reported none.
+fn gc_seen(windows: &[Runtime], min_time_ms: u64, window: Duration) -> Option<GcSeen> {
+    let reported: Vec<&Runtime> = windows.iter().filter(|r| r.measured_ms.is_some()).collect();
+    if reported.is_empty() {
+        return None;
+    }
+    let collections = reported.iter().filter_map(|r| r.gc_collections).sum();
+    let gc_ms = reported.iter().filter_map(|r| r.gc_ms).sum();
+    let measured_ms: f64 = reported.iter().filter_map(|r| r.measured_ms).sum();
+    let stretch_per_side_ms = measured_ms / reported.len() as f64 / window.as_millis().max(1) as f64;
+    Some(GcSeen::choose(collections, gc_ms, measured_ms, min_time_ms, stretch_per_side_ms))
 }
 
 /// How long a server whose client failed may take to reply (with its own reason, or its
@@ -280,7 +309,8 @@ fn warm_up(
 const PEER_GONE: Duration = Duration::from_secs(5);
 
 /// The shortest window of a warm-up, each side's measured time: shorter ones are mostly noise.
-const WINDOW_MS: u64 = 100;
+/// A warm process's samples are at least this long too.
+pub const WINDOW_MS: u64 = 100;
 
 /// A side's rate in a time sample (handshakes or MB per second).
 fn rate(report: &SampleReport, side: Side) -> Option<f64> {
@@ -291,18 +321,46 @@ fn rate(report: &SampleReport, side: Side) -> Option<f64> {
         .map(|v| v.value)
 }
 
-/// How long a runner's JIT had compiled when it replied (`jit_compile_ms`), if it said.
-fn jit_ms(output: &anyhow::Result<Output>) -> Option<f64> {
-    #[derive(serde::Deserialize)]
-    struct Jit {
-        jit_compile_ms: Option<f64>,
+/// What a runner of a JIT or a collector says of its runtime beside a sample: how long its JIT
+/// had compiled when it replied (`jit_compile_ms`), and its collector's work over the measured
+/// part (`gc_collections`, `gc_ms`, `measured_ms`), where it said.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize)]
+struct Runtime {
+    jit_compile_ms: Option<f64>,
+    gc_collections: Option<u64>,
+    gc_ms: Option<f64>,
+    measured_ms: Option<f64>,
+}
+
+impl Runtime {
+    fn of(output: &anyhow::Result<Output>) -> Runtime {
+        let parsed = output.as_ref().ok().and_then(|o| serde_json::from_str::<Runtime>(&o.stdout).ok());
+        parsed.unwrap_or_default()
     }
-    let output = output.as_ref().ok()?;
-    serde_json::from_str::<Jit>(&output.stdout).ok()?.jit_compile_ms
+
+    /// Two processes' (a split pair's): their JITs' times and their collectors' work add up;
+    /// their measured stretches are the same stretch.
+    fn and(self, other: Runtime) -> Runtime {
+        let add = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a + b).or(a).or(b);
+        Runtime {
+            jit_compile_ms: add(self.jit_compile_ms, other.jit_compile_ms),
+            gc_collections: self
+                .gc_collections
+                .zip(other.gc_collections)
+                .map(|(a, b)| a + b)
+                .or(self.gc_collections)
+                .or(other.gc_collections),
+            gc_ms: add(self.gc_ms, other.gc_ms),
+            measured_ms: match (self.measured_ms, other.measured_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
 }
 
 /// One sample of `cell` from `sessions` (one process, or the server's then the client's), with
-/// how long their JITs had compiled by then (the sum, where any said).
+/// what their runtimes said beside it (see [`Runtime`]).
 fn ask(
     cell: &Cell,
     settings: &Settings,
@@ -310,7 +368,7 @@ fn ask(
     sessions: &mut [Session],
     min_time_ms: u64,
     warmup_ms: u64,
-) -> Result<(SampleReport, Option<f64>), Miss> {
+) -> Result<(SampleReport, Runtime), Miss> {
     let failed = |reason: String| Miss::Cell(Status::Failed, reason);
     let refused = |reply: &Result<Reply, String>| matches!(reply, Ok(Reply::NeedsNewProcess { .. }));
     let sample_settings = || sample_call::sample_settings(cell, settings, min_time_ms, warmup_ms);
@@ -322,12 +380,12 @@ fn ask(
             let words = RunnerCommand::Sample { client, server, threads: None, settings: sample_settings() }.words();
             one.send(&strs(&words)).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
-            let jit = jit_ms(&output);
+            let runtime = Runtime::of(&output);
             let reply = sample_call::reply(output);
             if refused(&reply) {
                 return Err(Miss::Refused(0));
             }
-            Ok((sample_call::reply_of(reply)?, jit))
+            Ok((sample_call::reply_of(reply)?, runtime))
         }
         [server, client] => {
             let socket = sockets.path();
@@ -340,7 +398,7 @@ fn ask(
             server.send(&strs(&server_words)).map_err(|e| failed(format!("{e:#}")))?;
             client.send(&strs(&client_words)).map_err(|e| failed(format!("{e:#}")))?;
             let client_output = client.receive(deadline, limit);
-            let client_jit = jit_ms(&client_output);
+            let client_runtime = Runtime::of(&client_output);
             let client_reply = sample_call::reply(client_output);
             // A server whose client failed cannot finish its sample: it has a moment to say so.
             let server_deadline = match client_reply {
@@ -348,16 +406,13 @@ fn ask(
                 _ => deadline.min(Instant::now() + PEER_GONE),
             };
             let server_output = server.receive(server_deadline, limit);
-            let jit = match (client_jit, jit_ms(&server_output)) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            };
+            let runtime = client_runtime.and(Runtime::of(&server_output));
             let server_reply = sample_call::reply(server_output);
             // The side that refused, not its peer's echo (the peer gets an abort).
             match (refused(&server_reply), refused(&client_reply)) {
                 (true, _) => Err(Miss::Refused(0)),
                 (_, true) => Err(Miss::Refused(1)),
-                _ => Ok((sample_call::merge_sides(client_reply, server_reply)?, jit)),
+                _ => Ok((sample_call::merge_sides(client_reply, server_reply)?, runtime)),
             }
         }
         _ => unreachable!("a cell has one process or two"),

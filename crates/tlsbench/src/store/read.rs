@@ -10,7 +10,7 @@ use tlsbench_harness::protocol::{Metric, MetricValue, StackInfo};
 use super::{parse_status, RunSummary, Store, StoreError, StoredCell, StoredRun, StoredSample};
 use crate::key::{CellKey, Value as KeyValue};
 use crate::results::{Environment, RunInfo, Status};
-use crate::steady::Warmup;
+use crate::steady::{GcSeen, Warmup};
 
 impl Store {
     /// Every stored run, oldest first.
@@ -242,11 +242,19 @@ impl Store {
 
         let mut statement = self
             .conn
-            .prepare("SELECT cell, fork, ms, windows, steady FROM warmups WHERE run_id = ? ORDER BY rowid")
+            .prepare(
+                "SELECT cell, fork, ms, windows, steady, gc_per_s, gc_percent, gc_sample_ms FROM warmups
+                 WHERE run_id = ? ORDER BY rowid",
+            )
             .map_err(|e| self.error(e))?;
         let rows = statement
             .query_map([run], |row| {
-                let warmup = Warmup { fork: row.get(1)?, ms: row.get(2)?, windows: row.get(3)?, steady: row.get(4)? };
+                let gc = match (row.get(5)?, row.get(6)?, row.get(7)?) {
+                    (Some(per_s), Some(percent), Some(sample_ms)) => Some(GcSeen { per_s, percent, sample_ms }),
+                    _ => None,
+                };
+                let (fork, ms, windows, steady) = (row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?);
+                let warmup = Warmup { fork, ms, windows, steady, gc };
                 Ok((row.get::<_, i64>(0)?, warmup))
             })
             .map_err(|e| self.error(e))?;

@@ -40,6 +40,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
                            FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position));",
     // 11: the C compiler axis (none chosen: gcc).
     "ALTER TABLE cells ADD COLUMN compiler TEXT;",
+    // 12: what a warm-up saw of its process's collector, and the sample length it chose.
+    "ALTER TABLE warmups ADD COLUMN gc_per_s REAL; ALTER TABLE warmups ADD COLUMN gc_percent REAL;
+     ALTER TABLE warmups ADD COLUMN gc_sample_ms INTEGER;",
 ];
 
 const SCHEMA: &str = "
@@ -120,6 +123,9 @@ CREATE TABLE warmups (
     ms      REAL NOT NULL,
     windows INTEGER NOT NULL,
     steady  INTEGER NOT NULL,     -- 1: its rate stopped rising; 0: it reached the bound still rising
+    gc_per_s     REAL,            -- its collector over the last windows (schema 12): collections per s,
+    gc_percent   REAL,            -- its time in % of the measured stretches,
+    gc_sample_ms INTEGER,         -- and each side's measured time per sample chosen from them
     FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
 );
 ";

@@ -359,8 +359,14 @@ fn run_with_everything(id: &str) -> StoredRun {
     cell.negotiated = [Some("1.3 aes-256-gcm x25519, ticket received".into()), Some("1.3 aes-256-gcm x25519".into())];
     cell.samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
     cell.warmups = vec![
-        Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true },
-        Warmup { fork: 1, ms: 10000.0, windows: 30, steady: false },
+        Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true, gc: None },
+        Warmup {
+            fork: 1,
+            ms: 10000.0,
+            windows: 30,
+            steady: false,
+            gc: Some(crate::steady::GcSeen { per_s: 6.5, percent: 2.25, sample_ms: 120 }),
+        },
     ];
     stored
 }
@@ -388,7 +394,7 @@ fn a_file_of_every_earlier_version_is_migrated_and_keeps_its_runs() {
         let taken = run("old").cells[0].samples.len();
         let seen = [Some("1.3 aes-256-gcm x25519"), None];
         store.record_sample("old", 0, taken, &sample(1.0, 2.0), ["rustls-aws-lc-rs 1.0"; 2], seen).unwrap();
-        store.record_warmup("old", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true }).unwrap();
+        store.record_warmup("old", 0, &Warmup { fork: 0, ms: 1.0, windows: 8, steady: true, gc: None }).unwrap();
         store.record_conditions("old", &conditions()).unwrap();
         let old = store.load("old").unwrap();
         assert_eq!(old.cells[0].negotiated, [Some("1.3 aes-256-gcm x25519".to_string()), None]);

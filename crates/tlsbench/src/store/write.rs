@@ -197,8 +197,19 @@ fn insert_sample(
 
 fn insert_warmup(tx: &rusqlite::Transaction, run: &str, cell: usize, warmup: &Warmup) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO warmups (run_id, cell, fork, ms, windows, steady) VALUES (?, ?, ?, ?, ?, ?)",
-        params![run, cell as i64, warmup.fork, warmup.ms, warmup.windows, warmup.steady],
+        "INSERT INTO warmups (run_id, cell, fork, ms, windows, steady, gc_per_s, gc_percent, gc_sample_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        params![
+            run,
+            cell as i64,
+            warmup.fork,
+            warmup.ms,
+            warmup.windows,
+            warmup.steady,
+            warmup.gc.map(|gc| gc.per_s),
+            warmup.gc.map(|gc| gc.percent),
+            warmup.gc.map(|gc| gc.sample_ms as i64),
+        ],
     )
     .map(drop)
 }

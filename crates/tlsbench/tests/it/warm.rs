@@ -18,12 +18,13 @@ const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
-/// sessions log every request as `PID SCENARIO MIN_TIME_MS` to `log` and reply with a rate
+/// sessions log every request as `PID SCENARIO MIN_TIME_MS WARMUP_MS` to `log` and reply with a rate
 /// that is steady, or rises with every request when `FAKE_RISING` is set. With `FAKE_STEPS`
 /// set, it plays a JIT: each request takes its min_time, and the rate rises in three steps of
 /// 16 requests, flat while the reported compiler time grows by 90% of each request's time,
 /// but for a quiet moment of 4 requests in the middle of each flat; then a plateau of 400
-/// with a compiler at 5%. With
+/// with a compiler at 5%. With `FAKE_GC` set, it reports a collector that takes 4% of each
+/// request's measured stretch (twice its min_time), a collection every 50 ms. With
 /// `FAKE_ONE_SCENARIO` set, a session refuses every scenario but its first for needing a new
 /// process, as a JVM does a scenario that needs other JVM-wide settings (not logged).
 fn fake_runner(dir: &Path, log: &Path) {
@@ -54,7 +55,8 @@ session)
         fi
         n=$((n + 1))
         min_time=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--min-time-ms$/{{n;p;}}')
-        echo "$$ $scenario $min_time" >> '{log}'
+        warmup=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--warmup-ms$/{{n;p;}}')
+        echo "$$ $scenario $min_time $warmup" >> '{log}'
         rate=1000 jit=
         [ -n "$FAKE_RISING" ] && rate=$((100 * n))
         if [ -n "$FAKE_STEPS" ]; then
@@ -67,6 +69,10 @@ session)
             compiled=$((${{compiled:-0}} + busy))
             jit=",\"jit_compile_ms\":$compiled"
             sleep "$(printf '0.%03d' "$min_time")"
+        fi
+        if [ -n "$FAKE_GC" ]; then
+            measured=$((2 * min_time))
+            jit=",\"gc_collections\":$((measured / 50)),\"gc_ms\":$((measured * 4 / 100)),\"measured_ms\":$measured"
         fi
         printf '{{"status":"ok","client_library":"{library}","server_library":"{library}","iterations":10,"#,
             r#""values":[{{"side":"client","metric":"handshakes_per_s","value":%d,"seconds":0.1}},"#,
@@ -86,9 +92,17 @@ esac
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A run of the fake `go` on `scenarios` with 4 samples of 7 ms; its JSON, the request log and
-/// its table's words.
-fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, u64)>, String) {
+/// What the fake was asked for: a warm-up window or a sample (which warms up for --warmup-ms, 1
+/// here, where a window warms up for none), each of its min_time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Asked {
+    Window(u64),
+    Sample(u64),
+}
+
+/// A run of the fake `go` on `scenarios` with 4 samples (of --min-time-ms 7, lengthened to a
+/// warm-up window's 100 ms); its JSON, the request log and its table's words.
+fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, Asked)>, String) {
     let fake: &[&str] = if rising { &["FAKE_RISING"] } else { &[] };
     run_with(fake, scenarios, warmup_max_ms, "4")
 }
@@ -99,7 +113,7 @@ fn run_with(
     scenarios: &[&str],
     warmup_max_ms: &str,
     samples: &str,
-) -> (Value, Vec<(String, String, u64)>, String) {
+) -> (Value, Vec<(String, String, Asked)>, String) {
     let dir = tempfile::tempdir().unwrap();
     let runners = dir.path().join("runners");
     std::fs::create_dir(&runners).unwrap();
@@ -116,7 +130,7 @@ fn run_with(
         "--min-time-ms",
         "7",
         "--warmup-ms",
-        "0",
+        "1",
     ]);
     cmd.args(["--warmup-max-ms", warmup_max_ms, "--export-json"]).arg(&json);
     for scenario in scenarios {
@@ -131,7 +145,9 @@ fn run_with(
         .lines()
         .map(|line| {
             let words: Vec<&str> = line.split(' ').collect();
-            (words[0].to_string(), words[1].to_string(), words[2].parse().unwrap())
+            let ms = words[2].parse().unwrap();
+            let asked = if words[3] == "0" { Asked::Window(ms) } else { Asked::Sample(ms) };
+            (words[0].to_string(), words[1].to_string(), asked)
         })
         .collect();
     // The table's notes wrap at 120 columns: compared as words.
@@ -162,15 +178,17 @@ fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_t
         assert_eq!(warmup["windows"], 8, "{warmup}");
         assert!(warmup["ms"].as_f64().unwrap() < 20_000.0, "{warmup}");
     }
-    // Two processes, each warmed up by its own windows (100 ms each, the shortest), before its samples (7 ms).
+    // Two processes, each warmed up by its own windows (100 ms each, the shortest), before its
+    // samples, which last as long as a window (not the run's 7 ms).
     let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
     assert_eq!(pids.len(), 2, "{requests:?}");
     for pid in pids {
-        let times: Vec<u64> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, t)| *t).collect();
-        assert_eq!(times, [100, 100, 100, 100, 100, 100, 100, 100, 7, 7], "process {pid}");
+        let asked: Vec<Asked> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, a)| *a).collect();
+        let expected = [[Asked::Window(100); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
+        assert_eq!(asked, expected, "process {pid}");
     }
     let expected = concat!(
-        "warm-up: 0 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, ",
+        "warm-up: 1 ms per sample; the stacks with a JIT or a collector ran in processes that stayed up, ",
         "warmed up for each scenario until the rate stopped rising: go ",
     );
     assert!(table.contains(expected), "{table}");
@@ -223,27 +241,51 @@ fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_
     let windows = warmups[0]["windows"].as_u64().unwrap();
     assert!(windows > 48, "ended after {windows} windows, before the last step: {warmups:?}");
     assert_eq!(result["median"].as_f64().unwrap(), 400.0, "{result}");
-    assert_eq!(requests.iter().filter(|(_, _, ms)| *ms == 7).count(), 1, "{requests:?}");
+    assert_eq!(requests.iter().filter(|(_, _, a)| matches!(a, Asked::Sample(_))).count(), 1, "{requests:?}");
     assert!(!table.contains("still rising") && !table.contains(" ^ "), "{table}");
     assert!(table.contains("one process per cell (--quick takes one, --forks N takes N)"), "{table}");
+}
+
+#[test]
+fn a_collector_that_takes_much_of_the_time_lengthens_its_cells_samples() {
+    let (doc, requests, table) = run_with(&["FAKE_GC"], &[FULL], "20000", "2");
+    // A collection every 50 ms costing 4%: a sample's stretch must hold 50 × (4 / 1)² = 800 ms
+    // for its rate to move by at most 1% with the collections in it; at 2 ms of stretch per ms
+    // of each side's time, 400 ms each side.
+    let result = client_result(&doc, FULL);
+    for warmup in result["warmups"].as_array().unwrap() {
+        assert_eq!(warmup["gc"]["sample_ms"], 400, "{warmup}");
+        assert_eq!((warmup["gc"]["per_s"].as_f64(), warmup["gc"]["percent"].as_f64()), (Some(20.0), Some(4.0)));
+    }
+    let samples: Vec<Asked> = requests.iter().map(|(_, _, a)| *a).filter(|a| matches!(a, Asked::Sample(_))).collect();
+    assert_eq!(samples, [Asked::Sample(400); 2], "{requests:?}");
+    assert!(
+        table.contains(
+            "samples lengthened for the collector (docs/sampling.md): go 2 processes to 400 ms \
+                        (20 collections/s, 4.0% of the time)"
+        ),
+        "{table}"
+    );
 }
 
 #[test]
 fn cells_interleave_round_by_round_across_their_live_processes() {
     let (doc, requests, _) = run(false, &[FULL, RESUMED], "20000");
     // One process per fork serves both scenarios, warmed up for each in turn (its windows of
-    // 100 ms), then measured (7 ms).
+    // 100 ms), then measured.
     let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
     assert_eq!(pids.len(), 2, "{requests:?}");
     for pid in &pids {
         for scenario in [FULL, RESUMED] {
-            let times: Vec<u64> =
-                requests.iter().filter(|(p, s, _)| p == pid && s == scenario).map(|(_, _, t)| *t).collect();
-            assert_eq!(times, [100, 100, 100, 100, 100, 100, 100, 100, 7, 7], "process {pid}, {scenario}");
+            let asked: Vec<Asked> =
+                requests.iter().filter(|(p, s, _)| p == pid && s == scenario).map(|(_, _, a)| *a).collect();
+            let expected = [[Asked::Window(100); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
+            assert_eq!(asked, expected, "process {pid}, {scenario}");
         }
     }
     // The measured samples, in the order taken: each round holds one of each cell.
-    let measured: Vec<&str> = requests.iter().filter(|(_, _, t)| *t == 7).map(|(_, s, _)| s.as_str()).collect();
+    let measured: Vec<&str> =
+        requests.iter().filter(|(_, _, a)| matches!(a, Asked::Sample(_))).map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(measured.len(), 8);
     for round in measured.chunks(2) {
         assert_ne!(round[0], round[1], "a round took two samples of one cell: {measured:?}");
