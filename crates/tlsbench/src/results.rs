@@ -93,6 +93,26 @@ pub struct Conditions {
     pub calibration_after: Calibration,
 }
 
+impl Conditions {
+    /// How far the machine's speed moved over the run, in % of a rate: the calibration loop's
+    /// median after the run against before it, or half the spread of its times (p90 - p10), the
+    /// larger. Two runs of the quick comparison a minute apart moved their medians by 1% on
+    /// quiet machines here (issue 33), more than the samples of either spread: a rate's interval
+    /// is widened by this much at each end (sampling/document.rs), so that it holds what the
+    /// same run measures a few minutes later.
+    pub fn drift_percent(&self) -> f64 {
+        let (before, after) = (&self.calibration_before, &self.calibration_after);
+        let moved = (after.median_ms / before.median_ms - 1.0).abs() * 100.0;
+        let spread = before.spread_percent.max(after.spread_percent) / 2.0;
+        let drift = moved.max(spread);
+        if drift.is_finite() {
+            drift
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The times of one fixed loop, repeated: on a quiet machine they hardly move.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {

@@ -3,7 +3,7 @@
 //! server's workers were, and the warnings (too few samples, a noisy machine).
 
 use tlsbench_harness::protocol::Metric;
-use tlsbench_harness::Side;
+use tlsbench_harness::{Measure, Side};
 
 use super::format::{is_count, spread};
 use super::WIDTH;
@@ -102,6 +102,9 @@ fn warmups(doc: &RunDocument) -> Option<String> {
             unsettled.join(", ")
         );
     }
+    if let Some(lengthened) = gc_lengthened(doc, &cells) {
+        line += &format!("; {lengthened}");
+    }
     // One process per cell: two processes of a JIT can settle a few percent apart, and nothing in
     // one process's samples shows it.
     if cells.iter().all(|r| r.warmups.iter().all(|w| w.fork == 0)) {
@@ -109,6 +112,49 @@ fn warmups(doc: &RunDocument) -> Option<String> {
                  spread between processes";
     }
     Some(line)
+}
+
+/// Per pair, the cells whose samples were made longer than a warm process's (`--min-time-ms`, at
+/// least a warm-up window) for what their collector did in the warm-up (steady::GcSeen): `samples lengthened for the collector: go 2
+/// cells to 40-60 ms (12-20 collections/s, 1.1-2.0% of the time)`.
+fn gc_lengthened(doc: &RunDocument, cells: &[&CellResult]) -> Option<String> {
+    let label = |r: &CellResult| crate::key::pair_label(&r.key.client_stack, &r.key.server_stack);
+    let range = |values: &[f64], decimals: usize| {
+        let (low, high) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        match low == high {
+            true => format!("{low:.decimals$}"),
+            false => format!("{low:.decimals$}-{high:.decimals$}"),
+        }
+    };
+    let per_pair: Vec<String> = first_seen(cells.iter().map(|r| label(r)))
+        .into_iter()
+        .filter_map(|pair| {
+            let seen: Vec<_> = cells
+                .iter()
+                .filter(|r| label(r) == pair)
+                .flat_map(|r| r.warmups.iter().filter_map(|w| w.gc))
+                .filter(|gc| gc.sample_ms > doc.run.min_time_ms.max(crate::sampling::warm::WINDOW_MS))
+                .collect();
+            if seen.is_empty() {
+                return None;
+            }
+            let ms: Vec<f64> = seen.iter().map(|gc| gc.sample_ms as f64).collect();
+            let per_s: Vec<f64> = seen.iter().map(|gc| gc.per_s).collect();
+            let percent: Vec<f64> = seen.iter().map(|gc| gc.percent).collect();
+            Some(format!(
+                "{pair} {} to {} ms ({} collections/s, {}% of the time)",
+                match seen.len() {
+                    1 => "1 process".to_string(),
+                    n => format!("{n} processes"),
+                },
+                range(&ms, 0),
+                range(&per_s, 0),
+                range(&percent, 1)
+            ))
+        })
+        .collect();
+    (!per_pair.is_empty())
+        .then(|| format!("samples lengthened for the collector (docs/sampling.md): {}", per_pair.join(", ")))
 }
 
 /// `warm-up: 25 ms per sample; jsse, netty-tcnative at least 2000 ms (...)`, when a stack of
@@ -201,7 +247,16 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
         None if widest > 2.0 => format!("{} samples per cell: for ±2% use --target-ci 2", doc.run.samples),
         None => format!("{} samples per cell", doc.run.samples),
     };
-    Some(format!("95% intervals of the medians: {}; {outcome}", parts.join("; ")))
+    let drift = match doc.run.environment.conditions.as_ref().map(|c| c.drift_percent()) {
+        Some(drift) if doc.results.iter().any(|r| r.key.measure == Measure::Time.name()) => {
+            format!(
+                " (rates: each end widened by the machine's drift over the run, ±{}, from its calibration loop)",
+                percent(drift)
+            )
+        }
+        _ => String::new(),
+    };
+    Some(format!("95% intervals of the medians{drift}: {}; {outcome}", parts.join("; ")))
 }
 
 /// A width in %, with one decimal below 10%.

@@ -16,8 +16,24 @@ use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 /// A run's document: its header and the results of every cell, in planned order. Built by
 /// this one function for a run that just ended and for a stored one, so that the two are equal.
 pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
-    let results = states.iter().flat_map(CellState::results).collect();
+    let mut results: Vec<CellResult> = states.iter().flat_map(CellState::results).collect();
+    if let Some(conditions) = &info.environment.conditions {
+        widen_for_drift(&mut results, conditions.drift_percent());
+    }
     RunDocument { schema_version: SCHEMA_VERSION, run: info, results: with_rates_per_thread(results) }
+}
+
+/// The time measure's rates: their 95% intervals of the median widened at each end by the
+/// machine's drift over the run (`Conditions::drift_percent`). The samples of a run spread less
+/// than two runs' medians move (2026-11-27: [min, max] of 6 samples held the other run's median in
+/// 69% of the rate cells, and widened by 1% at each end in 97%); counts do not drift.
+fn widen_for_drift(results: &mut [CellResult], drift_percent: f64) {
+    for result in results.iter_mut().filter(|r| r.key.measure == Measure::Time.name() && r.better == "higher") {
+        if let (Some(median), Some([low, high])) = (result.median, result.ci95) {
+            let by = median.abs() * drift_percent / 100.0;
+            result.ci95 = Some([low - by, high + by]);
+        }
+    }
 }
 
 /// The time measure's rates of a run with `--threads`: after the results, per thread rate
@@ -110,5 +126,48 @@ pub fn allocators_used(states: &[CellState]) -> String {
     match parts.is_empty() {
         true => "none reported (no sample was taken)".to_string(),
         false => parts.join("; "),
+    }
+}
+
+#[cfg(test)]
+mod drift_tests {
+    use super::*;
+    use crate::results::{fixture, Calibration, Conditions};
+
+    fn conditions(before: (f64, f64), after: (f64, f64)) -> Conditions {
+        let calibration = |(median_ms, spread_percent)| Calibration { median_ms, spread_percent, max_over_min: 1.05 };
+        Conditions {
+            load_average_start: 0.5,
+            load_average_end: 0.5,
+            steal_percent: None,
+            calibration_before: calibration(before),
+            calibration_after: calibration(after),
+        }
+    }
+
+    #[test]
+    fn the_drift_is_how_far_the_calibration_moved_or_half_its_spread() {
+        // Moved by 2%, spreads of 1.5% and 2.5%: 2%.
+        assert!((conditions((2.0, 1.5), (2.04, 2.5)).drift_percent() - 2.0).abs() < 1e-9);
+        // Did not move, spread 3%: 1.5%.
+        assert!((conditions((2.0, 3.0), (2.0, 1.0)).drift_percent() - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn only_the_time_measures_rates_are_widened_by_the_drift() {
+        let mut results = fixture::document().results;
+        let before = results.clone();
+        widen_for_drift(&mut results, 1.0);
+        for (widened, was) in results.iter().zip(&before) {
+            match (was.key.measure.as_str(), was.better.as_str(), was.median, was.ci95) {
+                ("time", "higher", Some(median), Some([low, high])) => {
+                    let [wlow, whigh] = widened.ci95.unwrap();
+                    assert!((low - wlow - median / 100.0).abs() < 1e-9, "{widened:?}");
+                    assert!((whigh - high - median / 100.0).abs() < 1e-9, "{widened:?}");
+                }
+                _ => assert_eq!(widened.ci95, was.ci95, "{widened:?}"),
+            }
+        }
+        assert!(before.iter().any(|r| r.key.measure != "time" && r.ci95.is_some()), "the fixture has a count");
     }
 }
