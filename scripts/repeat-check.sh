@@ -8,12 +8,15 @@
 # verdicts. A benchmark, not a test: nothing is asserted.
 #
 #   scripts/repeat-check.sh [OUT_DIR] [-- tlsbench run arguments]
+#   scripts/repeat-check.sh --analyze OUT_DIR      (the analysis again, of runs already there)
 #
 # After scripts/build.sh. The two runs' JSON and database go to OUT_DIR (default: a new
 # temporary directory), so they can be compared again later.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+analyze_only=false
+if [[ ${1:-} == --analyze ]]; then analyze_only=true; shift; fi
 out=$(mktemp -d)
 if [[ $# -gt 0 && $1 != -- ]]; then out=$1; shift; fi
 [[ ${1:-} == -- ]] && shift
@@ -21,6 +24,7 @@ args=("$@")
 ((${#args[@]})) || args=(--quick --measure time)
 mkdir -p "$out"
 for run in a b; do
+    $analyze_only && break
     started=$SECONDS
     "$root/target/release/tlsbench" run "${args[@]}" --db "$out/runs.db" --export-json "$out/$run.json" \
         >"$out/$run.txt" 2>"$out/$run.log"
@@ -38,7 +42,9 @@ def cells(path):
     doc = json.load(open(path))
     out = {}
     for r in doc["results"]:
-        if r["status"] != "ok" or r["measure"] != "time" or r.get("median") is None:
+        # Rates only: gc_percent's median is often 0, and is not a figure that should repeat.
+        if r["status"] != "ok" or r["measure"] != "time" or not r["metric"].endswith("_per_s") \
+                or r.get("median") is None:
             continue
         pair = r["client_stack"] if r["client_stack"] == r["server_stack"] else \
             f'{r["client_stack"]}->{r["server_stack"]}'
