@@ -121,28 +121,8 @@ func TestASplitSideReportsItsOwnCollector(t *testing.T) {
 		"handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
 	} {
 		s, _ := ParseScenario(name)
-		cr, err := loadCredentials(dir, s.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := socketPair(t)
-		type outcome struct {
-			report *SampleReport
-			err    error
-		}
-		server := make(chan outcome)
-		go func() {
-			r, err := splitSample(Server, s, cr, sampleSpec{minTime: 5e6}, b)
-			server <- outcome{r, err}
-		}()
-		client, err := splitSample(Client, s, cr, sampleSpec{minTime: 5e6}, a)
-		srv := <-server
-		a.Close()
-		b.Close()
-		if err != nil || srv.err != nil {
-			t.Fatalf("%s: client %v, server %v", name, err, srv.err)
-		}
+		client, server := splitPairSample(t, dir, s, 5e6)
 		checkGC(t, name+" client", gcReplyOf(t, replyOf(client, nil)), 5, "client")
-		checkGC(t, name+" server", gcReplyOf(t, replyOf(srv.report, nil)), 5, "server")
+		checkGC(t, name+" server", gcReplyOf(t, replyOf(server, nil)), 5, "server")
 	}
 }

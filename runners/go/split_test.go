@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // socketPair is a connected pair of Unix sockets, as the orchestrator gives two runners.
@@ -116,38 +117,46 @@ func TestASplitPairMeasuresBothSidesThroughTheRelay(t *testing.T) {
 		"transfer_1.3_x25519_ecdsa-p256_aes-128-gcm",
 	} {
 		s, _ := ParseScenario(name)
-		cr, err := loadCredentials(dir, s.Key)
-		if err != nil {
-			t.Fatal(err)
+		client, server := splitPairSample(t, dir, s, 1e6)
+		if client.Iterations != server.Iterations || client.Iterations == 0 {
+			t.Errorf("%s: iterations %d and %d", name, client.Iterations, server.Iterations)
 		}
-		a, b := socketPair(t)
-		type outcome struct {
-			report *SampleReport
-			err    error
-		}
-		server := make(chan outcome)
-		go func() {
-			r, err := splitSample(Server, s, cr, sampleSpec{minTime: 1e6}, b)
-			server <- outcome{r, err}
-		}()
-		client, err := splitSample(Client, s, cr, sampleSpec{minTime: 1e6}, a)
-		srv := <-server
-		a.Close()
-		b.Close()
-		if err != nil || srv.err != nil {
-			t.Fatalf("%s: client %v, server %v", name, err, srv.err)
-		}
-		if client.Iterations != srv.report.Iterations || client.Iterations == 0 {
-			t.Errorf("%s: iterations %d and %d", name, client.Iterations, srv.report.Iterations)
-		}
-		if client.ClientLibrary != library() || client.ServerLibrary != "" || srv.report.ServerLibrary != library() {
-			t.Errorf("%s: libraries %q %q %q", name, client.ClientLibrary, client.ServerLibrary, srv.report.ServerLibrary)
+		if client.ClientLibrary != library() || client.ServerLibrary != "" || server.ServerLibrary != library() {
+			t.Errorf("%s: libraries %q %q %q", name, client.ClientLibrary, client.ServerLibrary, server.ServerLibrary)
 		}
 		wantResumed := s.Kind.isResumption()
-		for _, r := range []*SampleReport{client, srv.report} {
+		for _, r := range []*SampleReport{client, server} {
 			if len(r.Negotiated) != 1 || strings.Contains(r.Negotiated[0].Negotiated, "resumed") != wantResumed {
 				t.Errorf("%s: negotiated %v", name, r.Negotiated)
 			}
 		}
 	}
+}
+
+// One sample of scenario s by a split pair: both sides of Go, in goroutines joined by a socket,
+// each measuring minTime ns; the client's and the server's reports.
+func splitPairSample(t *testing.T, dir string, s Scenario, minTime time.Duration) (*SampleReport, *SampleReport) {
+	t.Helper()
+	cr, err := loadCredentials(dir, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := socketPair(t)
+	defer a.Close()
+	defer b.Close()
+	type outcome struct {
+		report *SampleReport
+		err    error
+	}
+	server := make(chan outcome)
+	go func() {
+		r, err := splitSample(Server, s, cr, sampleSpec{minTime: minTime}, b)
+		server <- outcome{r, err}
+	}()
+	client, err := splitSample(Client, s, cr, sampleSpec{minTime: minTime}, a)
+	srv := <-server
+	if err != nil || srv.err != nil {
+		t.Fatalf("%s: client %v, server %v", s.Name(), err, srv.err)
+	}
+	return client, srv.report
 }

@@ -211,11 +211,7 @@ final class Memory {
         return rss;
     }
 
-    /**
-     * N connections of this side through their handshakes in lockstep with the peer process's N, their gates
-     * passed: a turn of this side steps each and sends one Flights message with a flight per connection; the
-     * peer's turn is its answer in kind (split.rs's Split).
-     */
+    /** N connections of this side through their handshakes in lockstep with the peer process's N, gates passed. */
     private static List<EngineConnection> heldOpen(Split.Relay relay, Side side, Scenario scenario,
             EngineConnection.Opener opener, Gates gates, int n) {
         List<Link> links = new ArrayList<>(n);
@@ -225,51 +221,7 @@ final class Memory {
             links.add(link);
             conns.add(Pair.open(opener, side, side == Side.CLIENT ? link.client() : link.server(), Step.Meter.NONE));
         }
-        Step.Progress[] progress = progress(n);
-        Step.completeHandshakes(new Step.Turns() {
-            /** Bytes this side sent in its last turn, which the peer has not read yet. */
-            int sent;
-            /** The bytes the peer left unread after its last turn. */
-            int peerUnread;
-
-            @Override
-            public boolean turn(Side whose) {
-                if (whose == side) {
-                    List<byte[]> flights = new ArrayList<>(n);
-                    boolean done = true;
-                    int unread = 0;
-                    sent = 0;
-                    for (int i = 0; i < n; i++) {
-                        done &= Step.turnOne(conns.get(i), side, links.get(i), progress[i], Step.Meter.NONE);
-                        byte[] flight = links.get(i).takeWrittenBy(side);
-                        flights.add(flight);
-                        sent += flight.length;
-                        unread += links.get(i).unreadBy(side);
-                    }
-                    relay.sendFlights(flights, done, unread);
-                    return done;
-                }
-                Split.Message message = relay.recv();
-                if (message.tag != 5 || message.flights.size() != n) {
-                    throw Failure.other("the peer runner sent something else than one flight per connection");
-                }
-                for (int i = 0; i < n; i++) {
-                    links.get(i).deliverTo(side, message.flights.get(i));
-                }
-                sent = 0;
-                peerUnread = (int) message.unread;
-                return message.done;
-            }
-
-            @Override
-            public int unread() {
-                int unread = sent + peerUnread;
-                for (Link link : links) {
-                    unread += link.unreadBy(side);
-                }
-                return unread;
-            }
-        });
+        Step.completeHandshakes(new Split.Lockstep(relay, side, conns, links, Step.Meter.NONE));
         for (EngineConnection conn : conns) {
             check(gates, scenario, conn, side);
         }

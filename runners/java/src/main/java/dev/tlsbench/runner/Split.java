@@ -201,38 +201,78 @@ final class Split {
     private EngineConnection handshake(Step.Meter meter) {
         link.clear();
         EngineConnection conn = Pair.open(opener, side, side == Side.CLIENT ? link.client() : link.server(), meter);
-        Step.Progress progress = new Step.Progress();
-        Step.completeHandshakes(new Step.Turns() {
-            /** Bytes this side sent in its last turn, which the peer has not read yet. */
-            int sent;
-            /** The bytes the peer left unread after its last turn. */
-            int peerUnread;
-
-            @Override
-            public boolean turn(Side whose) {
-                if (whose == side) {
-                    boolean done = Step.turnOne(conn, side, link, progress, meter);
-                    byte[] flight = link.takeWrittenBy(side);
-                    sent = flight.length;
-                    relay.sendFlights(List.of(flight), done, link.unreadBy(side));
-                    return done;
-                }
-                Message message = relay.recv();
-                if (message.tag != 5 || message.flights.size() != 1) {
-                    throw unexpected("one flight per connection");
-                }
-                link.deliverTo(side, message.flights.get(0));
-                sent = 0;
-                peerUnread = (int) message.unread;
-                return message.done;
-            }
-
-            @Override
-            public int unread() {
-                return link.unreadBy(side) + sent + peerUnread;
-            }
-        });
+        Step.completeHandshakes(new Lockstep(relay, side, List.of(conn), List.of(link), meter));
         return conn;
+    }
+
+    /**
+     * This process's side of N connection pairs, the other side being the peer process's (split.rs's Split): a
+     * turn of this side steps each connection and sends the peer one Flights message with a flight per connection
+     * (and whether all have completed, and how many received bytes they left unread); the peer's turn is its
+     * answer in kind, delivered to the same connections.
+     */
+    static final class Lockstep implements Step.Turns {
+        private final Relay relay;
+        private final Side side;
+        private final List<EngineConnection> conns;
+        private final List<Link> links;
+        private final Step.Progress[] progress;
+        private final Step.Meter meter;
+        /** Bytes this side sent in its last turn, which the peer has not read yet. */
+        private int sent;
+        /** The bytes the peer left unread after its last turn. */
+        private int peerUnread;
+
+        Lockstep(Relay relay, Side side, List<EngineConnection> conns, List<Link> links, Step.Meter meter) {
+            this.relay = relay;
+            this.side = side;
+            this.conns = conns;
+            this.links = links;
+            this.meter = meter;
+            this.progress = new Step.Progress[conns.size()];
+            for (int i = 0; i < progress.length; i++) {
+                progress[i] = new Step.Progress();
+            }
+        }
+
+        @Override
+        public boolean turn(Side whose) {
+            int n = conns.size();
+            if (whose == side) {
+                List<byte[]> flights = new ArrayList<>(n);
+                boolean done = true;
+                int unread = 0;
+                sent = 0;
+                for (int i = 0; i < n; i++) {
+                    done &= Step.turnOne(conns.get(i), side, links.get(i), progress[i], meter);
+                    byte[] flight = links.get(i).takeWrittenBy(side);
+                    flights.add(flight);
+                    sent += flight.length;
+                    unread += links.get(i).unreadBy(side);
+                }
+                relay.sendFlights(flights, done, unread);
+                return done;
+            }
+            Message message = relay.recv();
+            if (message.tag != 5 || message.flights.size() != n) {
+                throw unexpected("one flight per connection");
+            }
+            for (int i = 0; i < n; i++) {
+                links.get(i).deliverTo(side, message.flights.get(i));
+            }
+            sent = 0;
+            peerUnread = (int) message.unread;
+            return message.done;
+        }
+
+        @Override
+        public int unread() {
+            int unread = sent + peerUnread;
+            for (Link link : links) {
+                unread += link.unreadBy(side);
+            }
+            return unread;
+        }
     }
 
     /** The client's proposal becomes what both do next: the client sends it, the server receives it. */
