@@ -33,7 +33,9 @@ class MemoryTest {
 
     @Test
     void theLiveHeapCountsWhatIsReachableAndNotGarbage() {
-        int n = 1000;
+        // 20 MiB held: the JVM's own live heap moves by some 100 KiB between readings (caches it
+        // keeps or drops), which must stay a small part of each array's share.
+        int n = 20_000;
         long base = Memory.liveHeap();
         byte[][] kept = new byte[n][];
         for (int i = 0; i < n; i++) {
@@ -43,8 +45,8 @@ class MemoryTest {
         }
         long held = Memory.liveHeap();
         double perObject = (held - base) / (double) n;
-        // 1 KiB and an array header, and a slot of the outer array.
-        assertTrue(perObject >= 1024 && perObject < 1024 + 256, "live heap grew " + perObject + " per 1 KiB array");
+        // 1 KiB and an array header, and a slot of the outer array (within the JVM's own movement).
+        assertTrue(perObject >= 1024 - 32 && perObject < 1024 + 256, "live heap grew " + perObject + " per 1 KiB array");
         assertEquals(1024, kept[n - 1].length);
     }
 
