@@ -144,8 +144,8 @@ pub struct RunArgs {
     pub warmup_max_ms: Option<u64>,
     /// The processes a cell of a stack with a JIT or a garbage collector takes its time and io
     /// samples from, each warmed up once and asked in turn; the 95% interval spans each one's
-    /// median [default: 2, 1 with --quick, whose ± then leaves out the spread between
-    /// processes]. Other stacks take each sample in a process of its own.
+    /// median [default: 2; 1 with --quick and in interop, whose ± then leaves out the spread
+    /// between processes]. Other stacks take each sample in a process of its own.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub forks: Option<u32>,
     /// After the samples of --samples, keep taking rounds of samples of the cells whose 95%

@@ -169,8 +169,9 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             ci_percent,
             budget: Duration::from_secs_f64(args.time_budget.unwrap_or(DEFAULT_TIME_BUDGET_S)),
         }),
-        // One warm process per cell in a quick run: a JIT's warm-up is most of its time.
-        forks: args.forks.unwrap_or(if args.quick { 1 } else { 2 }) as usize,
+        // One warm process per cell in a quick run and in interop (two short samples a pair): a
+        // JIT's warm-up is most of their time.
+        forks: args.forks.unwrap_or(if args.quick || view == View::Matrix { 1 } else { 2 }) as usize,
         warmup_max: Duration::from_millis(args.warmup_max_ms.unwrap_or(match (view, args.quick) {
             (View::Matrix, _) => INTEROP_WARMUP_MAX_MS,
             (View::Table, true) => 10_000,
