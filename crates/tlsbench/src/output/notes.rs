@@ -250,7 +250,7 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
     let drift = match doc.run.environment.conditions.as_ref().map(|c| c.drift_percent()) {
         Some(drift) if doc.results.iter().any(|r| r.key.measure == Measure::Time.name()) => {
             format!(
-                " (rates: each end widened by the machine's drift over the run, ±{}, from its calibration loop)",
+                " (rates: each end widened by ±{}, the machine's drift: half its calibration loop's spread)",
                 percent(drift)
             )
         }
