@@ -67,7 +67,8 @@ for key in sorted(a.keys() & b.keys()):
     g["widths"] += [width_a, width_b]
     scenario = key[1].replace("_x25519_ecdsa-p256_aes-128-gcm", "")
     rows.append(f"{key[0][:24]:<24} {scenario[:30]:<30} {key[3]:<6} {key[4][:20]:<20} {ma:>11.1f} {mb:>11.1f} "
-                f"{ratio:>6.3f} ±{width_a:>4.1f}% {'y' if holds_a else 'n'} ±{width_b:>4.1f}% {'y' if holds_b else 'n'}")
+                f"{ratio:>6.3f} ±{width_a:>4.1f}% {'y' if holds_a else 'n'} "
+                f"±{width_b:>4.1f}% {'y' if holds_b else 'n'}")
 print(f"{'pair':<24} {'scenario':<30} {'side':<6} {'metric':<20} {'median A':>11} {'median B':>11} "
       f"{'B/A':>6} {'A int':>7} h {'B int':>7} h")
 print("\n".join(rows))

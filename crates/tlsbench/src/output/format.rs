@@ -31,10 +31,10 @@ pub const EFFICIENCY_LEGEND: &str = "(92 ±6%): scaling efficiency, the rate per
      workers) over one's, same run, ± the farther end of its interval in points (from both rates' intervals)";
 
 /// A cell as shown: a rate as `12,345 ±1.2%`, a count as `8` or `156.5`, with ` *` when it has
-/// outliers and ` ^` when a process it came from was still warming at the bound; `failed` or `n/a`. A count shows its ± only when it is wider than the noise
-/// threshold `compare` holds its measure to (an ECDSA signature a byte shorter moves bytes
-/// written by 0.1%, noise; a resident size that moves by a tenth is not), so that a noisy
-/// count never looks exact.
+/// outliers and ` ^` when a process it came from was still warming at the bound; `failed` or
+/// `n/a`. A count shows its ± only when it is wider than the noise threshold `compare` holds its
+/// measure to (an ECDSA signature a byte shorter moves bytes written by 0.1%, noise; a resident
+/// size that moves by a tenth is not), so that a noisy count never looks exact.
 pub fn format_cell(cell: &CellResult) -> String {
     let median = match (cell.status, cell.median) {
         (Status::Failed, _) => return "failed".to_string(),

@@ -115,8 +115,9 @@ fn warmups(doc: &RunDocument) -> Option<String> {
 }
 
 /// Per pair, the cells whose samples were made longer than a warm process's (`--min-time-ms`, at
-/// least a warm-up window) for what their collector did in the warm-up (steady::GcSeen): `samples lengthened for the collector: go 2
-/// cells to 40-60 ms (12-20 collections/s, 1.1-2.0% of the time)`.
+/// least a warm-up window) for what their collector did in the warm-up (steady::GcSeen):
+/// `samples lengthened for the collector: go 2 processes to 140-160 ms (12-20 collections/s,
+/// 1.1-2.0% of the time)`.
 fn gc_lengthened(doc: &RunDocument, cells: &[&CellResult]) -> Option<String> {
     let label = |r: &CellResult| crate::key::pair_label(&r.key.client_stack, &r.key.server_stack);
     let range = |values: &[f64], decimals: usize| {

@@ -46,7 +46,8 @@ class MemoryTest {
         long held = Memory.liveHeap();
         double perObject = (held - base) / (double) n;
         // 1 KiB and an array header, and a slot of the outer array (within the JVM's own movement).
-        assertTrue(perObject >= 1024 - 32 && perObject < 1024 + 256, "live heap grew " + perObject + " per 1 KiB array");
+        assertTrue(perObject >= 1024 - 32 && perObject < 1024 + 256,
+                "live heap grew " + perObject + " per 1 KiB array");
         assertEquals(1024, kept[n - 1].length);
     }
 
