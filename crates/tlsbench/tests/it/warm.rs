@@ -197,14 +197,14 @@ fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_t
 
 #[test]
 fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
-    let (doc, _, table) = run(true, &[FULL], "300");
+    let (doc, _, table) = run(true, &[FULL], "1000");
     let result = client_result(&doc, FULL);
     let warmups = result["warmups"].as_array().unwrap();
     assert_eq!(warmups.len(), 2);
+    // Ended by the bound, not by a verdict (however many windows a loaded machine fits in it).
     for warmup in warmups {
         assert_eq!(warmup["steady"], false, "{warmup}");
-        assert!(warmup["ms"].as_f64().unwrap() >= 300.0, "{warmup}");
-        assert!(warmup["windows"].as_u64().unwrap() > 8, "{warmup}");
+        assert!(warmup["ms"].as_f64().unwrap() >= 1000.0, "{warmup}");
     }
     // The forks' medians differ (each rises with its own count): the interval spans both.
     let samples: Vec<f64> = result["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
