@@ -19,7 +19,7 @@ const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm
 
 /// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
 /// sessions log every request as `PID SCENARIO MIN_TIME_MS WARMUP_MS` to `log` and reply with a rate
-/// that is steady, or rises with every request when `FAKE_RISING` is set. With `FAKE_STEPS`
+/// that is steady, or rises by 5% with every request when `FAKE_RISING` is set. With `FAKE_STEPS`
 /// set, it plays a JIT: each request takes its min_time, and the rate rises in three steps of
 /// 16 requests, flat while the reported compiler time grows by 90% of each request's time,
 /// but for a quiet moment of 4 requests in the middle of each flat; then a plateau of 400
@@ -58,7 +58,7 @@ session)
         warmup=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--warmup-ms$/{{n;p;}}')
         echo "$$ $scenario $min_time $warmup" >> '{log}'
         rate=1000 jit=
-        [ -n "$FAKE_RISING" ] && rate=$((100 * n))
+        [ -n "$FAKE_RISING" ] && rising=$((${{rising:-1000}} * 105 / 100)) && rate=$rising
         if [ -n "$FAKE_STEPS" ]; then
             level=$(( (n - 1) / 16 )) within=$(( (n - 1) % 16 ))
             [ $level -gt 3 ] && level=3
