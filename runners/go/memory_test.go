@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"runtime"
 	"testing"
 )
@@ -87,28 +88,11 @@ func TestMemoryNReportsTheLiveHeapPerConnectionOfEachSide(t *testing.T) {
 // through their handshakes with one Flights message per turn, and report the process's peak.
 func TestMemoryNSplitSidesReportTheResidentSize(t *testing.T) {
 	s, _ := ParseScenario("memory-100_1.3_x25519_ecdsa-p256_aes-128-gcm")
-	cr, err := loadCredentials(testDataDir(t, ECDSAP256), s.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := socketPair(t)
-	defer a.Close()
-	defer b.Close()
-	type outcome struct {
-		report *SampleReport
-		err    error
-	}
-	server := make(chan outcome)
-	go func() {
-		r, err := memorySide(Server, s, cr, &relay{peer: b, side: Server})
-		server <- outcome{r, err}
-	}()
-	client, err := memorySide(Client, s, cr, &relay{peer: a, side: Client})
-	srv := <-server
-	if err != nil || srv.err != nil {
-		t.Fatalf("client %v, server %v", err, srv.err)
-	}
-	for side, r := range map[Side]*SampleReport{Client: client, Server: srv.report} {
+	client, server := splitPair(t, testDataDir(t, ECDSAP256), s,
+		func(side Side, cr *credentials, peer *os.File) (*SampleReport, error) {
+			return memorySide(side, s, cr, &relay{peer: peer, side: side})
+		})
+	for side, r := range map[Side]*SampleReport{Client: client, Server: server} {
 		if r.Iterations != 100 || len(r.Negotiated) != 1 {
 			t.Errorf("%s: iterations %d, negotiated %v", side, r.Iterations, r.Negotiated)
 		}

@@ -137,6 +137,16 @@ func TestASplitPairMeasuresBothSidesThroughTheRelay(t *testing.T) {
 // each measuring minTime ns; the client's and the server's reports.
 func splitPairSample(t *testing.T, dir string, s Scenario, minTime time.Duration) (*SampleReport, *SampleReport) {
 	t.Helper()
+	return splitPair(t, dir, s, func(side Side, cr *credentials, peer *os.File) (*SampleReport, error) {
+		return splitSample(side, s, cr, sampleSpec{minTime: minTime}, peer)
+	})
+}
+
+// Both sides of a split pair, each run by side in a goroutine of its own, joined by a socket
+// (the orchestrator's two processes); the client's and the server's reports.
+func splitPair(t *testing.T, dir string, s Scenario,
+	side func(Side, *credentials, *os.File) (*SampleReport, error)) (*SampleReport, *SampleReport) {
+	t.Helper()
 	cr, err := loadCredentials(dir, s.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -150,10 +160,10 @@ func splitPairSample(t *testing.T, dir string, s Scenario, minTime time.Duration
 	}
 	server := make(chan outcome)
 	go func() {
-		r, err := splitSample(Server, s, cr, sampleSpec{minTime: minTime}, b)
+		r, err := side(Server, cr, b)
 		server <- outcome{r, err}
 	}()
-	client, err := splitSample(Client, s, cr, sampleSpec{minTime: minTime}, a)
+	client, err := side(Client, cr, a)
 	srv := <-server
 	if err != nil || srv.err != nil {
 		t.Fatalf("%s: client %v, server %v", s.Name(), err, srv.err)

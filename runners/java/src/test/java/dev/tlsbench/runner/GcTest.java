@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -95,7 +91,7 @@ class GcTest {
     void collectionsInTheMeasuredPartAreCounted() throws Exception {
         // A fresh JVM whose young generation is 1 MiB: JSSE's handshakes fill it many times over in 50 ms.
         for (String collector : List.of("-XX:+UseSerialGC", "-XX:+UseG1GC")) {
-            String reply = runJvm(List.of(collector, "-Xmx64m", "-Xmn1m"), sample("jsse", "jsse", FULL13, "50"));
+            String reply = FreshJvm.run(List.of(collector, "-Xmx64m", "-Xmn1m"), sample("jsse", "jsse", FULL13, "50"));
             long collections = checkGc(reply, 50, "client", "server");
             assertTrue(collections >= 1, collector + ": " + reply);
         }
@@ -111,19 +107,5 @@ class GcTest {
             assertFalse(GcWindow.counts(name), name);
         }
         assertFalse(GcWindow.counted().isEmpty());
-    }
-
-    /** A one-shot command in a fresh JVM with these options; its reply line. */
-    private static String runJvm(List<String> options, String[] args) throws Exception {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(options);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.tlsbench.runner.Main"));
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        process.getInputStream().transferTo(out);
-        assertEquals(0, process.waitFor(), "exit status");
-        return out.toString(StandardCharsets.UTF_8).trim();
     }
 }

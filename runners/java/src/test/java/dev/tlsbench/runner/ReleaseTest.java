@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tlsbench.runner.Main.Release;
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -58,15 +54,7 @@ class ReleaseTest {
 
     /** The runner's main in a fresh JVM with {@code -Dtlsbench.nettyRelease=LABEL}: its one-line reply. */
     private static String run(String label, String... args) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Dtlsbench.nettyRelease=" + label,
-                "-cp", System.getProperty("java.class.path"), "dev.tlsbench.runner.Main"));
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        process.getInputStream().transferTo(out);
-        assertEquals(0, process.waitFor(), "exit status");
-        return out.toString(StandardCharsets.UTF_8).trim();
+        return FreshJvm.run(List.of("-Dtlsbench.nettyRelease=" + label), args);
     }
 
     @Test
