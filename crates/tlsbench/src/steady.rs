@@ -42,6 +42,16 @@ pub fn span(ends: &[Duration]) -> Option<usize> {
     (2 * covering <= n).then_some(covering)
 }
 
+/// How many windows each compared median spans after the windows that ended at `ends`: `SPAN`
+/// for a runtime that reports no JIT (an empty `jit_ms`), else [`span`]; a JIT's steps need
+/// longer stretches than a collector's noise.
+pub fn compared_span(jit_ms: &[f64], ends: &[Duration]) -> Option<usize> {
+    match jit_ms.is_empty() {
+        true => Some(SPAN),
+        false => span(ends),
+    }
+}
+
 /// Whether the windows' rates (oldest first, one series per side) show a steady process: for
 /// every side, the median of the last `span` windows is at most `RISE` above the median of the
 /// `span` before them. Fewer than `2 × span` windows are never steady.
@@ -167,11 +177,7 @@ impl Rule {
     /// `series`: each side's rate per window; `jit_ms` and `ends` as [`jit_is_quiet`] takes them.
     pub fn next(&self, series: &[Vec<f64>], jit_ms: &[f64], ends: &[Duration]) -> Next {
         let elapsed = ends.last().copied().unwrap_or_default();
-        // A JIT's steps need longer stretches than a collector's noise (SPAN_TIME).
-        let span = match jit_ms.is_empty() {
-            true => Some(SPAN),
-            false => span(ends),
-        };
+        let span = compared_span(jit_ms, ends);
         let steady = span.is_some_and(|span| is_steady(series, span) && jit_is_quiet(jit_ms, ends, 2 * span));
         if elapsed >= self.floor && steady {
             return Next::Done { steady: true };

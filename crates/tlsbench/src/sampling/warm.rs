@@ -271,7 +271,7 @@ fn warm_up(
         for (kept, rate) in series.iter_mut().zip(rates) {
             kept.push(rate);
         }
-        let span = if jit_ms.is_empty() { Some(steady::SPAN) } else { steady::span(&ends) };
+        let span = steady::compared_span(&jit_ms, &ends);
         shown(started.elapsed(), span.is_some_and(|span| steady::is_steady(&series, span)));
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             // The collector over the stretches the rule compared (the process as it now is).
