@@ -176,12 +176,7 @@ final class Memory {
             for (EngineConnection conn : conns) {
                 opener.drop(conn);
             }
-            Report report = new Report();
-            if (side == Side.CLIENT) {
-                report.clientLibrary = stack.library();
-            } else {
-                report.serverLibrary = stack.library();
-            }
+            Report report = Report.ofSide(side, stack);
             report.iterations = n;
             report.negotiated = gates.negotiated();
             report.value(side, "rss_peak_bytes", peak, 0);

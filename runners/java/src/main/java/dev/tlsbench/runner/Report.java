@@ -20,6 +20,17 @@ public final class Report {
     /** The time measure only: what the collectors did while the sample measured. */
     GcWindow gc;
 
+    /** The report of one side's process (a split pair's), which names only that side's library. */
+    static Report ofSide(Side side, Stack stack) {
+        Report report = new Report();
+        if (side == Side.CLIENT) {
+            report.clientLibrary = stack.library();
+        } else {
+            report.serverLibrary = stack.library();
+        }
+        return report;
+    }
+
     void value(Side side, String metric, double value, double seconds) {
         values.add(Json.object().put("side", side.text()).put("metric", metric).put("value", value)
                 .put("seconds", seconds));

@@ -50,12 +50,7 @@ final class Split {
             GcWindow gc = new GcWindow();
             long iterations = scenario.kind == Kind.TRANSFER ? local.transfer(spec, clock, gc)
                     : local.handshakes(spec, clock, gc);
-            Report report = new Report();
-            if (side == Side.CLIENT) {
-                report.clientLibrary = stack.library();
-            } else {
-                report.serverLibrary = stack.library();
-            }
+            Report report = Report.ofSide(side, stack);
             report.iterations = iterations;
             report.rates(side, scenario.kind, iterations, clock);
             gc.report(report, side);
