@@ -19,9 +19,9 @@ type GCReport struct {
 
 const (
 	gcCyclesMetric = "/gc/cycles/total:gc-cycles"
-	// The runtime adds a cycle's GC CPU time (assists, background and idle mark workers, and
-	// the stop-the-world pauses times GOMAXPROCS) when the cycle ends, so a window sees whole
-	// cycles: one that ends inside it counts in full.
+	// The runtime adds a cycle's mark work (assists, background and idle workers) and its last
+	// stop-the-world pause when the cycle ends, and its first pause when it begins: a window
+	// sees a cycle that ends inside it in full, and the first pause of one that ends after it.
 	gcCPUMetric = "/cpu/classes/gc/total:cpu-seconds"
 )
 
