@@ -3,14 +3,16 @@
 # `openssl` linked statically against it (crates/runner-openssl-static):
 #
 #   scripts/build-openssl.sh 3.5            # also 3.6, 4.0: the newest patch release of that line
+#   scripts/build-openssl.sh 1.1.1          # OpenSSL 1.1.1's last release, 1.1.1w: openssl@1.1.1
 #   scripts/build-openssl.sh ~/src/openssl  # a maintainer's source tree (a git checkout):
 #                                           # openssl@3.6.0-dev+1a2b3c4d5e, built as a release is
 #   scripts/build-openssl.sh /opt/ossl      # an install prefix with static libraries (lib/libssl.a):
 #                                           # openssl@VERSION, linked as it is
 #
 # The source is the `openssl-src` crate's (crates.io carries each OpenSSL line as its own
-# semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x), fetched by cargo into its
-# registry. Everything goes to target/versions/openssl@X.Y/, where tlsbench finds the stack
+# semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x, and 111.x 1.1.1's lettered
+# releases), fetched by cargo into its registry. Before 3.0, OpenSSL named a line by three numbers
+# and its releases by a letter after them (1.1.1 to 1.1.1w): 1.1.1 is that line's name here. Everything goes to target/versions/openssl@X.Y/, where tlsbench finds the stack
 # openssl@X.Y (`tlsbench run --stack openssl --stack openssl@X.Y`, docs/versions.md):
 #   tlsbench-runner-openssl-static   the runner (its `list` says the exact version and flags)
 #   install/                         OpenSSL's static libraries and headers (make install_dev)
@@ -32,14 +34,19 @@ elif [ -f "$line/include/openssl/opensslv.h" ]; then
     prefix=$(cd "$line" && pwd)
 fi
 if [ -z "$source_tree$prefix" ]; then
-    if ! [[ "$line" =~ ^([0-9]+)\.([0-9]+)$ ]]; then
-        echo "usage: scripts/build-openssl.sh MAJOR.MINOR|SOURCE_TREE|PREFIX (e.g. 3.5, 3.6, 4.0," \
-            "an OpenSSL checkout, or an install prefix)" >&2
+    if [ "$line" = 1.1.1 ]; then
+        major=1 minor=1
+    elif [[ "$line" =~ ^([0-9]+)\.([0-9]+)$ ]]; then
+        major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+    else
+        echo "usage: scripts/build-openssl.sh MAJOR.MINOR|1.1.1|SOURCE_TREE|PREFIX (e.g. 3.5, 3.6, 4.0," \
+            "1.1.1, an OpenSSL checkout, or an install prefix)" >&2
         exit 2
     fi
-    major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
-    if ((major < 3)); then
-        echo "openssl $line: not supported: the openssl stack needs OpenSSL 3 or later" >&2
+    # 1.1.1 is the oldest line with TLS 1.3 and the API the adapter needs; 1.1 is written 1.1.1.
+    if ((major < 3)) && [ "$line" != 1.1.1 ]; then
+        echo "openssl $line: not supported: the openssl stack needs OpenSSL 1.1.1 (written 1.1.1)," \
+            "or 3.0 or later" >&2
         exit 2
     fi
 fi
@@ -78,8 +85,8 @@ if [ -n "$source_tree$prefix" ]; then
     fi
     line="$label"
 else
-    # The openssl-src line of this OpenSSL line: 3.5 -> 300.5, 4.0 -> 400.0.
-    crate_line="${major}00.${minor}"
+    # The openssl-src line of this OpenSSL line: 3.5 -> 300.5, 4.0 -> 400.0, 1.1.1 -> 111.
+    if ((major < 3)); then crate_line=111; else crate_line="${major}00.${minor}"; fi
     fetch="$versions/fetch/openssl-src-$crate_line"
     mkdir -p "$fetch/src"
     touch "$fetch/src/lib.rs"
@@ -104,9 +111,15 @@ for p in json.load(sys.stdin)["packages"]:
         print(os.path.dirname(p["manifest_path"]), p["version"])') || fail "cargo metadata failed" "$fetch_log"
     read -r crate_dir crate_version <<<"$crate_dir"
     src="$crate_dir/openssl"
-    [ -f "$src/VERSION.dat" ] || fail "openssl-src $crate_version holds no OpenSSL source (no $src/VERSION.dat)"
-    # shellcheck disable=SC1090,SC1091
-    version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
+    if [ -f "$src/VERSION.dat" ]; then
+        # shellcheck disable=SC1090,SC1091
+        version=$(. "$src/VERSION.dat" && echo "$MAJOR.$MINOR.$PATCH${PRE_RELEASE_TAG:+-$PRE_RELEASE_TAG}")
+    else
+        # Before 3.0 the version is only in opensslv.h: "OpenSSL 1.1.1w  11 Sep 2023".
+        version=$(sed -n 's/^# *define OPENSSL_VERSION_TEXT *"OpenSSL \([^ ]*\) .*/\1/p' \
+            "$src/include/openssl/opensslv.h" 2>/dev/null || true)
+        [ -n "$version" ] || fail "openssl-src $crate_version holds no OpenSSL source (no VERSION.dat or opensslv.h)"
+    fi
 fi
 out="$versions/openssl@$label"
 install="${prefix:-$out/install}"
@@ -116,8 +129,11 @@ echo "openssl $line: OpenSSL $version from ${source:-openssl-src $crate_version}
 # The configuration: OpenSSL's own defaults for linux-x86_64 (-O3, its assembly), static
 # libraries only, with the 64-bit P-224/P-384/P-521 code that Debian's and Fedora's builds also
 # enable. Its own OPENSSLDIR, so no configuration file of the system's is read.
+# 1.1.1 has no modules (providers came in 3.0), and its Configure refuses no-module.
+no_module=no-module
+if [[ "$version" == 1.* ]]; then no_module=""; fi
 configure=(linux-x86_64 "--prefix=$install" --libdir=lib "--openssldir=$install/ssl"
-    no-shared no-module no-tests enable-ec_nistp_64_gcc_128)
+    no-shared ${no_module:+"$no_module"} no-tests enable-ec_nistp_64_gcc_128)
 stamp="$install/.configured-with"
 if [ -n "$prefix" ]; then
     echo "openssl $line: OpenSSL $version as installed in $prefix" >&2

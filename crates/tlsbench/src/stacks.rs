@@ -64,6 +64,11 @@ pub const KNOWN: &[KnownStack] = &[
     },
 ];
 
+/// Libraries of a stack's releases before those its default runner can link: owned only by an
+/// `ID@RELEASE` that names the release (`OpenSSL 1.1.1w  11 Sep 2023` is `openssl@1.1.1`'s), never
+/// by the plain `ID` (`openssl` is the system's OpenSSL 3).
+const OLDER_RELEASES: &[(&str, fn(&str) -> bool)] = &[("openssl", |library| library.starts_with("OpenSSL 1.1.1"))];
+
 /// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
 /// absence is no note of its own, and a command that names one says how to get it.
 pub const OPT_IN: &[(&str, &str)] = &[("rustls-aws-lc-rs-fips", "scripts/build.sh --fips")];
@@ -113,7 +118,9 @@ fn is_release(release: &str) -> bool {
 /// `openssl@3.5.4`'s, not `openssl@3.6`'s). Go names its releases `go1.27.3`
 /// (`Go crypto/tls go1.27.3` is `go@1.27`'s). A build from a maintainer's tree is labelled
 /// `VERSION+COMMIT`: its library names both, as one word or two (`OpenSSL 3.6.0-dev (checkout
-/// 1a2b3c4d5e from /src/openssl)` is `openssl@3.6.0-dev+1a2b3c4d5e`'s).
+/// 1a2b3c4d5e from /src/openssl)` is `openssl@3.6.0-dev+1a2b3c4d5e`'s). OpenSSL before 3.0 names
+/// its releases by a letter after the line (`1.1.1w` is `openssl@1.1.1`'s), and such a library is
+/// only an `ID@RELEASE`'s ([`OLDER_RELEASES`]).
 pub fn owns(id: &str, library: &str) -> bool {
     let Some(stack) = known(id) else { return false };
     let (base, release) = split_release(id);
@@ -125,6 +132,7 @@ pub fn owns(id: &str, library: &str) -> bool {
         words
             .iter()
             .any(|word| *word == release || word.strip_prefix(release).is_some_and(|rest| rest.starts_with('.')))
+            || (base == "openssl" && words.iter().any(|word| is_lettered_release(word, release)))
     };
     let release_matches = match release {
         None => true,
@@ -133,7 +141,13 @@ pub fn owns(id: &str, library: &str) -> bool {
                 || release.split_once('+').is_some_and(|(version, commit)| names(version) && words.contains(&commit))
         }
     };
-    (stack.owns)(library) && release_matches
+    let older = || release.is_some() && OLDER_RELEASES.iter().any(|(id, owns)| *id == base && owns(library));
+    ((stack.owns)(library) || older()) && release_matches
+}
+
+/// Whether `word` is a lettered release of OpenSSL's line `release`: `1.1.1w` of `1.1.1`.
+fn is_lettered_release(word: &str, release: &str) -> bool {
+    word.strip_prefix(release).is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_lowercase()))
 }
 
 pub fn all_ids() -> Vec<&'static str> {
@@ -485,6 +499,20 @@ mod tests {
         assert!(!owns("openssl@3.6.0-dev+0a0a0a0a0a", tree) && !owns("openssl@3.7.0-dev+1a2b3c4d5e", tree));
         assert!(!owns("openssl@3.6.0-dev+1a2b3c4d5e", "OpenSSL 3.6.0-dev "), "a release is not the tree");
         assert!(owns("go@1.26.8", "Go crypto/tls go1.26.8 (/usr/local/go)"));
+    }
+
+    #[test]
+    fn openssl_1_1_1_is_only_a_release_that_names_it() {
+        let library = "OpenSSL 1.1.1w  11 Sep 2023";
+        assert!(owns("openssl@1.1.1", library) && owns("openssl@1.1.1w", library) && owns("openssl@1.1", library));
+        // Not the plain stack (the system's 3.x), nor another release, nor another letter.
+        assert!(!owns("openssl", library) && !owns("openssl@3", library) && !owns("openssl@3.5", library));
+        assert!(!owns("openssl@1.1.1v", library) && !owns("openssl@1.1.0", library));
+        // 1.1.1 owns no 3.x library, and no other stack owns 1.1.1's library at any release.
+        assert!(!owns("openssl@1.1.1", "OpenSSL 3.0.19 27 Jan 2026"));
+        assert!(!owns("boringssl@1.1.1", library) && !owns("libtls@1.1.1", library));
+        // The letters belong to OpenSSL's releases alone.
+        assert!(!owns("rustls-ring@0.23.2", "rustls 0.23.2a (ring 0.17.14)"));
     }
 
     #[test]
