@@ -35,10 +35,13 @@ scripts/build.sh
 export PATH="$PATH:/usr/local/go/bin"
 # One release runner of each kind beside today's, which the versions tests then require
 # (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
-# 7 minutes), rustls 0.23.29, and Go 1.27 (its toolchain from the Go module proxy). The other
-# OpenSSL releases are built on demand (docs/versions.md).
+# 7 minutes), OpenSSL 1.1.1 (the line before 3, with no providers: versions_openssl111.rs),
+# rustls 0.23.29, and Go 1.27 (its toolchain from the Go module proxy). The other OpenSSL
+# releases are built on demand (docs/versions.md).
 stage "build OpenSSL 3.5 and its runner"
 scripts/build-openssl.sh 3.5
+stage "build OpenSSL 1.1.1 and its runner"
+scripts/build-openssl.sh 1.1.1
 stage "build rustls 0.23.29's runner"
 scripts/build-rustls.sh 0.23.29 >/dev/null
 stage "build Go 1.27's runner"
@@ -66,5 +69,13 @@ stage "cargo test: build the tests"
 cargo test --release --workspace --locked --no-run
 stage "cargo test: run the unit and integration tests"
 cargo test --release --workspace --locked
+# The adapter's own tests against OpenSSL 1.1.1, whose code paths differ from 3's (docs/stacks.md#openssl-111):
+# in the release runners' target directory, linked as its runner is.
+stage "cargo test: the openssl adapter at OpenSSL 1.1.1"
+(
+    flock 9
+    CARGO_TARGET_DIR=target/versions/cargo OPENSSL_DIR="$PWD/target/versions/openssl@1.1.1/install" \
+        OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1 cargo test --release --locked -p tlsbench-stack-openssl
+) 9>target/versions/.lock
 stage "benches compile"
 cargo build --release --workspace --benches --locked

@@ -1,6 +1,8 @@
 //! Which library each function belongs to. Shared libraries are told apart by their object
 //! (libssl.so); what is linked statically into the runner (rustls, AWS-LC, ring, s2n-tls,
-//! BoringSSL, Bertie) by the source file's path (its cargo package) and the symbol's prefix.
+//! BoringSSL, Bertie) by the source file's path (its cargo package) and the symbol's prefix; an
+//! OpenSSL built from source (openssl@X.Y), which has no debug info, by libssl's symbol prefixes,
+//! the rest of it being libcrypto.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,9 @@ enum Is {
     Path(&'static str),
     /// Its name starts with this.
     Name(&'static str),
+    /// Its object's path contains this, and it has no source file: C code built without debug
+    /// info, as OpenSSL's own build makes it (the runner's Rust code always has one).
+    Unsourced(&'static str),
 }
 
 /// One stack's TLS library and crypto provider: what they are, for the tables, and the rules
@@ -62,7 +67,7 @@ pub struct StackLibraries {
 }
 
 use Class::{Crypto, Tls};
-use Is::{Name, Object, Path};
+use Is::{Name, Object, Path, Unsourced};
 
 const RUSTLS: [(Class, Is); 7] = [
     (Tls, Path("/rustls-0.")),
@@ -79,6 +84,38 @@ const AWS_LC: [(Class, Is); 4] = [
     (Crypto, Path("/aws-lc-sys-")),
     (Crypto, Path("/aws-lc/")),
     (Crypto, Name("aws_lc_")),
+];
+
+/// libssl linked statically (scripts/build-openssl.sh: 1.1.1, 3.x, 4.x), by its symbols' prefixes:
+/// its public API, its internal functions (`ssl3_`, `tls13_`, `ossl_statem_`, ...) and the state
+/// machine's and record layer's static functions that keep their names in the runner. These cover
+/// all but a few dozen of 1.1.1's and 3.5's libssl functions (static helpers with generic names,
+/// each called once a handshake, and QUIC's), which count as libcrypto's; libcrypto's own TLS PRF
+/// (`tls1_prf_*`) counts as libssl's. WPACKET, with which libssl writes its messages, is libssl's
+/// in 1.1.1 and libcrypto's from 3.0 (whose providers also write DER with it): libssl's here.
+const STATIC_LIBSSL: [(Class, Is); 22] = [
+    (Tls, Name("SSL_")),
+    (Tls, Name("ssl_")),
+    (Tls, Name("ssl3_")),
+    (Tls, Name("SSL3_")),
+    (Tls, Name("tls1")),
+    (Tls, Name("tls_")),
+    (Tls, Name("tlsv1_")),
+    (Tls, Name("TLS_")),
+    (Tls, Name("TLSv1")),
+    (Tls, Name("dtls")),
+    (Tls, Name("DTLS")),
+    (Tls, Name("ossl_statem_")),
+    (Tls, Name("ossl_ssl")),
+    (Tls, Name("ossl_tls")),
+    (Tls, Name("RECORD_LAYER_")),
+    (Tls, Name("custom_ext")),
+    (Tls, Name("statem_")),
+    (Tls, Name("WPACKET_")),
+    (Tls, Name("state_machine")),
+    (Tls, Name("read_state_machine")),
+    (Tls, Name("write_state_machine")),
+    (Tls, Name("do_ssl3_write")),
 ];
 
 /// The one table of which code is whose, per stack.
@@ -105,13 +142,18 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
         stacks: &["openssl"],
         tls: "libssl, rust-openssl",
         crypto: "libcrypto",
-        rules: &[&[
-            (Tls, Object("/libssl.so")),
-            (Tls, Path("/openssl-0.")),
-            (Tls, Path("/openssl-sys-")),
-            (Tls, Name("openssl::")),
-            (Crypto, Object("/libcrypto.so")),
-        ]],
+        rules: &[
+            &[
+                (Tls, Object("/libssl.so")),
+                (Tls, Path("/openssl-0.")),
+                (Tls, Path("/openssl-sys-")),
+                (Tls, Name("openssl::")),
+                (Crypto, Object("/libcrypto.so")),
+            ],
+            // openssl@X.Y: OpenSSL linked into its runner, without debug info.
+            &STATIC_LIBSSL,
+            &[(Crypto, Unsourced("/tlsbench-runner-openssl-static"))],
+        ],
     },
     StackLibraries {
         stacks: &["boringssl"],
@@ -212,8 +254,10 @@ const HARNESS_PATHS: &[&str] = &["/crates/harness/", "/crates/stack-", "/crates/
 const HEAP_INTERPOSER: &[&str] = &["/crates/harness/src/heap.rs", "/crates/harness/src/allocator.rs"];
 
 impl StackLibraries {
-    /// The entry of `stack`; every known stack has one (a test checks).
+    /// The entry of `stack`; every known stack has one (a test checks). A stack at another
+    /// release (`openssl@1.1.1`) has its stack's.
     pub fn of(stack: &str) -> Option<&'static StackLibraries> {
+        let (stack, _) = crate::stacks::split_release(stack);
         STACK_LIBRARIES.iter().find(|s| s.stacks.contains(&stack))
     }
 
@@ -243,6 +287,7 @@ impl StackLibraries {
             Object(part) => function.object.contains(part),
             Path(part) => function.file.contains(part),
             Name(prefix) => name.starts_with(prefix),
+            Unsourced(part) => function.object.contains(part) && function.file == "???",
         };
         if let Some((class, _)) = self.rules.iter().copied().flatten().find(|(_, is)| matches(is)) {
             return *class;
@@ -334,5 +379,43 @@ mod tests {
         for (stack, function, class) in cases {
             assert_eq!(StackLibraries::of(stack).unwrap().classify(&function), class, "{stack}: {}", function.name);
         }
+    }
+
+    #[test]
+    fn a_static_openssl_without_debug_info_is_split_by_libssls_symbols() {
+        let runner = "/x/target/versions/openssl@1.1.1/tlsbench-runner-openssl-static";
+        let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        let libraries = StackLibraries::of("openssl@1.1.1").unwrap();
+        let cases = [
+            (function("SSL_do_handshake", runner, "???"), Class::Tls),
+            (function("state_machine", runner, "???"), Class::Tls),
+            (function("tls13_enc", runner, "???"), Class::Tls),
+            (function("ossl_statem_client_read_transition", runner, "???"), Class::Tls),
+            (function("do_ssl3_write", runner, "???"), Class::Tls),
+            (function("WPACKET_reserve_bytes", runner, "???"), Class::Tls),
+            (function("custom_exts_free", runner, "???"), Class::Tls),
+            (function("aesni_gcm_encrypt", runner, "???"), Class::Crypto),
+            (function("x25519_fe64_mul", runner, "???"), Class::Crypto),
+            (function("EVP_DigestSignFinal", runner, "???"), Class::Crypto),
+            (function("malloc", runner, "/work/wt/crates/harness/src/heap.rs"), Class::Allocator),
+            (function("CRYPTO_malloc", runner, "???"), Class::Crypto),
+            (
+                function(
+                    "openssl::ssl::SslStream::read",
+                    runner,
+                    &format!("{registry}/openssl-0.10.82/src/ssl/mod.rs"),
+                ),
+                Class::Tls,
+            ),
+            (function("tlsbench_harness::driver::x", runner, "/work/wt/crates/harness/src/driver.rs"), Class::Harness),
+            (function("core::ptr::drop_in_place", runner, "/rustc/abc/library/core/src/ptr/mod.rs"), Class::Other),
+            (function("memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6", "???"), Class::Libc),
+        ];
+        for (function, class) in cases {
+            assert_eq!(libraries.classify(&function), class, "{}", function.name);
+        }
+        // Unsourced code elsewhere than the static runner is not taken for OpenSSL's.
+        let unsourced = function("x25519_fe64_mul", "/x/target/release/tlsbench-runner-openssl", "???");
+        assert_eq!(libraries.classify(&unsourced), Class::Other);
     }
 }

@@ -26,4 +26,5 @@ mod threads;
 mod versions;
 mod versions_go;
 mod versions_netty;
+mod versions_openssl111;
 mod warm;

@@ -222,7 +222,13 @@ fn what_cannot_be_built_is_refused_in_one_line() {
         ),
         (
             script("build-openssl.sh").arg("1.1").output().unwrap(),
-            "1.1: not supported: the openssl stack needs OpenSSL 3 or later".into(),
+            "1.1: not supported: the openssl stack needs OpenSSL 1.1.1 (written 1.1.1), or 3.0 or later".into(),
+        ),
+        (
+            script("build-openssl.sh").arg("1.1.0").output().unwrap(),
+            "usage: scripts/build-openssl.sh MAJOR.MINOR|1.1.1|SOURCE_TREE|PREFIX (e.g. 3.5, 3.6, 4.0, 1.1.1, \
+             an OpenSSL checkout, or an install prefix)"
+                .into(),
         ),
     ];
     for (output, message) in cases {
