@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds tlsbench and every runner into target/release, where tlsbench looks for its runners:
 # the Rust workspace (tlsbench and the Rust runners), the Go runner (crypto/tls) and the Java
-# runner (JSSE and Netty's tcnative engine). Run scripts/setup.sh first on a fresh machine.
+# runner (JSSE and Netty's tcnative engine), and the runner of AWS-LC's libssl (crates/runner-aws-lc),
+# built alone: the openssl crate's feature aws-lc would put the workspace's openssl stack on AWS-LC.
+# Run scripts/setup.sh first on a fresh machine.
 # --fips also builds the opt-in runner of rustls on AWS-LC's FIPS module (crates/runner-fips): a
 # long C build (aws-lc-fips-sys, with Go and cmake), built alone because its aws-lc-rs feature
 # would swap the AWS-LC of every other crate built with it.
@@ -68,7 +70,8 @@ case "$build_dir" in
         # The runners say which build they are, and their C compiler (crates/build-info: export_build).
         export TLSBENCH_BUILD="$build" CARGO_TARGET_DIR="target/builds/$build_dir/cargo"
         cargo build --profile "$profile" --locked -p tlsbench-runner-openssl -p tlsbench-runner-boringssl
-        for runner in tlsbench-runner-openssl tlsbench-runner-boringssl; do
+        cargo build --profile "$profile" --locked -p tlsbench-runner-aws-lc --features aws-lc
+        for runner in tlsbench-runner-openssl tlsbench-runner-boringssl tlsbench-runner-aws-lc; do
             cp "$CARGO_TARGET_DIR/$profile/$runner" "target/builds/$build_dir/"
         done
         options=""
@@ -83,6 +86,7 @@ esac
 out=target/release
 
 cargo build --release --workspace --locked
+cargo build --release --locked -p tlsbench-runner-aws-lc --features aws-lc
 if $fips; then
     echo "building the FIPS runner (AWS-LC's FIPS module: a long C build)" >&2
     cargo build --release --locked -p tlsbench-runner-fips --features fips

@@ -52,6 +52,10 @@ export TLSBENCH_REQUIRE_RELEASES=1
 stage "lint (rustfmt, clippy, gofmt, line length)"
 cargo fmt --all --check
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
+# The aws-lc crates with their feature, built alone as scripts/build.sh builds them.
+aws_lc=(-p tlsbench-stack-aws-lc -p tlsbench-runner-aws-lc
+    --features tlsbench-stack-aws-lc/aws-lc,tlsbench-runner-aws-lc/aws-lc)
+cargo clippy --release --all-targets --locked "${aws_lc[@]}" -- -D warnings
 unformatted=$(gofmt -l runners/go)
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 # Lines of at most 120 characters (rustfmt.toml's max_width) in every tracked Rust, Go, Java and
@@ -67,8 +71,10 @@ stage "Java runner: mvn test"
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
 stage "cargo test: build the tests"
 cargo test --release --workspace --locked --no-run
+cargo test --release --locked "${aws_lc[@]}" --no-run
 stage "cargo test: run the unit and integration tests"
 cargo test --release --workspace --locked
+cargo test --release --locked "${aws_lc[@]}"
 # The adapter's own tests against OpenSSL 1.1.1, whose code paths differ from 3's (docs/stacks.md#openssl-111):
 # in the release runners' target directory, linked as its runner is.
 stage "cargo test: the openssl adapter at OpenSSL 1.1.1"

@@ -10,8 +10,9 @@ fn main() {
         ("s2n-tls", "S2N_TLS_VERSION"),
         ("s2n-tls-sys", "S2N_TLS_SYS_VERSION"),
         ("aws-lc-rs", "AWS_LC_RS_VERSION"),
-        ("aws-lc-sys", "AWS_LC_SYS_VERSION"),
     ]);
+    // aws-lc-rs's AWS-LC: the lock also holds the one openssl-sys links for the aws-lc stack.
+    tlsbench_build_info::export_locked_dependency_versions(&[("aws-lc-rs", "aws-lc-sys", "AWS_LC_SYS_VERSION")]);
     println!("cargo:rerun-if-env-changed=CARGO_HOME");
     println!("cargo:rustc-env=S2N_TLS_SOURCE_COMMIT={}", source_commit().unwrap_or_default());
 }

@@ -8,15 +8,39 @@ use std::path::Path;
 
 /// Sets `cargo:rustc-env={var}={version of krate}` for each pair, from the workspace's
 /// Cargo.lock ("unknown" when it has none), and reruns the build script when the lock changes.
+/// A crate the lock holds at several versions (aws-lc-sys: aws-lc-rs's and openssl-sys's) fails
+/// the build: [`export_locked_dependency_versions`] says which one is meant.
 pub fn export_locked_versions(pairs: &[(&str, &str)]) {
+    let text = workspace_lock();
+    for (krate, var) in pairs {
+        let versions = locked_versions(&text, krate);
+        assert!(
+            versions.len() < 2,
+            "Cargo.lock holds {krate} at {versions:?}: name the crate whose dependency is meant \
+             (export_locked_dependency_versions)"
+        );
+        let version = versions.into_iter().next().unwrap_or_else(|| "unknown".into());
+        println!("cargo:rustc-env={var}={version}");
+    }
+}
+
+/// Sets `cargo:rustc-env={var}={version}` for each `(dependent, dependency, var)`: the version
+/// of `dependency` that `dependent` depends on in the workspace's Cargo.lock ("unknown" when
+/// the lock has no such edge), for a crate the lock may hold at several versions.
+pub fn export_locked_dependency_versions(triples: &[(&str, &str, &str)]) {
+    let text = workspace_lock();
+    for (dependent, dependency, var) in triples {
+        let version = locked_dependency_version(&text, dependent, dependency).unwrap_or_else(|| "unknown".into());
+        println!("cargo:rustc-env={var}={version}");
+    }
+}
+
+/// The workspace's Cargo.lock, which the build script then reruns on.
+fn workspace_lock() -> String {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR for build scripts");
     let lock = Path::new(&manifest_dir).join("../../Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
-    let text = std::fs::read_to_string(&lock).unwrap_or_default();
-    for (krate, var) in pairs {
-        let version = locked_version(&text, krate).unwrap_or_else(|| "unknown".into());
-        println!("cargo:rustc-env={var}={version}");
-    }
+    std::fs::read_to_string(&lock).unwrap_or_default()
 }
 
 /// Sets the `TLSBENCH_BUILD_*` variables the harness reports as its runner's build
@@ -85,11 +109,34 @@ fn compiler_of(line: &str) -> Option<String> {
     None
 }
 
-/// The version of `[[package]] name = "krate"` in a Cargo.lock.
-fn locked_version(lock: &str, krate: &str) -> Option<String> {
-    let entry = lock.split("[[package]]").find(|p| p.contains(&format!("name = \"{krate}\"\n")))?;
-    let line = entry.lines().find(|l| l.starts_with("version = "))?;
-    Some(line.trim_start_matches("version = ").trim_matches('"').to_string())
+/// The versions of every `[[package]] name = "krate"` in a Cargo.lock.
+fn locked_versions(lock: &str, krate: &str) -> Vec<String> {
+    lock.split("[[package]]")
+        .filter(|p| p.contains(&format!("name = \"{krate}\"\n")))
+        .filter_map(|entry| {
+            let line = entry.lines().find(|l| l.starts_with("version = "))?;
+            Some(line.trim_start_matches("version = ").trim_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// The version of `dependency` in the dependencies of `dependent` (its only version in the lock).
+/// Cargo.lock lists a dependency by name alone when the lock holds one version of it, and as
+/// `name version` when it holds several.
+fn locked_dependency_version(lock: &str, dependent: &str, dependency: &str) -> Option<String> {
+    let [entry] =
+        lock.split("[[package]]").filter(|p| p.contains(&format!("name = \"{dependent}\"\n"))).collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    let listed = entry
+        .lines()
+        .map(|l| l.trim().trim_end_matches(',').trim_matches('"'))
+        .find(|l| *l == dependency || l.strip_prefix(dependency).is_some_and(|rest| rest.starts_with(' ')))?;
+    match listed.split_once(' ') {
+        Some((_, version)) => Some(version.split(' ').next()?.to_string()),
+        None => locked_versions(lock, dependency).into_iter().next(),
+    }
 }
 
 #[cfg(test)]
@@ -126,8 +173,29 @@ mod tests {
             "[[package]]\nname = \"rustls\"\nversion = \"0.23.46\"\n",
         );
 
-        assert_eq!(locked_version(lock, "rustls").as_deref(), Some("0.23.46"));
-        assert_eq!(locked_version(lock, "ring").as_deref(), Some("0.17.14"));
-        assert_eq!(locked_version(lock, "rust"), None);
+        assert_eq!(locked_versions(lock, "rustls"), ["0.23.46"]);
+        assert_eq!(locked_versions(lock, "ring"), ["0.17.14"]);
+        assert_eq!(locked_versions(lock, "rust"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_dependency_held_at_several_versions_is_the_one_its_dependent_names() {
+        let lock = concat!(
+            "[[package]]\nname = \"aws-lc-rs\"\nversion = \"1.19.0\"\ndependencies = [\n",
+            " \"aws-lc-sys 0.47.0\",\n \"zeroize\",\n]\n\n",
+            "[[package]]\nname = \"aws-lc-sys\"\nversion = \"0.41.0\"\n\n",
+            "[[package]]\nname = \"aws-lc-sys\"\nversion = \"0.47.0\"\n\n",
+            "[[package]]\nname = \"openssl-sys\"\nversion = \"0.9.118\"\ndependencies = [\n",
+            " \"aws-lc-sys 0.41.0\",\n \"libc\",\n]\n\n",
+            "[[package]]\nname = \"zeroize\"\nversion = \"1.8.2\"\n",
+        );
+        assert_eq!(locked_versions(lock, "aws-lc-sys"), ["0.41.0", "0.47.0"]);
+        assert_eq!(locked_dependency_version(lock, "aws-lc-rs", "aws-lc-sys").as_deref(), Some("0.47.0"));
+        assert_eq!(locked_dependency_version(lock, "openssl-sys", "aws-lc-sys").as_deref(), Some("0.41.0"));
+        // Listed by name alone: the lock's only version.
+        assert_eq!(locked_dependency_version(lock, "aws-lc-rs", "zeroize").as_deref(), Some("1.8.2"));
+        // Not a dependency of it, or no such dependent.
+        assert_eq!(locked_dependency_version(lock, "openssl-sys", "zeroize"), None);
+        assert_eq!(locked_dependency_version(lock, "rustls", "aws-lc-sys"), None);
     }
 }

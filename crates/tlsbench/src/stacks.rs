@@ -39,6 +39,9 @@ pub const KNOWN: &[KnownStack] = &[
     },
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
     KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
+    // AWS-LC's own version string and the aws-lc-sys release that builds it (crates/runner-aws-lc):
+    // not rust-openssl's plain "AWS-LC 1.73.0", nor aws-lc-rs's AWS-LC under rustls or s2n-tls.
+    KnownStack { id: "aws-lc", owns: |library| library.starts_with("AWS-LC ") && library.contains(" (aws-lc-sys ") },
     KnownStack { id: "gnutls", owns: |library| library.starts_with("GnuTLS 3.") },
     // LibreTLS reports no version at runtime: the adapter compiles in the one it was built against.
     KnownStack { id: "libtls", owns: |library| library.starts_with("LibreTLS ") },
@@ -450,6 +453,7 @@ mod tests {
             "rustls 0.23.46 (aws-lc-rs 1.19.0, FIPS)",
             "OpenSSL 3.0.19 27 Jan 2026",
             "BoringSSL (API version 44, boring-sys 5.4.0)",
+            "AWS-LC 1.73.0 (aws-lc-sys 0.41.0)",
             "GnuTLS 3.7.9",
             "LibreTLS 3.7.0",
             "s2n-tls 0.3.47",
@@ -461,7 +465,10 @@ mod tests {
         ];
         assert_eq!(libraries.len(), KNOWN.len(), "one library string per known stack");
         for (stack, own) in KNOWN.iter().zip(libraries) {
-            for library in libraries.iter().chain(&["BoringSSL", "OpenSSL 1.1.1w"]) {
+            // What rust-openssl reports on BoringSSL or AWS-LC alone, and AWS-LC's own
+            // OpenSSL-compatible string (OPENSSL_VERSION_TEXT).
+            let bare = ["BoringSSL", "OpenSSL 1.1.1w", "AWS-LC 1.73.0", "OpenSSL 1.1.1 (compatible; AWS-LC 1.73.0)"];
+            for library in libraries.iter().chain(&bare) {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
             }
         }
@@ -611,7 +618,7 @@ mod tests {
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
         let expected = concat!(
             "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, ",
-            "boringssl, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; ",
+            "boringssl, aws-lc, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; ",
             "and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
         );
         assert_eq!(parse_id("wolfssl"), Err(expected.to_string()));

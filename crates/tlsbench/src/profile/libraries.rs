@@ -169,6 +169,24 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
             (Crypto, Path("/boringssl/")),
         ]],
     },
+    // AWS-LC's libssl exports unprefixed names (SSL_do_handshake), its internals are C++ in
+    // `bssl::`, and its libcrypto carries aws-lc-sys's prefix (aws_lc_0_41_0_EVP_AEAD_CTX_seal).
+    StackLibraries {
+        stacks: &["aws-lc"],
+        tls: "AWS-LC's libssl, rust-openssl",
+        crypto: "AWS-LC's libcrypto",
+        rules: &[
+            &[
+                (Tls, Path("/aws-lc/ssl/")),
+                (Tls, Name("bssl::")),
+                (Tls, Name("SSL_")),
+                (Tls, Path("/openssl-0.")),
+                (Tls, Path("/openssl-sys-")),
+                (Tls, Name("openssl::")),
+            ],
+            &AWS_LC,
+        ],
+    },
     StackLibraries {
         stacks: &["gnutls"],
         tls: "libgnutls",
@@ -324,6 +342,7 @@ mod tests {
     fn functions_are_classed_by_object_path_and_name() {
         let runner = "/x/target/release/tlsbench-runner-openssl";
         let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        let aws_lc = "/x/target/release/tlsbench-runner-aws-lc";
         let cases = [
             ("openssl", function("SSL_do_handshake", "/usr/lib/x86_64-linux-gnu/libssl.so.3", "???"), Class::Tls),
             ("openssl", function("EVP_DigestUpdate", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "???"), Class::Crypto),
@@ -365,6 +384,34 @@ mod tests {
                 Class::Other,
             ),
             ("rustls-ring", function("ring_core_0_17_14_x25519_scalar_mult", runner, "???"), Class::Crypto),
+            // The aws-lc runner's libssl and libcrypto, built from aws-lc-sys's source tree.
+            (
+                "aws-lc",
+                function("SSL_do_handshake", aws_lc, &format!("{registry}/aws-lc-sys-0.41.0/aws-lc/ssl/ssl_lib.cc")),
+                Class::Tls,
+            ),
+            (
+                "aws-lc",
+                function("bssl::tls13_add_finished(bssl::SSL_HANDSHAKE*)", aws_lc, "/aws-lc/ssl/tls13_both.cc"),
+                Class::Tls,
+            ),
+            ("aws-lc", function("SSL_write", aws_lc, "???"), Class::Tls),
+            (
+                "aws-lc",
+                function("aws_lc_0_41_0_EVP_AEAD_CTX_seal", aws_lc, "/aws-lc/crypto/fipsmodule/cipher/aead.c"),
+                Class::Crypto,
+            ),
+            ("aws-lc", function("aws_lc_0_41_0_sha256_block_data_order_avx", aws_lc, "???"), Class::Crypto),
+            (
+                "aws-lc",
+                function(
+                    "openssl::ssl::SslStream::read",
+                    aws_lc,
+                    &format!("{registry}/openssl-0.10.82/src/ssl/mod.rs"),
+                ),
+                Class::Tls,
+            ),
+            ("aws-lc", function("malloc", aws_lc, "/work/main/crates/harness/src/heap.rs"), Class::Allocator),
             (
                 "gnutls",
                 function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"),

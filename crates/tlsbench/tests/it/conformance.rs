@@ -14,8 +14,13 @@ use tlsbench_harness::{Capabilities, Measure, Scenario, Side};
 
 /// Every runner `scripts/build.sh` builds: a missing one is a failure (run scripts/build.sh),
 /// not a runner quietly left out of the test.
-const BUILT: &[&str] =
-    &["tlsbench-runner-openssl", "tlsbench-runner-boringssl", "tlsbench-runner-go", "tlsbench-runner-java"];
+const BUILT: &[&str] = &[
+    "tlsbench-runner-openssl",
+    "tlsbench-runner-boringssl",
+    "tlsbench-runner-aws-lc",
+    "tlsbench-runner-go",
+    "tlsbench-runner-java",
+];
 
 /// The stack every split pair is made with: in the broadest Rust runner.
 const PEER: &str = "rustls-aws-lc-rs";
@@ -163,6 +168,12 @@ fn every_stack_names_its_tls_library_and_its_backend() {
                 "boringssl" => {
                     assert_eq!(backend.name, "BoringSSL", "{name}");
                     assert!(library.contains(&backend.version), "{name}: {library} / {backend}");
+                }
+                // AWS-LC's libssl on its own libcrypto, which names the same release.
+                "aws-lc" => {
+                    assert_eq!(backend.name, "AWS-LC", "{name}");
+                    assert!(library.starts_with(&format!("AWS-LC {} (", backend.version)), "{name}: {library}");
+                    assert!(backend.detail.as_deref().is_some_and(|d| d.starts_with("aws-lc-sys ")), "{backend}");
                 }
                 "gnutls" => assert_eq!(backend.name, "Nettle", "{name}: {backend}"),
                 "bertie" => {

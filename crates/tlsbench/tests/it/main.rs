@@ -6,6 +6,7 @@ mod fake_go;
 mod net_common;
 
 mod allocators;
+mod aws_lc;
 mod builds;
 mod cli;
 mod conformance;

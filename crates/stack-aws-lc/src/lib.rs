@@ -1,0 +1,536 @@
+//! tlsbench adapter for AWS-LC's own libssl (built from source and linked statically by
+//! aws-lc-sys, every symbol prefixed with its release) through the `openssl` crate on AWS-LC:
+//! one `SslContext` pinned to the scenario per side. It is all behind the feature `aws-lc`,
+//! which crates/runner-aws-lc turns on in a build of its own (see Cargo.toml).
+#![cfg(feature = "aws-lc")]
+
+use std::ffi::{c_int, CString};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use openssl::error::ErrorStack;
+use openssl::ssl::{
+    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslSession, SslSessionCacheMode,
+    SslSessionRef, SslStream,
+};
+use shared::raw;
+use tlsbench_harness::{
+    Backend, Capabilities, Connection, Endpoint, Exclusion, Group, LibError, Negotiated, Pki, Scenario, Side, Stack,
+    Version,
+};
+
+// trust_store, use_chain_and_key, the server's config, the client's connection, send, receive,
+// close and more, shared with stack-openssl and stack-boringssl: the `openssl` crate's API is
+// the same on AWS-LC, and AWS-LC is BoringSSL's descendant where the libraries differ.
+tlsbench_stack_openssl_shared::shared_adapter_code!(mod shared for openssl, openssl_sys);
+
+/// AWS-LC's libssl, compiled into this binary.
+pub struct AwsLc;
+
+/// A client context, and the session it resumes next: the last one a server gave it. AWS-LC's
+/// sessions cannot change once made (a renewed TLS 1.2 ticket comes in a new session, which
+/// reaches the new-session callback), so one session can be offered by several connections.
+pub struct ClientConfig {
+    ctx: SslContext,
+    session: Arc<Mutex<Option<SslSession>>>,
+}
+
+impl Stack for AwsLc {
+    type ClientConfig = ClientConfig;
+    type ServerConfig = SslContext;
+    type Client = AwsLcConnection;
+    type Server = AwsLcConnection;
+
+    fn id(&self) -> &'static str {
+        "aws-lc"
+    }
+
+    /// `AWS-LC 1.73.0 (aws-lc-sys 0.41.0)`: AWS-LC's own version string at runtime, and the
+    /// crate release that vendors and builds it.
+    fn library(&self) -> String {
+        format!("{} ({})", openssl::version::version(), env!("AWS_LC_SYS_CRATE"))
+    }
+
+    /// AWS-LC's libssl runs on AWS-LC's libcrypto, built with it.
+    fn backend(&self) -> Backend {
+        // `AWS-LC 1.73.0`, or `AWS-LC FIPS 3.0.0` from the FIPS module.
+        let version = openssl::version::version();
+        let (name, number) = version.rsplit_once(' ').unwrap_or((version, ""));
+        Backend::new(name, number, Some(format!("{}, static", env!("AWS_LC_SYS_CRATE"))))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // AWS-LC, like BoringSSL, always offers and accepts the extended master secret.
+        let exclusions = vec![Exclusion::new(
+            "*_default_ed25519_default*",
+            "aws-lc: its default signature algorithms leave Ed25519 out, so it rejects an Ed25519 certificate",
+        )];
+        Capabilities { ems_off: false, exclusions, ..Capabilities::everything() }
+    }
+
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
+        let mut ctx = shared::client_context(context(Side::Client, scenario)?, scenario, pki)?;
+        let session = Arc::new(Mutex::new(None));
+        if scenario.kind.is_resumption() {
+            // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
+            // ticket) for the next connection; AWS-LC's own client cache is not used.
+            ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
+            let keep = session.clone();
+            ctx.set_new_session_callback(move |_, new| {
+                *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new)
+            });
+        }
+        Ok(ClientConfig { ctx: ctx.build(), session })
+    }
+
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
+        shared::server_config(context(Side::Server, scenario)?, scenario, pki)
+    }
+
+    fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<AwsLcConnection, LibError> {
+        let mut ssl = shared::client_ssl(&config.ctx)?;
+        if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            // SAFETY: the session comes from a connection of this same context.
+            unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
+        }
+        ssl.set_connect_state();
+        AwsLcConnection::new(ssl, io)
+    }
+
+    fn new_server(&self, config: &SslContext, io: Endpoint) -> Result<AwsLcConnection, LibError> {
+        let mut ssl = Ssl::new(config).map_err(LibError::context("creating the server connection"))?;
+        ssl.set_accept_state();
+        AwsLcConnection::new(ssl, io)
+    }
+}
+
+/// A context builder for one side that allows exactly the scenario's version and, pinned,
+/// exactly its cipher suite and group, with session resumption off. With the library's
+/// defaults, the rest is AWS-LC's own: its suites, groups and signature algorithms, a server
+/// session cache, and two TLS 1.3 tickets after each full handshake.
+fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
+    // AWS-LC's client and server methods are this one (as BoringSSL's are).
+    let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(LibError::context("creating the context"))?;
+    shared::pin_version(&mut ctx, scenario.version)?;
+    let Some((_, suite)) = scenario.pins() else { return Ok(ctx) };
+    let cipher = suite.openssl_name(scenario.version, scenario.key);
+    // Each list applies to its own version only; under the version pin the other list's
+    // defaults are neither offered nor accepted, so it is left alone.
+    let what = format!("setting the cipher suite {cipher}");
+    match scenario.version {
+        Version::Tls12 => ctx.set_cipher_list(cipher).map_err(LibError::context(&what))?,
+        // OpenSSL's call for the TLS 1.3 list, which AWS-LC has and the `openssl` crate wraps
+        // for OpenSSL only.
+        Version::Tls13 => {
+            let cipher = CString::new(cipher).map_err(|_| LibError::new(format!("{what}: a NUL in the name")))?;
+            // SAFETY: the context is live and the string NUL-terminated; AWS-LC copies what it parses.
+            check(unsafe { openssl_sys::SSL_CTX_set_ciphersuites(ctx.as_ptr(), cipher.as_ptr()) }, &what)?;
+        }
+    }
+    let groups = shared::groups_list(scenario, side);
+    ctx.set_groups_list(&groups).map_err(LibError::context(&format!("setting the groups {groups}")))?;
+    // AWS-LC's default list leaves Ed25519 out (as BoringSSL's does), so a peer with an Ed25519
+    // key would find no common signature algorithm; this is that default (without SHA-1) plus
+    // Ed25519. The `openssl` crate does not wrap this call.
+    // SAFETY: the context is live, and the pointer and length describe the list, which AWS-LC copies.
+    check(
+        unsafe {
+            openssl_sys::SSL_CTX_set_verify_algorithm_prefs(
+                ctx.as_ptr(),
+                VERIFY_ALGORITHMS.as_ptr(),
+                VERIFY_ALGORITHMS.len(),
+            )
+        },
+        "setting the signature algorithms to verify",
+    )?;
+    let tickets = shared::resumption_only_as_asked(&mut ctx, scenario.kind);
+    // One TLS 1.3 ticket per handshake at most (AWS-LC sends two by default); the `openssl`
+    // crate wraps SSL_CTX_set_num_tickets for OpenSSL only.
+    // SAFETY: the context is live; this only stores a number.
+    check(unsafe { openssl_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) }, "setting the number of tickets")?;
+    Ok(ctx)
+}
+
+/// The signature algorithms each side accepts from its peer, in AWS-LC's default order (its
+/// `SSL_SIGN_*` code points), then Ed25519.
+const VERIFY_ALGORITHMS: &[u16] = &[
+    openssl_sys::SSL_SIGN_ECDSA_SECP256R1_SHA256 as u16,
+    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA256 as u16,
+    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA256 as u16,
+    openssl_sys::SSL_SIGN_ECDSA_SECP384R1_SHA384 as u16,
+    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA384 as u16,
+    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA384 as u16,
+    openssl_sys::SSL_SIGN_ECDSA_SECP521R1_SHA512 as u16,
+    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA512 as u16,
+    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA512 as u16,
+    openssl_sys::SSL_SIGN_ED25519 as u16,
+];
+
+/// An AWS-LC call's return value: 1 is success, anything else fails with the error stack.
+fn check(ret: c_int, what: &str) -> Result<(), LibError> {
+    match ret {
+        1 => Ok(()),
+        _ => Err(LibError::new(format!("{what}: {}", ErrorStack::get()))),
+    }
+}
+
+/// One side of a connection; client and server differ only in the state set on the `Ssl`.
+pub struct AwsLcConnection {
+    stream: SslStream<Endpoint>,
+}
+
+impl AwsLcConnection {
+    fn new(ssl: Ssl, io: Endpoint) -> Result<Self, LibError> {
+        let stream = SslStream::new(ssl, io).map_err(LibError::context("attaching the transport"))?;
+        Ok(Self { stream })
+    }
+
+    /// `SSL_is_init_finished`, which the `openssl` crate wraps for OpenSSL only.
+    fn handshake_done(&self) -> bool {
+        // SAFETY: the SSL is live for the borrow of the stream, and this only reads it.
+        unsafe { openssl_sys::SSL_is_init_finished(raw(self.stream.ssl())) == 1 }
+    }
+
+    /// Writes the TLS 1.3 session tickets AWS-LC's server queues at the end of the handshake.
+    /// It holds them back until the server first writes (so that a client that never reads
+    /// cannot stall it), as BoringSSL does; a zero-byte write is the documented way to send them
+    /// now, as part of the handshake that a client resumes from. Nothing is written when nothing
+    /// is queued.
+    fn flush_tickets(&mut self) -> Result<(), LibError> {
+        let ssl = raw(self.stream.ssl());
+        // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport; a
+        // zero length reads nothing from the (dangling but non-null) pointer.
+        let ret = unsafe { openssl_sys::SSL_write(ssl, std::ptr::NonNull::<u8>::dangling().as_ptr().cast(), 0) };
+        match ret {
+            0.. => Ok(()),
+            _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
+        }
+    }
+}
+
+impl Connection for AwsLcConnection {
+    fn handshake(&mut self) -> Result<bool, LibError> {
+        if self.handshake_done() {
+            // Done: read what the peer sent since, such as a TLS 1.3 session ticket. A peek
+            // processes those records and leaves any application data where it is.
+            return match self.stream.ssl_peek(&mut [0u8; 1]) {
+                Ok(_) => Ok(true),
+                Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(true),
+                Err(e) => Err(LibError::new(format!("reading after the handshake: {e}"))),
+            };
+        }
+        match self.stream.do_handshake() {
+            Ok(()) if self.stream.ssl().is_server() => self.flush_tickets().map(|()| true),
+            Ok(()) => Ok(true),
+            // The transport said WouldBlock: the peer has to move first.
+            Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE) => Ok(false),
+            // The error stack says only "CERTIFICATE_VERIFY_FAILED"; the verify result says why
+            // (and is an error of its own, "invalid call", whenever no chain was verified).
+            Err(e) if e.to_string().contains("CERTIFICATE_VERIFY_FAILED") => {
+                Err(LibError::new(format!("{e} (certificate verification: {})", self.stream.ssl().verify_result())))
+            }
+            Err(e) => Err(LibError::new(e)),
+        }
+    }
+
+    fn send(&mut self, data: &[u8]) -> Result<(), LibError> {
+        shared::send(&mut self.stream, data)
+    }
+
+    fn receive(&mut self, buf: &mut [u8]) -> Result<usize, LibError> {
+        shared::receive(&mut self.stream, buf)
+    }
+
+    fn close(&mut self) -> Result<(), LibError> {
+        shared::close(&mut self.stream)
+    }
+
+    fn peer_closed(&mut self) -> Result<bool, LibError> {
+        if self.stream.get_shutdown().contains(ShutdownState::RECEIVED) {
+            return Ok(true);
+        }
+        // A peek processes the records that arrived and leaves any application data where it
+        // is; it answers ZERO_RETURN once the close_notify is read.
+        match self.stream.ssl_peek(&mut [0u8; 1]) {
+            // Application data first: the close_notify, if any, is behind it.
+            Ok(_) => Ok(false),
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(true),
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
+            Err(e) => Err(LibError::new(format!("SSL_peek: {e}"))),
+        }
+    }
+
+    fn negotiated(&self) -> Result<Negotiated, LibError> {
+        let ssl = self.stream.ssl();
+        let (version, suite) = shared::version_and_suite(ssl)?;
+        // `SSL_get_curve_id`: the group of the key exchange (its IANA id), for TLS 1.2's ECDHE
+        // and TLS 1.3.
+        // SAFETY: `raw(ssl)` is live for the borrow of `ssl`, and this only reads it.
+        let group = match i32::from(unsafe { openssl_sys::SSL_get_curve_id(raw(ssl)) }) {
+            openssl_sys::SSL_GROUP_X25519 => Group::X25519,
+            openssl_sys::SSL_GROUP_SECP256R1 => Group::Secp256r1,
+            openssl_sys::SSL_GROUP_SECP384R1 => Group::Secp384r1,
+            openssl_sys::SSL_GROUP_X25519_MLKEM768 => Group::X25519Mlkem768,
+            other => return Err(LibError::new(format!("negotiated an unexpected group ({other:#06x})"))),
+        };
+        let client_cert_verified = ssl
+            .is_server()
+            .then(|| ssl.peer_certificate().is_some() && ssl.verify_result() == openssl::x509::X509VerifyResult::OK);
+        // A TLS 1.2 ticket is part of the connection's session. A TLS 1.3 client that keeps no
+        // sessions discards the tickets that arrive, so whether one came is not known there.
+        let ticket_received = match (ssl.is_server() || version == Version::Tls13, ssl.session()) {
+            (true, _) => None,
+            (false, None) => Some(false),
+            // SAFETY: the session is live for the borrow of `ssl`, and this only reads it (a
+            // `&SslSessionRef` points at the SSL_SESSION itself, as in `raw`).
+            (false, Some(session)) => Some(
+                unsafe {
+                    openssl_sys::SSL_SESSION_has_ticket(
+                        session as *const SslSessionRef as *const openssl_sys::SSL_SESSION,
+                    )
+                } == 1,
+            ),
+        };
+        Ok(Negotiated {
+            version,
+            suite,
+            group: Some(group),
+            resumed: ssl.session_reused(),
+            ems: shared::ems(ssl, version),
+            client_cert_verified,
+            ticket_received,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tlsbench_harness::driver::{self, SampleSpec};
+    use tlsbench_harness::{KeyType, Kind, Link, Suite};
+
+    use super::*;
+    use tlsbench_harness::testing::{self, pki, scenario};
+
+    /// A handshake between configs built for two scenarios (see `testing::connect`).
+    fn connect(client: &Scenario, server: &Scenario) -> Result<(AwsLcConnection, AwsLcConnection), String> {
+        testing::connect(&AwsLc, &AwsLc, client, server)
+    }
+
+    #[test]
+    fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
+        // Through the real driver, once each: every gate passes at least once.
+        let measured = testing::check_every_supported_scenario(&AwsLc, &AwsLc);
+        // Everything time measures but TLS 1.2 without EMS.
+        let timed: Vec<_> =
+            Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
+        let no_ems = timed.iter().filter(|s| !s.ems).count();
+        // And, with its defaults, Ed25519 (its default signature algorithms leave it out).
+        let ed25519_defaults = timed.iter().filter(|s| !s.is_pinned() && s.key == KeyType::Ed25519).count();
+        assert_eq!(measured, timed.len() - no_ems - ed25519_defaults);
+    }
+
+    /// The `openssl` crate is on AWS-LC here, not the system's OpenSSL (whose string starts
+    /// "OpenSSL 3."): the library is AWS-LC's own string and the aws-lc-sys release under it.
+    #[test]
+    fn the_library_is_aws_lc_with_its_version_and_crate_release() {
+        let library = AwsLc.library();
+        let (version, krate) = library.split_once(" (").unwrap_or_else(|| panic!("{library}"));
+        let number = version.strip_prefix("AWS-LC ").unwrap_or_else(|| panic!("{library}"));
+        assert!(number.split('.').count() == 3 && number.split('.').all(|n| n.parse::<u32>().is_ok()), "{library}");
+        assert!(krate.starts_with("aws-lc-sys 0.") && krate.ends_with(')'), "{library}");
+        let backend = AwsLc.backend();
+        assert_eq!((backend.name.as_str(), backend.version.as_str()), ("AWS-LC", number));
+        assert_eq!(backend.detail, Some(format!("{}, static", krate.trim_end_matches(')'))));
+    }
+
+    /// Full handshakes in both versions with ECDSA P-256 and RSA-2048 keys (and every other key
+    /// and group): both sides report what was negotiated. The gates accept a group of None, so
+    /// they alone would not notice a side that stopped reporting it.
+    #[test]
+    fn both_sides_report_what_was_negotiated() {
+        for &version in Version::ALL {
+            for &group in &AwsLc.capabilities().groups {
+                for &key in KeyType::ALL {
+                    let suite = Suite::Chacha20Poly1305;
+                    // ML-KEM exists in TLS 1.3 only.
+                    let Ok(asked) = Scenario::new(Kind::HandshakeFull, version, group, key, suite) else { continue };
+                    let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
+                    let ems = (version == Version::Tls12).then_some(true);
+                    let expected = Negotiated {
+                        version,
+                        suite,
+                        group: Some(group),
+                        resumed: false,
+                        ems,
+                        client_cert_verified: None,
+                        ticket_received: (version == Version::Tls12).then_some(false),
+                    };
+                    assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
+                    let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
+                    assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+                }
+            }
+        }
+    }
+
+    /// Resumption from tickets in both versions and from a TLS 1.2 session ID: after the full
+    /// handshake that seeds the client, every connection resumes (each checked by the gate).
+    #[test]
+    fn every_connection_after_the_first_resumes_from_a_ticket_or_a_session_id() {
+        let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
+        for name in [
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.3_secp256r1_rsa-2048_aes-256-gcm_mtls",
+            "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm",
+            "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        ] {
+            let asked = scenario(name);
+            let report = driver::sample(&AwsLc, &AwsLc, &asked, pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
+        }
+        // Connection by connection: a full handshake, then one that resumes from its ticket.
+        for name in [
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+            "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm",
+        ] {
+            let asked = scenario(name);
+            let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+            let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+            let ticket_expected = (asked.version == Version::Tls12).then_some(true);
+            for resumed in [false, true] {
+                let (client, server) = testing::connect_configs(&AwsLc, &AwsLc, &client_config, &server_config)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let negotiated = client.negotiated().unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!((negotiated.resumed, negotiated.ticket_received), (resumed, ticket_expected), "{name}");
+                assert_eq!(server.negotiated().map(|n| n.resumed).map_err(|e| e.0), Ok(resumed), "{name}");
+            }
+            assert!(client_config.session.lock().unwrap().is_some(), "{name}: the client kept a session");
+        }
+    }
+
+    #[test]
+    fn a_server_chain_from_another_ca_fails_verification() {
+        // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch
+        // is the certificate.
+        let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
+        let server = Scenario { key: KeyType::EcdsaP256, ..client };
+        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
+        assert!(error.starts_with("client: "), "{error}");
+        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+        assert!(error.contains("unable to get local issuer certificate"), "{error}");
+    }
+
+    #[test]
+    fn a_certificate_for_another_host_name_fails_verification() {
+        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
+        let link = Link::new();
+        let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        // `new_client` with another name to verify: the chain is still good, only the name differs.
+        let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
+        ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
+        ssl.set_connect_state();
+        let mut client = AwsLcConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
+        let mut server = AwsLc.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
+        let error = loop {
+            match client.handshake() {
+                Err(e) => break e.0,
+                Ok(true) => panic!("the client accepted a certificate for another host name"),
+                Ok(false) => {
+                    server.handshake().unwrap_or_else(|e| panic!("server: {e}"));
+                }
+            }
+        };
+        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+        assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
+    }
+
+    #[test]
+    fn a_verified_client_certificate_is_reported() {
+        let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
+        let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(true), None))
+        );
+        assert_eq!(
+            server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
+            Ok((Some(true), Some(true)))
+        );
+    }
+
+    #[test]
+    fn ems_off_and_ed25519_with_the_defaults_are_declared_unsupported() {
+        let reason = |name: &str| AwsLc.capabilities().check("aws-lc", &scenario(name)).map_err(|e| e.to_string());
+        assert_eq!(
+            reason("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm_no-ems"),
+            Err("aws-lc: extended master secret cannot be switched off".into())
+        );
+        assert_eq!(
+            reason("handshake-full_1.3_default_ed25519_default"),
+            Err("aws-lc: its default signature algorithms leave Ed25519 out, so it rejects an Ed25519 certificate"
+                .into())
+        );
+    }
+
+    /// The TLS 1.3 suite list really is pinned (SSL_CTX_set_ciphersuites): a client and a server
+    /// with different suites have none in common.
+    #[test]
+    fn tls13_suites_are_pinned_on_both_sides() {
+        let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
+        let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
+        let Err(error) = connect(&client, &server) else {
+            panic!("a client and a server with no common suite connected")
+        };
+        assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
+    }
+
+    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
+    /// once the peer has sent it, and not before.
+    #[test]
+    fn close_notify_each_way_after_a_byte_each_way() {
+        for name in
+            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
+        {
+            let asked = scenario(name);
+            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
+            testing::check_close_notify(name, &mut client, &mut server);
+        }
+    }
+
+    /// Data crosses intact both ways, over AES-256-GCM in both versions.
+    #[test]
+    fn data_crosses_in_both_directions() {
+        for name in ["transfer_1.3_x25519_ecdsa-p256_aes-256-gcm", "transfer_1.2_x25519_rsa-2048_aes-256-gcm"] {
+            let asked = scenario(name);
+            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(client.negotiated().map(|n| n.suite).map_err(|e| e.0), Ok(Suite::Aes256Gcm), "{name}");
+            testing::check_data_crosses(&asked.name(), &mut client, &mut server);
+        }
+    }
+
+    /// 256 KiB in 16 KiB records each way arrive byte for byte, in order.
+    #[test]
+    fn a_large_transfer_arrives_intact() {
+        let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
+        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+        let sent: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8).collect();
+        client.send(&sent).unwrap_or_else(|e| panic!("client send: {e}"));
+        assert!(receive_all(&mut server, sent.len()) == sent, "the server received other bytes than sent");
+        server.send(&sent).unwrap_or_else(|e| panic!("server send: {e}"));
+        assert!(receive_all(&mut client, sent.len()) == sent, "the client received other bytes than sent");
+    }
+
+    fn receive_all(to: &mut AwsLcConnection, len: usize) -> Vec<u8> {
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut received = Vec::with_capacity(len);
+        while received.len() < len {
+            let n = to.receive(&mut buf).unwrap_or_else(|e| panic!("receive: {e}"));
+            assert!(n > 0, "stalled after {} bytes", received.len());
+            received.extend_from_slice(&buf[..n]);
+        }
+        received
+    }
+}
