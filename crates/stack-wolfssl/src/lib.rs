@@ -43,6 +43,8 @@ struct Shared {
     client_auth: ClientAuth,
     /// Client, session-ID scenarios: the session the next connection resumes.
     session: Mutex<Option<Session>>,
+    /// Server, pinned TLS 1.2: the groups each connection takes (see `new_server`).
+    groups: Vec<c_int>,
 }
 
 // SAFETY: a WOLFSSL_CTX, once set up, may be shared by connections on several threads (wolfSSL
@@ -177,8 +179,11 @@ impl Stack for WolfSsl {
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let shared = Shared::new(Side::Server, scenario)?;
+        let mut shared = Shared::new(Side::Server, scenario)?;
         let ctx = shared.ctx;
+        if scenario.version == Version::Tls12 {
+            shared.groups = scenario.groups(Side::Server).into_iter().map(group_id).collect();
+        }
         use_chain_and_key(ctx, &credentials.chain_pem, &credentials.key_pem)?;
         let verify = match scenario.client_auth {
             ClientAuth::None => sys::WOLFSSL_VERIFY_NONE,
@@ -218,7 +223,17 @@ impl Stack for WolfSsl {
     }
 
     fn new_server(&self, config: &Config, io: Endpoint) -> Result<WolfSslConnection, LibError> {
-        WolfSslConnection::new(config, io)
+        let connection = WolfSslConnection::new(config, io)?;
+        let mut groups = config.0.groups.clone();
+        if !groups.is_empty() {
+            // A TLS 1.2 server intersects the client's groups with its connection's own, not
+            // with its context's (which only TLS 1.3's key share follows): without these it
+            // would take any group the client lists.
+            // SAFETY: `ssl` is live; wolfSSL copies the groups.
+            let ret = unsafe { sys::wolfSSL_set_groups(connection.ssl, groups.as_mut_ptr(), groups.len() as c_int) };
+            check(ret, "setting the connection's groups")?;
+        }
+        Ok(connection)
     }
 }
 
@@ -241,8 +256,14 @@ impl Shared {
             return Err(LibError::new("wolfSSL_CTX_new failed"));
         }
         // From here on, dropping `shared` frees the context.
-        let shared =
-            Shared { ctx, side, kind: scenario.kind, client_auth: scenario.client_auth, session: Mutex::new(None) };
+        let shared = Shared {
+            ctx,
+            side,
+            kind: scenario.kind,
+            client_auth: scenario.client_auth,
+            session: Mutex::new(None),
+            groups: Vec::new(),
+        };
         // SAFETY: `ctx` is live and not yet shared; the callbacks are valid for any connection
         // whose IO contexts `WolfSslConnection::new` sets.
         unsafe {
@@ -716,6 +737,29 @@ mod tests {
                     let expected = Negotiated { client_cert_verified: Some(false), ..expected };
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
                 }
+            }
+        }
+    }
+
+    /// A TLS 1.2 client that lists another group first (as s2n-tls's policies do, leaving the
+    /// choice to the server) still gets the scenario's, the only one the server takes.
+    #[test]
+    fn a_tls_1_2_server_takes_only_its_own_group_whatever_the_client_lists_first() {
+        for (name, other) in [
+            ("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm", Group::Secp256r1),
+            ("handshake-full_1.2_secp256r1_rsa-2048_aes-128-gcm", Group::X25519),
+            ("handshake-full_1.2_secp384r1_ecdsa-p256_aes-128-gcm_mtls", Group::Secp256r1),
+        ] {
+            let asked = scenario(name);
+            let (client_config, server_config) = configs(&asked, &asked);
+            let group = asked.group().unwrap();
+            let mut groups = [group_id(other), group_id(group)];
+            // SAFETY: the context is live and not yet used by a connection; wolfSSL copies the list.
+            let ret = unsafe { sys::wolfSSL_CTX_set_groups(client_config.0.ctx, groups.as_mut_ptr(), 2) };
+            check(ret, "setting the client's groups").unwrap();
+            let (client, server) = connect(&client_config, &server_config).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for (side, negotiated) in [("client", client.negotiated()), ("server", server.negotiated())] {
+                assert_eq!(negotiated.map(|n| n.group).map_err(|e| e.0), Ok(Some(group)), "{name}: {side}");
             }
         }
     }
