@@ -683,7 +683,7 @@ mod tests {
             let mut server = WolfSsl.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
             let stepped = handshake_pair(&mut client, &mut server, &link, &mut Unmetered);
             let Err(Error::Library { side: Side::Client, error, .. }) = stepped else {
-                panic!("{name}: the client accepted a certificate for another host name, or the server failed: {stepped:?}")
+                panic!("{name}: the client accepted another host name's certificate, or the server failed: {stepped:?}")
             };
             assert_eq!(error.0, "peer subject name mismatch (-322)", "{name}");
         }

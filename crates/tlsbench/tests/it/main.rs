@@ -27,3 +27,4 @@ mod versions;
 mod versions_go;
 mod versions_netty;
 mod warm;
+mod wolfssl;
