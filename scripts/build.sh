@@ -7,6 +7,9 @@
 # --fips also builds the opt-in runner of rustls on AWS-LC's FIPS module (crates/runner-fips): a
 # long C build (aws-lc-fips-sys, with Go and cmake), built alone because its aws-lc-rs feature
 # would swap the AWS-LC of every other crate built with it.
+# --wolfssl also builds the opt-in runner of wolfSSL (crates/runner-wolfssl): wolfSSL is GPL-only, so
+# it is never built by default. wolfssl-sys builds its vendored wolfSSL with autotools (autoconf,
+# automake and libtool, installed if missing) and bindgen (libclang).
 #
 # --build NAME builds the Rust runners with other compiler flags into target/builds/NAME, where
 # `tlsbench run --build NAME` finds them (release, the default, is the above):
@@ -28,7 +31,7 @@ cd "$(dirname "$0")/.."
 # Go's own installs live in /usr/local/go; a login shell may not have it on its PATH.
 export PATH="$PATH:/usr/local/go/bin"
 
-build=release fips=false cc=gcc
+build=release fips=false wolfssl=false cc=gcc
 while (($#)); do
     case "$1" in
         --build) build="${2:?--build needs a name: release, native or lto}"; shift 2 ;;
@@ -36,8 +39,9 @@ while (($#)); do
         --cc) cc="${2:?--cc needs a compiler: gcc or clang}"; shift 2 ;;
         --cc=*) cc="${1#--cc=}"; shift ;;
         --fips) fips=true; shift ;;
+        --wolfssl) wolfssl=true; shift ;;
         *) echo "unknown argument \`$1\`" \
-               "(usage: scripts/build.sh [--build release|native|lto] [--cc gcc|clang] [--fips])" >&2
+               "(usage: scripts/build.sh [--build release|native|lto] [--cc gcc|clang] [--fips] [--wolfssl])" >&2
            exit 2 ;;
     esac
 done
@@ -45,6 +49,9 @@ case "$cc" in
     gcc) ;;
     clang)
         if $fips; then echo "--fips builds release's FIPS runner with gcc; build it without --cc clang" >&2; exit 2; fi
+        if $wolfssl; then
+            echo "--wolfssl builds release's wolfSSL runner with gcc; build it without --cc clang" >&2; exit 2
+        fi
         command -v clang >/dev/null || apt-get install -y -q clang >&2
         export CC=clang CXX=clang++
         ;;
@@ -52,6 +59,9 @@ case "$cc" in
 esac
 if $fips && [ "$build" != release ]; then
     echo "--fips builds release's FIPS runner; build it without --build $build" >&2; exit 2
+fi
+if $wolfssl && [ "$build" != release ]; then
+    echo "--wolfssl builds release's wolfSSL runner; build it without --build $build" >&2; exit 2
 fi
 
 # The runners of a build with clang, release's too, go to a directory of their own.
@@ -90,6 +100,18 @@ cargo build --release --locked -p tlsbench-runner-aws-lc --features aws-lc
 if $fips; then
     echo "building the FIPS runner (AWS-LC's FIPS module: a long C build)" >&2
     cargo build --release --locked -p tlsbench-runner-fips --features fips
+fi
+if $wolfssl; then
+    echo "building the wolfSSL runner (GPL, opt-in: wolfssl-sys's autotools build of wolfSSL)" >&2
+    need=()
+    for pkg in autoconf automake libtool; do dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg"); done
+    if ((${#need[@]})); then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >&2
+    fi
+    cargo build --release --locked -p tlsbench-runner-wolfssl --features wolfssl
 fi
 
 echo "building the Go runner" >&2

@@ -57,6 +57,8 @@ pub const KNOWN: &[KnownStack] = &[
     },
     // Bertie reports no version at runtime either; its string also says what it does not verify.
     KnownStack { id: "bertie", owns: |library| library.starts_with("Bertie ") },
+    // GPL-only, so in a runner of its own (crates/runner-wolfssl, opt-in).
+    KnownStack { id: "wolfssl", owns: |library| library.starts_with("wolfSSL 5.") },
     // Runners in other languages (runners/): Go's crypto/tls, the JDK's JSSE, and Netty's
     // OpenSSL engine on tcnative, which must report the BoringSSL it really loaded.
     KnownStack { id: "go", owns: |library| library.starts_with("Go crypto/tls go1.") },
@@ -74,7 +76,8 @@ const OLDER_RELEASES: &[(&str, fn(&str) -> bool)] = &[("openssl", |library| libr
 
 /// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
 /// absence is no note of its own, and a command that names one says how to get it.
-pub const OPT_IN: &[(&str, &str)] = &[("rustls-aws-lc-rs-fips", "scripts/build.sh --fips")];
+pub const OPT_IN: &[(&str, &str)] =
+    &[("rustls-aws-lc-rs-fips", "scripts/build.sh --fips"), ("wolfssl", "scripts/build.sh --wolfssl")];
 
 fn opt_in(id: &str) -> Option<&'static str> {
     OPT_IN.iter().find(|(opt, _)| *opt == id).map(|(_, build)| *build)
@@ -459,6 +462,7 @@ mod tests {
             "s2n-tls 0.3.47",
             "s2n-tls 0.3.47 (recv buffering)",
             "Bertie 0.1.0-pre.2 (no chain or host name verification)",
+            "wolfSSL 5.9.4 (wolfssl-sys 5.3.0; configure: --enable-tls13)",
             "Go crypto/tls go1.26.8",
             "JSSE (SunJSSE 17, OpenJDK 17.0.15+6-Debian-1deb12u1)",
             "netty-tcnative-boringssl-static 2.0.74.Final (BoringSSL, netty 4.1.128.Final)",
@@ -478,7 +482,7 @@ mod tests {
     fn a_stack_at_another_release_is_its_stack_and_owns_only_that_release() {
         assert_eq!(parse_id("openssl@3.5"), Ok("openssl@3.5".to_string()));
         assert_eq!(known("openssl@4.0.0-beta1").map(|s| s.id), Some("openssl"));
-        for bad in ["openssl@", "openssl@next", "openssl@3.5/x", "wolfssl@1.0"] {
+        for bad in ["openssl@", "openssl@next", "openssl@3.5/x", "no-such-tls@1.0"] {
             assert!(parse_id(bad).unwrap_err().starts_with(&format!("unknown stack `{bad}`")), "{bad}");
         }
         let library = "OpenSSL 3.5.4 30 Sep 2025";
@@ -583,6 +587,8 @@ mod tests {
         assert_eq!(note, None);
         let err = runners.of("rustls-aws-lc-rs-fips").unwrap_err().to_string();
         assert!(err.ends_with("its runner is built only on request: scripts/build.sh --fips)"), "{err}");
+        let err = runners.of("wolfssl").unwrap_err().to_string();
+        assert!(err.ends_with("its runner is built only on request: scripts/build.sh --wolfssl)"), "{err}");
         // Another stack missing is still noted.
         let runners = Runners::new(vec![runner("/r/tlsbench-runner-all", &all_but_opt_in[1..])], Path::new("/r"));
         assert!(runners.available().1.is_some_and(|note| note.starts_with("not measured: rustls-aws-lc-rs: ")));
@@ -617,10 +623,10 @@ mod tests {
         assert_eq!(parse_id("openssl"), Ok("openssl".to_string()));
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
         let expected = concat!(
-            "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, ",
-            "boringssl, aws-lc, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, go, jsse, netty-tcnative; ",
+            "unknown stack `no-such-tls` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, ",
+            "boringssl, aws-lc, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, netty-tcnative; ",
             "and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
         );
-        assert_eq!(parse_id("wolfssl"), Err(expected.to_string()));
+        assert_eq!(parse_id("no-such-tls"), Err(expected.to_string()));
     }
 }

@@ -222,6 +222,20 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
             (Crypto, Name("Hacl_")),
         ]],
     },
+    // Static in its runner: wolfssl-sys builds wolfSSL's tree in its OUT_DIR, TLS in src/ and
+    // wolfCrypt (assembly included) in wolfcrypt/src/.
+    StackLibraries {
+        stacks: &["wolfssl"],
+        tls: "wolfSSL, wolfssl-sys",
+        crypto: "wolfCrypt",
+        rules: &[&[
+            (Crypto, Path("/wolfssl-src/wolfcrypt/")),
+            (Tls, Path("/wolfssl-src/src/")),
+            (Tls, Path("/wolfssl-sys-")),
+            (Crypto, Name("wc_")),
+            (Tls, Name("wolfSSL_")),
+        ]],
+    },
 ];
 
 /// The allocator's functions: glibc's malloc and its internals, and Rust's allocation shims.
@@ -417,6 +431,25 @@ mod tests {
                 function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"),
                 Class::Crypto,
             ),
+            (
+                "wolfssl",
+                function(
+                    "DoTls13HandShakeMsgType",
+                    runner,
+                    "/x/target/release/build/wolfssl-sys-1/out/wolfssl-src/src/tls13.c",
+                ),
+                Class::Tls,
+            ),
+            (
+                "wolfssl",
+                function(
+                    "sp_256_mont_mul_4",
+                    runner,
+                    "/x/release/build/wolfssl-sys-1/out/wolfssl-src/wolfcrypt/src/sp_x86_64_asm.S",
+                ),
+                Class::Crypto,
+            ),
+            ("wolfssl", function("wc_AesGcmEncrypt", runner, "???"), Class::Crypto),
             (
                 "gnutls",
                 function("_dl_runtime_resolve_xsave", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "???"),

@@ -29,3 +29,4 @@ mod versions_go;
 mod versions_netty;
 mod versions_openssl111;
 mod warm;
+mod wolfssl;

@@ -187,7 +187,10 @@ fn bad_input_names_the_valid_choices() {
         assert!(!output.status.success());
         assert!(stderr(&output).contains(expected), "`{expected}` missing from: {}", stderr(&output));
     };
-    fails(&[SCENARIO, "--stack", "wolfssl", "--side", "server"], "unknown stack `wolfssl` (valid: rustls-aws-lc-rs, ");
+    fails(
+        &[SCENARIO, "--stack", "no-such-tls", "--side", "server"],
+        "unknown stack `no-such-tls` (valid: rustls-aws-lc-rs, ",
+    );
     fails(&[SCENARIO, "--stack", "openssl", "--side", "both"], "unknown side `both` (valid: client, server)");
     fails(&["handshake-full_1.3_x25519_ecdsa-p256_aes-512", "--stack", "openssl", "--side", "server"], "aes-512");
     fails(
