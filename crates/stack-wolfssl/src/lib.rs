@@ -45,6 +45,8 @@ struct Shared {
     session: Mutex<Option<Session>>,
     /// Server, pinned TLS 1.2: the groups each connection takes (see `new_server`).
     groups: Vec<c_int>,
+    /// Client: the host name each connection verifies, made once.
+    server_name: CString,
 }
 
 // SAFETY: a WOLFSSL_CTX, once set up, may be shared by connections on several threads (wolfSSL
@@ -196,9 +198,9 @@ impl Stack for WolfSsl {
         // SAFETY: `ctx` is live and not yet shared.
         unsafe { sys::wolfSSL_CTX_set_verify(ctx, verify as c_int, None) };
         if let (Version::Tls12, Some(group)) = (scenario.version, scenario.group()) {
-            // A TLS 1.2 server takes the first of the client's groups whose size is its
-            // ephemeral key size (32 bytes by default), whatever its own groups: the scenario's
-            // group has to be of that size. (In TLS 1.3 the key share decides.)
+            // Of the groups it shares with the client, a TLS 1.2 server takes the first whose size
+            // is its ephemeral key size (32 bytes by default), so P-384 needs 48 (a client
+            // certificate's P-256 may be shared too). In TLS 1.3 the key share decides.
             let size = match group {
                 Group::Secp384r1 => 48,
                 _ => 32,
@@ -212,9 +214,9 @@ impl Stack for WolfSsl {
     fn new_client(&self, config: &Config, io: Endpoint) -> Result<WolfSslConnection, LibError> {
         let connection = WolfSslConnection::new(config, io)?;
         let ssl = connection.ssl;
-        let name = CString::new(SERVER_NAME).expect("the server name has no NUL byte");
+        let name = config.0.server_name.as_ptr();
         // SAFETY: `ssl` is live; wolfSSL copies the name it is to verify.
-        check(unsafe { sys::wolfSSL_check_domain_name(ssl, name.as_ptr()) }, "setting the host name to verify")?;
+        check(unsafe { sys::wolfSSL_check_domain_name(ssl, name) }, "setting the host name to verify")?;
         if let Some(session) = config.0.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // SAFETY: `ssl` is live and the session is alive under the lock; wolfSSL copies it.
             check(unsafe { sys::wolfSSL_set_session(ssl, session.0) }, "setting the session to resume")?;
@@ -224,13 +226,14 @@ impl Stack for WolfSsl {
 
     fn new_server(&self, config: &Config, io: Endpoint) -> Result<WolfSslConnection, LibError> {
         let connection = WolfSslConnection::new(config, io)?;
-        let mut groups = config.0.groups.clone();
+        let groups = &config.0.groups;
         if !groups.is_empty() {
             // A TLS 1.2 server intersects the client's groups with its connection's own, not
             // with its context's (which only TLS 1.3's key share follows): without these it
             // would take any group the client lists.
-            // SAFETY: `ssl` is live; wolfSSL copies the groups.
-            let ret = unsafe { sys::wolfSSL_set_groups(connection.ssl, groups.as_mut_ptr(), groups.len() as c_int) };
+            // SAFETY: `ssl` is live; wolfSSL only reads the groups (its `int*` is not const).
+            let ret =
+                unsafe { sys::wolfSSL_set_groups(connection.ssl, groups.as_ptr().cast_mut(), groups.len() as c_int) };
             check(ret, "setting the connection's groups")?;
         }
         Ok(connection)
@@ -263,6 +266,7 @@ impl Shared {
             client_auth: scenario.client_auth,
             session: Mutex::new(None),
             groups: Vec::new(),
+            server_name: CString::new(SERVER_NAME).expect("the server name has no NUL byte"),
         };
         // SAFETY: `ctx` is live and not yet shared; the callbacks are valid for any connection
         // whose IO contexts `WolfSslConnection::new` sets.
