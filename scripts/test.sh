@@ -30,8 +30,11 @@ trap print_stages EXIT
 
 stage "setup (packages)"
 scripts/setup.sh
-stage "build (workspace, Go and Java runners)"
-scripts/build.sh
+stage "build (workspace, Go and Java runners; wolfSSL's opt-in runner)"
+# wolfSSL is GPL-only, so a user's plain build leaves it out; the tests build it, as a user who
+# asks for it would (scripts/build.sh --wolfssl), and require it (crates/tlsbench/tests/it/wolfssl.rs).
+scripts/build.sh --wolfssl
+export TLSBENCH_REQUIRE_WOLFSSL=1
 export PATH="$PATH:/usr/local/go/bin"
 # One release runner of each kind beside today's, which the versions tests then require
 # (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
@@ -56,6 +59,9 @@ cargo clippy --release --workspace --all-targets --locked -- -D warnings
 aws_lc=(-p tlsbench-stack-aws-lc -p tlsbench-runner-aws-lc
     --features tlsbench-stack-aws-lc/aws-lc,tlsbench-runner-aws-lc/aws-lc)
 cargo clippy --release --all-targets --locked "${aws_lc[@]}" -- -D warnings
+wolfssl=(-p tlsbench-stack-wolfssl -p tlsbench-runner-wolfssl
+    --features tlsbench-stack-wolfssl/wolfssl,tlsbench-runner-wolfssl/wolfssl)
+cargo clippy --release --all-targets --locked "${wolfssl[@]}" -- -D warnings
 unformatted=$(gofmt -l runners/go)
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 # Lines of at most 120 characters (rustfmt.toml's max_width) in every tracked Rust, Go, Java and
@@ -72,9 +78,11 @@ mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
 stage "cargo test: build the tests"
 cargo test --release --workspace --locked --no-run
 cargo test --release --locked "${aws_lc[@]}" --no-run
+cargo test --release --locked "${wolfssl[@]}" --no-run
 stage "cargo test: run the unit and integration tests"
 cargo test --release --workspace --locked
 cargo test --release --locked "${aws_lc[@]}"
+cargo test --release --locked "${wolfssl[@]}"
 # The adapter's own tests against OpenSSL 1.1.1, whose code paths differ from 3's (docs/stacks.md#openssl-111):
 # in the release runners' target directory, linked as its runner is.
 stage "cargo test: the openssl adapter at OpenSSL 1.1.1"
