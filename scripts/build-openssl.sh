@@ -12,8 +12,9 @@
 # The source is the `openssl-src` crate's (crates.io carries each OpenSSL line as its own
 # semver line: 300.5.x holds 3.5.x, 300.6.x 3.6.x, 400.0.x 4.0.x, and 111.x 1.1.1's lettered
 # releases), fetched by cargo into its registry. Before 3.0, OpenSSL named a line by three numbers
-# and its releases by a letter after them (1.1.1 to 1.1.1w): 1.1.1 is that line's name here. Everything goes to target/versions/openssl@X.Y/, where tlsbench finds the stack
-# openssl@X.Y (`tlsbench run --stack openssl --stack openssl@X.Y`, docs/versions.md):
+# and its releases by a letter after them (1.1.1 to 1.1.1w): 1.1.1 is that line's name here.
+# Everything goes to target/versions/openssl@X.Y/, where tlsbench finds the stack openssl@X.Y
+# (`tlsbench run --stack openssl --stack openssl@X.Y`, docs/versions.md):
 #   tlsbench-runner-openssl-static   the runner (its `list` says the exact version and flags)
 #   install/                         OpenSSL's static libraries and headers (make install_dev)
 #   build/                           the source tree it was built in, and the build's logs

@@ -72,7 +72,8 @@ pub const KNOWN: &[KnownStack] = &[
 /// Libraries of a stack's releases before those its default runner can link: owned only by an
 /// `ID@RELEASE` that names the release (`OpenSSL 1.1.1w  11 Sep 2023` is `openssl@1.1.1`'s), never
 /// by the plain `ID` (`openssl` is the system's OpenSSL 3).
-const OLDER_RELEASES: &[(&str, fn(&str) -> bool)] = &[("openssl", |library| library.starts_with("OpenSSL 1.1.1"))];
+const OLDER_RELEASES: &[KnownStack] =
+    &[KnownStack { id: "openssl", owns: |library| library.starts_with("OpenSSL 1.1.1") }];
 
 /// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
 /// absence is no note of its own, and a command that names one says how to get it.
@@ -147,7 +148,7 @@ pub fn owns(id: &str, library: &str) -> bool {
                 || release.split_once('+').is_some_and(|(version, commit)| names(version) && words.contains(&commit))
         }
     };
-    let older = || release.is_some() && OLDER_RELEASES.iter().any(|(id, owns)| *id == base && owns(library));
+    let older = || release.is_some() && OLDER_RELEASES.iter().any(|older| older.id == base && (older.owns)(library));
     ((stack.owns)(library) || older()) && release_matches
 }
 
