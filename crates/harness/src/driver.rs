@@ -12,7 +12,7 @@ use crate::cpu_time;
 use crate::gate::{self, Gates, Tally};
 use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
 use crate::step::{self, Meter};
-use crate::{Connection, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
+use crate::{Connection, Contexts, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Application data is written in records of this much plaintext (the TLS maximum).
 pub const TRANSFER_WRITE_SIZE: usize = 16 * 1024;
@@ -91,7 +91,8 @@ pub fn sample<C: Stack, S: Stack>(
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
     check_sample(client, server, scenario, spec.measure(), 1)?;
-    sample_pair(&Pair::new(client, server, scenario, pki, Link::new())?, spec)
+    let configs = Configs::new(client, server, scenario, pki)?;
+    sample_pair(&Pair::new(client, server, &configs, scenario, Link::new()), spec)
 }
 
 /// `Unsupported` unless `measure` applies to the scenario, with `threads` pairs side by side,
@@ -131,7 +132,8 @@ pub fn sample_with_configs<C: Stack, S: Stack>(
     scenario: &Scenario,
     spec: &SampleSpec,
 ) -> Result<SampleReport, Error> {
-    sample_pair(&Pair::with_configs(client, server, client_config, server_config, scenario, Link::new()), spec)
+    let configs = Configs { client: client_config, server: server_config };
+    sample_pair(&Pair::new(client, server, &configs, scenario, Link::new()), spec)
 }
 
 /// One sample of one pair.
@@ -149,12 +151,15 @@ fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> 
     })
 }
 
-/// Measures one sample with `threads` independent pairs, one per thread, in this process (the
-/// method of rustls-bench's `--threads`). Each thread builds its own configs and connections,
-/// warms up, then all start their measured loops together; each keeps its own clocks and gates,
-/// and goes on until every thread has done its part, so that they run side by side throughout.
-/// The report carries each thread's rates, and their sums as the sample's values. The time
-/// measure only: see [`check_threads`].
+/// Measures one sample with `threads` pairs, one per thread, in this process. With
+/// [`Contexts::Own`] (the method of rustls-bench's `--threads`) each thread builds its own
+/// configs; with [`Contexts::Shared`] every thread's pair borrows one client config and one
+/// server config built here, once, and seeded here with a full handshake per thread (see
+/// [`Pair::seed`]), as a server's threads share its context and session cache. Each thread
+/// makes its own connections, warms up, then all start their measured loops together; each
+/// keeps its own clocks and gates, and goes on until every thread has done its part, so that
+/// they run side by side throughout. The report carries each thread's rates, and their sums as
+/// the sample's values. The time measure only: see [`check_threads`].
 pub fn sample_threads<C: Stack, S: Stack>(
     client: &C,
     server: &S,
@@ -162,11 +167,27 @@ pub fn sample_threads<C: Stack, S: Stack>(
     pki: &Pki,
     spec: &SampleSpec,
     threads: usize,
+    contexts: Contexts,
 ) -> Result<SampleReport, Error> {
     check_sample(client, server, scenario, spec.measure(), threads)?;
+    let shared = match contexts {
+        Contexts::Shared => {
+            let configs = Configs::new(client, server, scenario, pki)?;
+            Pair::new(client, server, &configs, scenario, Link::new()).seed(threads)?;
+            Some(configs)
+        }
+        Contexts::Own => None,
+    };
     let together = Together::new(threads);
     let one = || -> Result<(Measured, Gates), Error> {
-        let pair = Pair::new(client, server, scenario, pki, Link::new())?;
+        let own;
+        let pair = match &shared {
+            Some(configs) => Pair { seeded: true, ..Pair::new(client, server, configs, scenario, Link::new()) },
+            None => {
+                own = Configs::new(client, server, scenario, pki)?;
+                Pair::new(client, server, &own, scenario, Link::new())
+            }
+        };
         Ok((pair.measure(spec, Some(&together))?, pair.gates))
     };
     let outcomes: Vec<Result<(Measured, Gates), Error>> = std::thread::scope(|scope| {
@@ -457,42 +478,46 @@ impl Clocks {
     }
 }
 
+/// A client config and a server config for one scenario: each pair's own, or one of each that
+/// the pairs of every thread of a sample borrow ([`Contexts::Shared`]).
+pub(crate) struct Configs<C: Stack, S: Stack> {
+    pub(crate) client: C::ClientConfig,
+    pub(crate) server: S::ServerConfig,
+}
+
+impl<C: Stack, S: Stack> Configs<C, S> {
+    /// Each stack's config for the scenario.
+    pub(crate) fn new(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<Self, Error> {
+        Ok(Configs {
+            client: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
+            server: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
+        })
+    }
+}
+
 /// A client stack and a server stack with their configs for one scenario, on one link (the io
 /// measure's link logs every call).
 pub(crate) struct Pair<'a, C: Stack, S: Stack> {
     pub(crate) client: &'a C,
     pub(crate) server: &'a S,
-    pub(crate) client_config: C::ClientConfig,
-    pub(crate) server_config: S::ServerConfig,
+    pub(crate) configs: &'a Configs<C, S>,
     pub(crate) scenario: &'a Scenario,
     pub(crate) link: Link,
     pub(crate) gates: Gates,
+    /// Whether the configs already hold the sessions that the first resumptions resume: shared
+    /// configs are seeded once for all their threads, before these start.
+    pub(crate) seeded: bool,
 }
 
 impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
-    /// The pair with each stack's configs for the scenario.
     pub(crate) fn new(
         client: &'a C,
         server: &'a S,
-        scenario: &'a Scenario,
-        pki: &Pki,
-        link: Link,
-    ) -> Result<Self, Error> {
-        let client_config = client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?;
-        let server_config = server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?;
-        Ok(Pair::with_configs(client, server, client_config, server_config, scenario, link))
-    }
-
-    /// The pair with configs built by the caller.
-    pub(crate) fn with_configs(
-        client: &'a C,
-        server: &'a S,
-        client_config: C::ClientConfig,
-        server_config: S::ServerConfig,
+        configs: &'a Configs<C, S>,
         scenario: &'a Scenario,
         link: Link,
     ) -> Self {
-        Pair { client, server, client_config, server_config, scenario, link, gates: Gates::default() }
+        Pair { client, server, configs, scenario, link, gates: Gates::default(), seeded: false }
     }
 
     /// The measured part of a sample of the scenario's kind; `together` with the other threads
@@ -506,10 +531,13 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
 
     /// Handshakes, each on new connections, until both clocks reach the minimum. Creating and
     /// dropping the connections is part of each side's cost. A first, unmeasured handshake is
-    /// full and leaves the session that the first resumption resumes; each resumed handshake
-    /// then leaves the next one (a new TLS 1.3 ticket, or the same TLS 1.2 session).
+    /// full and leaves the session that the first resumption resumes (unless the configs were
+    /// seeded for all their threads); each resumed handshake then leaves the next one (a new
+    /// TLS 1.3 ticket, or the same TLS 1.2 session).
     fn handshakes(&self, spec: &SampleSpec, together: Option<&Together>) -> Result<Measured, Error> {
-        self.checked_handshake(&mut Clocks::default(), false)?;
+        if !self.seeded {
+            self.seed(1)?;
+        }
         let resumed = self.scenario.kind.is_resumption();
         let (started, mut warmed) = (Instant::now(), 0);
         while spec.warming(started, warmed) {
@@ -526,6 +554,29 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
         Ok(Measured { iterations, clocks })
     }
 
+    /// The first, unmeasured handshakes on the pair's configs: `n` full ones, one per thread
+    /// that shares the configs, stepped in lockstep so that all begin before any ends. A client
+    /// that uses each TLS 1.3 ticket once (rustls's, whose server sends one per handshake) then
+    /// holds one for each thread's first resumption, and each resumption leaves the next.
+    fn seed(&self, n: usize) -> Result<(), Error> {
+        let links: Vec<Link> = (0..n).map(|_| Link::new()).collect();
+        let (mut clients, mut servers) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for link in &links {
+            let client = self.client.new_client(&self.configs.client, link.client());
+            clients.push(client.map_err(failed(Side::Client, "setup"))?);
+            let server = self.server.new_server(&self.configs.server, link.server());
+            servers.push(server.map_err(failed(Side::Server, "setup"))?);
+        }
+        step::complete_handshakes(&mut step::InProcess {
+            clients: &mut clients,
+            servers: &mut servers,
+            links: &links,
+            progress: &mut vec![step::Progress::default(); n],
+            meter: &mut step::Unmetered,
+        })?;
+        clients.iter().zip(&servers).try_for_each(|(client, server)| self.check(client, server, false))
+    }
+
     fn checked_handshake(&self, clocks: &mut Clocks, resumed: bool) -> Result<(), Error> {
         let (client, server) = self.handshake(clocks)?;
         self.check(&client, &server, resumed)?;
@@ -539,11 +590,11 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
         self.link.clear();
         let mut client = clocks
             .client
-            .time(|| self.client.new_client(&self.client_config, self.link.client()))
+            .time(|| self.client.new_client(&self.configs.client, self.link.client()))
             .map_err(failed(Side::Client, "setup"))?;
         let mut server = clocks
             .server
-            .time(|| self.server.new_server(&self.server_config, self.link.server()))
+            .time(|| self.server.new_server(&self.configs.server, self.link.server()))
             .map_err(failed(Side::Server, "setup"))?;
         step::handshake_pair(&mut client, &mut server, &self.link, clocks)?;
         Ok((client, server))

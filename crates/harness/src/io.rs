@@ -23,7 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{check_sample, failed, Clocks, Pair};
+use crate::driver::{check_sample, failed, Clocks, Configs, Pair};
 use crate::protocol::{Metric, MetricValue, SampleReport, SideNegotiated};
 use crate::transport::{IoEvent, Record};
 use crate::{ClientAuth, Connection, Error, Kind, Link, Measure, Pki, Scenario, Side, Stack, Version};
@@ -284,7 +284,8 @@ pub fn sample<C: Stack, S: Stack>(
 /// The call-by-call trace of one measured connection of `scenario` (see the module's doc).
 pub fn trace<C: Stack, S: Stack>(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<IoTrace, Error> {
     check_sample(client, server, scenario, Measure::Io, 1)?;
-    trace_pair(&Pair::new(client, server, scenario, pki, Link::with_io_log())?)
+    let configs = Configs::new(client, server, scenario, pki)?;
+    trace_pair(&Pair::new(client, server, &configs, scenario, Link::with_io_log()))
 }
 
 /// [`trace`] with configs built by the caller; the gates still check against `scenario`.
@@ -295,7 +296,8 @@ pub fn trace_with_configs<C: Stack, S: Stack>(
     server_config: S::ServerConfig,
     scenario: &Scenario,
 ) -> Result<IoTrace, Error> {
-    trace_pair(&Pair::with_configs(client, server, client_config, server_config, scenario, Link::with_io_log()))
+    let configs = Configs { client: client_config, server: server_config };
+    trace_pair(&Pair::new(client, server, &configs, scenario, Link::with_io_log()))
 }
 
 fn trace_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>) -> Result<IoTrace, Error> {

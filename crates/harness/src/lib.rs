@@ -27,7 +27,7 @@ pub mod transport;
 
 pub use error::{Error, LibError};
 pub use pki::Pki;
-pub use scenario::{ClientAuth, Config, Group, KeyType, Kind, Measure, Scenario, Suite, Version};
+pub use scenario::{ClientAuth, Config, Contexts, Group, KeyType, Kind, Measure, Scenario, Suite, Version};
 pub use stack::{
     check_pair, Backend, Capabilities, Connection, Exclusion, MeasureLimit, Negotiated, PeerLimit, Side, Stack,
 };

@@ -39,7 +39,7 @@ use crate::io::{IoTrace, TraceReply};
 use crate::net::plain::{PlainTcp, PLAIN_STACKS};
 use crate::net::{LoadSettings, NetReply, NetReport, ServeSettings, Serving, TlsPeer, TlsServer};
 use crate::protocol::{Cause, ListReply, Reply, StackInfo, PROTOCOL_VERSION};
-use crate::{Capabilities, Error, Measure, Pki, Scenario, Side, Stack};
+use crate::{Capabilities, Contexts, Error, Measure, Pki, Scenario, Side, Stack};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The stacks one runner binary links, by id. Declare one with [`family!`](crate::family).
@@ -272,10 +272,14 @@ struct SampleArgs {
     client: String,
     #[arg(long)]
     server: String,
-    /// Independent pairs measured side by side, one per thread (the time measure only); the
-    /// reply carries each thread's rates and their sums.
+    /// Pairs measured side by side, one per thread (the time measure only); the reply carries
+    /// each thread's rates and their sums.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: u32,
+    /// What those threads share: `own` (each builds its own configs) or `shared` (one client
+    /// config and one server config for all, as a multi-threaded server shares its context).
+    #[arg(long, default_value_t = Contexts::Own)]
+    contexts: Contexts,
     #[command(flatten)]
     settings: SampleSettings,
 }
@@ -449,6 +453,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         pki: &pki,
         spec,
         threads: args.threads as usize,
+        contexts: args.contexts,
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
@@ -808,13 +813,14 @@ impl StackVisitor for Describe {
             true => crate::allocator::Allocator::ALL.to_vec(),
             false => Vec::new(),
         };
-        // Every stack of a Rust runner can run as several pairs on threads (`sample --threads`).
+        // Every stack of a Rust runner can run as several pairs on threads, with their own
+        // configs or sharing one of each (`sample --threads N --contexts own|shared`).
         StackInfo {
             id: stack.id().to_string(),
             library: stack.library(),
             tls_library: Some(stack.tls_library()),
             backend: Some(stack.backend()),
-            capabilities: Capabilities { allocators, threads: true, ..stack.capabilities() },
+            capabilities: Capabilities { allocators, threads: true, shared_contexts: true, ..stack.capabilities() },
         }
     }
 }
@@ -825,6 +831,7 @@ struct MeasurePair<'a> {
     pki: &'a Pki,
     spec: SampleSpec,
     threads: usize,
+    contexts: Contexts,
 }
 
 impl PairVisitor for MeasurePair<'_> {
@@ -834,7 +841,7 @@ impl PairVisitor for MeasurePair<'_> {
         driver::check_threads(self.measure, self.threads)?;
         match self.measure {
             Measure::Time if self.threads > 1 => {
-                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads)
+                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads, self.contexts)
             }
             Measure::Time | Measure::Instructions => {
                 driver::sample(client, server, self.scenario, self.pki, &self.spec)

@@ -91,6 +91,19 @@ parameter!(
     }
 );
 
+parameter!(
+    /// What the threads of a sample of several (`sample --threads N`) share: how a server's
+    /// threads use its context is where multi-threaded servers contend (docs/axes.md#threads).
+    Contexts, "contexts" {
+        /// Each thread builds its own client and server configs (rustls-bench's method).
+        Own => "own",
+        /// One server config for all threads' servers and one client config for all their
+        /// clients, built once per sample, as a multi-threaded server shares one context (its
+        /// session cache, its ticket keys) and a client its own (its saved sessions).
+        Shared => "shared",
+    }
+);
+
 impl Measure {
     /// The scenario kinds this measure applies to.
     pub fn kinds(self) -> &'static [Kind] {

@@ -10,10 +10,12 @@ use crate::{ClientAuth, Endpoint, Error, Group, KeyType, Kind, LibError, Measure
 /// One TLS implementation in one configuration (e.g. rustls with the ring provider).
 ///
 /// A server on a real socket ([`crate::net`]) shares the stack and one server config among its
-/// worker threads, as a real server shares its context (one session cache, one ticket key), so
-/// both must be `Sync`; each connection stays on the thread that made it.
+/// worker threads, as a real server shares its context (one session cache, one ticket key), and
+/// the pairs of a sample on threads with shared contexts ([`crate::Contexts::Shared`]) share one
+/// server config and one client config (with the sessions it keeps), so all must be `Sync`;
+/// each connection stays on the thread that made it.
 pub trait Stack: Sync {
-    type ClientConfig;
+    type ClientConfig: Sync;
     type ServerConfig: Sync;
     type Client: Connection;
     type Server: Connection;
@@ -225,6 +227,11 @@ pub struct Capabilities {
     /// (`sample --threads N`): filled in by the runner. False (absent): one pair per sample.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub threads: bool,
+    /// Whether those threads can also share one server config and one client config
+    /// (`sample --threads N --contexts own|shared`): filled in by the runner. False (absent): a
+    /// runner from before the option, whose threads each build their own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_contexts: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -294,6 +301,7 @@ impl Capabilities {
             min_warmup_ms: 0,
             allocators: Vec::new(),
             threads: false,
+            shared_contexts: false,
         }
     }
 

@@ -1,13 +1,15 @@
 //! Test support for the stack adapters (feature `testing`): one set of certificates per test
 //! binary, a handshake stepped by hand for configs built from different scenarios, and the
-//! every-supported-scenario check that each adapter runs against itself and its peers.
+//! every-supported-scenario check that each adapter runs against itself and its peers, and the
+//! check of its configs shared by threads.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::driver::{self, SampleSpec};
 use crate::protocol::Metric;
-use crate::{Connection, KeyType, Link, Measure, Pki, Scenario, Stack};
+use crate::{Connection, Contexts, KeyType, Link, Measure, Pki, Scenario, Stack};
 
 /// One measured iteration after the seed handshake: every gate passes at least once.
 pub const ONCE: SampleSpec = SampleSpec::timed(Duration::ZERO, Duration::from_micros(1));
@@ -76,6 +78,112 @@ pub fn check_every_supported_scenario<C: Stack, S: Stack>(client: &C, server: &S
         measured += 1;
     }
     measured
+}
+
+/// The resumption scenarios `client` and `server` both support (session IDs and tickets, TLS 1.2
+/// and 1.3), on threads that share one client config and one server config, as a multi-threaded
+/// client and server do ([`Contexts::Shared`]). For each: a session that one thread's connection
+/// made is resumed by another thread's (both sides say so); a sample of two threads on shared
+/// configs builds each config once, and every measured handshake of each thread resumes (the
+/// gates check each one); and one on their own configs builds each config per thread. Returns
+/// how many scenarios ran.
+pub fn check_shared_contexts<C: Stack, S: Stack>(client: &C, server: &S) -> usize {
+    const THREADS: usize = 2;
+    // Long enough for the two threads' handshakes to overlap many times.
+    let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
+    let mut checked = 0;
+    for name in [
+        "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
+        "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
+    ] {
+        let scenario = scenario(name);
+        if client.capabilities().check(client.id(), &scenario).is_err()
+            || server.capabilities().check(server.id(), &scenario).is_err()
+        {
+            continue;
+        }
+        let pair = format!("{} -> {} {name}", client.id(), server.id());
+        let client_config = client.client_config(&scenario, pki()).unwrap_or_else(|e| panic!("{pair}: {e}"));
+        let server_config = server.server_config(&scenario, pki()).unwrap_or_else(|e| panic!("{pair}: {e}"));
+        let connect = || {
+            let (c, s) = connect_configs(client, server, &client_config, &server_config)
+                .unwrap_or_else(|e| panic!("{pair}: {e}"));
+            let resumed = |side, negotiated: Result<crate::Negotiated, crate::LibError>| {
+                negotiated.unwrap_or_else(|e| panic!("{pair}: {side} negotiated: {e}")).resumed
+            };
+            [resumed("client", c.negotiated()), resumed("server", s.negotiated())]
+        };
+        std::thread::scope(|threads| {
+            let first = threads.spawn(connect).join().expect("the first thread's connection");
+            assert_eq!(first, [false, false], "{pair}: the first connection is a full handshake");
+            let second = threads.spawn(connect).join().expect("the second thread's connection");
+            assert_eq!(second, [true, true], "{pair}: another thread's connection resumes the first one's session");
+        });
+
+        for (contexts, built) in [(Contexts::Shared, 1), (Contexts::Own, THREADS)] {
+            let (client, server) = (Counted::new(client), Counted::new(server));
+            let report = driver::sample_threads(&client, &server, &scenario, pki(), &spec, THREADS, contexts)
+                .unwrap_or_else(|e| panic!("{pair}, {contexts} contexts: {e}"));
+            assert!(report.threads.iter().all(|t| t.iterations > 0), "{pair}, {contexts}: {report:?}");
+            assert_eq!(client.built(), [built, 0], "{pair}, {contexts}: client configs built, server configs");
+            assert_eq!(server.built(), [0, built], "{pair}, {contexts}: client configs built, server configs");
+        }
+        checked += 1;
+    }
+    checked
+}
+
+/// A stack that counts the configs it builds.
+struct Counted<'a, T> {
+    stack: &'a T,
+    client_configs: AtomicUsize,
+    server_configs: AtomicUsize,
+}
+
+impl<'a, T: Stack> Counted<'a, T> {
+    fn new(stack: &'a T) -> Self {
+        Counted { stack, client_configs: AtomicUsize::new(0), server_configs: AtomicUsize::new(0) }
+    }
+
+    /// How many client configs and server configs it built.
+    fn built(&self) -> [usize; 2] {
+        [self.client_configs.load(Ordering::Relaxed), self.server_configs.load(Ordering::Relaxed)]
+    }
+}
+
+impl<T: Stack> Stack for Counted<'_, T> {
+    type ClientConfig = T::ClientConfig;
+    type ServerConfig = T::ServerConfig;
+    type Client = T::Client;
+    type Server = T::Server;
+
+    fn id(&self) -> &'static str {
+        self.stack.id()
+    }
+    fn library(&self) -> String {
+        self.stack.library()
+    }
+    fn backend(&self) -> crate::Backend {
+        self.stack.backend()
+    }
+    fn capabilities(&self) -> crate::Capabilities {
+        self.stack.capabilities()
+    }
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<T::ClientConfig, crate::LibError> {
+        self.client_configs.fetch_add(1, Ordering::Relaxed);
+        self.stack.client_config(scenario, pki)
+    }
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<T::ServerConfig, crate::LibError> {
+        self.server_configs.fetch_add(1, Ordering::Relaxed);
+        self.stack.server_config(scenario, pki)
+    }
+    fn new_client(&self, config: &T::ClientConfig, io: crate::Endpoint) -> Result<T::Client, crate::LibError> {
+        self.stack.new_client(config, io)
+    }
+    fn new_server(&self, config: &T::ServerConfig, io: crate::Endpoint) -> Result<T::Server, crate::LibError> {
+        self.stack.new_server(config, io)
+    }
 }
 
 /// On connected `client` and `server`: one byte each way, then close_notify each way; each side

@@ -378,6 +378,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         min_warmup_ms: 2000,
         allocators: Allocator::ALL.to_vec(),
         threads: true,
+        shared_contexts: true,
     };
     let stack = StackInfo {
         id: "rustls-ring".into(),
@@ -404,6 +405,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         min_warmup_ms: 0,
         allocators: Vec::new(),
         threads: false,
+        shared_contexts: false,
         ..capabilities
     };
     let minimal = ListReply {

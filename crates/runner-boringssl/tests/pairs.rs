@@ -2,7 +2,9 @@
 //! and the gates catching real handshakes between them that do not match the scenario.
 
 use tlsbench_harness::driver;
-use tlsbench_harness::testing::{check_every_supported_scenario as check_all_scenarios, pki, ONCE};
+use tlsbench_harness::testing::{
+    check_every_supported_scenario as check_all_scenarios, check_shared_contexts, pki, ONCE,
+};
 use tlsbench_harness::{Error, Measure, Scenario, Side, Stack};
 use tlsbench_stack_boringssl::BoringSsl;
 use tlsbench_stack_openssl_shared::testing::{
@@ -69,4 +71,13 @@ fn the_gates_catch_a_handshake_that_is_not_the_scenario() {
 fn a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell() {
     check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&Rustls::aws_lc_rs(), &BoringSsl);
     check_a_resumption_that_falls_back_to_a_full_handshake_fails_the_cell(&BoringSsl, &Rustls::aws_lc_rs());
+}
+
+#[test]
+fn threads_sharing_configs_resume_each_other_s_sessions() {
+    // Session IDs and tickets, in TLS 1.2 and 1.3 (testing::check_shared_contexts).
+    let aws = Rustls::aws_lc_rs();
+    assert_eq!(check_shared_contexts(&BoringSsl, &BoringSsl), 3);
+    assert_eq!(check_shared_contexts(&BoringSsl, &aws), 3);
+    assert_eq!(check_shared_contexts(&aws, &BoringSsl), 3);
 }

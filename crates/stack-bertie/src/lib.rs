@@ -131,6 +131,7 @@ impl Stack for Bertie {
             min_warmup_ms: 0,
             allocators: Vec::new(),
             threads: false,
+            shared_contexts: false,
         }
     }
 

@@ -191,6 +191,14 @@ pub struct RunArgs {
         value_parser = clap::value_parser!(u32).range(1..=1024)
     )]
     pub threads: Vec<u32>,
+    /// What the threads of --threads N share: own (each thread its own client and server
+    /// configs, as rustls-bench does; the default), shared (one server config for all threads'
+    /// servers and one client config for all their clients, with the session cache, ticket keys
+    /// and saved sessions in them, as a multi-threaded server and client do), or both, each a row
+    /// `STACK (N threads, own contexts)`, `STACK (N threads, shared context)` with its scaling
+    /// efficiency against the same one thread.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub contexts: Option<crate::plan::ContextsChoice>,
     /// Over --transport tcp, the server's worker threads: e.g. `--workers 2` or `--workers 2,4`.
     /// A cell of N workers loads the server with N load generators, one runner each with one
     /// connection at a time (one runner per worker, since a load generator is one thread).
@@ -224,7 +232,7 @@ pub struct RunArgs {
         conflicts_with_all = [
             "stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick",
             "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout",
-            "process", "allocators", "threads", "workers", "builds", "compilers",
+            "process", "allocators", "threads", "contexts", "workers", "builds", "compilers",
         ]
     )]
     pub resume: Option<String>,

@@ -6,6 +6,7 @@
 //! migration step in store/schema.rs, and the code that gives the axis its meaning.
 
 use serde::{Deserialize, Serialize};
+use tlsbench_harness::Contexts;
 
 /// Every axis of a cell, as stored and exported: names, not the planner's types, so that a run
 /// that a later tlsbench no longer plans (a renamed scenario, a removed stack) still reads.
@@ -28,6 +29,11 @@ pub struct CellKey {
     /// server's workers (`--workers N`). Absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// What those threads share, where the run chose it (`--contexts`): `own` (each thread its
+    /// configs) or `shared` (one server config and one client config for all). Absent in a run
+    /// that did not, whose threads had their own; and on one thread or over TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contexts: Option<String>,
     /// The build of the runners that measured it, where the run chose builds (`--build`):
     /// `native`, `lto`, `release`; absent in a run that did not, which ran release's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,12 +52,22 @@ fn in_process() -> String {
 impl CellKey {
     /// The fields' serde names, in order: the database's and the CSV's columns of the key (a
     /// test holds them to the serde derive).
-    pub const COLUMNS: [&'static str; 9] =
-        ["scenario", "client_stack", "server_stack", "measure", "process", "allocator", "threads", "build", "compiler"];
+    pub const COLUMNS: [&'static str; 10] = [
+        "scenario",
+        "client_stack",
+        "server_stack",
+        "measure",
+        "process",
+        "allocator",
+        "threads",
+        "contexts",
+        "build",
+        "compiler",
+    ];
 
     /// Each column's value, in the order of [`CellKey::COLUMNS`]; None for an axis the run did
     /// not choose.
-    pub fn values(&self) -> [Option<Value>; 9] {
+    pub fn values(&self) -> [Option<Value>; 10] {
         let object = match serde_json::to_value(self).expect("a key of strings and numbers serialises") {
             serde_json::Value::Object(object) => object,
             other => unreachable!("a struct serialises to an object, not {other}"),
@@ -79,19 +95,23 @@ impl CellKey {
         serde_json::from_value(serde_json::Value::Object(object)).map_err(|e| e.to_string())
     }
 
-    /// What the cell's variants of thread (or worker) count share: every axis but that count.
-    /// A cell of N threads is compared with the one-thread cell of the same variant key.
+    /// What the cell's variants of thread (or worker) count share: every axis but that count
+    /// and what the threads share. A cell of N threads, with their own configs or shared ones, is
+    /// compared with the one-thread cell of the same variant key (one thread has its own).
     pub fn variant_key(&self) -> CellKey {
-        CellKey { threads: None, ..self.clone() }
+        CellKey { threads: None, contexts: None, ..self.clone() }
     }
 
     /// The key as cells are matched across runs: a run that chose no allocator ran glibc's, one
-    /// without threads one pair, one that chose no build release's, one that chose no compiler
-    /// gcc's; `by_build` false leaves the build and the compiler out.
+    /// without threads one pair, threads of a run that chose no contexts their own, one that
+    /// chose no build release's, one that chose no compiler gcc's; `by_build` false leaves the
+    /// build and the compiler out.
     pub fn for_matching(&self, by_build: bool) -> CellKey {
+        let threads_in_memory = self.threads.is_some() && !self.is_tcp();
         CellKey {
             allocator: Some(self.allocator_key().to_string()),
             threads: Some(self.threads.unwrap_or(1)),
+            contexts: self.contexts.clone().or_else(|| threads_in_memory.then(|| Contexts::Own.name().to_string())),
             build: by_build.then(|| self.build_key().to_string()),
             compiler: by_build.then(|| self.compiler_key().to_string()),
             ..self.clone()
@@ -136,10 +156,12 @@ impl CellKey {
     /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
     /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
-    /// both; ` [native]` where the run chose builds, ` [clang]` where it chose compilers.
+    /// both, ` (2 threads, shared context)` or ` (2 threads, own contexts)` where the run chose
+    /// what threads share; ` [native]` where the run chose builds, ` [clang]` where it chose
+    /// compilers.
     pub fn pair_label(&self) -> String {
         let mut pair = pair_label(&self.client_stack, &self.server_stack)
-            + &variant_label(self.allocator.as_deref(), self.threads, self.is_tcp());
+            + &variant_label(self.allocator.as_deref(), self.threads, self.contexts.as_deref(), self.is_tcp());
         for chosen in [&self.build, &self.compiler].into_iter().flatten() {
             pair.push_str(&format!(" [{chosen}]"));
         }
@@ -186,11 +208,20 @@ impl rusqlite::types::FromSql for Value {
 }
 
 /// What follows a pair's label for a variant of a cell: ` (jemalloc)`, ` (2 threads)`,
-/// ` (jemalloc, 2 threads)`; nothing for the default.
-fn variant_label(allocator: Option<&str>, threads: Option<u32>, tcp: bool) -> String {
+/// ` (jemalloc, 2 threads, shared context)`; nothing for the default.
+fn variant_label(allocator: Option<&str>, threads: Option<u32>, contexts: Option<&str>, tcp: bool) -> String {
     let unit = if tcp { "workers" } else { "threads" };
-    let parts: Vec<String> =
-        allocator.map(str::to_string).into_iter().chain(threads.map(|n| format!("{n} {unit}"))).collect();
+    let contexts = contexts.map(|contexts| match contexts.parse() {
+        Ok(Contexts::Shared) => "shared context".to_string(),
+        Ok(Contexts::Own) => "own contexts".to_string(),
+        Err(_) => format!("{contexts} contexts"),
+    });
+    let parts: Vec<String> = allocator
+        .map(str::to_string)
+        .into_iter()
+        .chain(threads.map(|n| format!("{n} {unit}")))
+        .chain(contexts)
+        .collect();
     match parts.is_empty() {
         true => String::new(),
         false => format!(" ({})", parts.join(", ")),
@@ -218,6 +249,7 @@ mod tests {
             process: "split-process".into(),
             allocator: Some("jemalloc".into()),
             threads: Some(4),
+            contexts: Some("shared".into()),
             build: Some("native".into()),
             compiler: Some("clang".into()),
         }
@@ -234,11 +266,12 @@ mod tests {
 
     #[test]
     fn a_key_goes_through_its_column_values_and_back() {
-        for key in [key(), CellKey { allocator: None, threads: None, build: None, compiler: None, ..key() }] {
+        let plain = CellKey { allocator: None, threads: None, contexts: None, build: None, compiler: None, ..key() };
+        for key in [key(), plain] {
             let values = key.values();
             assert_eq!(
                 values.iter().flatten().count(),
-                9 - [&key.allocator, &key.build, &key.compiler].iter().filter(|v| v.is_none()).count()
+                10 - [&key.allocator, &key.contexts, &key.build, &key.compiler].iter().filter(|v| v.is_none()).count()
                     - usize::from(key.threads.is_none())
             );
             assert_eq!(CellKey::from_values(values).unwrap(), key);
@@ -247,16 +280,22 @@ mod tests {
         let old =
             CellKey::from_values(key().values().into_iter().enumerate().map(|(i, v)| (i != 4).then_some(v).flatten()));
         assert_eq!(old.unwrap().process, "in-process");
-        let missing = CellKey::from_values([None, None, None, None, None, None, None, None, None]).unwrap_err();
+        let missing = CellKey::from_values(std::iter::repeat_n(None, 10)).unwrap_err();
         assert!(missing.contains("missing field `scenario`"), "{missing}");
     }
 
     #[test]
     fn labels_name_every_axis_a_run_chose() {
-        assert_eq!(key().pair_label(), "openssl -> rustls-ring (jemalloc, 4 threads) [native] [clang] [split]");
+        assert_eq!(
+            key().pair_label(),
+            "openssl -> rustls-ring (jemalloc, 4 threads, shared context) [native] [clang] [split]"
+        );
+        let own = CellKey { allocator: None, contexts: Some("own".into()), ..key() };
+        assert_eq!(own.pair_label(), "openssl -> rustls-ring (4 threads, own contexts) [native] [clang] [split]");
         let tcp = CellKey {
             process: "tcp".into(),
             allocator: None,
+            contexts: None,
             build: None,
             compiler: None,
             client_stack: "openssl".into(),
@@ -283,5 +322,16 @@ mod tests {
             assert_eq!(key().for_matching(false), other.for_matching(false));
         }
         assert_eq!(key().variant_key(), CellKey { threads: Some(1), ..key() }.variant_key());
+        // Threads of either kind are compared with the one thread, which has its own configs.
+        let one = CellKey { threads: None, contexts: None, ..key() };
+        for contexts in [None, Some("own".into()), Some("shared".into())] {
+            assert_eq!(CellKey { contexts, ..key() }.variant_key(), one.variant_key());
+        }
+        // A run that chose no contexts had threads of their own; shared ones are another cell.
+        let chose_none = CellKey { contexts: None, ..key() };
+        let own = CellKey { contexts: Some("own".into()), ..key() };
+        assert_eq!(chose_none.for_matching(true), own.for_matching(true));
+        assert_ne!(chose_none.for_matching(true), key().for_matching(true));
+        assert_eq!(one.for_matching(true).contexts, None);
     }
 }

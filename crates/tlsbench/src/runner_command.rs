@@ -5,12 +5,19 @@
 use std::path::Path;
 
 use tlsbench_harness::net::Page;
-use tlsbench_harness::{Measure, Scenario, Side};
+use tlsbench_harness::{Contexts, Measure, Scenario, Side};
 
 /// A runner command and its flags, as the protocol's table of commands has them.
 pub enum RunnerCommand<'a> {
-    /// Both sides of an in-process pair (`threads`: N > 1 independent pairs).
-    Sample { client: &'a str, server: &'a str, threads: Option<u32>, settings: SampleSettings<'a> },
+    /// Both sides of an in-process pair (`threads`: N > 1 pairs, with `contexts` their own
+    /// configs or shared ones where the run chose).
+    Sample {
+        client: &'a str,
+        server: &'a str,
+        threads: Option<u32>,
+        contexts: Option<Contexts>,
+        settings: SampleSettings<'a>,
+    },
     /// One side of a split-process pair, its peer runner reached through `peer`.
     Side { role: Side, stack: &'a str, peer_stack: &'a str, peer: Peer<'a>, settings: SampleSettings<'a> },
     /// Every transport call of one connection, both sides in the runner.
@@ -67,10 +74,13 @@ impl RunnerCommand<'_> {
     pub fn words(&self) -> Vec<String> {
         let mut line = Line(Vec::with_capacity(24));
         match self {
-            RunnerCommand::Sample { client, server, threads, settings } => {
+            RunnerCommand::Sample { client, server, threads, contexts, settings } => {
                 line.word("sample").flag("--client", client).flag("--server", server);
                 if let Some(n) = threads {
                     line.flag("--threads", n);
+                }
+                if let Some(contexts) = contexts {
+                    line.flag("--contexts", contexts);
                 }
                 line.sample(settings);
             }
@@ -183,7 +193,13 @@ mod tests {
         };
         let net = || NetSettings { stack: "openssl", scenario: Some(&scenario), io_timeout_ms: 10_000, data_dir: None };
         let commands = [
-            RunnerCommand::Sample { client: "rustls", server: "openssl", threads: Some(2), settings: timed() },
+            RunnerCommand::Sample {
+                client: "rustls",
+                server: "openssl",
+                threads: Some(2),
+                contexts: Some(Contexts::Shared),
+                settings: timed(),
+            },
             RunnerCommand::Side {
                 role: Side::Server,
                 stack: "openssl",
@@ -223,7 +239,7 @@ mod tests {
             work: Work::Counted { iterations: 20, warmup_iterations: 2, count_side: Some(Side::Server) },
             data_dir: Path::new("/data"),
         };
-        let words = RunnerCommand::Sample { client: "a", server: "b", threads: None, settings }.words();
+        let words = RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, settings }.words();
         let flags = flags(&words);
         assert_eq!(words[0], "sample");
         for expected in [
@@ -235,7 +251,7 @@ mod tests {
         ] {
             assert!(flags.contains(&expected), "{expected:?} in {words:?}");
         }
-        assert!(!flags.iter().any(|f| f.0 == "--min-time-ms" || f.0 == "--threads"), "{words:?}");
+        assert!(!flags.iter().any(|f| ["--min-time-ms", "--threads", "--contexts"].contains(&f.0)), "{words:?}");
     }
 
     #[test]

@@ -192,7 +192,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         &settings.runners,
         args.process,
         &plan::allocator_axis(&args.allocators),
-        &plan::thread_axis(if tcp { &args.workers } else { &args.threads }),
+        &match tcp {
+            true => plan::thread_axis(&args.workers, None),
+            false => plan::thread_axis(&args.threads, args.contexts),
+        },
         &build_axis,
     )
     .into_iter()
@@ -310,6 +313,16 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
         bail!(
             "--workers is the server's worker threads over --transport tcp; \
              in memory, --threads N measures N pairs side by side"
+        );
+    }
+    if args.contexts.is_some() && !args.threads.iter().any(|&n| n > 1) {
+        bail!(
+            "--contexts chooses what the threads of --threads N share (valid: own, shared, both), so it needs \
+             --threads N with N > 1, e.g. --threads 2 --contexts both{}",
+            match tcp {
+                true => "; over --transport tcp a server's workers always share its context",
+                false => "",
+            }
         );
     }
     if args.threads.iter().any(|&n| n > 1) {

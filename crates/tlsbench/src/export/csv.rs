@@ -83,20 +83,20 @@ mod tests {
         assert_eq!(lines.len(), 1 + 7);
         assert_eq!(
             lines[0],
-            "scenario,client_stack,server_stack,measure,process,allocator,threads,build,compiler,client_library,\
-             server_library,\
+            "scenario,client_stack,server_stack,measure,process,allocator,threads,contexts,build,compiler,\
+             client_library,server_library,\
              side,metric,unit,better,status,median,ci95_low,ci95_high,min,max,samples,outliers,reason,\
              scaling_efficiency,scaling_efficiency_ci_low,scaling_efficiency_ci_high"
         );
         assert_eq!(
             lines[3],
-            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm,rustls-aws-lc-rs,rustls-aws-lc-rs,time,in-process,,,,,\
+            "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm,rustls-aws-lc-rs,rustls-aws-lc-rs,time,in-process,,,,,,\
              rustls-aws-lc-rs 1.0,rustls-aws-lc-rs 1.0,client,handshakes_per_s,1/s,higher,ok,987.65,980,990,980,990,\
              980;987.65;990,2,,,,"
         );
         assert_eq!(
             lines[6],
-            "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305,openssl,openssl,time,in-process,,,,,openssl 1.0,\
+            "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305,openssl,openssl,time,in-process,,,,,,openssl 1.0,\
              openssl 1.0,server,handshakes_per_s,1/s,higher,unsupported,,,,,,,,\
              openssl: cipher suite chacha20-poly1305 not supported,,,"
         );

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tlsbench_harness::allocator::Allocator;
-use tlsbench_harness::{KeyType, Measure, Scenario};
+use tlsbench_harness::{Contexts, KeyType, Measure, Scenario};
 
 use crate::builds::{Build, Built, Compiler};
 use crate::key::CellKey;
@@ -55,6 +55,10 @@ pub struct Cell {
     /// TCP, the server's workers (`--workers`), each with a load generator of its own. None: one
     /// pair, or one worker, as without the axis.
     pub threads: Option<u32>,
+    /// What those threads share where the run chose it (`--contexts`): their own configs, or
+    /// one server config and one client config. None: their own, unlabelled; and on one thread
+    /// or over TCP.
+    pub contexts: Option<Contexts>,
     /// The build whose runners measure the cell where the run chose builds (`--build`); None:
     /// release's, unlabelled.
     pub build: Option<Build>,
@@ -94,6 +98,7 @@ impl Cell {
             process,
             allocator: parsed("allocator", key.allocator.as_deref())?,
             threads: key.threads,
+            contexts: parsed("contexts", key.contexts.as_deref())?,
             build: parsed("build", key.build.as_deref())?,
             compiler: parsed("compiler", key.compiler.as_deref())?,
             support: Ok(()),
@@ -110,6 +115,7 @@ impl Cell {
             process: self.process.name().into(),
             allocator: self.allocator.map(|a| a.name().to_string()),
             threads: self.threads,
+            contexts: self.contexts.map(|c| c.name().to_string()),
             build: self.build.map(|b| b.name().to_string()),
             compiler: self.compiler.map(|c| c.name().to_string()),
         }

@@ -7,7 +7,7 @@ mod tests;
 
 use anyhow::{bail, Result};
 use tlsbench_harness::allocator::Allocator;
-use tlsbench_harness::{Capabilities, Kind, Measure, Scenario};
+use tlsbench_harness::{Capabilities, Contexts, Kind, Measure, Scenario};
 
 use crate::builds::{self, Build, Built, Compiler};
 use crate::order::first_seen;
@@ -22,6 +22,18 @@ pub enum ProcessChoice {
     /// Every pair split-process.
     Split,
     /// Every pair both ways, where it can run in one process (to compare the two methods).
+    Both,
+}
+
+/// What the threads of `--threads N` share (`--contexts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextsChoice {
+    /// Each thread its own client and server configs (rustls-bench's method; the default).
+    Own,
+    /// One server config for all threads' servers and one client config for all their clients,
+    /// as a multi-threaded server shares its context (session cache, ticket keys).
+    Shared,
+    /// Both, each a row of its own, to compare them.
     Both,
 }
 
@@ -69,19 +81,33 @@ pub fn allocator_axis(chosen: &[Allocator]) -> Vec<Option<Allocator>> {
     }
 }
 
-/// The thread counts of a run's time cells: one pair (`None`) always, since efficiency is
-/// against one thread measured in the same run, then each N > 1 asked for, in increasing order.
-pub fn thread_axis(chosen: &[u32]) -> Vec<Option<u32>> {
+/// The thread counts of a run's time cells, each with what its threads share: one pair
+/// (`None`) always, since efficiency is against one thread measured in the same run, then each
+/// N > 1 asked for, in increasing order, with their own configs and/or shared ones as `contexts`
+/// chose (None: not chosen, their own, unlabelled).
+pub fn thread_axis(chosen: &[u32], contexts: Option<ContextsChoice>) -> Vec<(Option<u32>, Option<Contexts>)> {
     let mut counts: Vec<u32> = chosen.iter().copied().filter(|&n| n > 1).collect();
     counts.sort_unstable();
     counts.dedup();
-    std::iter::once(None).chain(counts.into_iter().map(Some)).collect()
+    let contexts: &[Option<Contexts>] = match contexts {
+        None => &[None],
+        Some(ContextsChoice::Own) => &[Some(Contexts::Own)],
+        Some(ContextsChoice::Shared) => &[Some(Contexts::Shared)],
+        Some(ContextsChoice::Both) => &[Some(Contexts::Own), Some(Contexts::Shared)],
+    };
+    let threads = counts.into_iter().flat_map(|n| contexts.iter().map(move |&contexts| (Some(n), contexts)));
+    std::iter::once((None, None)).chain(threads).collect()
 }
 
-/// Whether the stack `id` can be measured as `threads` pairs side by side: its runner says so,
-/// and only in one process. Over TCP they are a server's workers, which every runner's `serve`
-/// takes.
-fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, process: Process) -> Result<(), String> {
+/// Whether the stack `id` can be measured as `threads` pairs side by side, sharing what
+/// `contexts` says: its runner says so, and only in one process. Over TCP they are a server's
+/// workers, which every runner's `serve` takes.
+fn check_threads(
+    id: &str,
+    capabilities: &Capabilities,
+    (threads, contexts): (Option<u32>, Option<Contexts>),
+    process: Process,
+) -> Result<(), String> {
     let Some(threads) = threads else { return Ok(()) };
     match process {
         Process::Tcp => return Ok(()),
@@ -93,11 +119,17 @@ fn check_threads(id: &str, capabilities: &Capabilities, threads: Option<u32>, pr
         }
         Process::InProcess => {}
     }
-    match capabilities.threads {
-        true => Ok(()),
-        false => Err(format!(
+    if !capabilities.threads {
+        return Err(format!(
             "{id}: its runner measures one pair per sample (no `sample --threads`), so it takes no part in --threads"
+        ));
+    }
+    match (contexts, capabilities.shared_contexts) {
+        (Some(_), false) => Err(format!(
+            "{id}: its runner gives each thread its own configs and takes no `sample --contexts` (built before the \
+             option: rebuild it), so it takes no part in --contexts"
         )),
+        _ => Ok(()),
     }
 }
 
@@ -167,7 +199,7 @@ pub fn cells(
     runners: &Runners,
     choice: ProcessChoice,
     allocators: &[Option<Allocator>],
-    threads: &[Option<u32>],
+    threads: &[(Option<u32>, Option<Contexts>)],
     builds: &[(Option<Build>, Option<Compiler>)],
 ) -> Vec<Cell> {
     let capabilities = |id: &str| &runners.info(id).expect("every planned stack was discovered").capabilities;
@@ -195,11 +227,11 @@ pub fn cells(
                 // workers of the network mode's.
                 let threads = match measure {
                     Measure::Time | Measure::Net => threads,
-                    _ => &[None],
+                    _ => &[(None, None)],
                 };
                 for &process in processes {
                     for &allocator in allocators {
-                        for &threads in threads {
+                        for &(threads, contexts) in threads {
                             for &(build, compiler) in builds {
                                 let support = support.clone().and_then(|()| match (process, auto) {
                                     (Process::InProcess, Process::Split) => Err(format!(
@@ -211,8 +243,8 @@ pub fn cells(
                                 let support = support
                                     .and_then(|()| check_allocator(client, c.1, allocator, process))
                                     .and_then(|()| check_allocator(server, s.1, allocator, process))
-                                    .and_then(|()| check_threads(client, c.1, threads, process))
-                                    .and_then(|()| check_threads(server, s.1, threads, process))
+                                    .and_then(|()| check_threads(client, c.1, (threads, contexts), process))
+                                    .and_then(|()| check_threads(server, s.1, (threads, contexts), process))
                                     .and_then(|()| check_build(client, runners, build, compiler))
                                     .and_then(|()| check_build(server, runners, build, compiler));
                                 let (client, server) = (client.clone(), server.clone());
@@ -224,6 +256,7 @@ pub fn cells(
                                     process,
                                     allocator,
                                     threads,
+                                    contexts,
                                     build,
                                     compiler,
                                     support,

@@ -56,8 +56,16 @@ fn a_stack_lacking_a_parameter_makes_its_cells_unsupported_with_the_reason() {
         select_scenarios(&["handshake-full_1.?_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
     assert_eq!(scenarios.len(), 2);
     let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "rustls-ring".to_string())];
-    let cells =
-        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[(None, None)]);
+    let cells = cells(
+        &pairs,
+        &scenarios,
+        &[Measure::Time],
+        &infos,
+        ProcessChoice::Auto,
+        &[None],
+        &[(None, None)],
+        &[(None, None)],
+    );
     let unsupported: Vec<_> = cells.iter().filter_map(|c| c.support.clone().err()).collect();
     assert_eq!(unsupported, vec!["rustls-ring: TLS 1.2 not supported".to_string()]);
     assert!(cells.iter().all(|c| c.process == Process::InProcess));
@@ -89,15 +97,23 @@ fn each_allocator_is_a_cell_of_the_stacks_whose_runner_can_switch_to_it() {
         &infos,
         ProcessChoice::Auto,
         &allocator_axis(&[]),
-        &[None],
+        &[(None, None)],
         &[(None, None)],
     );
     assert!(plain.iter().all(|c| c.allocator.is_none() && c.support.is_ok()));
 
     let axis = allocator_axis(&[Allocator::Jemalloc, Allocator::Glibc, Allocator::Jemalloc]);
     assert_eq!(axis, [Some(Allocator::Jemalloc), Some(Allocator::Glibc)]);
-    let planned =
-        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &axis, &[None], &[(None, None)]);
+    let planned = cells(
+        &pairs,
+        &scenarios,
+        &[Measure::Time],
+        &infos,
+        ProcessChoice::Auto,
+        &axis,
+        &[(None, None)],
+        &[(None, None)],
+    );
     let support = |client: &str, server: &str, allocator| {
         planned
             .iter()
@@ -131,15 +147,24 @@ fn each_allocator_is_a_cell_of_the_stacks_whose_runner_can_switch_to_it() {
 #[test]
 fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
     // One thread is always in the axis: efficiency is against it, in the same run.
-    assert_eq!(thread_axis(&[]), [None]);
-    assert_eq!(thread_axis(&[1]), [None]);
-    assert_eq!(thread_axis(&[4, 2, 1, 2]), [None, Some(2), Some(4)]);
+    assert_eq!(thread_axis(&[], None), [(None, None)]);
+    assert_eq!(thread_axis(&[1], None), [(None, None)]);
+    assert_eq!(thread_axis(&[4, 2, 1, 2], None), [(None, None), (Some(2), None), (Some(4), None)]);
+    // What the threads share: each mode of each count; one thread has its own configs.
+    let (own, shared) = (Some(Contexts::Own), Some(Contexts::Shared));
+    assert_eq!(thread_axis(&[2], Some(ContextsChoice::Shared)), [(None, None), (Some(2), shared)]);
+    assert_eq!(
+        thread_axis(&[4, 2], Some(ContextsChoice::Both)),
+        [(None, None), (Some(2), own), (Some(2), shared), (Some(4), own), (Some(4), shared)]
+    );
 
-    let threads = Capabilities { threads: true, ..Capabilities::everything() };
+    let threads = Capabilities { threads: true, shared_contexts: true, ..Capabilities::everything() };
+    let before_contexts = Capabilities { threads: true, ..Capabilities::everything() };
     let runtime = Capabilities::everything();
     let infos = runners(&[
         ("tlsbench-runner-a", &[("openssl", &threads), ("rustls-ring", &threads)]),
         ("tlsbench-runner-go", &[("go", &runtime)]),
+        ("tlsbench-runner-old", &[("gnutls", &before_contexts)]),
     ]);
     let scenarios =
         select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time, Measure::Heap])
@@ -148,6 +173,7 @@ fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
         ("openssl".to_string(), "openssl".to_string()),
         ("go".to_string(), "go".to_string()),
         ("openssl".to_string(), "go".to_string()),
+        ("gnutls".to_string(), "gnutls".to_string()),
     ];
     let planned = cells(
         &pairs,
@@ -156,35 +182,48 @@ fn thread_counts_are_time_cells_of_the_stacks_whose_runner_takes_threads() {
         &infos,
         ProcessChoice::Both,
         &[None],
-        &thread_axis(&[2]),
+        &thread_axis(&[2], Some(ContextsChoice::Both)),
         &[(None, None)],
     );
-    let support = |client: &str, server: &str, process, threads| {
+    let support = |client: &str, server: &str, process, threads, contexts| {
         let found = planned.iter().find(|c| {
-            (&c.client[..], &c.server[..], c.process, c.threads, c.measure)
-                == (client, server, process, threads, Measure::Time)
+            (&c.client[..], &c.server[..], c.process, c.threads, c.contexts, c.measure)
+                == (client, server, process, threads, contexts, Measure::Time)
         });
         found.expect("planned").support.clone()
     };
-    assert_eq!(support("openssl", "openssl", Process::InProcess, None), Ok(()));
-    assert_eq!(support("openssl", "openssl", Process::InProcess, Some(2)), Ok(()));
+    assert_eq!(support("openssl", "openssl", Process::InProcess, None, None), Ok(()));
+    assert_eq!(support("openssl", "openssl", Process::InProcess, Some(2), own), Ok(()));
+    assert_eq!(support("openssl", "openssl", Process::InProcess, Some(2), shared), Ok(()));
     assert_eq!(
-        support("openssl", "openssl", Process::Split, Some(2)),
+        support("openssl", "openssl", Process::Split, Some(2), shared),
         Err(concat!(
             "--threads runs 2 pairs inside one runner, so it applies to in-process cells; ",
             "a split-process pair runs one side per process",
         )
         .into())
     );
-    assert_eq!(support("go", "go", Process::Split, None), Ok(()));
-    assert!(support("go", "go", Process::Split, Some(2)).unwrap_err().contains("in-process cells"));
-    assert!(check_threads("go", &runtime, Some(2), Process::InProcess)
+    assert_eq!(support("go", "go", Process::Split, None, None), Ok(()));
+    assert!(support("go", "go", Process::Split, Some(2), own).unwrap_err().contains("in-process cells"));
+    assert!(check_threads("go", &runtime, (Some(2), None), Process::InProcess)
         .unwrap_err()
         .starts_with("go: its runner measures one pair per sample"));
+    // A runner from before --contexts takes threads, but not the flag: its threads' cells of
+    // either mode are n/a where the run chose the mode, and measured as before where it did not.
+    assert_eq!(support("gnutls", "gnutls", Process::InProcess, None, None), Ok(()));
+    for contexts in [own, shared] {
+        assert_eq!(
+            support("gnutls", "gnutls", Process::InProcess, Some(2), contexts),
+            Err("gnutls: its runner gives each thread its own configs and takes no `sample --contexts` (built \
+                 before the option: rebuild it), so it takes no part in --contexts"
+                .into())
+        );
+    }
+    assert_eq!(check_threads("gnutls", &before_contexts, (Some(2), None), Process::InProcess), Ok(()));
     // Over TCP, threads are the server's workers: every runner serves with several.
-    assert_eq!(check_threads("go", &runtime, Some(2), Process::Tcp), Ok(()));
+    assert_eq!(check_threads("go", &runtime, (Some(2), None), Process::Tcp), Ok(()));
     // Heap is taken with one pair: no thread variants.
-    assert!(planned.iter().filter(|c| c.measure == Measure::Heap).all(|c| c.threads.is_none()));
+    assert!(planned.iter().filter(|c| c.measure == Measure::Heap).all(|c| c.threads.is_none() && c.contexts.is_none()));
     assert_eq!(planned.iter().filter(|c| c.measure == Measure::Heap).count(), pairs.len());
 }
 
@@ -215,7 +254,8 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
     assert_eq!(build_axis(&[Build::Release], &[Compiler::Gcc]), [(None, None)]);
     let axis = build_axis(&[Build::Release, Build::Native, Build::Release], &[]);
     assert_eq!(axis, [(Some(Build::Release), None), (Some(Build::Native), None)]);
-    let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
+    let planned =
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[(None, None)], &axis);
     assert_eq!(planned.len(), pairs.len() * axis.len());
     let support = |id: &str, build| {
         planned.iter().find(|c| c.client == id && c.build == Some(build)).expect("planned").support.clone()
@@ -232,7 +272,8 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
     assert_eq!(axis, [(Some(Build::Native), Some(Compiler::Gcc)), (Some(Build::Native), Some(Compiler::Clang))]);
     assert_eq!(build_axis(&[], &[Compiler::Clang]), [(None, Some(Compiler::Clang))]);
     let axis = build_axis(&[], &[Compiler::Gcc, Compiler::Clang]);
-    let planned = cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &axis);
+    let planned =
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[(None, None)], &axis);
     assert_eq!(planned.len(), pairs.len() * 2);
     let support = |id: &str, compiler| {
         let found = planned.iter().find(|c| c.client == id && c.compiler == Some(compiler));
@@ -255,7 +296,7 @@ fn both_process_models_give_each_pair_twice_where_it_can_share_a_process() {
         select_scenarios(&["handshake-full_1.3_x25519_rsa-2048_aes-128-gcm".into()], &[Measure::Time]).unwrap();
     let pairs = [("openssl".to_string(), "rustls-ring".to_string())];
     let processes = |choice| {
-        cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[None], &[(None, None)])
+        cells(&pairs, &scenarios, &[Measure::Time], &infos, choice, &[None], &[(None, None)], &[(None, None)])
             .iter()
             .map(|c| c.process)
             .collect::<Vec<_>>()
@@ -273,7 +314,8 @@ fn each_measure_gets_the_scenarios_it_applies_to_in_its_own_process_model() {
     let globs = ["*_1.3_x25519_ecdsa-p256_aes-128-gcm".to_string()];
     let scenarios = select_scenarios(&globs, &measures).unwrap();
     let pairs = [("openssl".to_string(), "openssl".to_string()), ("openssl".to_string(), "boringssl".to_string())];
-    let cells = cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[None], &[(None, None)]);
+    let cells =
+        cells(&pairs, &scenarios, &measures, &infos, ProcessChoice::Both, &[None], &[(None, None)], &[(None, None)]);
     let planned = |measure: Measure| {
         let mut kinds: Vec<&str> =
             cells.iter().filter(|c| c.measure == measure).map(|c| c.scenario.kind.name()).collect();
@@ -310,7 +352,8 @@ fn the_net_measure_takes_handshakes_over_tcp_whatever_the_process_choice() {
     );
     let pairs = [("openssl".to_string(), "boringssl".to_string())];
     for choice in [ProcessChoice::Auto, ProcessChoice::Both] {
-        let cells = cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[None], &[(None, None)]);
+        let cells =
+            cells(&pairs, &scenarios, &[Measure::Net], &infos, choice, &[None], &[(None, None)], &[(None, None)]);
         // Across link families too: each side is its own runner.
         assert!(cells.iter().all(|c| c.process == Process::Tcp && c.support.is_ok()));
     }
@@ -328,6 +371,7 @@ fn a_cell_is_given_time_in_proportion_to_its_planned_work_on_top_of_the_timeout(
         process: Process::InProcess,
         allocator: None,
         threads: None,
+        contexts: None,
         build: None,
         compiler: None,
         support: Ok(()),
@@ -376,8 +420,16 @@ fn a_server_that_only_its_own_client_can_complete_makes_its_other_pairs_unsuppor
     let ids = ["openssl", "bertie"];
     let pairs: Vec<(String, String)> = ids.iter().flat_map(|c| ids.map(|s| (c.to_string(), s.to_string()))).collect();
     let support = |client: &str, server: &str, version: &str| {
-        let cells =
-            cells(&pairs, &scenarios, &[Measure::Time], &infos, ProcessChoice::Auto, &[None], &[None], &[(None, None)]);
+        let cells = cells(
+            &pairs,
+            &scenarios,
+            &[Measure::Time],
+            &infos,
+            ProcessChoice::Auto,
+            &[None],
+            &[(None, None)],
+            &[(None, None)],
+        );
         let cell = cells
             .into_iter()
             .find(|c| c.client == client && c.server == server && c.scenario.version.to_string() == version);

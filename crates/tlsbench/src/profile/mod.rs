@@ -239,7 +239,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
 
     let scenario = args.scenario.name();
     let settings = instructions::counted(&args.scenario, iterations, Some(args.side), &data_dir);
-    let command = RunnerCommand::Sample { client, server, threads: None, settings };
+    let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, settings };
     let (program, argv) = callgrind.command(runner, &command, &out, &[], &[]);
     eprintln!(
         "profiling the {} side of {} ({iterations} iterations under callgrind)",

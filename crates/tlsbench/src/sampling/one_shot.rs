@@ -49,7 +49,13 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
         return merge_sides(reply(client), reply(server));
     };
     let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
-    let args = RunnerCommand::Sample { client: &cell.client, server: &cell.server, threads: cell.threads, settings };
+    let args = RunnerCommand::Sample {
+        client: &cell.client,
+        server: &cell.server,
+        threads: cell.threads,
+        contexts: cell.contexts,
+        settings,
+    };
     let args = args.words();
     let args = strs(&args);
     reply_of(reply(executor::call_with(both, &args, &env, limit)))

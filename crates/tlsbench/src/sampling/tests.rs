@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tlsbench_harness::allocator::Allocator;
 use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
-use tlsbench_harness::{Measure, Side};
+use tlsbench_harness::{Contexts, Measure, Side};
 
 use super::one_shot::aggregate_threads;
 use super::*;
@@ -23,6 +23,7 @@ fn cell() -> Cell {
         process: Process::InProcess,
         allocator: None,
         threads: None,
+        contexts: None,
         build: None,
         compiler: None,
         support: Ok(()),
@@ -258,6 +259,42 @@ fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread()
         .results
         .iter()
         .all(|r| !r.metric.ends_with("_per_thread")));
+}
+
+#[test]
+fn threads_with_their_own_configs_and_with_shared_ones_are_each_a_cell_with_its_efficiency() {
+    // One thread, then two of each mode: their own configs scale perfectly, shared ones reach
+    // 60% on the server.
+    let measured = |threads, contexts, server_factor: f64| {
+        let mut state = CellState::planned(Cell { threads, contexts, ..cell() });
+        for server in [2000.0, 2020.0, 1980.0] {
+            let value = MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: 0.0, seconds: 0.1 };
+            let values = vec![MetricValue { value: server * server_factor, ..value }];
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+        }
+        state
+    };
+    let (own, shared) = (Some(Contexts::Own), Some(Contexts::Shared));
+    let doc = document(
+        fixture_info(),
+        &[measured(None, None, 1.0), measured(Some(2), own, 2.0), measured(Some(2), shared, 1.2)],
+    );
+    let per_thread: Vec<_> = doc.results.iter().filter(|r| r.metric == "handshakes_per_s_per_thread").collect();
+    let rows: Vec<_> = per_thread.iter().map(|r| (r.key.pair_label(), r.median, r.scaling_efficiency)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("rustls-ring -> openssl".to_string(), Some(2000.0), None),
+            ("rustls-ring -> openssl (2 threads, own contexts)".to_string(), Some(2000.0), Some(1.0)),
+            ("rustls-ring -> openssl (2 threads, shared context)".to_string(), Some(1200.0), Some(0.6)),
+        ]
+    );
+    // Each with its own interval, from its own samples and the one thread's.
+    let [low, high] = per_thread[2].scaling_efficiency_ci.expect("an interval");
+    assert!((low - 2376.0 / 4040.0).abs() < 1e-12 && (high - 2424.0 / 3960.0).abs() < 1e-12, "{low} {high}");
+    let table = crate::output::table::render(&doc);
+    assert!(table.contains("(60 ±"), "{table}");
+    assert!(table.contains("(2 threads, shared context)"), "{table}");
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 12: what a warm-up saw of its process's collector, and the sample length it chose.
     "ALTER TABLE warmups ADD COLUMN gc_per_s REAL; ALTER TABLE warmups ADD COLUMN gc_percent REAL;
      ALTER TABLE warmups ADD COLUMN gc_sample_ms INTEGER;",
+    // 13: what threads share (none chosen: their own configs).
+    "ALTER TABLE cells ADD COLUMN contexts TEXT;",
 ];
 
 const SCHEMA: &str = "
@@ -90,6 +92,7 @@ CREATE TABLE cells (
     allocator      TEXT,             -- 'glibc', 'jemalloc' or 'mimalloc' (--allocator); NULL: none chosen
     allocator_used TEXT,             -- what the runners reported, e.g. 'jemalloc 5.3.1-0-g81034ce...'
     threads        INTEGER,          -- pairs side by side, one per thread (--threads N, N > 1); NULL: one
+    contexts       TEXT,             -- what they share, 'own' or 'shared' (--contexts); NULL: none chosen (own)
     build          TEXT,             -- 'release', 'native' or 'lto' (--build); NULL: none chosen (release's)
     compiler       TEXT,             -- 'gcc' or 'clang' (--compiler); NULL: none chosen (gcc)
     PRIMARY KEY (run_id, position)

@@ -209,7 +209,7 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
     // The cell key's columns first, then each side's numbers.
     let header = csv.lines().next().unwrap();
     assert!(
-        header.starts_with("scenario,client_stack,server_stack,measure,process,allocator,threads,build,"),
+        header.starts_with("scenario,client_stack,server_stack,measure,process,allocator,threads,contexts,build,"),
         "{header}"
     );
     assert!(header.contains(",side,metric,unit,better,status,median,ci95_low,ci95_high,"), "{header}");

@@ -1,8 +1,9 @@
 //! End-to-end: the threads axis (`run --threads N`). N independent pairs, one per thread, in
 //! one runner: the runner reports each thread's rates, tlsbench sums them into the aggregate,
 //! measures one thread in the same run, and reports the rate per thread with its scaling
-//! efficiency against that one thread. Combinations that cannot be measured so are errors or
-//! n/a cells that name what is valid.
+//! efficiency against that one thread; with `--contexts`, threads that share one server config
+//! and one client config, as a multi-threaded server does, beside threads with their own.
+//! Combinations that cannot be measured so are errors or n/a cells that name what is valid.
 
 use std::path::Path;
 use std::process::Command;
@@ -85,6 +86,33 @@ fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
         reason,
         "--threads applies to the time measure (rates that can scale with threads); measure io is taken with one pair"
     );
+}
+
+#[test]
+fn the_runner_s_threads_share_one_config_and_every_measured_handshake_resumes() {
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path();
+    for (stack, scenario) in [
+        // One thread's session is resumed by the other's connections: the server's session cache
+        // and the client's saved session are the shared configs'.
+        ("openssl", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"),
+        ("gnutls", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"),
+        ("rustls-aws-lc-rs", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"),
+        ("s2n-tls", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"),
+    ] {
+        for contexts in ["shared", "own"] {
+            let reply = runner_sample(data, stack, scenario, &["--threads", "2", "--contexts", contexts]);
+            let Reply::Ok(report) = reply else { panic!("{stack} {contexts}: {reply:?}") };
+            assert_eq!(report.threads.len(), 2, "{stack}");
+            assert!(report.threads.iter().all(|t| t.iterations > 0), "{stack} {contexts}: {:?}", report.threads);
+            // The gates checked that every measured handshake of both threads resumed; the
+            // reply says what they negotiated, each side.
+            for negotiated in &report.negotiated {
+                assert!(negotiated.negotiated.contains(", resumed"), "{stack} {contexts}: {negotiated:?}");
+            }
+            assert_eq!(report.negotiated.len(), 2, "{stack} {contexts}");
+        }
+    }
 }
 
 #[test]
@@ -187,6 +215,63 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
 }
 
 #[test]
+fn a_run_with_both_contexts_gives_each_its_cells_and_efficiency_against_the_same_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let scenario = "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm";
+    let output = tlsbench(dir.path())
+        .env("TLSBENCH_RUNNER_DIR", runner_dir())
+        .args(["run", "--stack", "openssl", "--stack", "rustls-ring", "--scenario", scenario])
+        .args(["--threads", "2", "--contexts", "both"])
+        .args(["--samples", "2", "--min-time-ms", "20", "--warmup-ms", "5", "--export-json"])
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"))).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let find = |stack: &str, metric: &str, threads: Option<u64>, contexts: Option<&str>| {
+        let (threads, contexts) = (threads.map_or(Value::Null, Value::from), contexts.map_or(Value::Null, Value::from));
+        let found = results.iter().find(|r| {
+            r["client_stack"] == stack
+                && r["metric"] == metric
+                && r["side"] == "server"
+                && r["threads"] == threads
+                && r["contexts"] == contexts
+        });
+        found.unwrap_or_else(|| panic!("{stack} {metric} {threads} {contexts} in {results:?}")).clone()
+    };
+    for stack in ["openssl", "rustls-ring"] {
+        let one = find(stack, "handshakes_per_s", None, None)["median"].as_f64().expect("one thread measured");
+        for contexts in ["own", "shared"] {
+            let two = find(stack, "handshakes_per_s", Some(2), Some(contexts));
+            assert_eq!(two["status"], "ok", "{two}");
+            // Each mode's efficiency is its own rate per thread over the same one thread's.
+            let per_thread = find(stack, "handshakes_per_s_per_thread", Some(2), Some(contexts));
+            let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
+            assert!((efficiency - two["median"].as_f64().unwrap() / (2.0 * one)).abs() < 1e-12, "{per_thread}");
+            let interval = per_thread["scaling_efficiency_ci"].as_array().expect("an interval").clone();
+            assert!(interval[0].as_f64().unwrap() <= efficiency && efficiency <= interval[1].as_f64().unwrap());
+        }
+    }
+    for label in ["openssl (2 threads, own contexts)", "rustls-ring (2 threads, shared context)"] {
+        assert!(stdout.contains(label), "{label} in:\n{stdout}");
+    }
+    // The CSV keys each row by its mode too.
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let contexts = header.iter().position(|h| *h == "contexts").expect("a contexts column");
+    assert_eq!(header[contexts - 1], "threads");
+    let modes: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(contexts).unwrap()).collect();
+    for mode in ["", "own", "shared"] {
+        assert!(modes.contains(&mode), "{mode:?} in {modes:?}");
+    }
+}
+
+#[test]
 fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
     let run = |args: &[&str]| {
         let output = Command::new(env!("CARGO_BIN_EXE_tlsbench")).arg("run").args(args).output().unwrap();
@@ -207,4 +292,18 @@ fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
     let (code, stderr) = run(&["--threads", "0"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("0 is not in 1..=1024"), "{stderr}");
+    // What threads share needs threads; and is one of three modes.
+    let needs_threads = "--contexts chooses what the threads of --threads N share (valid: own, shared, both), so it \
+                         needs --threads N with N > 1, e.g. --threads 2 --contexts both";
+    for args in [&["--contexts", "shared"][..], &["--contexts", "both", "--threads", "1"]] {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains(needs_threads), "{args:?}: {stderr}");
+    }
+    let (_, stderr) = run(&["--contexts", "shared", "--transport", "tcp", "--workers", "2"]);
+    assert!(stderr.contains("over --transport tcp a server's workers always share its context"), "{stderr}");
+    let (code, stderr) = run(&["--threads", "2", "--contexts", "one"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("invalid value 'one' for '--contexts <MODE>'"), "{stderr}");
+    assert!(stderr.contains("[possible values: own, shared, both]"), "{stderr}");
 }
