@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds a runner of a Rust-crate stack at another release of its crate than the workspace's
 # Cargo.lock holds: rustls (its stacks rustls-aws-lc-rs and rustls-ring), s2n-tls (the crates
-# s2n-tls and s2n-tls-sys, which vendors s2n-tls's C source), or boring (the crates boring and
-# boring-sys, which vendors a BoringSSL commit and builds it with cmake: a long build).
+# s2n-tls and s2n-tls-sys, which vendors s2n-tls's C source), boring (the crates boring and
+# boring-sys, which vendors a BoringSSL commit and builds it with cmake: a long build), or aws-lc
+# (aws-lc-sys, which vendors an AWS-LC release and builds its libssl with cmake, as long; with the
+# openssl-sys and openssl releases that build on it).
 #
 #   scripts/build-crate.sh rustls 0.23.29    # rustls-aws-lc-rs@0.23.29, rustls-ring@0.23.29
 #   scripts/build-crate.sh rustls ~/src/rustls   # a checkout at commit 1a2b3c4d5e of version 0.23.47:
@@ -10,6 +12,7 @@
 #                                            # uncommitted changes), its library string names the path
 #   scripts/build-crate.sh s2n-tls 0.3.31    # s2n-tls@0.3.31, s2n-tls-recvbuf@0.3.31 (the crate's version)
 #   scripts/build-crate.sh boring 4.22.0     # boringssl@4.22.0 (boring's and boring-sys's version)
+#   scripts/build-crate.sh aws-lc 0.39.1     # aws-lc@0.39.1: AWS-LC's libssl from that aws-lc-sys (its version)
 #
 # It copies the workspace's sources to target/versions/src/CRATE (Cargo.toml, Cargo.lock,
 # crates/), pins the crate there, and builds the crate's release runner into
@@ -27,7 +30,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 krate="${1:-}" what="${2:-}"
-usage="usage: scripts/build-crate.sh rustls|s2n-tls|boring VERSION|PATH"
+usage="usage: scripts/build-crate.sh rustls|s2n-tls|boring|aws-lc VERSION|PATH"
 usage+=" (a release such as 0.23.29; a local checkout for rustls)"
 if [ -z "$what" ] || (($# != 2)); then
     echo "$usage" >&2
@@ -53,6 +56,10 @@ case "$krate" in
     boring)
         pins=(boring boring-sys) manifest=crates/stack-boringssl/Cargo.toml package=tlsbench-runner-release
         feature=boring bin=tlsbench-runner-boringssl label_var=TLSBENCH_CRATE_RELEASE check=boringssl dir_id=boringssl
+        ;;
+    aws-lc)
+        pins=(aws-lc-sys) manifest=crates/stack-aws-lc/Cargo.toml package=tlsbench-runner-release feature=aws-lc
+        bin=tlsbench-runner-aws-lc label_var=TLSBENCH_CRATE_RELEASE check=aws-lc dir_id=aws-lc
         ;;
     *)
         echo "$usage" >&2
@@ -128,6 +135,34 @@ elif [ -z "$manifest" ]; then
     if ! cargo update --manifest-path "$work/Cargo.toml" -p "$krate" --precise "$what" >>"$log" 2>&1; then
         fail "cargo cannot pin $krate $what: $(grep -m1 -E '^error' "$log" | cut -c1-160)" "$log"
     fi
+elif [ "$krate" = aws-lc ]; then
+    # aws-lc-sys comes with the openssl-sys release that asks for its minor release (openssl-sys
+    # 0.9.118 asks for 0.41, 0.9.113 to 0.9.116 for 0.39, 0.9.112 for 0.38, 0.9.107, the first with
+    # AWS-LC, to 0.9.111 for 0.27). So the adapter asks for aws-lc-sys =VERSION, and openssl-sys
+    # (with the newest openssl that accepts it) steps back from the lock's release until it is
+    # one built on that aws-lc-sys: the adapter's build script checks that they are the same.
+    echo "$krate $what: pinning aws-lc-sys to it, and the openssl-sys that builds on it, in a copy of the workspace" >&2
+    sed -i "s/^aws-lc-sys = { version = \"[^\"]*\"/aws-lc-sys = { version = \"=$what\"/" "$work/$manifest"
+    grep -q "^aws-lc-sys = { version = \"=$what\"" "$work/$manifest" || fail "$manifest has no aws-lc-sys requirement"
+    locked=$(sed -n '/^name = "openssl-sys"$/{n;s/^version = "\(.*\)"$/\1/p}' Cargo.lock)
+    found=""
+    for ((patch = ${locked##*.}; patch >= 107; patch--)); do
+        sed -i "s/^openssl-sys = .*/openssl-sys = \"=0.9.$patch\"/" "$work/Cargo.toml"
+        cargo update --manifest-path "$work/Cargo.toml" -p openssl-sys -p openssl >>"$log" 2>&1 || continue
+        # The aws-lc-sys that openssl-sys names in the lock: by name alone when it is the only one.
+        links=$(python3 -c 'import sys, tomllib
+lock = tomllib.load(open(sys.argv[1], "rb"))["package"]
+versions = [p["version"] for p in lock if p["name"] == "aws-lc-sys"]
+deps = next(p.get("dependencies", []) for p in lock if p["name"] == "openssl-sys")
+named = [d.split(" ")[1] if " " in d else versions[0] for d in deps if d.split(" ")[0] == "aws-lc-sys"]
+print(*named)' "$work/Cargo.lock")
+        if [ "$links" = "$what" ]; then
+            found=0.9.$patch
+            break
+        fi
+    done
+    [ -n "$found" ] || fail "no openssl-sys from 0.9.107 to $locked builds on aws-lc-sys $what" "$log"
+    echo "$krate $what: openssl-sys $found builds on it" >&2
 else
     echo "$krate $what: pinning ${pins[*]} to it in a copy of the workspace" >&2
     for pin in "${pins[@]}"; do
@@ -211,6 +246,7 @@ case "$krate:$library" in
     "rustls:rustls $label "*) ;;
     "s2n-tls:s2n-tls crate $label "*) ;;
     "boring:BoringSSL (API version "*", boring-sys $label)") ;;
+    "aws-lc:AWS-LC "*" (aws-lc-sys $label)") ;;
     *) fail "the runner reports \`$library\`, not $krate $label" ;;
 esac
 stacks=$("$runner" list | python3 -c 'import json, sys

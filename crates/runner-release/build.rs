@@ -3,14 +3,18 @@
 
 fn main() {
     println!("cargo:rerun-if-env-changed=TLSBENCH_CRATE_RELEASE");
-    if std::env::var_os("CARGO_FEATURE_S2N_TLS").is_none() && std::env::var_os("CARGO_FEATURE_BORING").is_none() {
+    if ["CARGO_FEATURE_S2N_TLS", "CARGO_FEATURE_BORING", "CARGO_FEATURE_AWS_LC"]
+        .iter()
+        .all(|feature| std::env::var_os(feature).is_none())
+    {
         return;
     }
     if std::env::var("TLSBENCH_CRATE_RELEASE").is_ok_and(|r| !r.is_empty()) {
         return;
     }
     panic!(
-        "tlsbench-runner-release is built by scripts/build-crate.sh (s2n-tls|boring VERSION): it sets \
-         TLSBENCH_CRATE_RELEASE, the release its stacks are listed under (s2n-tls@RELEASE, boringssl@RELEASE)"
+        "tlsbench-runner-release is built by scripts/build-crate.sh (s2n-tls|boring|aws-lc VERSION): it sets \
+         TLSBENCH_CRATE_RELEASE, the release its stacks are listed under (s2n-tls@RELEASE, boringssl@RELEASE, \
+         aws-lc@RELEASE)"
     );
 }

@@ -295,9 +295,9 @@ fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit
     assert!(stderr(&slower).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&slower));
 }
 
-// s2n-tls and BoringSSL at other releases of their crates (scripts/build-crate.sh s2n-tls 0.3.31,
-// scripts/build-crate.sh boring 5.3.0) are built on demand only, not by scripts/test.sh (a
-// BoringSSL build takes minutes).
+// s2n-tls, BoringSSL and AWS-LC's libssl at other releases of their crates (scripts/build-crate.sh
+// s2n-tls 0.3.31, scripts/build-crate.sh boring 5.3.0, scripts/build-crate.sh aws-lc 0.39.1) are
+// built on demand only, not by scripts/test.sh (a BoringSSL or AWS-LC build takes minutes).
 
 /// The library `runner`'s list names for `id`.
 fn listed_library(runner: &Path, id: &str) -> String {
@@ -313,6 +313,7 @@ fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
     let releases = [
         ("s2n-tls", "s2n-tls@0.3.31", "tlsbench-runner-s2n-tls", "scripts/build-crate.sh s2n-tls 0.3.31"),
         ("boringssl", "boringssl@5.3.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 5.3.0"),
+        ("aws-lc", "aws-lc@0.39.1", "tlsbench-runner-aws-lc", "scripts/build-crate.sh aws-lc 0.39.1"),
     ];
     for (today, release, runner, built_by) in releases {
         let Some(dir) = on_demand_release_dir(release, runner, built_by) else { continue };
@@ -320,6 +321,11 @@ fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
         let version = release.split_once('@').unwrap().1;
         match today {
             "s2n-tls" => assert!(library.starts_with(&format!("s2n-tls crate {version} (commit ")), "{library}"),
+            // AWS-LC 1.71.0 of aws-lc-sys 0.39.1: its own release, which today's is not.
+            "aws-lc" => assert!(
+                library.starts_with("AWS-LC ") && library.ends_with(&format!(" (aws-lc-sys {version})")),
+                "{library}"
+            ),
             _ => assert!(library.ends_with(&format!(", boring-sys {version})")), "{library}"),
         }
         let tmp = tempfile::tempdir().unwrap();
@@ -362,7 +368,7 @@ fn build_crate_refuses_what_it_cannot_build_in_one_line() {
     let unknown = script("build-crate.sh").args(["wolfssl", "5.8.0"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
     assert!(
-        stderr(&unknown).starts_with("usage: scripts/build-crate.sh rustls|s2n-tls|boring "),
+        stderr(&unknown).starts_with("usage: scripts/build-crate.sh rustls|s2n-tls|boring|aws-lc "),
         "{}",
         stderr(&unknown)
     );
