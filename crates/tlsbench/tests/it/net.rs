@@ -129,6 +129,32 @@ fn a_resumption_scenario_resumes_every_measured_connection() {
     assert!(server.resumed >= 30, "the server saw them resume too: {server:?}");
 }
 
+#[test]
+fn a_server_s_workers_share_its_context_so_a_session_resumes_on_any_worker() {
+    // A session cache, or ticket keys, of each worker's own would let a connection resume only
+    // on the worker that made its session: with 4 workers, most connections land elsewhere.
+    let dir = tempfile::tempdir().unwrap();
+    for (stack, scenario) in [
+        ("openssl", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"),
+        ("gnutls", "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm"),
+        ("rustls-aws-lc-rs", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"),
+        ("s2n-tls", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"),
+        // Its runner's workers share one tls.Config, so its ticket keys.
+        ("go", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm"),
+    ] {
+        let server = Server::start(dir.path(), &["--stack", stack, "--scenario", scenario, "--workers", "4"]);
+        let connect = ["--stack", stack, "--scenario", scenario, "--connect", &server.addr];
+        let (ok, client, out) =
+            load(dir.path(), &[&connect[..], &["--connections", "40", "--concurrency", "4"]].concat());
+        let server = server.stop();
+        assert!(ok, "{stack}: {out}");
+        let client = client.unwrap();
+        assert_eq!((client.connections, client.resumed, client.failed), (40, 40, 0), "{stack}: {out}");
+        assert_eq!(server.concurrency, 4, "{stack}: four workers served");
+        assert!(server.resumed >= 40, "{stack}: the server saw them resume too: {server:?}");
+    }
+}
+
 /// A TCP server on loopback that does `answer` with each connection, on a thread.
 fn fake_server(answer: fn(std::net::TcpStream)) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
