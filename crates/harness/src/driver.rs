@@ -155,7 +155,7 @@ fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> 
 /// [`Contexts::Own`] (the method of rustls-bench's `--threads`) each thread builds its own
 /// configs; with [`Contexts::Shared`] every thread's pair borrows one client config and one
 /// server config built here, once, and seeded here with a full handshake per thread (see
-/// [`Pair::seed`]), as a server's threads share its context and session cache. Each thread
+/// `Pair::seed`), as a server's threads share its context and session cache. Each thread
 /// makes its own connections, warms up, then all start their measured loops together; each
 /// keeps its own clocks and gates, and goes on until every thread has done its part, so that
 /// they run side by side throughout. The report carries each thread's rates, and their sums as
