@@ -59,6 +59,16 @@ pub fn connect_configs<C: Stack, S: Stack>(
     Ok((client, server))
 }
 
+/// Steps `client` and `server` on `link` through a handshake that the client must refuse (e.g.
+/// a certificate for another host name); the client's error. Panics if the handshake completes
+/// or the server fails first.
+pub fn client_refusal(client: &mut impl Connection, server: &mut impl Connection, link: &Link) -> String {
+    match crate::step::handshake_pair(client, server, link, &mut crate::step::Unmetered) {
+        Err(crate::Error::Library { side: crate::Side::Client, error, .. }) => error.0,
+        other => panic!("the client did not refuse the handshake: {other:?}"),
+    }
+}
+
 /// Runs every scenario both stacks support once through the real driver, checking that it
 /// passes its gates with positive numbers and each side's own library; returns how many ran.
 pub fn check_every_supported_scenario<C: Stack, S: Stack>(client: &C, server: &S) -> usize {

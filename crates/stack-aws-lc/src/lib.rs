@@ -434,15 +434,7 @@ mod tests {
         ssl.set_connect_state();
         let mut client = AwsLcConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
         let mut server = AwsLc.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let error = loop {
-            match client.handshake() {
-                Err(e) => break e.0,
-                Ok(true) => panic!("the client accepted a certificate for another host name"),
-                Ok(false) => {
-                    server.handshake().unwrap_or_else(|e| panic!("server: {e}"));
-                }
-            }
-        };
+        let error = testing::client_refusal(&mut client, &mut server, &link);
         assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
         assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
     }

@@ -446,15 +446,7 @@ mod tests {
         ssl.set_connect_state();
         let mut client = OpenSslConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
         let mut server = OpenSsl.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let error = loop {
-            match client.handshake() {
-                Err(e) => break e.0,
-                Ok(true) => panic!("the client accepted a certificate for another host name"),
-                Ok(false) => {
-                    server.handshake().unwrap_or_else(|e| panic!("server: {e}"));
-                }
-            }
-        };
+        let error = testing::client_refusal(&mut client, &mut server, &link);
         assert!(error.contains("certificate verify failed"), "{error}");
         // `Hostname mismatch` in 1.1.1, `hostname mismatch` from 3.0 on.
         assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
