@@ -4,9 +4,9 @@
 # runner (JSSE and Netty's tcnative engine), and the runner of AWS-LC's libssl (crates/runner-aws-lc),
 # built alone: the openssl crate's feature aws-lc would put the workspace's openssl stack on AWS-LC.
 # Run scripts/setup.sh first on a fresh machine.
-# --fips also builds the opt-in runner of rustls on AWS-LC's FIPS module (crates/runner-fips): a
-# long C build (aws-lc-fips-sys, with Go and cmake), built alone because its aws-lc-rs feature
-# would swap the AWS-LC of every other crate built with it.
+# --fips also builds the opt-in runner of the stacks on AWS-LC's FIPS module (crates/runner-fips:
+# rustls-aws-lc-rs-fips and aws-lc-fips): a long C build (aws-lc-fips-sys, with Go and cmake), built
+# alone because its aws-lc-rs feature would swap the AWS-LC of every other crate built with it.
 # --wolfssl also builds the opt-in runner of wolfSSL (crates/runner-wolfssl): wolfSSL is GPL-only, so
 # it is never built by default. wolfssl-sys builds its vendored wolfSSL with autotools (autoconf,
 # automake and libtool, installed if missing) and bindgen (libclang).

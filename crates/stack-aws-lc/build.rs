@@ -4,15 +4,15 @@
 //! built on: that is the one named, so that the string cannot name another AWS-LC of the build.
 
 fn main() {
-    // Without the feature `aws-lc` the crate is empty (see Cargo.toml): nothing to say.
-    if std::env::var_os("CARGO_FEATURE_AWS_LC").is_none() {
+    // Without the feature `aws-lc` or `fips` the crate is empty (see Cargo.toml): nothing to say.
+    if std::env::var_os("CARGO_FEATURE_AWS_LC").is_none() && std::env::var_os("CARGO_FEATURE_FIPS").is_none() {
         return;
     }
     let openssl_include = std::env::var("DEP_OPENSSL_INCLUDE").expect("openssl-sys names its include directory");
     assert_eq!(
         std::env::var("DEP_OPENSSL_AWSLC").as_deref(),
         Ok("true"),
-        "openssl-sys is not built on AWS-LC (its feature `aws-lc`)"
+        "openssl-sys is not built on AWS-LC (its feature `aws-lc` or `aws-lc-fips`)"
     );
     let linked = std::env::vars()
         .filter(|(_, value)| *value == openssl_include)

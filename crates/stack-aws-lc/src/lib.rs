@@ -1,8 +1,16 @@
 //! tlsbench adapter for AWS-LC's own libssl (built from source and linked statically by
 //! aws-lc-sys, every symbol prefixed with its release) through the `openssl` crate on AWS-LC:
 //! one `SslContext` pinned to the scenario per side. It is all behind the feature `aws-lc`,
-//! which crates/runner-aws-lc turns on in a build of its own (see Cargo.toml).
-#![cfg(feature = "aws-lc")]
+//! which crates/runner-aws-lc turns on in a build of its own (see Cargo.toml); or behind the
+//! feature `fips`, which crates/runner-fips turns on, for the stack `aws-lc-fips`: the same
+//! adapter on AWS-LC's FIPS module (aws-lc-fips-sys), held to FIPS-approved algorithms (fips.rs).
+#![cfg(any(feature = "aws-lc", feature = "fips"))]
+
+#[cfg(all(feature = "aws-lc", feature = "fips"))]
+compile_error!("the features `aws-lc` and `fips` put the `openssl` crate on two different AWS-LCs: build one");
+
+#[cfg(feature = "fips")]
+mod fips;
 
 use std::ffi::{c_int, CString};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,8 +31,12 @@ use tlsbench_harness::{
 // the same on AWS-LC, and AWS-LC is BoringSSL's descendant where the libraries differ.
 tlsbench_stack_openssl_shared::shared_adapter_code!(mod shared for openssl, openssl_sys);
 
-/// AWS-LC's libssl, compiled into this binary.
+/// AWS-LC's libssl, compiled into this binary: the stack `aws-lc`, or `aws-lc-fips` on the
+/// FIPS module (a build links one of them).
 pub struct AwsLc;
+
+/// The stack's id, as the build's AWS-LC is the FIPS module or not.
+const ID: &str = if cfg!(feature = "fips") { "aws-lc-fips" } else { "aws-lc" };
 
 /// A client context, and the session it resumes next: the last one a server gave it. AWS-LC's
 /// sessions cannot change once made (a renewed TLS 1.2 ticket comes in a new session, which
@@ -41,30 +53,39 @@ impl Stack for AwsLc {
     type Server = AwsLcConnection;
 
     fn id(&self) -> &'static str {
-        "aws-lc"
+        ID
     }
 
-    /// `AWS-LC 1.73.0 (aws-lc-sys 0.41.0)`: AWS-LC's own version string at runtime, and the
-    /// crate release that vendors and builds it.
+    /// `AWS-LC 1.73.0 (aws-lc-sys 0.41.0)`, or `AWS-LC FIPS 4.2.0 (aws-lc-fips-sys 0.14.4)`:
+    /// AWS-LC's own version string at runtime, and the crate release that vendors and builds it.
     fn library(&self) -> String {
         format!("{} ({})", openssl::version::version(), env!("AWS_LC_SYS_CRATE"))
     }
 
     /// AWS-LC's libssl runs on AWS-LC's libcrypto, built with it.
     fn backend(&self) -> Backend {
-        // `AWS-LC 1.73.0`, or `AWS-LC FIPS 3.0.0` from the FIPS module.
+        // `AWS-LC 1.73.0`, or `AWS-LC FIPS 4.2.0` from the FIPS module.
         let version = openssl::version::version();
         let (name, number) = version.rsplit_once(' ').unwrap_or((version, ""));
-        Backend::new(name, number, Some(format!("{}, static", env!("AWS_LC_SYS_CRATE"))))
+        // The FIPS stack says whether the module is in FIPS mode (FIPS_mode()), as rustls's does.
+        let mode = match (cfg!(feature = "fips"), openssl::fips::enabled()) {
+            (true, true) => ", FIPS mode on",
+            (true, false) => ", FIPS mode off",
+            (false, _) => "",
+        };
+        Backend::new(name, number, Some(format!("{}, static{mode}", env!("AWS_LC_SYS_CRATE"))))
     }
 
     fn capabilities(&self) -> Capabilities {
         // AWS-LC, like BoringSSL, always offers and accepts the extended master secret.
         let exclusions = vec![Exclusion::new(
             "*_default_ed25519_default*",
-            "aws-lc: its default signature algorithms leave Ed25519 out, so it rejects an Ed25519 certificate",
+            &format!("{ID}: its default signature algorithms leave Ed25519 out, so it rejects an Ed25519 certificate"),
         )];
-        Capabilities { ems_off: false, exclusions, ..Capabilities::everything() }
+        let capabilities = Capabilities { ems_off: false, exclusions, ..Capabilities::everything() };
+        #[cfg(feature = "fips")]
+        let capabilities = fips::approved_capabilities(capabilities);
+        capabilities
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
@@ -106,11 +127,14 @@ impl Stack for AwsLc {
 /// A context builder for one side that allows exactly the scenario's version and, pinned,
 /// exactly its cipher suite and group, with session resumption off. With the library's
 /// defaults, the rest is AWS-LC's own: its suites, groups and signature algorithms, a server
-/// session cache, and two TLS 1.3 tickets after each full handshake.
+/// session cache, and two TLS 1.3 tickets after each full handshake. On the FIPS module, all of
+/// it FIPS-approved (fips.rs).
 fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibError> {
     // AWS-LC's client and server methods are this one (as BoringSSL's are).
     let mut ctx = SslContextBuilder::new(SslMethod::tls()).map_err(LibError::context("creating the context"))?;
     shared::pin_version(&mut ctx, scenario.version)?;
+    #[cfg(feature = "fips")]
+    fips::approved_only(&mut ctx, scenario)?;
     let Some((_, suite)) = scenario.pins() else { return Ok(ctx) };
     let cipher = suite.openssl_name(scenario.version, scenario.key);
     // Each list applies to its own version only; under the version pin the other list's
@@ -302,7 +326,8 @@ impl Connection for AwsLcConnection {
     }
 }
 
-#[cfg(test)]
+// The stack on the plain AWS-LC; the FIPS stack's tests are fips_tests.rs.
+#[cfg(all(test, not(feature = "fips")))]
 mod tests {
     use std::time::Duration;
 
@@ -526,3 +551,6 @@ mod tests {
         received
     }
 }
+
+#[cfg(all(test, feature = "fips"))]
+mod fips_tests;

@@ -40,8 +40,19 @@ pub const KNOWN: &[KnownStack] = &[
     // Not rust-openssl's plain "BoringSSL": that is what OpenSSL's calls report when captured.
     KnownStack { id: "boringssl", owns: |library| library.starts_with("BoringSSL (API version ") },
     // AWS-LC's own version string and the aws-lc-sys release that builds it (crates/runner-aws-lc):
-    // not rust-openssl's plain "AWS-LC 1.73.0", nor aws-lc-rs's AWS-LC under rustls or s2n-tls.
-    KnownStack { id: "aws-lc", owns: |library| library.starts_with("AWS-LC ") && library.contains(" (aws-lc-sys ") },
+    // not rust-openssl's plain "AWS-LC 1.73.0", nor aws-lc-rs's AWS-LC under rustls or s2n-tls,
+    // nor the FIPS module's "AWS-LC FIPS 4.2.0".
+    KnownStack {
+        id: "aws-lc",
+        owns: |library| {
+            library.starts_with("AWS-LC ") && !library.starts_with("AWS-LC FIPS ") && library.contains(" (aws-lc-sys ")
+        },
+    },
+    // AWS-LC's libssl on its FIPS module: the module's own string, and aws-lc-fips-sys (crates/runner-fips).
+    KnownStack {
+        id: "aws-lc-fips",
+        owns: |library| library.starts_with("AWS-LC FIPS ") && library.contains(" (aws-lc-fips-sys "),
+    },
     KnownStack { id: "gnutls", owns: |library| library.starts_with("GnuTLS 3.") },
     // LibreTLS reports no version at runtime: the adapter compiles in the one it was built against.
     KnownStack { id: "libtls", owns: |library| library.starts_with("LibreTLS ") },
@@ -77,8 +88,11 @@ const OLDER_RELEASES: &[KnownStack] =
 
 /// Stacks whose runner a plain build leaves out (a long C build), with how to build it: their
 /// absence is no note of its own, and a command that names one says how to get it.
-pub const OPT_IN: &[(&str, &str)] =
-    &[("rustls-aws-lc-rs-fips", "scripts/build.sh --fips"), ("wolfssl", "scripts/build.sh --wolfssl")];
+pub const OPT_IN: &[(&str, &str)] = &[
+    ("rustls-aws-lc-rs-fips", "scripts/build.sh --fips"),
+    ("aws-lc-fips", "scripts/build.sh --fips"),
+    ("wolfssl", "scripts/build.sh --wolfssl"),
+];
 
 fn opt_in(id: &str) -> Option<&'static str> {
     OPT_IN.iter().find(|(opt, _)| *opt == id).map(|(_, build)| *build)
@@ -458,6 +472,7 @@ mod tests {
             "OpenSSL 3.0.19 27 Jan 2026",
             "BoringSSL (API version 44, boring-sys 5.4.0)",
             "AWS-LC 1.73.0 (aws-lc-sys 0.41.0)",
+            "AWS-LC FIPS 4.2.0 (aws-lc-fips-sys 0.14.4)",
             "GnuTLS 3.7.9",
             "LibreTLS 3.7.0",
             "s2n-tls 0.3.47",
@@ -470,9 +485,19 @@ mod tests {
         ];
         assert_eq!(libraries.len(), KNOWN.len(), "one library string per known stack");
         for (stack, own) in KNOWN.iter().zip(libraries) {
-            // What rust-openssl reports on BoringSSL or AWS-LC alone, and AWS-LC's own
-            // OpenSSL-compatible string (OPENSSL_VERSION_TEXT).
-            let bare = ["BoringSSL", "OpenSSL 1.1.1w", "AWS-LC 1.73.0", "OpenSSL 1.1.1 (compatible; AWS-LC 1.73.0)"];
+            // What rust-openssl reports on BoringSSL or AWS-LC alone, AWS-LC's own
+            // OpenSSL-compatible string (OPENSSL_VERSION_TEXT), and the FIPS module's and
+            // aws-lc-sys's names crossed (the FIPS module is not `aws-lc`, nor the plain one
+            // `aws-lc-fips`).
+            let bare = [
+                "BoringSSL",
+                "OpenSSL 1.1.1w",
+                "AWS-LC 1.73.0",
+                "OpenSSL 1.1.1 (compatible; AWS-LC 1.73.0)",
+                "AWS-LC FIPS 4.2.0",
+                "AWS-LC FIPS 4.2.0 (aws-lc-sys 0.41.0)",
+                "AWS-LC 1.73.0 (aws-lc-fips-sys 0.14.4)",
+            ];
             for library in libraries.iter().chain(&bare) {
                 assert_eq!((stack.owns)(library), *library == own, "{} owns {library}?", stack.id);
             }
@@ -586,8 +611,10 @@ mod tests {
         let (held, note) = runners.available();
         assert_eq!(held, all_but_opt_in);
         assert_eq!(note, None);
-        let err = runners.of("rustls-aws-lc-rs-fips").unwrap_err().to_string();
-        assert!(err.ends_with("its runner is built only on request: scripts/build.sh --fips)"), "{err}");
+        for fips in ["rustls-aws-lc-rs-fips", "aws-lc-fips"] {
+            let err = runners.of(fips).unwrap_err().to_string();
+            assert!(err.ends_with("its runner is built only on request: scripts/build.sh --fips)"), "{err}");
+        }
         let err = runners.of("wolfssl").unwrap_err().to_string();
         assert!(err.ends_with("its runner is built only on request: scripts/build.sh --wolfssl)"), "{err}");
         // Another stack missing is still noted.
@@ -625,7 +652,8 @@ mod tests {
         assert_eq!(parse_id("gnutls"), Ok("gnutls".to_string()));
         let expected = concat!(
             "unknown stack `no-such-tls` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, ",
-            "boringssl, aws-lc, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, netty-tcnative; ",
+            "boringssl, aws-lc, aws-lc-fips, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, ",
+            "netty-tcnative; ",
             "and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
         );
         assert_eq!(parse_id("no-such-tls"), Err(expected.to_string()));

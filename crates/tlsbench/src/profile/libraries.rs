@@ -170,9 +170,10 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
         ]],
     },
     // AWS-LC's libssl exports unprefixed names (SSL_do_handshake), its internals are C++ in
-    // `bssl::`, and its libcrypto carries aws-lc-sys's prefix (aws_lc_0_41_0_EVP_AEAD_CTX_seal).
+    // `bssl::`, and its libcrypto carries aws-lc-sys's prefix (aws_lc_0_41_0_EVP_AEAD_CTX_seal);
+    // on the FIPS module, aws-lc-fips-sys's tree and prefix (aws_lc_fips_0_14_4_), the same rules.
     StackLibraries {
-        stacks: &["aws-lc"],
+        stacks: &["aws-lc", "aws-lc-fips"],
         tls: "AWS-LC's libssl, rust-openssl",
         crypto: "AWS-LC's libcrypto",
         rules: &[
@@ -357,6 +358,7 @@ mod tests {
         let runner = "/x/target/release/tlsbench-runner-openssl";
         let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
         let aws_lc = "/x/target/release/tlsbench-runner-aws-lc";
+        let fips = "/x/target/release/tlsbench-runner-fips";
         let cases = [
             ("openssl", function("SSL_do_handshake", "/usr/lib/x86_64-linux-gnu/libssl.so.3", "???"), Class::Tls),
             ("openssl", function("EVP_DigestUpdate", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "???"), Class::Crypto),
@@ -426,6 +428,19 @@ mod tests {
                 Class::Tls,
             ),
             ("aws-lc", function("malloc", aws_lc, "/work/main/crates/harness/src/heap.rs"), Class::Allocator),
+            // The FIPS module's (runner-fips): aws-lc-fips-sys's tree, its prefix, and bcm.c's
+            // static functions under their own names.
+            (
+                "aws-lc-fips",
+                function("SSL_do_handshake", fips, &format!("{registry}/aws-lc-fips-sys-0.14.4/aws-lc/ssl/ssl_lib.cc")),
+                Class::Tls,
+            ),
+            ("aws-lc-fips", function("aws_lc_fips_0_14_4_sha256_block_data_order_avx", fips, "???"), Class::Crypto),
+            (
+                "aws-lc-fips",
+                function("aead_aes_gcm_seal_scatter", fips, "/aws-lc/crypto/fipsmodule/cipher/e_aes.c"),
+                Class::Crypto,
+            ),
             (
                 "gnutls",
                 function("nettle_sha256_update", "/usr/lib/x86_64-linux-gnu/libnettle.so.8.6", "???"),

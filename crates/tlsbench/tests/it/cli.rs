@@ -258,7 +258,8 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
             &["run", "--stack", "no-such-tls"],
             2,
             "unknown stack `no-such-tls` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, \
-             boringssl, aws-lc, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, netty-tcnative; \
+             boringssl, aws-lc, aws-lc-fips, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, \
+             netty-tcnative; \
              and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
         ),
         (&["run", "--client", "openssl"], 2, "--server"),
