@@ -15,12 +15,14 @@ use crate::stats::{mann_whitney_p, summarize};
 pub const ALPHA: f64 = 0.05;
 
 /// The relative change of the median below which a difference is called noise, by measure.
-/// Instruction counts repeat to within 0.1% here (rustls's CI holds them to about 0.3%); the
-/// other counts that the code path determines (heap, io) repeat to well within 1%; wall time on
-/// a shared machine moves by a few percent between runs, even with interleaving.
+/// Instruction counts repeat to within 0.1% here (rustls's CI holds them to about 0.3%); sync's
+/// counts repeat exactly, so any change is one (one more lock in twenty handshakes); the other
+/// counts that the code path determines (heap, io) repeat to well within 1%; wall time on a
+/// shared machine moves by a few percent between runs, even with interleaving.
 pub fn default_threshold(measure: &str) -> f64 {
     match measure {
         "instructions" => 0.003,
+        "sync" => 0.0,
         "heap" | "io" => 0.01,
         _ => 0.05,
     }
@@ -31,6 +33,7 @@ pub fn default_threshold(measure: &str) -> f64 {
 pub fn history_floor(measure: &str) -> f64 {
     match measure {
         "instructions" => 0.002,
+        "sync" => 0.0,
         "heap" | "io" => 0.005,
         _ => 0.01,
     }
@@ -99,12 +102,13 @@ impl History {
     }
 }
 
-/// Whether a measure's verdict rests on its samples' ranges rather than on the test: instruction
-/// counts barely vary, so a run takes only a few samples, too few for the test ever to be
-/// significant (3 against 3 give p ≥ 0.1); a change is real when the two runs' samples do not
-/// overlap at all and the medians differ beyond the threshold.
+/// Whether a measure's verdict rests on its samples' ranges rather than on the test: the counts
+/// under callgrind (instructions, sync) barely vary or not at all, so a run takes only a few
+/// samples, too few for the test ever to be significant (3 against 3 give p ≥ 0.1); a change is
+/// real when the two runs' samples do not overlap at all and the medians differ beyond the
+/// threshold.
 pub fn judged_by_range(measure: &str) -> bool {
-    measure == "instructions"
+    matches!(measure, "instructions" | "sync")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,6 +363,18 @@ mod tests {
         // Apart but within the threshold: ~.
         let close = [1_001_000.0, 1_001_100.0, 1_001_200.0];
         assert_eq!(judge(&a, &close, false, threshold, true).unwrap().verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn a_sync_count_that_moves_at_all_is_a_change_and_one_that_holds_is_not() {
+        let (threshold, by_range) = (default_threshold("sync"), judged_by_range("sync"));
+        assert!(by_range);
+        // One new lock in twenty handshakes, where there was none: worse.
+        let new_lock = judge(&[0.0; 3], &[0.05; 3], false, threshold, by_range).unwrap();
+        assert_eq!(new_lock.verdict, Verdict::Worse, "{new_lock:?}");
+        assert_eq!(judge(&[565.15; 3], &[565.1; 3], false, threshold, by_range).unwrap().verdict, Verdict::Better);
+        assert_eq!(judge(&[565.15; 3], &[565.15; 3], false, threshold, by_range).unwrap().verdict, Verdict::Same);
+        assert_eq!(judge(&[0.0; 2], &[0.0; 2], false, threshold, by_range).unwrap().verdict, Verdict::Same);
     }
 
     #[test]

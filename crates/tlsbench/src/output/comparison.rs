@@ -174,7 +174,7 @@ fn summary(comparison: &Comparison) -> String {
             measures.push(&row.a.key.measure);
         }
     }
-    measures.sort_by_key(|&m| m != "instructions");
+    measures.sort_by_key(|&m| !matches!(m, "instructions" | "sync"));
     let count = |measure: Option<&str>| {
         let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.key.measure == m));
         let verdicts: Vec<Verdict> = rows.filter_map(|r| r.judgement.as_ref().map(|j| j.verdict)).collect();
