@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A regression gate for a library's CI: rustls built from two local checkouts, the base (e.g.
 # main) and the branch, counted in one run under callgrind (instructions: the same every run, so
-# a change of 0.3% is real; sync: locks, once checks, atomics and futex calls, exact, so any
-# change is real, and a new lock in the handshake fails the gate), and compared cell by cell.
+# a change of 0.3% is real; sync: locks, once checks, atomics and futex calls, exact, so one
+# more per handshake is real, and a new lock in the handshake fails the gate), and compared cell
+# by cell.
 # Exit status 1 when a cell of the branch spends more than the base beyond its threshold; the
 # verdict table says which threshold each cell was held to and why
 # (docs/versions.md#a-regression-gate-for-ci).

@@ -318,7 +318,8 @@ pub struct CompareArgs {
     /// The run judged: a run id or an exported JSON file.
     pub b: String,
     /// Medians closer than this many percent are noise [default: 0.3 for instructions, 0 for
-    /// sync (exact counts), 1 for heap and io, 5 for time and rss].
+    /// sync (which must also move by one per handshake or MB, or from or to 0), 1 for heap and
+    /// io, 5 for time and rss].
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub threshold: Option<f64>,
     /// Exit with status 1 when any cell of B is worse than in A.
