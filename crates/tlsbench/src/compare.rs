@@ -41,10 +41,10 @@ pub fn history_floor(measure: &str) -> f64 {
 
 /// The least change of a median, per handshake or per MB, that is a change, by measure: sync's
 /// counts are exact for the work done, but the work moves a little with each handshake's random
-/// values (BoringSSL's ECDSA calls OPENSSL_get_ia32cap, and with it pthread_once, as often as its
-/// scalars' digits say: 605.25 to 606.1 once checks per handshake in six samples of its client),
-/// never by one per handshake. A count from or to zero is a change whatever its size: a lock
-/// where there was none.
+/// values (BoringSSL's SHA-256 and P-256 code calls OPENSSL_get_ia32cap, and with it
+/// pthread_once, as often as a signature's length and digits say: 605.25 to 606.1 once checks
+/// per handshake in six samples of its client), never by one per handshake. A count from or to
+/// zero is a change whatever its size: a lock where there was none.
 pub fn least_change(measure: &str) -> f64 {
     match measure {
         "sync" => 1.0,
