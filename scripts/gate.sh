@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # A regression gate for a library's CI: rustls built from two local checkouts, the base (e.g.
 # main) and the branch, counted in one run under callgrind (instructions: the same every run, so
-# a change of 0.3% is real), and compared cell by cell. Exit status 1 when a cell of the branch
-# spends more than the base beyond its threshold; the verdict table says which threshold each
-# cell was held to and why (docs/versions.md#a-regression-gate-for-ci).
+# a change of 0.3% is real; sync: locks, once checks, atomics and futex calls, exact, so one
+# more per handshake is real, and a new lock in the handshake fails the gate), and compared cell
+# by cell.
+# Exit status 1 when a cell of the branch spends more than the base beyond its threshold; the
+# verdict table says which threshold each cell was held to and why
+# (docs/versions.md#a-regression-gate-for-ci).
 #
 #   scripts/gate.sh BASE_CHECKOUT BRANCH_CHECKOUT [OPTIONS OF `tlsbench run`]
 #   scripts/gate.sh ~/rustls-main ~/rustls --scenario 'handshake-full_1.3_*'
@@ -37,7 +40,7 @@ mkdir -p "$out"
 run() { # JSON STACK... -- the stacks given, counted in one run
     local json=$1
     shift
-    "$tlsbench" run --measure instructions "$@" "${scenarios[@]}" "${options[@]}" \
+    "$tlsbench" run --measure instructions --measure sync "$@" "${scenarios[@]}" "${options[@]}" \
         --db "$out/results.db" --export-json "$json" >"${json%.json}.txt"
 }
 options=("$@")

@@ -21,13 +21,15 @@ need=()
 # valgrind: the instructions measure and `tlsbench profile` run each side under callgrind, and the
 # harness's client requests (valgrind-requests) are built against valgrind's headers; the tests also
 # hold the heap measure against DHAT's count of the same process. setarch (util-linux) turns ASLR off.
+# libc6-dbg: glibc's debug symbols, which valgrind recommends; the sync measure finds glibc's static
+# futex helpers (__futex_abstimed_wait_common, ...) by their names.
 # strace: a test holds the network mode's syscall counts against strace's record of the same processes.
 # nginx and openssl: peers that no one here wrote (tests/it/peers.rs, scripts/peers.sh) are Debian's
 # nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
 # On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
 # modules). The tests start it with a config of their own and never use Debian's service.
 for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium \
-    valgrind strace nginx openssl; do
+    valgrind libc6-dbg strace nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # The Java runner (runners/java): a JDK 17 or later and Maven, which fetches its pinned

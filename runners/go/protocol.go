@@ -9,7 +9,7 @@ import (
 	"fmt"
 )
 
-const protocolVersion = 3
+const protocolVersion = 4
 
 type Side int
 

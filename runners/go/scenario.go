@@ -53,6 +53,7 @@ const (
 
 	MeasureTime         Measure = "time"
 	MeasureInstructions Measure = "instructions"
+	MeasureSync         Measure = "sync"
 	MeasureIo           Measure = "io"
 	MeasureHeap         Measure = "heap"
 	MeasureRss          Measure = "rss"
@@ -68,7 +69,7 @@ var (
 	allKeys     = []KeyType{RSA2048, RSA3072, RSA4096, ECDSAP256, ECDSAP384, Ed25519}
 	allSuites   = []Suite{AES128GCM, AES256GCM, ChaCha20Poly1305}
 	allAuths    = []ClientAuth{AuthNone, AuthRequired, AuthRequested}
-	allMeasures = []Measure{MeasureTime, MeasureInstructions, MeasureIo, MeasureHeap, MeasureRss, MeasureNet}
+	allMeasures = []Measure{MeasureTime, MeasureInstructions, MeasureSync, MeasureIo, MeasureHeap, MeasureRss, MeasureNet}
 )
 
 // parseOne finds text among a parameter's values, or names the valid ones.
@@ -102,7 +103,7 @@ func (k KeyType) ecdsaCurve() Group {
 func (m Measure) kinds() []Kind {
 	handshakes := []Kind{HandshakeFull, HandshakeResumeID, HandshakeResumeTicket}
 	switch m {
-	case MeasureTime, MeasureInstructions:
+	case MeasureTime, MeasureInstructions, MeasureSync:
 		return append(handshakes, Transfer)
 	case MeasureIo:
 		return append(handshakes, IoProfile)

@@ -123,8 +123,10 @@ func TestCapabilitiesNameTheirReasonsFirst(t *testing.T) {
 			t.Errorf("%s: got %v, want unsupported with %q", c.name, err, c.reason)
 		}
 	}
-	if err := caps.checkMeasure(MeasureInstructions); err == nil {
-		t.Errorf("measure instructions: no limit declared")
+	for _, m := range []Measure{MeasureInstructions, MeasureSync} {
+		if err := caps.checkMeasure(m); err == nil {
+			t.Errorf("measure %s: no limit declared", m)
+		}
 	}
 	for _, m := range []Measure{MeasureNet, MeasureRss, MeasureHeap} {
 		if err := caps.checkMeasure(m); err != nil {

@@ -140,6 +140,9 @@ func capabilities() Capabilities {
 			{MeasureInstructions, "go: callgrind counts between client requests that switch its collection on " +
 				"and off around each library call, and a pure-Go runner cannot issue them (no C, no inline " +
 				"assembly), so callgrind would count Go's runtime, garbage collector and the harness too"},
+			{MeasureSync, "go: Go's locks (sync.Mutex, sync.RWMutex, the runtime's own) and its atomics are " +
+				"Go code, not calls into a C library, and callgrind cannot be switched on around the library's " +
+				"calls in a pure-Go runner (no client requests without C or inline assembly)"},
 		},
 		// A fresh process's handshakes run 10-15% slower for their first 20 to 30 ms, while
 		// Go's heap and its allocator's caches grow, and are steady from about 40 ms (measured

@@ -30,10 +30,11 @@ pub enum SampleSpec {
         /// Each side's clock must reach this before the sample ends.
         min_time: Duration,
     },
-    /// The instructions measure: fixed numbers of unmeasured and measured iterations (handshakes,
-    /// or 16 KiB writes in a transfer), so that every sample does the same work, and callgrind
-    /// collects only inside the library calls of the side `collect` (see [`Clock`]).
-    Counted { warmup: u64, iterations: u64, collect: Side },
+    /// The measures counted under callgrind (`measure`: instructions or sync): fixed numbers of
+    /// unmeasured and measured iterations (handshakes, or 16 KiB writes in a transfer), so that
+    /// every sample does the same work, and callgrind collects only inside the library calls of
+    /// the side `collect` (see [`Clock`]).
+    Counted { warmup: u64, iterations: u64, collect: Side, measure: Measure },
 }
 
 impl SampleSpec {
@@ -44,7 +45,7 @@ impl SampleSpec {
     pub fn measure(&self) -> Measure {
         match self {
             SampleSpec::Timed { .. } => Measure::Time,
-            SampleSpec::Counted { .. } => Measure::Instructions,
+            SampleSpec::Counted { measure, .. } => *measure,
         }
     }
 
@@ -243,8 +244,8 @@ pub fn check_threads(measure: Measure, threads: usize) -> Result<(), Error> {
     match (threads, measure) {
         (0, _) => Err(Error::Other("--threads must be at least 1".into())),
         (1, _) | (_, Measure::Time) => Ok(()),
-        // Instructions: one callgrind toggle per process, and valgrind runs threads one at a
-        // time. Heap and io: per-connection counts, which do not change with threads (and the
+        // Instructions and sync: one callgrind toggle per process, and valgrind runs threads one
+        // at a time. Heap and io: per-connection counts, which do not change with threads (and the
         // heap tags and io logs are the process's).
         _ => Err(Error::Unsupported(format!(
             "--threads applies to the time measure (rates that can scale with threads); \
@@ -325,8 +326,9 @@ fn over(together: Option<&Together>, done: bool, counted: &mut bool) -> Result<b
 
 /// One side's rates in a sample, from its own clock: by wall time, and by the thread's CPU time
 /// over the same calls (which leaves out the time the thread waited for a CPU). None for the
-/// instructions measure: the count is not known inside the process (callgrind writes it when
-/// the process ends, and the orchestrator reads it there), and the clocks ran at valgrind's pace.
+/// measures counted under callgrind: the count is not known inside the process (callgrind writes
+/// it when the process ends, and the orchestrator reads it there), and the clocks ran at
+/// valgrind's pace.
 pub(crate) fn side_values(
     spec: &SampleSpec,
     side: Side,
@@ -334,7 +336,7 @@ pub(crate) fn side_values(
     iterations: u64,
     clock: &Clock,
 ) -> Vec<MetricValue> {
-    if spec.measure() == Measure::Instructions {
+    if let SampleSpec::Counted { .. } = spec {
         return Vec::new();
     }
     let n = iterations as f64;

@@ -9,7 +9,7 @@ use crate::{Backend, Capabilities, Kind, Measure, Side};
 /// The version of the runner protocol (docs/runner-protocol.md) that this harness speaks. The
 /// orchestrator uses only runners whose `list` reply names the same version; bump it with any
 /// change a runner must follow (commands, flags, replies, relay messages).
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// `runner list`: the protocol version the runner speaks and the stacks its family holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -189,6 +189,23 @@ pub enum Metric {
     /// Per megabyte (10^6 bytes) of plaintext: sent on the sending side, received on the
     /// receiving side.
     InstructionsPerMb,
+    // sync: in the side's library calls, counted by callgrind, per handshake or per megabyte of
+    // plaintext (docs/measures.md#sync)
+    /// Calls to lock a mutex (pthread_mutex_lock and trylock, pthread_spin_lock and trylock),
+    /// and acquisitions of Rust's std::sync::Mutex.
+    MutexLocks,
+    /// Calls to lock a reader-writer lock for reading (pthread_rwlock_rdlock and its try, timed
+    /// and clock variants), and reads of Rust's std::sync::RwLock.
+    RwlockReadLocks,
+    /// The same for writing.
+    RwlockWriteLocks,
+    /// Calls to pthread_once: a check that something is initialised, after the first.
+    OnceChecks,
+    /// Atomic read-modify-write instructions: x86's LOCK-prefixed instructions and XCHG with
+    /// memory (callgrind's `Ge` event), those inside the lock functions included.
+    AtomicRmw,
+    /// futex system calls: a lock or once that had to wait or wake another thread.
+    FutexCalls,
     // io: per handshake, or per connection in io-profile. A read that found nothing (would
     // block) is a call too.
     ReadCalls,
@@ -263,6 +280,7 @@ impl Metric {
             (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS, GcPercent],
             (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
             (Measure::Instructions, _) => &[InstructionsPerHandshake],
+            (Measure::Sync, _) => &[MutexLocks, RwlockReadLocks, RwlockWriteLocks, OnceChecks, AtomicRmw, FutexCalls],
             (Measure::Io, _) => IO,
             (Measure::Heap, kind) if kind.connections().is_some() => &[
                 HeapPerConnectionBytes,
@@ -318,6 +336,12 @@ impl Metric {
             GcPercent => "gc_percent",
             InstructionsPerHandshake => "instructions_per_handshake",
             InstructionsPerMb => "instructions_per_mb",
+            MutexLocks => "mutex_locks",
+            RwlockReadLocks => "rwlock_read_locks",
+            RwlockWriteLocks => "rwlock_write_locks",
+            OnceChecks => "once_checks",
+            AtomicRmw => "atomic_rmw",
+            FutexCalls => "futex_calls",
             ReadCalls => "read_calls",
             EmptyReadCalls => "empty_read_calls",
             WriteCalls => "write_calls",
@@ -354,7 +378,10 @@ impl Metric {
             HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
             MbPerS | CpuMbPerS => "MB/s",
             GcPercent => "%",
-            ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls => "calls",
+            ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls | FutexCalls => "calls",
+            MutexLocks | RwlockReadLocks | RwlockWriteLocks => "locks",
+            OnceChecks => "checks",
+            AtomicRmw => "atomics",
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",

@@ -300,15 +300,15 @@ struct SampleSettings {
     /// records, see cpu_time.rs; no system call around the calls).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     cpu_clock: String,
-    /// The instructions measure: the side whose library calls callgrind collects (in a
-    /// split-process pair, always this process's side).
+    /// The measures counted under callgrind (instructions, sync): the side whose library calls
+    /// callgrind collects (in a split-process pair, always this process's side).
     #[arg(long, value_parser = parse_side)]
     count_side: Option<Side>,
-    /// The instructions measure: measured iterations (handshakes, or 16 KiB writes in a
-    /// transfer), a fixed number so that every sample does the same work.
+    /// The measures counted under callgrind: measured iterations (handshakes, or 16 KiB writes
+    /// in a transfer), a fixed number so that every sample does the same work.
     #[arg(long, default_value_t = 20)]
     iterations: u64,
-    /// The instructions measure: unmeasured iterations first.
+    /// The measures counted under callgrind: unmeasured iterations first.
     #[arg(long, default_value_t = 2)]
     warmup_iterations: u64,
     /// Where the certificates are cached.
@@ -320,24 +320,31 @@ impl SampleSettings {
     /// The scenario's certificates and the sample's length; `own_side` is the side of a
     /// split-process runner.
     fn load(&self, own_side: Option<Side>) -> Result<(Pki, SampleSpec), Reply> {
-        let spec = match self.measure {
-            Measure::Instructions => SampleSpec::Counted {
+        let measure = self.measure;
+        let spec = match measure {
+            Measure::Instructions | Measure::Sync => SampleSpec::Counted {
                 warmup: self.warmup_iterations,
                 iterations: self.iterations,
                 collect: own_side.or(self.count_side).ok_or_else(|| {
-                    Reply::failed(
-                        "the instructions measure counts one side per process: name it with --count-side client|server",
-                    )
+                    Reply::failed(format!(
+                        "the {measure} measure counts one side per process: name it with --count-side client|server"
+                    ))
                 })?,
+                measure,
             },
             _ => SampleSpec::timed(Duration::from_millis(self.warmup_ms), Duration::from_millis(self.min_time_ms)),
         };
-        // Off valgrind nothing would be counted, and the orchestrator would read no count.
-        if spec.measure() == Measure::Instructions && valgrind_requests::valgrind::running_on_valgrind() == 0 {
-            return Err(Reply::failed(
-                "the instructions measure runs under valgrind: \
-                 valgrind --tool=callgrind --collect-atstart=no RUNNER ...",
-            ));
+        if let SampleSpec::Counted { .. } = spec {
+            // Off valgrind nothing would be counted, and the orchestrator would read no count.
+            if valgrind_requests::valgrind::running_on_valgrind() == 0 {
+                return Err(Reply::failed(format!(
+                    "the {measure} measure runs under valgrind: \
+                     valgrind --tool=callgrind --collect-atstart=no RUNNER ..."
+                )));
+            }
+        }
+        if measure == Measure::Sync {
+            become_multithreaded();
         }
         let data_dir = self.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
         let pki = Pki::load_or_generate(&data_dir, &[self.scenario.key]).map_err(Reply::failed)?;
@@ -345,6 +352,14 @@ impl SampleSettings {
         crate::cpu_time::set_enabled(self.cpu_clock == "on" && spec.measure() == Measure::Time);
         Ok((pki, spec))
     }
+}
+
+/// Starts a thread and joins it. A server's process has several threads, and from its first
+/// one glibc takes its multi-threaded paths for good: a mutex's lock and unlock, and malloc's
+/// arena locks, then use atomic instructions that a single-threaded process skips. The sync
+/// measure counts what a library does in such a process.
+fn become_multithreaded() {
+    std::thread::spawn(|| {}).join().expect("an empty thread does not panic");
 }
 
 /// The reply for what a measurement returned, with the allocator the process ran on and the
@@ -788,7 +803,7 @@ impl StackVisitor for MeasureSide<'_> {
         capabilities.check(stack.id(), self.scenario)?;
         capabilities.check_peer(self.side, self.peer_stack)?;
         match self.measure {
-            Measure::Time | Measure::Instructions => {
+            Measure::Time | Measure::Instructions | Measure::Sync => {
                 crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)
             }
             Measure::Rss => crate::split::memory_side(stack, self.side, self.scenario, self.pki, self.peer),
@@ -843,7 +858,7 @@ impl PairVisitor for MeasurePair<'_> {
             Measure::Time if self.threads > 1 => {
                 driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads, self.contexts)
             }
-            Measure::Time | Measure::Instructions => {
+            Measure::Time | Measure::Instructions | Measure::Sync => {
                 driver::sample(client, server, self.scenario, self.pki, &self.spec)
             }
             Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),

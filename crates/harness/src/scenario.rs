@@ -79,6 +79,10 @@ parameter!(
         /// Instructions executed inside each side's library calls, counted by valgrind's
         /// callgrind: the same every time, whatever else the machine does.
         Instructions => "instructions",
+        /// Synchronization inside each side's library calls, counted under callgrind as
+        /// instructions are: lock calls by kind, once checks, atomic read-modify-write
+        /// instructions and futex system calls, in a process that has started a thread.
+        Sync => "sync",
         /// Every transport call each side makes, and the records it writes.
         Io => "io",
         /// What each side allocates and holds, C libraries included.
@@ -109,7 +113,9 @@ impl Measure {
     pub fn kinds(self) -> &'static [Kind] {
         const HANDSHAKES: [Kind; 3] = [Kind::HandshakeFull, Kind::HandshakeResumeId, Kind::HandshakeResumeTicket];
         match self {
-            Measure::Time | Measure::Instructions => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
+            Measure::Time | Measure::Instructions | Measure::Sync => {
+                &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer]
+            }
             Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
             Measure::Heap => {
                 &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000]
@@ -391,7 +397,7 @@ impl Scenario {
         let kinds: &[Kind] = match measure {
             Measure::Time => return Scenario::time_defaults(),
             // Under valgrind a sample takes seconds: the headlines only.
-            Measure::Instructions => return Scenario::quick_for(measure),
+            Measure::Instructions | Measure::Sync => return Scenario::quick_for(measure),
             Measure::Io => &[Kind::IoProfile, Kind::HandshakeFull],
             Measure::Heap => &[Kind::HandshakeFull, Kind::Memory1000],
             Measure::Rss => &[Kind::Memory1000],

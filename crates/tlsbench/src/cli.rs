@@ -52,11 +52,12 @@ pub enum Command {
     /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
     /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
     Io(IoArgs),
-    /// Where one side's instructions go, under callgrind: top functions, flamegraph.
+    /// Where one side's instructions and locks go, under callgrind: top functions, flamegraph.
     ///
     /// Where one side's instructions go: that side run under callgrind, its top functions (by
-    /// inclusive and exclusive instructions) and each library's share; writes a flamegraph
-    /// SVG and the profile as JSON (for `report --profile`).
+    /// inclusive and exclusive instructions) and each library's share, and the functions that
+    /// take its locks and atomics; writes a flamegraph SVG and the profile as JSON (for
+    /// `report --profile`).
     Profile(ProfileArgs),
     /// Serve connections of one stack (or plain TCP) on a TCP socket until stopped.
     ///
@@ -108,10 +109,10 @@ pub struct RunArgs {
     /// Only scenarios whose names match this glob; repeat for several. Default: all.
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
-    /// What to measure (time, io, heap, rss; net over TCP); repeat for several [default: time,
-    /// or net with --transport tcp]. Each measure takes the scenarios it applies to: time
-    /// handshakes and transfer, io handshakes and io-profile, heap handshakes and memory-N, rss
-    /// memory-N, net handshakes.
+    /// What to measure (time, instructions, sync, io, heap, rss; net over TCP); repeat for
+    /// several [default: time, or net with --transport tcp]. Each measure takes the scenarios it
+    /// applies to: time, instructions and sync handshakes and transfer, io handshakes and
+    /// io-profile, heap handshakes and memory-N, rss memory-N, net handshakes.
     #[arg(long = "measure", value_name = "M")]
     pub measures: Vec<Measure>,
     /// Where the two sides talk: in memory (the default), or over a real TCP socket on
@@ -316,8 +317,9 @@ pub struct CompareArgs {
     pub a: String,
     /// The run judged: a run id or an exported JSON file.
     pub b: String,
-    /// Medians closer than this many percent are noise [default: 0.3 for instructions, 1 for
-    /// heap and io, 5 for time and rss].
+    /// Medians closer than this many percent are noise [default: 0.3 for instructions, 0 for
+    /// sync (which must also move by one per handshake or MB, or from or to 0), 1 for heap and
+    /// io, 5 for time and rss].
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub threshold: Option<f64>,
     /// Exit with status 1 when any cell of B is worse than in A.

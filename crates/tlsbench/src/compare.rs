@@ -15,12 +15,14 @@ use crate::stats::{mann_whitney_p, summarize};
 pub const ALPHA: f64 = 0.05;
 
 /// The relative change of the median below which a difference is called noise, by measure.
-/// Instruction counts repeat to within 0.1% here (rustls's CI holds them to about 0.3%); the
-/// other counts that the code path determines (heap, io) repeat to well within 1%; wall time on
-/// a shared machine moves by a few percent between runs, even with interleaving.
+/// Instruction counts repeat to within 0.1% here (rustls's CI holds them to about 0.3%); sync's
+/// counts are exact, and held to [`least_change`] instead; the other counts that the code path
+/// determines (heap, io) repeat to well within 1%; wall time on a shared machine moves by a few
+/// percent between runs, even with interleaving.
 pub fn default_threshold(measure: &str) -> f64 {
     match measure {
         "instructions" => 0.003,
+        "sync" => 0.0,
         "heap" | "io" => 0.01,
         _ => 0.05,
     }
@@ -31,8 +33,22 @@ pub fn default_threshold(measure: &str) -> f64 {
 pub fn history_floor(measure: &str) -> f64 {
     match measure {
         "instructions" => 0.002,
+        "sync" => 0.0,
         "heap" | "io" => 0.005,
         _ => 0.01,
+    }
+}
+
+/// The least change of a median, per handshake or per MB, that is a change, by measure: sync's
+/// counts are exact for the work done, but the work moves a little with each handshake's random
+/// values (BoringSSL's SHA-256 and P-256 code calls OPENSSL_get_ia32cap, and with it
+/// pthread_once, as often as a signature's length and digits say: 605.25 to 606.1 once checks
+/// per handshake in six samples of its client), never by one per handshake. A count from or to
+/// zero is a change whatever its size: a lock where there was none.
+pub fn least_change(measure: &str) -> f64 {
+    match measure {
+        "sync" => 1.0,
+        _ => 0.0,
     }
 }
 
@@ -99,12 +115,12 @@ impl History {
     }
 }
 
-/// Whether a measure's verdict rests on its samples' ranges rather than on the test: instruction
-/// counts barely vary, so a run takes only a few samples, too few for the test ever to be
-/// significant (3 against 3 give p ≥ 0.1); a change is real when the two runs' samples do not
-/// overlap at all and the medians differ beyond the threshold.
+/// Whether a measure's verdict rests on its samples' ranges rather than on the test: the counts
+/// under callgrind (instructions, sync) barely vary, so a run takes only a few samples, too few
+/// for the test ever to be significant (3 against 3 give p ≥ 0.1); a change is real when the two
+/// runs' samples do not overlap at all and the medians differ beyond the threshold.
 pub fn judged_by_range(measure: &str) -> bool {
-    measure == "instructions"
+    matches!(measure, "instructions" | "sync")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,12 +280,8 @@ pub fn compare_with_history<'a>(
                     Some(given) => (given, ThresholdFrom::Given),
                     None => history.threshold(cell_a),
                 };
-                let judgement = (numbers(cell_a) && numbers(cell_b))
-                    .then(|| {
-                        let by_range = judged_by_range(&cell_a.key.measure);
-                        judge(&cell_a.samples, &cell_b.samples, cell_a.better != "lower", threshold, by_range)
-                    })
-                    .flatten();
+                let judgement =
+                    (numbers(cell_a) && numbers(cell_b)).then(|| judge_cells(cell_a, cell_b, threshold)).flatten();
                 rows.push(Row { a: cell_a, b: cell_b, threshold_from, judgement });
             }
             None => only_in_a.push(cell_a),
@@ -278,6 +290,19 @@ pub fn compare_with_history<'a>(
     let only_in_b =
         b.results.iter().filter(|cell_b| !a.results.iter().any(|cell_a| key(cell_a) == key(cell_b))).collect();
     Comparison { rows, only_in_a, only_in_b }
+}
+
+/// [`judge`] of two cells of one measure: by range where the measure is judged so, and `~` for a
+/// change below the measure's [`least_change`] unless it is from or to zero.
+fn judge_cells(a: &CellResult, b: &CellResult, threshold: f64) -> Option<Judgement> {
+    let measure = a.key.measure.as_str();
+    let mut judgement = judge(&a.samples, &b.samples, a.better != "lower", threshold, judged_by_range(measure))?;
+    let (median_a, median_b) = (summarize(&a.samples)?.median, summarize(&b.samples)?.median);
+    let from_or_to_zero = (median_a == 0.0) != (median_b == 0.0);
+    if (median_b - median_a).abs() < least_change(measure) && !from_or_to_zero {
+        judgement.verdict = Verdict::Same;
+    }
+    Some(judgement)
 }
 
 /// The smallest two-sided p-value the exact test can give for groups of `n1` and `n2`: both
@@ -359,6 +384,26 @@ mod tests {
         // Apart but within the threshold: ~.
         let close = [1_001_000.0, 1_001_100.0, 1_001_200.0];
         assert_eq!(judge(&a, &close, false, threshold, true).unwrap().verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn a_sync_count_changes_by_a_lock_per_handshake_or_from_none() {
+        let cells = |a: &[f64], b: &[f64]| {
+            let mut cell = fixture::document().results.remove(0);
+            (cell.key.measure, cell.better) = ("sync".into(), "lower".into());
+            let (mut cell_a, mut cell_b) = (cell.clone(), cell);
+            (cell_a.samples, cell_b.samples) = (a.to_vec(), b.to_vec());
+            judge_cells(&cell_a, &cell_b, default_threshold("sync")).unwrap().verdict
+        };
+        // One more lock per handshake: worse, however many it already took.
+        assert_eq!(cells(&[5419.15; 3], &[5420.15; 3]), Verdict::Worse);
+        assert_eq!(cells(&[5420.15; 3], &[5419.15; 3]), Verdict::Better);
+        // A lock where there was none, even in one handshake of twenty: worse.
+        assert_eq!(cells(&[0.0; 3], &[0.05; 3]), Verdict::Worse);
+        // Less than one per handshake, as a handshake's random values move it: ~.
+        assert_eq!(cells(&[605.65, 605.7, 605.7], &[606.1, 605.75, 605.8]), Verdict::Same);
+        assert_eq!(cells(&[565.15; 2], &[565.15; 2]), Verdict::Same);
+        assert_eq!(cells(&[0.0; 2], &[0.0; 2]), Verdict::Same);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The instructions measure: each side's instructions, counted by valgrind's callgrind in a
 //! process of its own. A runner switches callgrind's collection on only inside the counted
 //! side's library calls (the harness's `Clock`), for a fixed number of iterations; callgrind
-//! writes the total when the process exits, and it is read here. A run's sample of the measure
-//! is taken in sampling/callgrind.rs, `tlsbench profile`'s in profile/.
+//! writes the total when the process exits, and it is read here. The sync measure runs its
+//! runners the same way, with more of callgrind's events (sync/). A run's sample of either is
+//! taken in sampling/callgrind.rs, `tlsbench profile`'s in profile/.
 //!
 //! Counts are made repeatable by taking away what varies between runs of the same binary:
 //! address-space randomisation (`setarch -R`), the environment (cleared, since its size moves
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::{KeyType, Kind, Measure, Scenario, Side};
 
 use crate::runner_command::{RunnerCommand, SampleSettings, Work};
@@ -38,7 +40,8 @@ impl Callgrind {
         let find = |name: &str, package: &str| {
             in_path(name).ok_or_else(|| {
                 anyhow!(
-                    "the instructions measure runs each side under {name}, which is not in PATH (install {package})"
+                    "the instructions and sync measures run each side under {name}, which is not in PATH \
+                     (install {package})"
                 )
             })
         };
@@ -120,16 +123,27 @@ pub fn iterations(kind: Kind) -> u64 {
     }
 }
 
-/// The sample settings of a runner that counts instructions: the scenario and the fixed work;
-/// `count_side` where the process runs both sides (the in-process cells, `tlsbench profile`).
+/// What a count is divided by: the handshakes, or the megabytes (10^6 bytes) of plaintext that
+/// `iterations` writes of a transfer move.
+pub fn units(kind: Kind, iterations: u64) -> f64 {
+    match kind {
+        Kind::Transfer => (iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6,
+        _ => iterations as f64,
+    }
+}
+
+/// The sample settings of a runner counted under callgrind (`measure`: instructions or sync):
+/// the scenario and the fixed work; `count_side` where the process runs both sides (the
+/// in-process cells, `tlsbench profile`).
 pub fn counted<'a>(
     scenario: &'a Scenario,
+    measure: Measure,
     iterations: u64,
     count_side: Option<Side>,
     data_dir: &'a Path,
 ) -> SampleSettings<'a> {
     let work = Work::Counted { iterations, warmup_iterations: WARMUP_ITERATIONS, count_side };
-    SampleSettings { scenario, measure: Measure::Instructions, work, data_dir }
+    SampleSettings { scenario, measure, work, data_dir }
 }
 
 #[cfg(test)]
@@ -165,7 +179,7 @@ mod tests {
         };
         let allocator = [("TLSBENCH_ALLOCATOR", "jemalloc")];
         let scenario: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
-        let settings = counted(&scenario, 20, Some(Side::Client), Path::new("/data"));
+        let settings = counted(&scenario, Measure::Instructions, 20, Some(Side::Client), Path::new("/data"));
         let command = RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, settings };
         let (program, args) = callgrind.command(
             Path::new("/bin/runner"),

@@ -142,9 +142,9 @@ impl CellKey {
         self.measure == "time"
     }
 
-    /// Counted under callgrind: the `instructions` measure.
-    pub fn is_instructions(&self) -> bool {
-        self.measure == "instructions"
+    /// Counted under callgrind in fixed iterations: the `instructions` and `sync` measures.
+    pub fn is_counted(&self) -> bool {
+        matches!(self.measure.as_str(), "instructions" | "sync")
     }
 
     /// The transport's calls, records and bytes: the `io` measure.

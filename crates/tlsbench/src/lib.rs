@@ -5,6 +5,7 @@
 //! The `tlsbench` binary parses its command line and calls `commands::execute`.
 
 pub mod builds;
+pub mod callgrind_file;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -29,3 +30,4 @@ pub mod stacks;
 pub mod stats;
 pub mod steady;
 pub mod store;
+pub mod sync;

@@ -263,10 +263,10 @@ fn describe_builds(settings: &Settings, axis: &[(Option<Build>, Option<Compiler>
     parts.join("; ")
 }
 
-/// Samples per cell unless `--samples` says: instruction counts repeat, so a few samples show
-/// that they do; wall time needs more.
+/// Samples per cell unless `--samples` says: the counts under callgrind (instructions, sync)
+/// repeat, so a few samples show that they do; wall time needs more.
 fn default_samples(measures: &[Measure], quick: bool) -> usize {
-    match (measures.iter().all(|&m| m == Measure::Instructions), quick) {
+    match (measures.iter().all(|&m| matches!(m, Measure::Instructions | Measure::Sync)), quick) {
         (true, true) => 2,
         (true, false) => 3,
         (false, true) => 6,
@@ -303,7 +303,7 @@ fn measures(args: &RunArgs) -> Result<Vec<Measure>> {
             false => bail!("measure net is taken over a real socket: add --transport tcp"),
         }
     }
-    if measures.contains(&Measure::Instructions) {
+    if measures.contains(&Measure::Instructions) || measures.contains(&Measure::Sync) {
         instructions::Callgrind::find()?;
     }
     if tcp && args.process != plan::ProcessChoice::Auto {

@@ -2,7 +2,8 @@
 //! B/A, the p-value and the verdict, then what could not be compared and why to doubt it.
 
 use crate::compare::{
-    history_floor, judged_by_range, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA, MIN_HISTORY_CHANGES,
+    history_floor, judged_by_range, least_change, smallest_p, Comparison, ThresholdFrom, Verdict, ALPHA,
+    MIN_HISTORY_CHANGES,
 };
 use crate::key::CellKey;
 use crate::order::first_seen;
@@ -107,6 +108,12 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
                         Some(t) => format!("{measure} {}%", percent(*t)),
                         None => measure.to_string(),
                     };
+                    if least_change(measure) > 0.0 {
+                        text += &format!(
+                            " and at least {} per handshake or MB, unless from or to 0",
+                            least_change(measure)
+                        );
+                    }
                     if !histories.is_empty() {
                         let lo = histories.iter().copied().fold(f64::INFINITY, f64::min);
                         let hi = histories.iter().copied().fold(0.0, f64::max);
@@ -138,7 +145,8 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
     };
     let by_range = match comparison.rows.iter().any(|r| r.judgement.is_some() && judged_by_range(&r.a.key.measure)) {
         true => {
-            "; instruction counts barely vary, so for them the two runs' samples must not overlap instead of p < 0.05"
+            "; counts under callgrind (instructions, sync) barely vary, so for them the two runs' samples must not \
+             overlap instead of p < 0.05"
         }
         false => "",
     };
@@ -174,7 +182,7 @@ fn summary(comparison: &Comparison) -> String {
             measures.push(&row.a.key.measure);
         }
     }
-    measures.sort_by_key(|&m| m != "instructions");
+    measures.sort_by_key(|&m| !matches!(m, "instructions" | "sync"));
     let count = |measure: Option<&str>| {
         let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.key.measure == m));
         let verdicts: Vec<Verdict> = rows.filter_map(|r| r.judgement.as_ref().map(|j| j.verdict)).collect();

@@ -128,7 +128,7 @@ impl Cell {
     /// - memory-N (heap and rss): N handshakes, each budgeted by its key type's cost;
     /// - time: each side's measured time (`min_time`) after its warmup, in turns, with room for
     ///   what happens outside the clocks and for the faster side needing more iterations;
-    /// - instructions: valgrind's start and fixed iterations at its pace;
+    /// - instructions and sync: valgrind's start and fixed iterations at its pace;
     /// - net: a JIT's warm-up (a Java side warms up before it serves or connects), the load's
     ///   time, then the io timeout twice over (its warm-up connection, and the connection in
     ///   flight when the time is up);
@@ -136,7 +136,7 @@ impl Cell {
     pub fn time_limit(&self, timeout: Duration, min_time: Duration, warmup: Duration) -> Duration {
         let budget = match (self.measure, self.scenario.kind.connections()) {
             (Measure::Net, _) => warmup + min_time + tlsbench_harness::net::DEFAULT_IO_TIMEOUT * 2,
-            (Measure::Instructions, _) => crate::instructions::budget(&self.scenario),
+            (Measure::Instructions | Measure::Sync, _) => crate::instructions::budget(&self.scenario),
             (_, Some(connections)) => connection_budget(self.scenario.key) * connections as u32,
             // N pairs on threads may share fewer cores: up to N times as long.
             (Measure::Time, None) => (min_time + warmup) * 2 * TIME_SAMPLE_SLACK * self.threads.unwrap_or(1),

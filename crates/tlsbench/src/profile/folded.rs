@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::callgrind_file::CallGraph;
+use crate::callgrind_file::CallGraph;
 
 /// Calls whose share of the total is below this are not followed (they would be narrower than
 /// a pixel, and their number multiplies along the paths): their instructions go to one frame,
@@ -127,9 +127,10 @@ fn without_common_frames(stacks: BTreeMap<String, u64>) -> BTreeMap<String, u64>
 }
 
 /// A function name as a frame: the folded format separates frames with `;` and the count with
-/// the last space, and Rust names hold `;` (`[u8; 32]`).
+/// the last space, and Rust names hold `;` (`[u8; 32]`). A lock function's callgrind context
+/// (`'caller'...`) is its place in the stack already.
 fn frame(name: &str) -> String {
-    name.replace(';', ",")
+    crate::sync::without_context(name).replace(';', ",")
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::callgrind_file::Function;
+use crate::callgrind_file::Function;
 
 /// The classes a side's instructions are split into; every function is in exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -139,6 +139,9 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
         rules: &[&RUSTLS, &[(Crypto, Path("/ring-0.")), (Crypto, Name("ring_core_")), (Crypto, Name("ring::"))]],
     },
     StackLibraries {
+        // At another release (openssl@3.5) OpenSSL is linked statically into the runner, built
+        // without debug information: its functions have no object or file of their own, and
+        // libssl's are told from libcrypto's by their names.
         stacks: &["openssl"],
         tls: "libssl, rust-openssl",
         crypto: "libcrypto",
@@ -239,52 +242,9 @@ pub const STACK_LIBRARIES: &[StackLibraries] = &[
     },
 ];
 
-/// The allocator's functions: glibc's malloc and its internals, and Rust's allocation shims.
-const ALLOCATOR_NAMES: &[&str] = &[
-    "malloc",
-    "free",
-    "realloc",
-    "calloc",
-    "posix_memalign",
-    "aligned_alloc",
-    "memalign",
-    "malloc_usable_size",
-    "cfree",
-    "sysmalloc",
-    "systrim",
-    "malloc_consolidate",
-    "unlink_chunk",
-    "alloc_perturb",
-    "tcache_init",
-    "__rust_alloc",
-    "__rust_dealloc",
-    "__rust_realloc",
-    "__rust_alloc_zeroed",
-];
-/// With `TLSBENCH_ALLOCATOR`: jemalloc's functions (prefixed `_rjem_`) and mimalloc's (`mi_`,
-/// `_mi_`), built into the runner by tikv-jemalloc-sys and libmimalloc-sys.
-const ALLOCATOR_PREFIXES: &[&str] = &[
-    "_int_",
-    "__libc_malloc",
-    "__libc_free",
-    "__libc_realloc",
-    "__libc_calloc",
-    "__libc_memalign",
-    "tcache_",
-    "_mid_memalign",
-    "__rdl_",
-    "__rg_",
-    "_rjem_",
-    "mi_",
-    "_mi_",
-];
-/// Where the allocators' sources are built from (their static functions have no prefix).
-const ALLOCATOR_PATHS: &[&str] = &["/tikv-jemalloc-sys-", "/libmimalloc-sys-"];
-
 /// tlsbench's own source, wherever it was built: crates/harness (the heap interposer in it is
 /// the allocator, matched first), the stack adapters and the runners.
 const HARNESS_PATHS: &[&str] = &["/crates/harness/", "/crates/stack-", "/crates/runner-"];
-const HEAP_INTERPOSER: &[&str] = &["/crates/harness/src/heap.rs", "/crates/harness/src/allocator.rs"];
 
 impl StackLibraries {
     /// The entry of `stack`; every known stack has one (a test checks). A stack at another
@@ -310,10 +270,7 @@ impl StackLibraries {
 
     pub fn classify(&self, function: &Function) -> Class {
         let name = function.name.as_str();
-        if ALLOCATOR_NAMES.contains(&name)
-            || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p))
-            || HEAP_INTERPOSER.iter().chain(ALLOCATOR_PATHS).any(|p| function.file.contains(p))
-        {
+        if function.is_allocator() {
             return Class::Allocator;
         }
         let matches = |is: &Is| match *is {
@@ -341,7 +298,7 @@ mod tests {
     use super::*;
 
     fn function(name: &str, object: &str, file: &str) -> Function {
-        Function { name: name.into(), object: object.into(), file: file.into(), exclusive: 0 }
+        Function::named(name, object, file)
     }
 
     #[test]
@@ -356,6 +313,7 @@ mod tests {
     #[test]
     fn functions_are_classed_by_object_path_and_name() {
         let runner = "/x/target/release/tlsbench-runner-openssl";
+        let static_runner = "/x/target/versions/openssl@3.5/tlsbench-runner-openssl-static";
         let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
         let aws_lc = "/x/target/release/tlsbench-runner-aws-lc";
         let fips = "/x/target/release/tlsbench-runner-fips";
@@ -469,6 +427,23 @@ mod tests {
                 "gnutls",
                 function("_dl_runtime_resolve_xsave", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "???"),
                 Class::Other,
+            ),
+            // A release's OpenSSL, linked statically and built without debug information.
+            ("openssl@3.5", function("tls_process_client_hello", static_runner, "???"), Class::Tls),
+            ("openssl@3.5", function("SSL_do_handshake", static_runner, "???"), Class::Tls),
+            ("openssl@3.5", function("ossl_statem_accept", static_runner, "???"), Class::Tls),
+            ("openssl@3.5", function("EVP_DigestSignFinal", static_runner, "???"), Class::Crypto),
+            ("openssl@3.5", function("sha256_block_data_order_avx2", static_runner, "???"), Class::Crypto),
+            ("openssl@3.5", function("CRYPTO_THREAD_read_lock", static_runner, "???"), Class::Crypto),
+            (
+                "openssl@3.5",
+                function("pthread_rwlock_rdlock", "/usr/lib/x86_64-linux-gnu/libc.so.6", "???"),
+                Class::Libc,
+            ),
+            (
+                "openssl@3.5",
+                function("tlsbench_harness::step::x", static_runner, "/work/main/crates/harness/src/step.rs"),
+                Class::Harness,
             ),
         ];
         for (stack, function, class) in cases {

@@ -1,10 +1,11 @@
-//! `tlsbench profile`: where one side's instructions go. The side runs under callgrind as the
-//! instructions measure runs it (collection on only inside its library calls); its call graph
-//! becomes the top functions, each library's share, and a flamegraph.
+//! `tlsbench profile`: where one side's instructions and locks go. The side runs under callgrind
+//! as the instructions measure runs it (collection on only inside its library calls); its call
+//! graph becomes the top functions, each library's share, a flamegraph, and the functions that
+//! take its locks and atomics (locks.rs).
 
-mod callgrind_file;
 mod folded;
 mod libraries;
+mod locks;
 pub mod render;
 
 use std::path::Path;
@@ -18,12 +19,13 @@ use tlsbench_harness::protocol::Reply;
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
 use crate::builds::{self, Build, Built, Compiler};
+pub use crate::callgrind_file::CallGraph;
 use crate::cli::ProfileArgs;
 use crate::instructions::{self, Callgrind};
 use crate::runner_command::RunnerCommand;
-use crate::{executor, stacks};
-pub use callgrind_file::CallGraph;
+use crate::{executor, stacks, sync};
 pub use libraries::{Class, StackLibraries};
+pub use locks::{AtomicRow, SyncProfile, TakerRow};
 
 /// What `profile` found, as written to its JSON file and read back by `report --profile`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,6 +60,10 @@ pub struct Profile {
     /// The C compiler of the runner's C libraries (`profile --compiler`) when it is not gcc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiler: Option<String>,
+    /// The side's locks, once checks, atomics and futex calls, and the functions behind them;
+    /// absent from profiles written before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncProfile>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,10 +96,19 @@ pub struct Subject {
 }
 
 impl Profile {
-    /// The tables and flamegraph of `graph`, `top` functions per table.
+    /// The tables and flamegraph of `graph`, `top` functions per table. A graph that counts
+    /// the sync measure's events (`tlsbench profile`'s) also gives the sync tables.
     pub fn new(subject: &Subject, graph: &CallGraph, top: usize) -> Result<Profile> {
         let libraries = StackLibraries::of(&subject.stack)
             .with_context(|| format!("no library table for stack `{}`", subject.stack))?;
+        let sync = match graph.event("Ge") {
+            Some(_) => Some(SyncProfile::of(graph, top)?),
+            None => None,
+        };
+        // The flamegraph follows the lock functions' chains of callers, which callgrind kept
+        // apart; the tables are of functions, whatever chain called them.
+        let folded = folded::Folded::from_graph(graph);
+        let graph = &graph.merge_contexts(sync::without_context);
         let total = graph.total();
         if total == 0 {
             bail!(
@@ -139,7 +154,6 @@ impl Profile {
             Kind::Transfer => ("MB", (subject.iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6),
             _ => ("handshake", subject.iterations as f64),
         };
-        let folded = folded::Folded::from_graph(graph);
         let title = format!(
             "{} {} side, {}",
             builds::label(&subject.stack, subject.built),
@@ -164,6 +178,7 @@ impl Profile {
             svg: render::flamegraph(&title, &folded)?,
             build: (subject.built.build != Build::Release).then(|| subject.built.build.name().to_string()),
             compiler: (subject.built.compiler != Compiler::Gcc).then(|| subject.built.compiler.name().to_string()),
+            sync,
         })
     }
 
@@ -238,9 +253,13 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     let out = file("callgrind");
 
     let scenario = args.scenario.name();
-    let settings = instructions::counted(&args.scenario, iterations, Some(args.side), &data_dir);
+    let settings = instructions::counted(&args.scenario, Measure::Instructions, iterations, Some(args.side), &data_dir);
     let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, settings };
-    let (program, argv) = callgrind.command(runner, &command, &out, &[], &[]);
+    // The sync measure's events, and each lock function's chains of callers kept apart.
+    let mut options: Vec<String> = sync::CALLGRIND_OPTIONS.iter().map(|o| o.to_string()).collect();
+    options.extend(sync::separate_callers(locks::CALLER_DEPTH));
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let (program, argv) = callgrind.command(runner, &command, &out, &options, &[]);
     eprintln!(
         "profiling the {} side of {} ({iterations} iterations under callgrind)",
         args.side,

@@ -1,7 +1,7 @@
 //! A profile's tables for the terminal and its flamegraph (inferno's SVG).
 
 use super::folded::{Folded, PRUNED_FRAME, PRUNE_BELOW};
-use super::{FunctionRow, Profile};
+use super::{FunctionRow, Profile, SyncProfile};
 use crate::output::format::{format_count, format_number};
 use crate::output::model::{Cell, Table};
 use crate::output::{columns, WIDTH};
@@ -33,7 +33,69 @@ pub fn terminal(profile: &Profile) -> String {
     if let Some(note) = unnamed_note(profile) {
         text += &columns::wrap(&format!("note: {note}"), WIDTH, 2);
     }
+    if let Some(sync) = &profile.sync {
+        for table in sync_tables(profile, sync) {
+            text += "\n";
+            text += &columns::render(&cut_names(table), WIDTH);
+        }
+    }
     text
+}
+
+/// The side's locks, once checks, atomics and futex calls per unit, the functions that take the
+/// most locks and those that execute the most atomics: for the terminal and the report.
+pub fn sync_tables(profile: &Profile, sync: &SyncProfile) -> [Table; 3] {
+    let per = |what: &str| format!("{what} / {}", profile.unit);
+    let mut counts = Table::with_header(&["sync"], &[&per("count")]);
+    let kinds = sync.locks().map(|(lock, n)| (format!("{} locks", lock.label()), n));
+    let kinds = kinds.into_iter().map(|(label, n)| (label.replace("once locks", "once checks"), n));
+    for (label, n) in kinds.chain([("atomic rmw".into(), sync.atomic_rmw), ("futex calls".into(), sync.futex_calls)]) {
+        counts.push_row(vec![label], vec![Cell::number(fraction(n as f64 / profile.units))]);
+    }
+    let counts = counts.with_title(format!(
+        "Locks, once checks, atomic read-modify-write instructions (outside the allocator) and futex calls, per {}",
+        profile.unit
+    ));
+    let mut takers = Table::with_header(&["#"], &["function", "lock", &per("locks"), "via"]);
+    for (i, row) in sync.takers.iter().enumerate() {
+        let cells = vec![
+            Cell::text(&row.function).code(),
+            Cell::text(row.lock.label()),
+            Cell::number(fraction(row.count as f64 / profile.units)),
+            Cell::text(row.via.join(" < ")).code(),
+        ];
+        takers.push_row(vec![(i + 1).to_string()], cells);
+    }
+    let takers = takers.with_title(format!(
+        "Functions that take the most locks: the first named caller above the lock functions and their wrappers \
+         (via: the frames between, nearest the lock first), per {}",
+        profile.unit
+    ));
+    let mut atomics = Table::with_header(&["#"], &["function", "object", &per("atomics")]);
+    for (i, row) in sync.atomics.iter().enumerate() {
+        let cells = vec![
+            Cell::text(&row.function).code(),
+            Cell::text(&row.object),
+            Cell::number(fraction(row.count as f64 / profile.units)),
+        ];
+        atomics.push_row(vec![(i + 1).to_string()], cells);
+    }
+    let atomics = atomics.with_title(format!(
+        "Functions that execute the most atomic read-modify-write instructions (their own; the allocator's left \
+         out), per {}",
+        profile.unit
+    ));
+    [counts, takers, atomics]
+}
+
+/// A count per unit with up to two decimals: sync counts are small, and a fraction of a lock per
+/// handshake is a lock every few handshakes.
+fn fraction(x: f64) -> String {
+    let x = (x * 100.0).round() / 100.0;
+    match x.fract() == 0.0 {
+        true => format_count(x),
+        false => format!("{x:.2}"),
+    }
 }
 
 /// A hint when a good part of the instructions is in functions known by their address only.
@@ -190,6 +252,7 @@ mod tests {
             svg: String::new(),
             build: None,
             compiler: None,
+            sync: None,
         }
     }
 
@@ -209,6 +272,50 @@ mod tests {
         // The report's tables keep the names whole.
         let html = crate::output::model::html(&functions(&profile, &profile.by_inclusive, |r| r.inclusive), None);
         assert!(html.contains(&crate::output::model::escape(&profile.by_inclusive[0].name)));
+    }
+
+    #[test]
+    fn the_sync_tables_give_counts_per_unit_and_the_takers_with_their_paths() {
+        use crate::profile::{AtomicRow, TakerRow};
+        use crate::sync::Lock;
+        let mut profile = profile();
+        profile.sync = Some(SyncProfile {
+            mutex_locks: 0,
+            rwlock_read_locks: 108_383,
+            rwlock_write_locks: 2_020,
+            once_checks: 10_220,
+            atomic_rmw: 242_770,
+            futex_calls: 0,
+            takers: vec![TakerRow {
+                function: "RAND_get0_public".into(),
+                lock: Lock::RwlockRead,
+                count: 1_001,
+                via: vec!["CRYPTO_THREAD_read_lock".into(), "0x000000000022edb0".into()],
+            }],
+            atomics: vec![AtomicRow {
+                function: "EVP_MD_up_ref".into(),
+                object: "libcrypto.so.3".into(),
+                count: 2_280,
+            }],
+        });
+        let text = terminal(&profile);
+        for line in text.lines() {
+            assert!(line.len() <= WIDTH, "{} bytes: {line}\n{text}", line.len());
+        }
+        // 20 handshakes: counts per handshake, a fraction kept where there is one.
+        let row =
+            |label: &str| text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("{label}: {text}"));
+        assert!(row("rwlock read locks ").ends_with(" 5419.15"), "{text}");
+        assert!(row("once checks ").ends_with(" 511"), "{text}");
+        assert!(row("atomic rmw ").ends_with(" 12138.50"), "{text}");
+        assert!(row("futex calls ").ends_with(" 0"), "{text}");
+        let taker = text.lines().find(|l| l.contains("RAND_get0_public")).unwrap();
+        assert!(
+            taker.contains("RAND_get0_public") && taker.contains("rwlock read") && taker.contains(" 50.05 "),
+            "{text}"
+        );
+        assert!(taker.ends_with("CRYPTO_THREAD_read_lock < 0x000000000022edb0"), "{text}");
+        assert!(text.contains("EVP_MD_up_ref") && text.contains(" 114"), "{text}");
     }
 
     #[test]

@@ -1,19 +1,20 @@
-//! A sample of the instructions measure: each side counted by callgrind in a process of its own
-//! (instructions.rs: how a runner is run under callgrind, and how its count is read).
+//! A sample of the measures counted under callgrind, instructions and sync: each side counted by
+//! callgrind in a process of its own (instructions.rs: how a runner is run under callgrind, and
+//! how its count of instructions is read; sync/: the sync measure's counts).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tlsbench_harness::driver::TRANSFER_WRITE_SIZE;
 use tlsbench_harness::protocol::{Metric, MetricValue, SampleReport};
-use tlsbench_harness::{Kind, Side};
+use tlsbench_harness::{Kind, Measure, Side};
 
-use crate::executor;
-use crate::instructions::{counted, iterations, total, Callgrind};
+use crate::callgrind_file::CallGraph;
+use crate::instructions::{counted, iterations, total, units, Callgrind};
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, Settings};
+use crate::{executor, sync};
 
 /// One sample: each side counted in its own process under callgrind, both at once. In-process,
 /// each of the two processes runs the whole pair and counts one side; split-process, each runs
@@ -23,7 +24,13 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     let callgrind = Callgrind::find().map_err(|e| failed(e.to_string()))?;
     let dir = tempfile::tempdir().map_err(|e| failed(format!("a directory for callgrind's output: {e}")))?;
     let out = |side: Side| dir.path().join(format!("{side}.callgrind"));
-    let counted = |count_side| counted(&cell.scenario, iterations(cell.scenario.kind), count_side, &settings.data_dir);
+    let counted = |count_side| {
+        counted(&cell.scenario, cell.measure, iterations(cell.scenario.kind), count_side, &settings.data_dir)
+    };
+    let options: &[&str] = match cell.measure {
+        Measure::Sync => &sync::CALLGRIND_OPTIONS,
+        _ => &[],
+    };
     let limit = cell.time_limit(settings.timeout, Duration::ZERO, Duration::ZERO);
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
@@ -34,7 +41,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
             let counting = |side: Side| {
                 let (client, server, settings) = (&cell.client, &cell.server, counted(Some(side)));
                 let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, settings };
-                callgrind.command(both, &command, &out(side), &[], &env)
+                callgrind.command(both, &command, &out(side), options, &env)
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));
             let call = |(program, args): &(PathBuf, Vec<String>)| executor::call(program, &strs(args), limit);
@@ -50,7 +57,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
                 let settings = counted(None);
                 let command = RunnerCommand::Side { role, stack, peer_stack, peer: Peer::Stdin, settings };
                 let runner = if role == Side::Client { client_runner } else { server_runner };
-                callgrind.command(runner, &command, &out(role), &[], &env)
+                callgrind.command(runner, &command, &out(role), options, &env)
             };
             let (client, server) =
                 (side(Side::Client, &cell.client, &cell.server), side(Side::Server, &cell.server, &cell.client));
@@ -63,10 +70,21 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     // The values are the counts, read from callgrind's files.
     report.values.clear();
     for side in [Side::Client, Side::Server] {
-        let total = total(&out(side)).map_err(|e| failed(format!("{side}: {e:#}")))?;
-        report.values.push(per_iteration(side, cell.scenario.kind, report.iterations, total));
+        let values = match cell.measure {
+            Measure::Sync => sync_counts(&out(side), side, cell.scenario.kind, report.iterations),
+            _ => total(&out(side)).map(|total| vec![per_iteration(side, cell.scenario.kind, report.iterations, total)]),
+        };
+        report.values.extend(values.map_err(|e| failed(format!("{side}: {e:#}")))?);
     }
     Ok(report)
+}
+
+/// A side's sync counts, from callgrind's file.
+fn sync_counts(out: &std::path::Path, side: Side, kind: Kind, iterations: u64) -> anyhow::Result<Vec<MetricValue>> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(out).with_context(|| format!("reading callgrind's output {}", out.display()))?;
+    let counts = sync::Counts::of(&CallGraph::parse(&text)?)?;
+    Ok(counts.values(side, kind, iterations))
 }
 
 /// A runner killed by SIGILL under valgrind met an instruction that valgrind does not emulate
@@ -82,13 +100,13 @@ fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
     }
 }
 
-/// A side's count per handshake, or per megabyte of a transfer.
+/// A side's instructions per handshake, or per megabyte of a transfer.
 fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricValue {
-    let (metric, units) = match kind {
-        Kind::Transfer => (Metric::InstructionsPerMb, (iterations * TRANSFER_WRITE_SIZE as u64) as f64 / 1e6),
-        _ => (Metric::InstructionsPerHandshake, iterations as f64),
+    let metric = match kind {
+        Kind::Transfer => Metric::InstructionsPerMb,
+        _ => Metric::InstructionsPerHandshake,
     };
-    MetricValue { side, metric, value: total as f64 / units, seconds: 0.0 }
+    MetricValue { side, metric, value: total as f64 / units(kind, iterations), seconds: 0.0 }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A sample from runner processes of its own (one-shot): one runner holding both stacks, or one
-//! per side of a split pair; a TCP cell's (net.rs) and the instructions measure's
-//! (callgrind.rs) are taken by their own modules. And a sample of `--threads N` as the cell
+//! per side of a split pair; a TCP cell's (net.rs) and those of the measures counted under
+//! callgrind (callgrind.rs) are taken by their own modules. And a sample of `--threads N` as the cell
 //! keeps it.
 
 use std::time::Duration;
@@ -20,7 +20,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     if cell.process == Process::Tcp {
         return crate::net::sample(cell, settings);
     }
-    if cell.measure == Measure::Instructions {
+    if matches!(cell.measure, Measure::Instructions | Measure::Sync) {
         return super::callgrind::sample(cell, settings);
     }
     let failed = |reason: String| (Status::Failed, reason);

@@ -268,7 +268,7 @@ fn bad_input_gets_one_line_naming_the_valid_choices() {
             &["run", "--measure", "cpu"],
             2,
             "invalid value 'cpu' for '--measure <M>': \
-             unknown measure `cpu` (valid: time, instructions, io, heap, rss, net",
+             unknown measure `cpu` (valid: time, instructions, sync, io, heap, rss, net",
         ),
         (&["run", "--samples", "0"], 2, "--samples"),
         (

@@ -77,12 +77,20 @@ fn annotate(callgrind: &Path, inclusive: bool) -> Vec<(u64, String, Option<Strin
 
 /// The entries of callgrind_annotate for `function` of `object`: the ones that name it, and
 /// those of code inlined into it, which callgrind_annotate lists under the inlined file.
-fn entries<'a>(rows: &'a [(u64, String, Option<String>)], function: &Value) -> impl Iterator<Item = u64> + 'a {
+/// The lock functions' entries are split by their chains of callers (`name'caller'...`, the
+/// profile's `--separate-callers`), which the profile's tables merge: so are they here, an entry
+/// of each file a function's lines come from.
+fn entries(rows: &[(u64, String, Option<String>)], function: &Value) -> Vec<u64> {
     let name = format!(":{}", function["name"].as_str().unwrap());
     let object = function["object"].as_str().unwrap().to_string();
-    rows.iter()
-        .filter(move |(_, n, o)| n.ends_with(&name) && o.as_ref().is_none_or(|o| o.ends_with(&format!("/{object}"))))
-        .map(|(count, _, _)| *count)
+    let mut by_file: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    for (count, n, o) in rows {
+        let n = n.split('\'').next().unwrap();
+        if n.ends_with(&name) && o.as_ref().is_none_or(|o| o.ends_with(&format!("/{object}"))) {
+            *by_file.entry(n).or_default() += count;
+        }
+    }
+    by_file.into_values().collect()
 }
 
 #[test]
@@ -105,7 +113,7 @@ fn the_profile_agrees_with_callgrind_annotate() {
     // Each top function's own instructions: callgrind_annotate splits a function's lines by the
     // file they come from (inlined code), so its entries add up to ours.
     for function in profile["by_exclusive"].as_array().unwrap() {
-        let theirs: u64 = entries(&exclusive, function).sum();
+        let theirs: u64 = entries(&exclusive, function).into_iter().sum();
         assert_eq!(function["exclusive"].as_u64().unwrap(), theirs, "exclusive of {function}");
     }
     assert_flamegraph_holds_the_total(&std::fs::read_to_string(&svg).unwrap(), total);
@@ -114,9 +122,28 @@ fn the_profile_agrees_with_callgrind_annotate() {
     // under the file the callee is in; its largest entry is that one.
     let inclusive = annotate(&callgrind, true);
     for function in profile["by_inclusive"].as_array().unwrap() {
-        let theirs = entries(&inclusive, function).max();
+        let theirs = entries(&inclusive, function).into_iter().max();
         assert_eq!(Some(function["inclusive"].as_u64().unwrap()), theirs, "inclusive of {function}");
     }
+
+    // OpenSSL 3.0's locks: thousands of rwlock reads behind its wrapper CRYPTO_THREAD_read_lock,
+    // taken by the functions above it, and the atomics of its reference counts.
+    let sync = &profile["sync"];
+    let per_handshake = |field: &str| sync[field].as_f64().unwrap() / profile["units"].as_f64().unwrap();
+    assert!(per_handshake("rwlock_read_locks") > 100.0, "{sync:#}");
+    assert!(per_handshake("atomic_rmw") >= per_handshake("rwlock_read_locks"), "{sync:#}");
+    assert_eq!(per_handshake("futex_calls"), 0.0, "one thread contends with no one: {sync:#}");
+    let takers = sync["takers"].as_array().unwrap();
+    let read_locks: u64 =
+        takers.iter().filter(|t| t["lock"] == "rwlock-read").map(|t| t["count"].as_u64().unwrap()).sum();
+    assert!(read_locks > 0 && read_locks <= sync["rwlock_read_locks"].as_u64().unwrap(), "{sync:#}");
+    for taker in takers {
+        let function = taker["function"].as_str().unwrap();
+        assert!(!function.contains("CRYPTO_THREAD_") && !function.starts_with("pthread_"), "a wrapper: {taker}");
+    }
+    assert!(takers.iter().any(|t| t["via"][0] == "CRYPTO_THREAD_read_lock"), "{sync:#}");
+    assert!(stdout.contains("Functions that take the most locks"), "{stdout}");
+    assert!(stdout.contains("rwlock read"), "{stdout}");
 }
 
 #[test]

@@ -173,6 +173,45 @@ fn compare_across_releases_gives_verdicts_and_fails_on_the_worse_one() {
     assert!(stderr(&worse).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&worse));
 }
 
+/// `tlsbench profile` of a stack at a release: its statically linked OpenSSL is told apart by its
+/// functions' names, and its locks are the sync measure's, counted over the same handshakes.
+#[test]
+fn profile_of_a_release_shows_its_libraries_and_the_sync_measure_s_locks() {
+    if !openssl_built() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tlsbench(tmp.path())
+        .args(["profile", FULL_13, "--stack", OPENSSL, "--side", "client", "--top", "5", "--out", "out"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&succeeded(profile).stdout).into_owned();
+    let profile = read_json(&tmp.path().join("out").join(format!("{OPENSSL}_client_{FULL_13}.json")));
+    let share = |class: &str| {
+        let classes = profile["classes"].as_array().unwrap();
+        classes.iter().find(|c| c["class"] == class).unwrap()["instructions"].as_u64().unwrap()
+    };
+    let total = profile["total"].as_u64().unwrap();
+    // libssl's and libcrypto's functions, not "other": a client's handshake is mostly its crypto.
+    assert!(share("tls") > total / 100 && share("crypto") > total / 2, "{:#}", profile["classes"]);
+    assert!(share("other") < total / 20, "{:#}", profile["classes"]);
+    assert!(stdout.contains("Functions that take the most locks"), "{stdout}");
+
+    // The same 20 handshakes counted by the sync measure (after the same 2 unmeasured).
+    let doc = run(tmp.path(), &["--measure", "sync", "--stack", OPENSSL, "--samples", "1"]);
+    let measured = |metric: &str| {
+        let cell = cells(&doc, OPENSSL, OPENSSL).into_iter().find(|c| c["side"] == "client" && c["metric"] == metric);
+        cell.unwrap_or_else(|| panic!("no {metric} in {doc}"))["median"].as_f64().unwrap()
+    };
+    let sync = &profile["sync"];
+    let iterations = profile["iterations"].as_f64().unwrap();
+    for metric in ["mutex_locks", "rwlock_read_locks", "rwlock_write_locks", "once_checks", "futex_calls"] {
+        assert_eq!(sync[metric].as_f64().unwrap() / iterations, measured(metric), "{metric}: {sync:#}");
+    }
+    // OpenSSL 3.5 still takes locks in a handshake, if far fewer than 3.0.
+    assert!(measured("rwlock_read_locks") > 0.0 && measured("once_checks") > 0.0, "{sync:#}");
+}
+
 #[test]
 fn list_stacks_shows_the_releases_built_with_their_libraries() {
     if !openssl_built() || !rustls_built() {
@@ -263,15 +302,18 @@ fn rustls_checkouts(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     let code = std::fs::read_to_string(&hs).unwrap();
     let anchor = "    let config = &input.config;\n";
     assert!(code.contains(anchor), "rustls's emit_client_hello_for_retry moved: update this test");
+    // More instructions, and a lock where there was none: a Rust std Mutex, once per client hello.
     let slower = "    let mut extra = 0u64;\n    for i in 0..5_000u64 {\n        \
-                  extra = core::hint::black_box(extra.wrapping_mul(31).wrapping_add(i));\n    }\n";
+                  extra = core::hint::black_box(extra.wrapping_mul(31).wrapping_add(i));\n    }\n    \
+                  static GATE_LOCK: ::std::sync::Mutex<u64> = ::std::sync::Mutex::new(0);\n    \
+                  *GATE_LOCK.lock().unwrap() += extra;\n";
     std::fs::write(&hs, code.replacen(anchor, &format!("{anchor}{slower}"), 1)).unwrap();
     sh("cd rustls-branch && git -c user.name=t -c user.email=t@t commit -qam slower");
     Some((base, branch))
 }
 
 #[test]
-fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit_twice() {
+fn the_gate_flags_a_slower_branch_and_a_new_lock_and_passes_the_same_commit_twice() {
     let tmp = tempfile::tempdir().unwrap();
     let Some((base, branch)) = rustls_checkouts(tmp.path()) else {
         assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "no rustls 0.23.46 in cargo's registry");
@@ -293,6 +335,23 @@ fn the_gate_flags_a_slower_branch_by_its_instructions_and_passes_the_same_commit
     let text = String::from_utf8_lossy(&slower.stdout);
     assert_eq!(slower.status.code(), Some(1), "{text}{}", stderr(&slower));
     assert!(stderr(&slower).ends_with("worse in B than in A (--fail-on-regression)\n"), "{}", stderr(&slower));
+    // The new lock: none in the base, one per handshake in the branch, on the client only; with
+    // its two atomic instructions (lock, unlock), the sync counts that got worse.
+    let run = read_json(&tmp.path().join("gate").join("run.json"));
+    let mutex_locks = |stack: &str, side: &str| {
+        let cells = cells(&run, stack, stack);
+        let cell = cells.into_iter().find(|c| c["side"] == side && c["metric"] == "mutex_locks").unwrap();
+        cell["median"].as_f64().unwrap()
+    };
+    // The gate names its two builds on stderr: `gate: base rustls@LABEL, branch rustls@LABEL`.
+    let said = stderr(&slower);
+    let labels = said.lines().find_map(|l| l.strip_prefix("gate: base rustls@")).expect("the gate names its builds");
+    let (base_label, branch_label) = labels.split_once(", branch rustls@").expect("base, then branch");
+    let (base_stack, branch_stack) =
+        (format!("rustls-aws-lc-rs@{base_label}"), format!("rustls-aws-lc-rs@{branch_label}"));
+    assert_eq!(mutex_locks(&branch_stack, "client") - mutex_locks(&base_stack, "client"), 1.0, "{run}");
+    assert_eq!(mutex_locks(&branch_stack, "server"), mutex_locks(&base_stack, "server"), "{run}");
+    assert!(text.contains("; sync 0 better, 2 worse, "), "{text}");
 }
 
 // s2n-tls, BoringSSL and AWS-LC's libssl at other releases of their crates (scripts/build-crate.sh

@@ -61,16 +61,17 @@ pub fn page(report: &Report) -> String {
     html
 }
 
-/// What one sample is: a time for the timed measures, fixed iterations for instructions.
+/// What one sample is: a time for the timed measures, fixed iterations for those counted under
+/// callgrind.
 fn sample_length(doc: &RunDocument) -> String {
     let run = &doc.run;
     let (counted, timed) =
-        (doc.results.iter().any(|c| c.key.is_instructions()), doc.results.iter().any(|c| !c.key.is_instructions()));
+        (doc.results.iter().any(|c| c.key.is_counted()), doc.results.iter().any(|c| !c.key.is_counted()));
     let counted = counted.then(|| {
         use crate::instructions::{HANDSHAKES, TRANSFER_WRITES, WARMUP_ITERATIONS};
         format!(
             "{HANDSHAKES} handshakes or {TRANSFER_WRITES} writes of 16 KiB under callgrind after \
-             {WARMUP_ITERATIONS} unmeasured (instructions)"
+             {WARMUP_ITERATIONS} unmeasured (instructions, sync)"
         )
     });
     let timed = timed.then(|| format!("at least {} ms per side after {} ms of warmup", run.min_time_ms, run.warmup_ms));
@@ -150,7 +151,7 @@ mod tests {
         let both = sample_length(&doc);
         assert!(
             both.starts_with("at least 100 ms per side")
-                && both.ends_with("under callgrind after 2 unmeasured (instructions)"),
+                && both.ends_with("under callgrind after 2 unmeasured (instructions, sync)"),
             "{both}"
         );
         doc.results.iter_mut().for_each(|c| c.key.measure = "instructions".into());

@@ -52,6 +52,11 @@ pub(super) fn profiles(profiles: &[Profile]) -> String {
         if let Some(note) = render::unnamed_note(profile) {
             let _ = writeln!(html, "<p class=\"notes\">{}</p>", escape(&note));
         }
+        if let Some(sync) = &profile.sync {
+            for table in render::sync_tables(profile, sync) {
+                html += &model::html(&table, None);
+            }
+        }
         html += "</section>\n";
     }
     html += "</section>\n";

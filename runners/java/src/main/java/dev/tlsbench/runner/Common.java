@@ -35,6 +35,10 @@ final class Common {
                 "the Java runner cannot be counted by callgrind: its collection toggles are client requests that "
                         + "JIT-compiled code cannot issue, and under valgrind a JVM spends its instructions "
                         + "interpreting and compiling"));
+        caps.measureLimits.add(new MeasureLimit(Measure.SYNC,
+                "the Java runner cannot be counted by callgrind (see instructions), and the JVM's locks "
+                        + "(monitors, java.util.concurrent) are its own, taken in JIT-compiled code, not calls "
+                        + "into a C library"));
         return caps;
     }
 }

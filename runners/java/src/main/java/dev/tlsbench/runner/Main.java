@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Either way System.out becomes System.err before anything else runs.
  */
 public final class Main {
-    static final int PROTOCOL_VERSION = 3;
+    static final int PROTOCOL_VERSION = 4;
 
     private Main() {
     }

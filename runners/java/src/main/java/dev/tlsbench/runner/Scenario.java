@@ -57,7 +57,7 @@ public final class Scenario {
     }
 
     public enum Measure implements Named {
-        TIME("time"), INSTRUCTIONS("instructions"), IO("io"), HEAP("heap"), RSS("rss"), NET("net");
+        TIME("time"), INSTRUCTIONS("instructions"), SYNC("sync"), IO("io"), HEAP("heap"), RSS("rss"), NET("net");
 
         private final String text;
 
@@ -76,7 +76,7 @@ public final class Scenario {
                     Kind.HANDSHAKE_RESUME_TICKET);
             List<Kind> kinds = new ArrayList<>();
             switch (this) {
-                case TIME, INSTRUCTIONS -> {
+                case TIME, INSTRUCTIONS, SYNC -> {
                     kinds.addAll(handshakes);
                     kinds.add(Kind.TRANSFER);
                 }

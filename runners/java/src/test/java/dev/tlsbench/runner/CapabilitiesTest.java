@@ -32,6 +32,8 @@ class CapabilitiesTest {
         Capabilities caps = jsse.capabilities();
         assertTrue(assertThrows(Unsupported.class, () -> caps.checkMeasure(Scenario.Measure.INSTRUCTIONS))
                 .getMessage().contains("callgrind"));
+        assertTrue(assertThrows(Unsupported.class, () -> caps.checkMeasure(Scenario.Measure.SYNC))
+                .getMessage().contains("the JVM's locks"));
         assertDoesNotThrow(() -> caps.checkMeasure(Scenario.Measure.RSS));
     }
 

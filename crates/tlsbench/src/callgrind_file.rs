@@ -1,6 +1,9 @@
 //! Reads a callgrind output file (valgrind's cl-format.html) into a call graph: each function's
-//! exclusive instructions and, per caller and callee, the calls' count and inclusive
-//! instructions. Only the `Ir` event is kept; jump lines are skipped.
+//! exclusive counts and, per caller and callee, the calls' count and inclusive counts, of every
+//! event the file has (`Ir` first of all); with `--dump-instr=yes`, also each instruction's
+//! counts and each function's entry address, which the sync measure needs (sync/). Jump lines
+//! are skipped. `tlsbench profile` and the measures counted under callgrind read their files
+//! here.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,29 +19,121 @@ pub struct Function {
     pub file: String,
     /// Instructions executed in the function itself, its inlined code included.
     pub exclusive: u64,
+    /// Every event's count in the function itself, in the order of [`CallGraph::events`].
+    pub exclusive_events: Vec<u64>,
+    /// The address of its first instruction (relative to its object, as callgrind writes it),
+    /// from the calls to it, with `--dump-instr=yes`.
+    pub entry: Option<u64>,
 }
 
+impl Function {
+    /// A function without counts.
+    pub fn named(name: &str, object: &str, file: &str) -> Function {
+        Function {
+            name: name.into(),
+            object: object.into(),
+            file: file.into(),
+            exclusive: 0,
+            exclusive_events: Vec::new(),
+            entry: None,
+        }
+    }
+
+    /// Whether it is the allocator's: malloc and its internals, the runners' heap-measure
+    /// interposer, jemalloc's and mimalloc's, and Rust's allocation shims.
+    pub fn is_allocator(&self) -> bool {
+        let name = self.name.as_str();
+        ALLOCATOR_NAMES.contains(&name)
+            || ALLOCATOR_PREFIXES.iter().any(|p| name.starts_with(p))
+            || HEAP_INTERPOSER.iter().chain(ALLOCATOR_PATHS).any(|p| self.file.contains(p))
+    }
+}
+
+/// The allocator's functions: glibc's malloc and its internals, and Rust's allocation shims.
+const ALLOCATOR_NAMES: &[&str] = &[
+    "malloc",
+    "free",
+    "realloc",
+    "calloc",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "malloc_usable_size",
+    "cfree",
+    "sysmalloc",
+    "systrim",
+    "malloc_consolidate",
+    "unlink_chunk",
+    "alloc_perturb",
+    "tcache_init",
+    "__rust_alloc",
+    "__rust_dealloc",
+    "__rust_realloc",
+    "__rust_alloc_zeroed",
+];
+/// With `TLSBENCH_ALLOCATOR`: jemalloc's functions (prefixed `_rjem_`) and mimalloc's (`mi_`,
+/// `_mi_`), built into the runner by tikv-jemalloc-sys and libmimalloc-sys.
+const ALLOCATOR_PREFIXES: &[&str] = &[
+    "_int_",
+    "__libc_malloc",
+    "__libc_free",
+    "__libc_realloc",
+    "__libc_calloc",
+    "__libc_memalign",
+    "tcache_",
+    "_mid_memalign",
+    "__rdl_",
+    "__rg_",
+    "_rjem_",
+    "mi_",
+    "_mi_",
+];
+/// Where the allocators' sources are built from (their static functions have no prefix).
+const ALLOCATOR_PATHS: &[&str] = &["/tikv-jemalloc-sys-", "/libmimalloc-sys-"];
+/// The harness's heap interposer (crates/harness), which forwards to the allocator.
+const HEAP_INTERPOSER: &[&str] = &["/crates/harness/src/heap.rs", "/crates/harness/src/allocator.rs"];
+
 /// The calls from one function to another, summed over call sites.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calls {
+    /// Every call, whether collection was on or not: callgrind counts calls while it collects
+    /// no event, so this is not the calls made inside the measured calls (see
+    /// [`CallGraph::entries`]).
     pub count: u64,
     /// Instructions executed inside these calls, the callee's own callees included.
     pub inclusive: u64,
+    /// Every event's count inside these calls, in the order of [`CallGraph::events`].
+    pub inclusive_events: Vec<u64>,
 }
 
 #[derive(Debug, Default)]
 pub struct CallGraph {
+    /// The events counted, as the `events:` line names them (`Ir`, `Ge`, `sysCount`, ...).
+    pub events: Vec<String>,
     pub functions: Vec<Function>,
     /// (caller, callee) -> calls, by index into `functions`.
     pub calls: BTreeMap<(usize, usize), Calls>,
-    /// The `summary:` or `totals:` line, when the file has one.
+    /// The `summary:` or `totals:` line's instructions, when the file has one.
     pub summary: Option<u64>,
+    /// With `--dump-instr=yes`: the counts of each instruction, by (function, address), of the
+    /// function's own cost lines (a call's inclusive counts are in `calls`).
+    pub instructions: HashMap<(usize, u64), Vec<u64>>,
 }
 
 impl CallGraph {
     /// Instructions counted in the file: the sum of every function's exclusive instructions.
     pub fn total(&self) -> u64 {
         self.functions.iter().map(|f| f.exclusive).sum()
+    }
+
+    /// Which column of the counts holds `event`, if the file counts it.
+    pub fn event(&self, event: &str) -> Option<usize> {
+        self.events.iter().position(|e| e == event)
+    }
+
+    /// The file's total of `event`: the sum of every function's exclusive count.
+    pub fn event_total(&self, event: usize) -> u64 {
+        self.functions.iter().map(|f| f.exclusive_events.get(event).copied().unwrap_or(0)).sum()
     }
 
     /// Each function's inclusive instructions: its own plus those of its calls, except calls
@@ -51,6 +146,57 @@ impl CallGraph {
             }
         }
         inclusive
+    }
+
+    /// How many times the instruction at `address` of `function` ran while callgrind collected.
+    pub fn executed(&self, function: usize, address: u64) -> u64 {
+        let ir = self.event("Ir").expect("a parsed file counts Ir");
+        self.instructions.get(&(function, address)).map_or(0, |costs| costs[ir])
+    }
+
+    /// How many times `function` was entered while callgrind collected: the runs of its first
+    /// instruction (which no loop of a lock function jumps back to). Callgrind's call counts
+    /// cannot say it, and neither can the runs of a call instruction (a call through the PLT
+    /// counts the stub's instructions at the call). None without `--dump-instr=yes`, or for a
+    /// function no call reached.
+    pub fn entries(&self, function: usize) -> Option<u64> {
+        Some(self.executed(function, self.functions[function].entry?))
+    }
+
+    /// The graph with each function's contexts (`--separate-callers`: `f'caller'caller...`)
+    /// merged into the function, as if callgrind had not separated them: `function` names the
+    /// function of a context (a Rust name may hold a `'` of its own).
+    pub fn merge_contexts(&self, function: impl Fn(&str) -> &str) -> CallGraph {
+        let mut merged = CallGraph { events: self.events.clone(), summary: self.summary, ..CallGraph::default() };
+        let mut by_key: HashMap<(&str, &str), usize> = HashMap::new();
+        let index: Vec<usize> = self
+            .functions
+            .iter()
+            .map(|f| {
+                let name = function(&f.name);
+                *by_key.entry((f.object.as_str(), name)).or_insert_with(|| {
+                    merged.functions.push(Function { exclusive: 0, exclusive_events: Vec::new(), ..f.clone() });
+                    merged.functions.last_mut().expect("just pushed").name = name.to_string();
+                    merged.functions.len() - 1
+                })
+            })
+            .collect();
+        for (f, function) in self.functions.iter().enumerate() {
+            let into = &mut merged.functions[index[f]];
+            into.exclusive += function.exclusive;
+            add(&mut into.exclusive_events, &function.exclusive_events);
+            into.entry = into.entry.or(function.entry);
+        }
+        for (&(caller, callee), calls) in &self.calls {
+            let into = merged.calls.entry((index[caller], index[callee])).or_default();
+            into.count += calls.count;
+            into.inclusive += calls.inclusive;
+            add(&mut into.inclusive_events, &calls.inclusive_events);
+        }
+        for (&(function, address), costs) in &self.instructions {
+            add(merged.instructions.entry((index[function], address)).or_default(), costs);
+        }
+        merged
     }
 
     /// Parses the text of a callgrind output file.
@@ -79,6 +225,8 @@ struct Parser {
     object_names: HashMap<u64, String>,
     /// How many position columns (`line`, or `instr line`) start a cost line.
     positions: usize,
+    /// Which position column is the instruction's address, with `--dump-instr=yes`.
+    instr_column: Option<usize>,
     /// Which event column is Ir.
     ir_column: Option<usize>,
     /// The previous value of each position column, for `+n`, `-n` and `*`.
@@ -89,7 +237,7 @@ struct Parser {
     callee_object: Option<String>,
     callee_file: Option<String>,
     callee: Option<usize>,
-    /// Set by `calls=`: the next cost line is the inclusive cost of that call.
+    /// Set by `calls=`: the next cost line is the inclusive cost of that call; its count.
     pending_calls: Option<u64>,
 }
 
@@ -105,9 +253,13 @@ impl Parser {
         match key {
             "positions" => {
                 self.positions = value.split_whitespace().count();
+                self.instr_column = value.split_whitespace().position(|p| p == "instr");
                 self.previous = vec![0; self.positions];
             }
-            "events" => self.ir_column = value.split_whitespace().position(|e| e == "Ir"),
+            "events" => {
+                self.graph.events = value.split_whitespace().map(String::from).collect();
+                self.ir_column = self.graph.event("Ir");
+            }
             "summary" | "totals" => {
                 if let Some(column) = self.ir_column {
                     self.graph.summary = Some(value.split_whitespace().nth(column).unwrap_or("0").parse()?);
@@ -137,8 +289,17 @@ impl Parser {
                 name(&mut self.fn_names, value)?;
             }
             "calls" => {
-                let count = value.split_whitespace().next().context("calls= without a count")?;
+                let mut fields = value.split_whitespace();
+                let count = fields.next().context("calls= without a count")?;
                 self.pending_calls = Some(count.parse()?);
+                // The callee's position, relative to the last cost line's (which it leaves as
+                // it is): with instructions, its first instruction.
+                if let Some(column) = self.instr_column {
+                    let field = fields.nth(column).context("calls= without its target's address")?;
+                    let entry = position(field, self.previous[column])?;
+                    let callee = self.callee.context("calls= without a cfn=")?;
+                    self.graph.functions[callee].entry = Some(entry as u64);
+                }
             }
             // Jumps, and header lines that do not change the instruction counts.
             _ => {}
@@ -154,7 +315,12 @@ impl Parser {
             *previous = position(field, *previous)?;
         }
         let column = self.ir_column.context("a cost line before the `events:` line")?;
-        let ir: u64 = fields.nth(column).map_or(Ok(0), str::parse)?;
+        let mut costs = vec![0; self.graph.events.len()];
+        for (cost, field) in costs.iter_mut().zip(fields) {
+            *cost = field.parse()?;
+        }
+        let ir = costs[column];
+        let address = self.instr_column.map(|c| self.previous[c] as u64);
         let caller = self.function.context("a cost line before any fn=")?;
         match self.pending_calls.take() {
             Some(count) => {
@@ -162,8 +328,16 @@ impl Parser {
                 let calls = self.graph.calls.entry((caller, callee)).or_default();
                 calls.count += count;
                 calls.inclusive += ir;
+                add(&mut calls.inclusive_events, &costs);
             }
-            None => self.graph.functions[caller].exclusive += ir,
+            None => {
+                let function = &mut self.graph.functions[caller];
+                function.exclusive += ir;
+                add(&mut function.exclusive_events, &costs);
+                if let Some(address) = address {
+                    add(self.graph.instructions.entry((caller, address)).or_default(), &costs);
+                }
+            }
         }
         Ok(())
     }
@@ -174,13 +348,23 @@ impl Parser {
     fn function_index(&mut self, name: String, object: String, file: String) -> usize {
         let functions = &mut self.graph.functions;
         let index = *self.by_key.entry((object.clone(), name.clone())).or_insert_with(|| {
-            functions.push(Function { name, object, file: file.clone(), exclusive: 0 });
+            functions.push(Function::named(&name, &object, &file));
             functions.len() - 1
         });
         if functions[index].file == "???" && file != "???" {
             functions[index].file = file;
         }
         index
+    }
+}
+
+/// Adds `costs` to `total`, which grows to their length.
+fn add(total: &mut Vec<u64>, costs: &[u64]) {
+    if total.len() < costs.len() {
+        total.resize(costs.len(), 0);
+    }
+    for (t, c) in total.iter_mut().zip(costs) {
+        *t += c;
     }
 }
 
@@ -273,7 +457,8 @@ fe=(1)
         // Inlined lines (fi=/fe=) stay with the function they are inlined into.
         assert_eq!(work_fn.exclusive, 85);
         assert_eq!((work_fn.object.as_str(), work_fn.file.as_str()), ("/bin/runner", "src/main.rs"));
-        assert_eq!(graph.calls[&(main, work)], Calls { count: 3, inclusive: 900 });
+        let calls = &graph.calls[&(main, work)];
+        assert_eq!((calls.count, calls.inclusive, calls.inclusive_events.as_slice()), (3, 900, [900].as_slice()));
         assert_eq!(graph.summary, Some(1000));
         let inclusive = graph.inclusive();
         assert_eq!((inclusive[main], inclusive[work]), (915, 85));
@@ -349,6 +534,87 @@ fn=g
         let text = "positions: instr line\nevents: Dr Ir\nfn=f\n0x10 3 7 11\n+4 * 2\n";
         let graph = CallGraph::parse(text).unwrap();
         assert_eq!(graph.functions[0].exclusive, 11);
+    }
+
+    /// With `--dump-instr=yes --collect-bus=yes`, as callgrind 3.19 writes it: main calls lock
+    /// (a library function) 160 times, of which 10 while collecting. The call instruction's own
+    /// count (here 2 + 2 + 8) is no count of calls: a call through the PLT counts its stub's
+    /// instructions there too.
+    const BY_INSTRUCTION: &str = "\
+positions: instr line
+events: Ir Ge sysCount
+ob=(1) /bin/t
+fl=(1) t.c
+fn=(1) main
+0x11aa 17 2
++3 18 2
+cob=(2) /lib/libc.so.6
+cfi=(2) lock.c
+cfn=(2) lock
+calls=4 0x8c370 +62
+* * 64 0
+* * 2
+cob=(2)
+cfi=(2)
+cfn=(2)
+calls=156 0x8c370 +62
+* * 256 8
+* * 8
++5 * 10 10 1
+ob=(2)
+fl=(2)
+fn=(2)
+0x8c370 80 10
++3 * 310 8
+";
+
+    #[test]
+    fn instructions_and_entries_while_collecting() {
+        let graph = CallGraph::parse(BY_INSTRUCTION).unwrap();
+        assert_eq!(graph.events, ["Ir", "Ge", "sysCount"]);
+        let (main, main_fn) = find(&graph, "main");
+        let (lock, lock_fn) = find(&graph, "lock");
+        assert_eq!(lock_fn.entry, Some(0x8c370), "the calls' target, relative to nothing");
+        assert_eq!(graph.entries(lock), Some(10));
+        assert_eq!(graph.entries(main), None, "nothing calls main");
+        let calls = &graph.calls[&(main, lock)];
+        // Callgrind counts every call, collected or not.
+        assert_eq!(calls.count, 160);
+        assert_eq!((graph.executed(main, 0x11ad), graph.executed(main, 0x11b2)), (12, 10));
+        assert_eq!(main_fn.exclusive_events, [24, 10, 1]);
+        assert_eq!(calls.inclusive_events, [320, 8, 0]);
+        let ge = graph.event("Ge").unwrap();
+        assert_eq!((graph.event_total(ge), graph.event("Dr")), (18, None));
+        assert_eq!(graph.total(), 24 + 320);
+    }
+
+    #[test]
+    fn contexts_merge_into_their_function() {
+        let text = "\
+positions: line
+events: Ir
+fn=main
+1 1
+cfn=lock'a
+calls=2 1
+1 10
+cfn=lock'b
+calls=3 1
+1 15
+fn=lock'a
+1 10
+fn=lock'b
+1 15
+";
+        let graph = CallGraph::parse(text).unwrap();
+        assert_eq!(graph.functions.len(), 3);
+        let merged = graph.merge_contexts(|name| name.split('\'').next().unwrap_or(name));
+        let (main, _) = find(&merged, "main");
+        let (lock, lock_fn) = find(&merged, "lock");
+        assert_eq!((merged.functions.len(), lock_fn.exclusive), (2, 25));
+        let calls = &merged.calls[&(main, lock)];
+        assert_eq!((calls.count, calls.inclusive), (5, 25));
+        assert_eq!(merged.total(), graph.total());
     }
 
     #[test]
