@@ -20,7 +20,19 @@ pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
     if let Some(conditions) = &info.environment.conditions {
         widen_for_drift(&mut results, conditions.drift_percent());
     }
-    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: with_rates_per_thread(results) }
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        results: with_contended_waits_last(with_rates_per_thread(results)),
+    }
+}
+
+/// The time measure's contended waits after its rates and their blocks per thread: they tell
+/// why a rate per thread falls short.
+fn with_contended_waits_last(results: Vec<CellResult>) -> Vec<CellResult> {
+    let waits = [Metric::ContendedWaitsPerHandshake.name(), Metric::ContendedWaitsPerMb.name()];
+    let (waits, others): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| waits.contains(&r.metric.as_str()));
+    others.into_iter().chain(waits).collect()
 }
 
 /// The time measure's rates: their 95% intervals of the median widened at each end by the

@@ -262,6 +262,41 @@ fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread()
 }
 
 #[test]
+fn contended_waits_come_after_the_rates_per_thread_in_the_document_and_the_table() {
+    let measured = |threads, waits: f64| {
+        let mut state = CellState::planned(Cell { threads, ..cell() });
+        for rate in [2000.0, 2020.0, 1980.0] {
+            let value = |metric, value, seconds| MetricValue { side: Side::Server, metric, value, seconds };
+            let values =
+                vec![value(Metric::HandshakesPerS, rate, 0.1), value(Metric::ContendedWaitsPerHandshake, waits, 0.0)];
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+        }
+        state
+    };
+    let doc = document(fixture_info(), &[measured(None, 0.0), measured(Some(2), 0.25)]);
+    let metrics: Vec<_> = doc.results.iter().map(|r| (r.metric.as_str(), r.key.threads, r.median)).collect();
+    assert_eq!(
+        metrics,
+        [
+            ("handshakes_per_s", None, Some(2000.0)),
+            ("handshakes_per_s", Some(2), Some(2000.0)),
+            ("handshakes_per_s_per_thread", None, Some(2000.0)),
+            ("handshakes_per_s_per_thread", Some(2), Some(1000.0)),
+            ("contended_waits_per_handshake", None, Some(0.0)),
+            ("contended_waits_per_handshake", Some(2), Some(0.25)),
+        ]
+    );
+    let waits = doc.results.iter().find(|r| r.metric == "contended_waits_per_handshake").unwrap();
+    assert_eq!((waits.unit.as_str(), waits.better.as_str()), ("waits", "lower"));
+    let table = crate::output::table::render(&doc);
+    let (per_thread, contended) = (
+        table.find("handshakes_per_s_per_thread").unwrap(),
+        table.find("contended_waits_per_handshake (waits").unwrap(),
+    );
+    assert!(per_thread < contended, "{table}");
+}
+
+#[test]
 fn threads_with_their_own_configs_and_with_shared_ones_are_each_a_cell_with_its_efficiency() {
     // One thread, then two of each mode: their own configs scale perfectly, shared ones reach
     // 60% on the server.
