@@ -175,6 +175,15 @@ pub struct MetricValue {
     pub seconds: f64,
 }
 
+impl MetricValue {
+    /// Whether the value can be a measurement: finite, above 0 for a rate (the measured stretch
+    /// did work), 0 or more for a count (a side may wait for no other thread).
+    pub fn is_plausible(&self) -> bool {
+        let least_ok = if self.metric.higher_is_better() { self.value > 0.0 } else { self.value >= 0.0 };
+        self.value.is_finite() && least_ok
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
