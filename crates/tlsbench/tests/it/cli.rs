@@ -148,19 +148,18 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         doc["run"]["environment"]["cores"].as_u64().unwrap() as usize,
         std::thread::available_parallelism().unwrap().get()
     );
-    // 2 stacks x 2 sides x (time: handshake rate, transfer rate, each by wall and CPU time, and
-    // each one's contended waits; io: the handshake's counts; transfer has no io).
+    // 2 stacks x 2 sides x (time: handshake rate, transfer rate, each by wall and CPU time; io:
+    // the handshake's counts; transfer has no io).
     let io_counts =
         tlsbench_harness::protocol::Metric::of(tlsbench_harness::Measure::Io, tlsbench_harness::Kind::HandshakeFull)
             .len();
     let results = results(&doc);
-    assert_eq!(results.len(), 2 * 2 * (6 + io_counts));
+    assert_eq!(results.len(), 2 * 2 * (4 + io_counts));
     for r in results {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["client_stack"], r["server_stack"]);
         let (measure, better) = match r["metric"].as_str().unwrap() {
             "handshakes_per_s" | "mb_per_s" | "cpu_handshakes_per_s" | "cpu_mb_per_s" => ("time", "higher"),
-            "contended_waits_per_handshake" | "contended_waits_per_mb" => ("time", "lower"),
             _ => ("io", "lower"),
         };
         assert_eq!((r["measure"].as_str().unwrap(), r["better"].as_str().unwrap()), (measure, better), "{r}");
@@ -177,7 +176,7 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         // Six samples: the interval of the median is their range, and a rate's is widened on the
         // ratio scale by the machine's drift (half the calibration loop's spread).
-        let by = match r["measure"] == "time" && r["better"] == "higher" {
+        let by = match r["measure"] == "time" {
             true => {
                 let conditions = &doc["run"]["environment"]["conditions"];
                 let spread = |when: &str| conditions[when]["spread_percent"].as_f64().unwrap();
@@ -185,21 +184,13 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
             }
             false => 1.0,
         };
-        assert!(low <= median && median <= high, "{r}");
-        match r["metric"].as_str().unwrap().starts_with("contended_waits_") {
-            // One thread's contended waits may all be 0; a count's interval is not widened.
-            true => assert!(min >= 0.0 && low == min && high == max, "{r}"),
-            false => {
-                assert!(min > 0.0 && low > 0.0, "{r}");
-                assert!((low * by / min - 1.0).abs() < 1e-9 && (high / by / max - 1.0).abs() < 1e-9, "{r}");
-            }
-        }
+        assert!(min > 0.0 && low > 0.0 && low <= median && median <= high, "{r}");
+        assert!((low * by / min - 1.0).abs() < 1e-9 && (high / by / max - 1.0).abs() < 1e-9, "{r}");
         let units: &[(&str, &str)] = match r["scenario"].as_str().unwrap().starts_with("transfer") {
-            true => &[("mb_per_s", "MB/s"), ("cpu_mb_per_s", "MB/s"), ("contended_waits_per_mb", "waits")],
+            true => &[("mb_per_s", "MB/s"), ("cpu_mb_per_s", "MB/s")],
             false => &[
                 ("handshakes_per_s", "1/s"),
                 ("cpu_handshakes_per_s", "1/s"),
-                ("contended_waits_per_handshake", "waits"),
                 ("read_calls", "calls"),
                 ("write_calls", "calls"),
                 ("io_calls", "calls"),
