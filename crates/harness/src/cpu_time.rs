@@ -11,7 +11,7 @@
 //!
 //! The same records say why the thread was switched out: preempted (it could have gone on), or
 //! of its own accord (it went to sleep: in the in-memory transport, which never waits for I/O,
-//! that is a wait for a lock another thread holds). [`Switches::waits`] counts the latter inside
+//! that is a wait for a lock another thread holds). `Switches::waits` counts the latter inside
 //! the timed calls: the contended waits of the time measure (docs/measures.md#contended-waits).
 //!
 //! Where the kernel refuses the event (`perf_event_paranoid` above 2, a seccomp filter, the

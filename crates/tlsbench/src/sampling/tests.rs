@@ -262,7 +262,7 @@ fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread()
 }
 
 #[test]
-fn contended_waits_come_after_the_rates_per_thread_in_the_document_and_the_table() {
+fn contended_waits_of_a_run_with_threads_come_after_the_rates_per_thread_and_a_run_without_has_none() {
     let measured = |threads, waits: f64| {
         let mut state = CellState::planned(Cell { threads, ..cell() });
         for rate in [2000.0, 2020.0, 1980.0] {
@@ -294,6 +294,9 @@ fn contended_waits_come_after_the_rates_per_thread_in_the_document_and_the_table
         table.find("contended_waits_per_handshake (waits").unwrap(),
     );
     assert!(per_thread < contended, "{table}");
+    // A run without threads: one pair has no one to wait for, and its document says nothing of it.
+    let alone = document(fixture_info(), &[measured(None, 0.0)]);
+    assert!(alone.results.iter().all(|r| r.metric == "handshakes_per_s"), "{:?}", alone.results);
 }
 
 #[test]
