@@ -111,6 +111,13 @@ fn target_ci_takes_rounds_of_the_wide_cells_until_all_are_within_it() {
     let states = [sampled(&tight), sampled(&wide), sampled(&tight), sampled(&wide)];
     assert_eq!(states[0].widest_ci(), Some(0.5));
     assert_eq!(states[1].widest_ci(), Some(10.0));
+    // Contended waits near 0 (here 1 or 3 waits per 10,000 handshakes) never hold a cell back.
+    let mut waits = sampled(&tight);
+    for value in [0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003] {
+        let metric = Metric::ContendedWaitsPerHandshake;
+        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None);
+    }
+    assert_eq!(waits.widest_ci(), Some(0.5));
     assert_eq!(next(&states, &target, Duration::from_secs(10)), Next::Round(vec![1, 3]));
     assert_eq!(next(&states[..1], &target, Duration::from_secs(10)), Next::Reached);
     // Met even after the budget: nothing is left to say.
