@@ -9,6 +9,11 @@
 //! call during which it moved, the time spent switched out is taken off. Per call that is two
 //! loads from the ring's header page beside the wall clock's two reads; no system call.
 //!
+//! The same records say why the thread was switched out: preempted (it could have gone on), or
+//! of its own accord (it went to sleep: in the in-memory transport, which never waits for I/O,
+//! that is a wait for a lock another thread holds). `Switches::waits` counts the latter inside
+//! the timed calls: the contended waits of the time measure (docs/measures.md#contended-waits).
+//!
 //! Where the kernel refuses the event (`perf_event_paranoid` above 2, a seccomp filter, the
 //! locked-memory limit of perf buffers), there is no CPU figure, and [`unavailable`] says why.
 
@@ -75,17 +80,26 @@ pub(crate) fn begin() -> Option<Region> {
     })
 }
 
-/// The nanoseconds this thread spent switched out between `start` and `end` (monotonic), for a
-/// region begun with [`begin`]; None if the kernel lost records meanwhile.
+/// What the switch records say of one timed region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Switches {
+    /// Nanoseconds the thread spent switched out.
+    pub(crate) off_ns: u64,
+    /// Times the thread went to sleep (switched out not preempted): it waited for another thread.
+    pub(crate) waits: u64,
+}
+
+/// How this thread was switched out between `start` and `end` (monotonic), for a region begun
+/// with [`begin`]; None if the kernel lost records meanwhile.
 #[inline(always)]
-pub(crate) fn off_cpu_ns(region: Region, start: u64, end: u64) -> Option<u64> {
+pub(crate) fn switches(region: Region, start: u64, end: u64) -> Option<Switches> {
     RING.with(|cell| {
         let mut ring = cell.borrow_mut();
         let ring = ring.as_mut().and_then(Option::as_mut)?;
         if ring.head() == region.head {
-            return Some(0);
+            return Some(Switches::default());
         }
-        ring.off_cpu_since(start, end)
+        ring.switches_since(start, end)
     })
 }
 
@@ -125,6 +139,8 @@ const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
 const PERF_RECORD_LOST: u32 = 2;
 const PERF_RECORD_SWITCH: u32 = 14;
 const PERF_RECORD_MISC_SWITCH_OUT: u16 = 1 << 13;
+/// On a switch-out: the thread was still runnable (preempted), rather than going to sleep.
+const PERF_RECORD_MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 /// Offsets of `data_head` and `data_tail` in `perf_event_mmap_page`.
 const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;
@@ -215,12 +231,12 @@ impl SwitchRing {
         unsafe { std::ptr::read_volatile(self.map.add(page + at) as *const u64) }
     }
 
-    /// Reads the records written since the region began and sums how long the thread was
-    /// switched out within [start, end]; None if the kernel lost records.
+    /// Reads the records written since the region began: how long the thread was switched out
+    /// within [start, end], and how often it went to sleep then; None if the kernel lost records.
     #[cold]
-    fn off_cpu_since(&mut self, start: u64, end: u64) -> Option<u64> {
+    fn switches_since(&mut self, start: u64, end: u64) -> Option<Switches> {
         let head = self.head();
-        let (mut off, mut out_at, mut lost) = (0, None, false);
+        let (mut off, mut waits, mut out_at, mut lost) = (0, 0, None, false);
         while self.tail < head {
             let header = self.word(self.tail);
             let (kind, misc, size) = (header as u32, (header >> 32) as u16, header >> 48);
@@ -234,6 +250,8 @@ impl SwitchRing {
                     let at = self.word(self.tail + size - 8);
                     if misc & PERF_RECORD_MISC_SWITCH_OUT != 0 {
                         out_at = Some(at);
+                        let asleep = misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT == 0;
+                        waits += u64::from(asleep && (start..=end).contains(&at));
                     } else if let Some(out) = out_at.take() {
                         off += overlap((out, at), (start, end));
                     }
@@ -249,7 +267,7 @@ impl SwitchRing {
             off += overlap((out, end), (start, end));
         }
         self.header(DATA_TAIL).store(self.tail, Ordering::Release);
-        (!lost).then_some(off)
+        (!lost).then_some(Switches { off_ns: off, waits })
     }
 }
 
@@ -285,7 +303,7 @@ mod tests {
         work();
         let end = monotonic_ns();
         let cpu_after = thread_cpu_ns();
-        let ring = watch.and_then(|w| off_cpu_ns(w, start, end)).map(|off| end - start - off);
+        let ring = watch.and_then(|w| switches(w, start, end)).map(|s| end - start - s.off_ns);
         (end - start, ring, cpu_after - cpu_before)
     }
 

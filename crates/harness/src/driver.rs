@@ -353,6 +353,13 @@ pub(crate) fn side_values(
     if let Some(cpu_seconds) = clock.cpu_seconds() {
         values.push(MetricValue { side, metric: cpu, value: rate(cpu_seconds), seconds: cpu_seconds });
     }
+    if let Some(waits) = clock.waits().filter(|_| iterations > 0) {
+        let (metric, per) = match kind {
+            Kind::Transfer => (Metric::ContendedWaitsPerMb, n * TRANSFER_WRITE_SIZE as f64 / 1e6),
+            _ => (Metric::ContendedWaitsPerHandshake, n),
+        };
+        values.push(MetricValue { side, metric, value: waits as f64 / per, seconds: 0.0 });
+    }
     values
 }
 
@@ -404,10 +411,11 @@ pub(crate) struct Clock {
 }
 
 /// The CPU time of the timed calls: their wall time less the time the thread was switched out
-/// during them.
+/// during them; and how often the thread went to sleep during them (see [`Clock::waits`]).
 #[derive(Default)]
 pub(crate) struct CpuTime {
     on_cpu_ns: u64,
+    waits: u64,
     regions: u64,
     /// Whether some call's CPU time is unknown (the kernel lost switch records).
     unknown: bool,
@@ -429,8 +437,11 @@ impl Clock {
         let wall = end.saturating_sub(start);
         self.elapsed += Duration::from_nanos(wall);
         if let Some(region) = region {
-            match cpu_time::off_cpu_ns(region, start, end) {
-                Some(off) => self.cpu.on_cpu_ns += wall.saturating_sub(off),
+            match cpu_time::switches(region, start, end) {
+                Some(switches) => {
+                    self.cpu.on_cpu_ns += wall.saturating_sub(switches.off_ns);
+                    self.cpu.waits += switches.waits;
+                }
                 None => self.cpu.unknown = true,
             }
             self.cpu.regions += 1;
@@ -440,8 +451,19 @@ impl Clock {
 
     /// The CPU seconds of the timed calls; None when the CPU figure was off, refused or lost.
     pub(crate) fn cpu_seconds(&self) -> Option<f64> {
-        let known = self.cpu.regions > 0 && !self.cpu.unknown;
-        known.then(|| (self.cpu.on_cpu_ns as f64 / 1e9).max(f64::MIN_POSITIVE))
+        self.cpu_known().then(|| (self.cpu.on_cpu_ns as f64 / 1e9).max(f64::MIN_POSITIVE))
+    }
+
+    /// Contended waits: how often the thread went to sleep inside the timed calls. In the
+    /// in-memory transport a library call never waits for I/O, so each is a wait for another
+    /// thread: a lock it held (a futex wait, pthread's or Rust's std locks alike), or a kernel
+    /// lock of the process (its memory map's). None when the CPU figure is.
+    pub(crate) fn waits(&self) -> Option<u64> {
+        self.cpu_known().then_some(self.cpu.waits)
+    }
+
+    fn cpu_known(&self) -> bool {
+        self.cpu.regions > 0 && !self.cpu.unknown
     }
 }
 
@@ -710,5 +732,142 @@ mod tests {
             }
         });
         assert!(together.over(true, &mut false).is_err(), "the measured loops see it too");
+    }
+
+    /// A pthread mutex as the C libraries use one, shared between threads.
+    struct PthreadMutex(std::cell::UnsafeCell<libc::pthread_mutex_t>);
+    // SAFETY: pthread mutexes are made to be locked from any thread.
+    unsafe impl Sync for PthreadMutex {}
+
+    impl PthreadMutex {
+        fn new() -> PthreadMutex {
+            PthreadMutex(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER))
+        }
+        fn lock(&self) {
+            // SAFETY: an initialised mutex that outlives its users; each lock is unlocked.
+            assert_eq!(unsafe { libc::pthread_mutex_lock(self.0.get()) }, 0);
+        }
+        fn unlock(&self) {
+            // SAFETY: as in lock, by the thread that locked it.
+            assert_eq!(unsafe { libc::pthread_mutex_unlock(self.0.get()) }, 0);
+        }
+    }
+
+    /// Each side's contended waits after `run` made its calls; the CPU ring must be there.
+    fn waits(run: impl FnOnce(&mut Clocks)) -> [u64; 2] {
+        let mut clocks = Clocks::default();
+        run(&mut clocks);
+        [&clocks.client, &clocks.server]
+            .map(|c| c.waits().unwrap_or_else(|| panic!("no switch records: {:?}", cpu_time::unavailable())))
+    }
+
+    /// Runs `contend` on a second thread while this one holds a lock for 50 ms: `hold` takes it
+    /// and returns what lets it go, both outside any clock.
+    fn while_held<'a, T: Send>(hold: impl FnOnce() -> Box<dyn FnOnce() + 'a>, contend: impl FnOnce() -> T + Send) -> T {
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|scope| {
+            let contender = scope.spawn(|| {
+                barrier.wait();
+                contend()
+            });
+            let release = hold();
+            barrier.wait();
+            std::thread::sleep(Duration::from_millis(50));
+            release();
+            contender.join().unwrap()
+        })
+    }
+
+    #[test]
+    fn a_wait_for_a_pthread_mutex_another_thread_holds_is_counted_on_the_side_whose_call_waited() {
+        let (mutex, other) = (PthreadMutex::new(), PthreadMutex::new());
+        let [client, server] = while_held(
+            || {
+                mutex.lock();
+                Box::new(|| mutex.unlock())
+            },
+            || {
+                waits(|clocks| {
+                    clocks.call(Side::Client, || {
+                        mutex.lock();
+                        mutex.unlock();
+                    });
+                    clocks.call(Side::Server, || {
+                        other.lock();
+                        other.unlock();
+                    });
+                })
+            },
+        );
+        assert!(client >= 1, "the client's call waited for the held mutex: {client} waits");
+        assert_eq!(server, 0, "the server's call took a free mutex");
+    }
+
+    #[test]
+    fn a_wait_for_a_rust_mutex_another_thread_holds_is_counted() {
+        let mutex = std::sync::Mutex::new(());
+        let [client, server] = while_held(
+            || {
+                let guard = mutex.lock().unwrap();
+                Box::new(move || drop(guard))
+            },
+            || {
+                waits(|clocks| {
+                    clocks.call(Side::Server, || drop(mutex.lock().unwrap()));
+                    clocks.call(Side::Client, || ());
+                })
+            },
+        );
+        assert!(server >= 1, "std's futex wait is a wait too: {server} waits");
+        assert_eq!(client, 0, "the client's call took no lock");
+    }
+
+    #[test]
+    fn one_thread_alone_never_waits_for_its_locks() {
+        let (mutex, rust) = (PthreadMutex::new(), std::sync::Mutex::new(0u64));
+        let [client, server] = waits(|clocks| {
+            for _ in 0..10_000 {
+                clocks.call(Side::Client, || {
+                    mutex.lock();
+                    mutex.unlock();
+                });
+                clocks.call(Side::Server, || *rust.lock().unwrap() += 1);
+            }
+        });
+        assert_eq!([client, server], [0, 0]);
+    }
+
+    #[test]
+    fn a_sleep_outside_the_calls_is_no_wait_of_either_side() {
+        let [client, server] = waits(|clocks| {
+            clocks.call(Side::Client, || ());
+            std::thread::sleep(Duration::from_millis(5));
+            clocks.call(Side::Server, || ());
+        });
+        assert_eq!([client, server], [0, 0]);
+    }
+
+    #[test]
+    fn contended_waits_are_per_handshake_and_threads_average_them_over_their_iterations() {
+        let mut clock = Clock::default();
+        clock.time(|| std::thread::sleep(Duration::from_millis(1)));
+        clock.time(|| std::thread::sleep(Duration::from_millis(1)));
+        let waits = clock.waits().expect("switch records");
+        assert!(waits >= 2, "each sleep is a wait: {waits}");
+        let spec = SampleSpec::timed(Duration::ZERO, Duration::ZERO);
+        let values = side_values(&spec, Side::Client, Kind::HandshakeFull, 4, &clock);
+        let per = values.iter().find(|v| v.metric == Metric::ContendedWaitsPerHandshake).expect("reported");
+        assert_eq!(per.value, waits as f64 / 4.0);
+        let of = |iterations, value| ThreadSample {
+            iterations,
+            values: vec![MetricValue {
+                side: Side::Client,
+                metric: Metric::ContendedWaitsPerHandshake,
+                value,
+                seconds: 0.0,
+            }],
+        };
+        // 30 waits over 10 handshakes and 0 over 290: 0.1 per handshake, not 3 + 0.
+        assert_eq!(sum_threads(&[of(10, 3.0), of(290, 0.0)])[0].value, 0.1);
     }
 }

@@ -126,17 +126,26 @@ pub struct ThreadSample {
 }
 
 /// The aggregate of threads' values: per side and metric, the sum of their rates (and of their
-/// measured seconds), in the order the first thread reports them.
+/// measured seconds), in the order the first thread reports them; for a count per handshake or
+/// per MB ([`Metric::is_per_iteration`]), the count over all the threads' iterations.
 pub fn sum_threads(threads: &[ThreadSample]) -> Vec<MetricValue> {
     let mut sums: Vec<MetricValue> = Vec::new();
-    for value in threads.iter().flat_map(|t| &t.values) {
-        match sums.iter_mut().find(|s| (s.side, s.metric) == (value.side, value.metric)) {
-            Some(sum) => {
-                sum.value += value.value;
-                sum.seconds += value.seconds;
+    let weight = |metric: Metric, iterations: u64| if metric.is_per_iteration() { iterations as f64 } else { 1.0 };
+    for thread in threads {
+        for value in &thread.values {
+            let weighted = value.value * weight(value.metric, thread.iterations);
+            match sums.iter_mut().find(|s| (s.side, s.metric) == (value.side, value.metric)) {
+                Some(sum) => {
+                    sum.value += weighted;
+                    sum.seconds += value.seconds;
+                }
+                None => sums.push(MetricValue { value: weighted, ..*value }),
             }
-            None => sums.push(*value),
         }
+    }
+    let iterations: u64 = threads.iter().map(|t| t.iterations).sum();
+    for sum in sums.iter_mut().filter(|s| s.metric.is_per_iteration() && iterations > 0) {
+        sum.value /= iterations as f64;
     }
     sums
 }
@@ -166,6 +175,15 @@ pub struct MetricValue {
     pub seconds: f64,
 }
 
+impl MetricValue {
+    /// Whether the value can be a measurement: finite, above 0 for a rate (the measured stretch
+    /// did work), 0 or more for a count (a side may wait for no other thread).
+    pub fn is_plausible(&self) -> bool {
+        let least_ok = if self.metric.higher_is_better() { self.value > 0.0 } else { self.value >= 0.0 };
+        self.value.is_finite() && least_ok
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -184,6 +202,11 @@ pub enum Metric {
     /// time taken from the measured goroutine). The process's, so in one process both sides
     /// report the same value.
     GcPercent,
+    /// Contended waits: times the side's thread went to sleep inside its library calls (a wait
+    /// for a lock another thread held), per handshake or per megabyte of plaintext, from the
+    /// kernel's context-switch records (docs/measures.md#contended-waits). The Rust harness's only.
+    ContendedWaitsPerHandshake,
+    ContendedWaitsPerMb,
     // instructions: in the side's library calls, counted by callgrind
     InstructionsPerHandshake,
     /// Per megabyte (10^6 bytes) of plaintext: sent on the sending side, received on the
@@ -276,8 +299,8 @@ impl Metric {
         use Metric::*;
         const IO: &[Metric] = &[ReadCalls, EmptyReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
         match (measure, kind) {
-            (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS, GcPercent],
-            (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS, GcPercent],
+            (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS, GcPercent, ContendedWaitsPerMb],
+            (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS, GcPercent, ContendedWaitsPerHandshake],
             (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
             (Measure::Instructions, _) => &[InstructionsPerHandshake],
             (Measure::Sync, _) => &[MutexLocks, RwlockReadLocks, RwlockWriteLocks, OnceChecks, AtomicRmw, FutexCalls],
@@ -334,6 +357,8 @@ impl Metric {
             CpuHandshakesPerS => "cpu_handshakes_per_s",
             CpuMbPerS => "cpu_mb_per_s",
             GcPercent => "gc_percent",
+            ContendedWaitsPerHandshake => "contended_waits_per_handshake",
+            ContendedWaitsPerMb => "contended_waits_per_mb",
             InstructionsPerHandshake => "instructions_per_handshake",
             InstructionsPerMb => "instructions_per_mb",
             MutexLocks => "mutex_locks",
@@ -378,6 +403,7 @@ impl Metric {
             HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
             MbPerS | CpuMbPerS => "MB/s",
             GcPercent => "%",
+            ContendedWaitsPerHandshake | ContendedWaitsPerMb => "waits",
             ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls | FutexCalls => "calls",
             MutexLocks | RwlockReadLocks | RwlockWriteLocks => "locks",
             OnceChecks => "checks",
@@ -419,6 +445,13 @@ impl Metric {
             self,
             GcPercent | GcLiveHeapPerConnectionBytes | RuntimeAllocBytesPerHandshake | RuntimeAllocationsPerHandshake
         )
+    }
+
+    /// Whether the value is a count per iteration (per handshake, or per MB of a transfer's
+    /// writes) among the time measure's rates: threads' values of it are averaged over their
+    /// iterations, not summed.
+    pub fn is_per_iteration(self) -> bool {
+        matches!(self, Metric::ContendedWaitsPerHandshake | Metric::ContendedWaitsPerMb)
     }
 
     /// Whether a larger value is better: for rates.

@@ -103,7 +103,9 @@ impl CellState {
     }
 
     /// The widest 95% interval of the cell's results, as the table prints it (the farther end,
-    /// in % of the median); None for a cell that has ended or has no samples yet.
+    /// in % of the median); None for a cell that has ended or has no samples yet. Contended waits
+    /// are left out: a count near 0 that varies with how threads interleave, whose interval in %
+    /// of its median no number of samples narrows.
     pub fn widest_ci(&self) -> Option<f64> {
         if self.outcome.is_err() {
             return None;
@@ -111,6 +113,7 @@ impl CellState {
         let spreads = self
             .series
             .iter()
+            .filter(|(_, metric, _)| !metric.is_per_iteration())
             .filter_map(|(_, _, samples)| stats::summarize(samples))
             .filter_map(|s| stats::ci_percent(s.median, s.ci95));
         spreads.reduce(f64::max)

@@ -20,7 +20,25 @@ pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
     if let Some(conditions) = &info.environment.conditions {
         widen_for_drift(&mut results, conditions.drift_percent());
     }
-    RunDocument { schema_version: SCHEMA_VERSION, run: info, results: with_rates_per_thread(results) }
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        results: with_contended_waits_of_threads(with_rates_per_thread(results)),
+    }
+}
+
+/// The time measure's contended waits of the cells of several threads, and of the one-thread
+/// cells that have such a sibling (about 0, the reference), after the rates and their blocks
+/// per thread: they tell why a rate per thread falls short. Other cells' (one pair, with no one
+/// to wait for) stay in their samples but are left out of the document, as the rates per thread
+/// are.
+fn with_contended_waits_of_threads(results: Vec<CellResult>) -> Vec<CellResult> {
+    let waits = [Metric::ContendedWaitsPerHandshake.name(), Metric::ContendedWaitsPerMb.name()];
+    let (waits, others): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| waits.contains(&r.metric.as_str()));
+    let threaded: Vec<CellKey> =
+        waits.iter().filter(|r| r.key.threads.is_some()).map(|r| r.key.variant_key()).collect();
+    let shown = waits.into_iter().filter(|r| r.key.threads.is_some() || threaded.contains(&r.key.variant_key()));
+    others.into_iter().chain(shown).collect()
 }
 
 /// The time measure's rates: their 95% intervals of the median widened at each end by the

@@ -111,6 +111,13 @@ fn target_ci_takes_rounds_of_the_wide_cells_until_all_are_within_it() {
     let states = [sampled(&tight), sampled(&wide), sampled(&tight), sampled(&wide)];
     assert_eq!(states[0].widest_ci(), Some(0.5));
     assert_eq!(states[1].widest_ci(), Some(10.0));
+    // Contended waits near 0 (here 1 or 3 waits per 10,000 handshakes) never hold a cell back.
+    let mut waits = sampled(&tight);
+    for value in [0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003] {
+        let metric = Metric::ContendedWaitsPerHandshake;
+        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None);
+    }
+    assert_eq!(waits.widest_ci(), Some(0.5));
     assert_eq!(next(&states, &target, Duration::from_secs(10)), Next::Round(vec![1, 3]));
     assert_eq!(next(&states[..1], &target, Duration::from_secs(10)), Next::Reached);
     // Met even after the budget: nothing is left to say.
@@ -259,6 +266,44 @@ fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread()
         .results
         .iter()
         .all(|r| !r.metric.ends_with("_per_thread")));
+}
+
+#[test]
+fn contended_waits_of_a_run_with_threads_come_after_the_rates_per_thread_and_a_run_without_has_none() {
+    let measured = |threads, waits: f64| {
+        let mut state = CellState::planned(Cell { threads, ..cell() });
+        for rate in [2000.0, 2020.0, 1980.0] {
+            let value = |metric, value, seconds| MetricValue { side: Side::Server, metric, value, seconds };
+            let values =
+                vec![value(Metric::HandshakesPerS, rate, 0.1), value(Metric::ContendedWaitsPerHandshake, waits, 0.0)];
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+        }
+        state
+    };
+    let doc = document(fixture_info(), &[measured(None, 0.0), measured(Some(2), 0.25)]);
+    let metrics: Vec<_> = doc.results.iter().map(|r| (r.metric.as_str(), r.key.threads, r.median)).collect();
+    assert_eq!(
+        metrics,
+        [
+            ("handshakes_per_s", None, Some(2000.0)),
+            ("handshakes_per_s", Some(2), Some(2000.0)),
+            ("handshakes_per_s_per_thread", None, Some(2000.0)),
+            ("handshakes_per_s_per_thread", Some(2), Some(1000.0)),
+            ("contended_waits_per_handshake", None, Some(0.0)),
+            ("contended_waits_per_handshake", Some(2), Some(0.25)),
+        ]
+    );
+    let waits = doc.results.iter().find(|r| r.metric == "contended_waits_per_handshake").unwrap();
+    assert_eq!((waits.unit.as_str(), waits.better.as_str()), ("waits", "lower"));
+    let table = crate::output::table::render(&doc);
+    let (per_thread, contended) = (
+        table.find("handshakes_per_s_per_thread").unwrap(),
+        table.find("contended_waits_per_handshake (waits").unwrap(),
+    );
+    assert!(per_thread < contended, "{table}");
+    // A run without threads: one pair has no one to wait for, and its document says nothing of it.
+    let alone = document(fixture_info(), &[measured(None, 0.0)]);
+    assert!(alone.results.iter().all(|r| r.metric == "handshakes_per_s"), "{:?}", alone.results);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tlsbench_harness::protocol::{sum_threads, Reply};
+use tlsbench_harness::protocol::{sum_threads, Metric, MetricValue, Reply};
 use tlsbench_harness::Side;
 
 use crate::common;
@@ -306,4 +306,61 @@ fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("invalid value 'one' for '--contexts <MODE>'"), "{stderr}");
     assert!(stderr.contains("[possible values: own, shared, both]"), "{stderr}");
+}
+
+#[test]
+fn the_runner_s_threads_each_report_contended_waits_on_both_sides() {
+    let data = tempfile::tempdir().unwrap();
+    let reply = runner_sample(data.path(), "openssl", SCENARIO, &["--threads", "2", "--contexts", "shared"]);
+    let Reply::Ok(report) = reply else { panic!("{reply:?}") };
+    let waits = |values: &[MetricValue], side| {
+        let found = values.iter().find(|v| v.side == side && v.metric == Metric::ContendedWaitsPerHandshake);
+        found.unwrap_or_else(|| panic!("no {side:?} contended waits in {values:?}")).value
+    };
+    for thread in &report.threads {
+        for side in [Side::Client, Side::Server] {
+            assert!(waits(&thread.values, side) >= 0.0, "{thread:?}");
+        }
+    }
+    // The sample's own: the threads' waits over all their handshakes.
+    let total = |side| report.threads.iter().map(|t| waits(&t.values, side) * t.iterations as f64).sum::<f64>();
+    for side in [Side::Client, Side::Server] {
+        let expected = total(side) / report.iterations as f64;
+        assert!((waits(&report.values, side) - expected).abs() <= 1e-9 * expected.max(1.0), "{report:?}");
+    }
+}
+
+#[test]
+fn a_run_with_shared_contexts_shows_each_side_s_contended_waits_after_the_rates_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let output = tlsbench(dir.path())
+        .env("TLSBENCH_RUNNER_DIR", runner_dir())
+        .args(["run", "--stack", "openssl", "--scenario", SCENARIO, "--threads", "2", "--contexts", "shared"])
+        .args(["--samples", "2", "--min-time-ms", "20", "--warmup-ms", "5", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"))).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let find = |side: &str, threads: Option<u64>| {
+        let threads = threads.map_or(Value::Null, Value::from);
+        let found = results
+            .iter()
+            .find(|r| r["metric"] == "contended_waits_per_handshake" && r["side"] == side && r["threads"] == threads);
+        found.unwrap_or_else(|| panic!("{side} {threads} in {results:?}")).clone()
+    };
+    for side in ["client", "server"] {
+        let two = find(side, Some(2));
+        assert_eq!((&two["status"], &two["unit"], &two["better"]), (&"ok".into(), &"waits".into(), &"lower".into()));
+        assert!(two["median"].as_f64().is_some_and(|m| m >= 0.0), "{two}");
+        // One pair on one thread has no other thread to wait for: its library calls sleep on no
+        // lock (a rare sleep of the kernel's is allowed for).
+        let one = find(side, None);
+        assert!(one["median"].as_f64().is_some_and(|m| m < 0.01), "{one}");
+    }
+    let at = |text: &str| stdout.find(text).unwrap_or_else(|| panic!("{text} in:\n{stdout}"));
+    assert!(at("handshakes_per_s_per_thread") < at("contended_waits_per_handshake (waits, lower is better)"));
 }
