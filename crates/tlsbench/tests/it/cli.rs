@@ -359,7 +359,7 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
     let json = dir.path().join("r.json");
     let run = |target: &str, budget: &str| {
         tlsbench(dir.path())
-            .args(["run", "--stack", "rustls-ring", "--samples", "6", "--min-time-ms", "2", "--warmup-ms", "0"])
+            .args(["run", "--stack", "rustls-ring", "--samples", "6", "--min-time-ms", "20", "--warmup-ms", "0"])
             .args([
                 "--scenario",
                 "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm",
@@ -373,10 +373,18 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
             .output()
             .unwrap()
     };
-    // Met by the first 6 samples: no further round.
+    // Met by the first 6 samples: no further round. The table's intervals are then widened by
+    // the machine's drift, measured after the run: on a loaded machine (load 8 on 2 cores) that
+    // alone can take them past 99%, and the note must then name the cell rather than claim it.
     let output = run("99%", "60");
     let output = succeeded(output);
-    assert!(String::from_utf8_lossy(&output.stdout).contains("--target-ci 99%: every result reached it"));
+    let table = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(
+        table.contains("--target-ci 99%: every result reached it")
+            || (table.contains("--target-ci 99%: ")
+                && table.contains("did not reach it within the time budget of 60 s: rustls-ring")),
+        "{table}"
+    );
     let doc = read_json(&json);
     assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 6));
     assert_eq!((doc["run"]["target_ci"].as_f64(), doc["run"]["time_budget_s"].as_f64()), (Some(99.0), Some(60.0)));
