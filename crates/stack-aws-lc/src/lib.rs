@@ -332,7 +332,7 @@ mod tests {
     use std::time::Duration;
 
     use tlsbench_harness::driver::{self, SampleSpec};
-    use tlsbench_harness::{KeyType, Kind, Link, Suite};
+    use tlsbench_harness::{KeyType, Kind, Suite};
 
     use super::*;
     use tlsbench_harness::testing::{self, pki, scenario};
@@ -436,35 +436,6 @@ mod tests {
     }
 
     #[test]
-    fn a_server_chain_from_another_ca_fails_verification() {
-        // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch
-        // is the certificate.
-        let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
-        let server = Scenario { key: KeyType::EcdsaP256, ..client };
-        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
-        assert!(error.starts_with("client: "), "{error}");
-        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
-        assert!(error.contains("unable to get local issuer certificate"), "{error}");
-    }
-
-    #[test]
-    fn a_certificate_for_another_host_name_fails_verification() {
-        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
-        let link = Link::new();
-        let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        // `new_client` with another name to verify: the chain is still good, only the name differs.
-        let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
-        ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
-        ssl.set_connect_state();
-        let mut client = AwsLcConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
-        let mut server = AwsLc.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let error = testing::client_refusal(&mut client, &mut server, &link);
-        assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
-        assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
-    }
-
-    #[test]
     fn a_verified_client_certificate_is_reported() {
         let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
         let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
@@ -554,3 +525,6 @@ mod tests {
 
 #[cfg(all(test, feature = "fips"))]
 mod fips_tests;
+
+#[cfg(test)]
+mod verification_tests;
