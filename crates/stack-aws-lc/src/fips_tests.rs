@@ -93,40 +93,6 @@ fn the_defaults_negotiate_approved_groups_and_suites() {
     }
 }
 
-/// Resumption from tickets in both versions and from a TLS 1.2 session ID: after the full
-/// handshake that seeds the client, every connection resumes (each checked by the gate).
-#[test]
-fn every_connection_after_the_first_resumes_from_a_ticket_or_a_session_id() {
-    let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
-    for name in [
-        "handshake-resume-ticket_1.3_secp256r1_ecdsa-p256_aes-128-gcm",
-        "handshake-resume-ticket_1.3_x25519mlkem768_rsa-2048_aes-256-gcm_mtls",
-        "handshake-resume-ticket_1.2_secp384r1_ecdsa-p384_aes-256-gcm",
-        "handshake-resume-id_1.2_secp256r1_rsa-2048_aes-128-gcm",
-    ] {
-        let asked = scenario(name);
-        let report = driver::sample(&AwsLc, &AwsLc, &asked, pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
-    }
-    // Connection by connection: a full handshake, then one that resumes from its ticket.
-    for name in [
-        "handshake-resume-ticket_1.3_secp256r1_ecdsa-p256_aes-128-gcm",
-        "handshake-resume-ticket_1.2_secp256r1_rsa-2048_aes-256-gcm",
-    ] {
-        let asked = scenario(name);
-        let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        let ticket_expected = (asked.version == Version::Tls12).then_some(true);
-        for resumed in [false, true] {
-            let (client, server) = testing::connect_configs(&AwsLc, &AwsLc, &client_config, &server_config)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            let negotiated = client.negotiated().unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!((negotiated.resumed, negotiated.ticket_received), (resumed, ticket_expected), "{name}");
-            assert_eq!(server.negotiated().map(|n| n.resumed).map_err(|e| e.0), Ok(resumed), "{name}");
-        }
-    }
-}
-
 /// Data crosses intact both ways, and 256 KiB in 16 KiB records each way arrive byte for byte.
 #[test]
 fn data_crosses_intact_in_both_directions() {

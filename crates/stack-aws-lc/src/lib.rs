@@ -326,16 +326,14 @@ impl Connection for AwsLcConnection {
     }
 }
 
-// The stack on the plain AWS-LC; the FIPS stack's tests are fips_tests.rs.
+// The stack on the plain AWS-LC; the FIPS stack's tests are fips_tests.rs, both's
+// both_builds_tests.rs.
 #[cfg(all(test, not(feature = "fips")))]
 mod tests {
-    use std::time::Duration;
-
-    use tlsbench_harness::driver::{self, SampleSpec};
     use tlsbench_harness::{KeyType, Kind, Suite};
 
     use super::*;
-    use tlsbench_harness::testing::{self, pki, scenario};
+    use tlsbench_harness::testing::{self, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(AwsLcConnection, AwsLcConnection), String> {
@@ -396,42 +394,6 @@ mod tests {
                     assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
                 }
             }
-        }
-    }
-
-    /// Resumption from tickets in both versions and from a TLS 1.2 session ID: after the full
-    /// handshake that seeds the client, every connection resumes (each checked by the gate).
-    #[test]
-    fn every_connection_after_the_first_resumes_from_a_ticket_or_a_session_id() {
-        let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
-        for name in [
-            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
-            "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm",
-            "handshake-resume-ticket_1.3_secp256r1_rsa-2048_aes-256-gcm_mtls",
-            "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm",
-            "handshake-resume-id_1.2_x25519_ecdsa-p256_aes-128-gcm",
-        ] {
-            let asked = scenario(name);
-            let report = driver::sample(&AwsLc, &AwsLc, &asked, pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
-        }
-        // Connection by connection: a full handshake, then one that resumes from its ticket.
-        for name in [
-            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm",
-            "handshake-resume-ticket_1.2_x25519_rsa-2048_aes-256-gcm",
-        ] {
-            let asked = scenario(name);
-            let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-            let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-            let ticket_expected = (asked.version == Version::Tls12).then_some(true);
-            for resumed in [false, true] {
-                let (client, server) = testing::connect_configs(&AwsLc, &AwsLc, &client_config, &server_config)
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
-                let negotiated = client.negotiated().unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!((negotiated.resumed, negotiated.ticket_received), (resumed, ticket_expected), "{name}");
-                assert_eq!(server.negotiated().map(|n| n.resumed).map_err(|e| e.0), Ok(resumed), "{name}");
-            }
-            assert!(client_config.session.lock().unwrap().is_some(), "{name}: the client kept a session");
         }
     }
 
@@ -527,4 +489,4 @@ mod tests {
 mod fips_tests;
 
 #[cfg(test)]
-mod verification_tests;
+mod both_builds_tests;

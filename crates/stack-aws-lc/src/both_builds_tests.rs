@@ -1,0 +1,80 @@
+//! What both builds, `aws-lc` and `aws-lc-fips`, are tested for alike: resumption, and a chain
+//! from another CA and a certificate for another host name failing; on a group each build's
+//! policy allows (the FIPS module's leaves out X25519 alone).
+
+use std::time::Duration;
+
+use tlsbench_harness::driver::{self, SampleSpec};
+use tlsbench_harness::testing::{self, pki, scenario};
+use tlsbench_harness::{KeyType, Link};
+
+use super::*;
+
+const GROUP: &str = if cfg!(feature = "fips") { "secp256r1" } else { "x25519" };
+
+/// Resumption from tickets in both versions and from a TLS 1.2 session ID: after the full
+/// handshake that seeds the client, every connection resumes (each checked by the gate).
+#[test]
+fn every_connection_after_the_first_resumes_from_a_ticket_or_a_session_id() {
+    let spec = SampleSpec::timed(Duration::ZERO, Duration::from_millis(20));
+    for name in [
+        format!("handshake-resume-ticket_1.3_{GROUP}_ecdsa-p256_aes-128-gcm"),
+        format!("handshake-resume-ticket_1.2_{GROUP}_ecdsa-p256_aes-128-gcm"),
+        "handshake-resume-ticket_1.3_x25519mlkem768_rsa-2048_aes-256-gcm_mtls".to_string(),
+        "handshake-resume-ticket_1.2_secp384r1_ecdsa-p384_aes-256-gcm".to_string(),
+        format!("handshake-resume-id_1.2_{GROUP}_rsa-2048_aes-128-gcm"),
+    ] {
+        let asked = scenario(&name);
+        let report = driver::sample(&AwsLc, &AwsLc, &asked, pki(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(report.iterations > 2, "{name}: {} handshakes", report.iterations);
+    }
+    // Connection by connection: a full handshake, then one that resumes from its ticket.
+    for name in [
+        format!("handshake-resume-ticket_1.3_{GROUP}_ecdsa-p256_aes-128-gcm"),
+        format!("handshake-resume-ticket_1.2_{GROUP}_rsa-2048_aes-256-gcm"),
+    ] {
+        let asked = scenario(&name);
+        let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+        let ticket_expected = (asked.version == Version::Tls12).then_some(true);
+        for resumed in [false, true] {
+            let (client, server) = testing::connect_configs(&AwsLc, &AwsLc, &client_config, &server_config)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let negotiated = client.negotiated().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!((negotiated.resumed, negotiated.ticket_received), (resumed, ticket_expected), "{name}");
+            assert_eq!(server.negotiated().map(|n| n.resumed).map_err(|e| e.0), Ok(resumed), "{name}");
+        }
+        assert!(client_config.session.lock().unwrap().is_some(), "{name}: the client kept a session");
+    }
+}
+
+#[test]
+fn a_server_chain_from_another_ca_fails_verification() {
+    // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch is
+    // the certificate.
+    let client = scenario(&format!("handshake-full_1.3_{GROUP}_rsa-2048_aes-128-gcm"));
+    let server = Scenario { key: KeyType::EcdsaP256, ..client };
+    let Err(error) = testing::connect(&AwsLc, &AwsLc, &client, &server) else {
+        panic!("the client accepted a chain its CA did not sign")
+    };
+    assert!(error.starts_with("client: "), "{error}");
+    assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+    assert!(error.contains("unable to get local issuer certificate"), "{error}");
+}
+
+#[test]
+fn a_certificate_for_another_host_name_fails_verification() {
+    let asked = scenario(&format!("handshake-full_1.2_{GROUP}_ecdsa-p256_aes-128-gcm"));
+    let link = Link::new();
+    let client_config = AwsLc.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+    let server_config = AwsLc.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
+    // `new_client` with another name to verify: the chain is still good, only the name differs.
+    let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
+    ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
+    ssl.set_connect_state();
+    let mut client = AwsLcConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
+    let mut server = AwsLc.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
+    let error = testing::client_refusal(&mut client, &mut server, &link);
+    assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
+    assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
+}
