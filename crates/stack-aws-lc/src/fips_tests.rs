@@ -1,9 +1,6 @@
 //! The stack `aws-lc-fips` (`cargo test --release -p tlsbench-stack-aws-lc --features fips`):
 //! AWS-LC's FIPS module in FIPS mode, what it negotiates with itself, and what it refuses.
 
-use std::time::Duration;
-
-use tlsbench_harness::driver::{self, SampleSpec};
 use tlsbench_harness::testing::{self, pki, scenario};
 use tlsbench_harness::{KeyType, Kind, Measure, Suite};
 
