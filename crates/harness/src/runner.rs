@@ -273,9 +273,10 @@ struct SampleArgs {
     #[arg(long)]
     server: String,
     /// Pairs measured side by side, one per thread (the time measure only); the reply carries
-    /// each thread's rates and their sums.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    threads: u32,
+    /// each thread's rates and their sums. `--threads 1` is one pair on a thread of its own, as
+    /// each of N is; without it, the pair runs on the main thread.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     /// What those threads share: `own` (each builds its own configs) or `shared` (one client
     /// config and one server config for all, as a multi-threaded server shares its context).
     #[arg(long, default_value_t = Contexts::Own)]
@@ -467,7 +468,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         scenario: &args.settings.scenario,
         pki: &pki,
         spec,
-        threads: args.threads as usize,
+        threads: args.threads.map(|n| n as usize),
         contexts: args.contexts,
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
@@ -845,7 +846,7 @@ struct MeasurePair<'a> {
     scenario: &'a Scenario,
     pki: &'a Pki,
     spec: SampleSpec,
-    threads: usize,
+    threads: Option<usize>,
     contexts: Contexts,
 }
 
@@ -853,18 +854,24 @@ impl PairVisitor for MeasurePair<'_> {
     type Output = Result<crate::protocol::SampleReport, Error>;
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         check_pair(client, server, self.scenario)?;
-        driver::check_threads(self.measure, self.threads)?;
-        match self.measure {
-            Measure::Time if self.threads > 1 => {
-                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, self.threads, self.contexts)
+        driver::check_threads(self.measure, self.threads.unwrap_or(1))?;
+        match (self.measure, self.threads) {
+            // On threads of their own, one too: glibc's malloc gives the main thread's heap back
+            // to the system (and not the heaps of other threads), which a library that allocates
+            // over 128 KiB per connection pays for at every handshake (wolfSSL): one thread and N
+            // are measured alike.
+            (Measure::Time, Some(threads)) => {
+                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, threads, self.contexts)
             }
-            Measure::Time | Measure::Instructions | Measure::Sync => {
+            (Measure::Time | Measure::Instructions | Measure::Sync, _) => {
                 driver::sample(client, server, self.scenario, self.pki, &self.spec)
             }
-            Measure::Io => crate::io::sample(client, server, self.scenario, self.pki),
-            Measure::Heap => crate::memory::sample(client, server, self.scenario, self.pki),
-            Measure::Rss => Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into())),
-            Measure::Net => {
+            (Measure::Io, _) => crate::io::sample(client, server, self.scenario, self.pki),
+            (Measure::Heap, _) => crate::memory::sample(client, server, self.scenario, self.pki),
+            (Measure::Rss, _) => {
+                Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into()))
+            }
+            (Measure::Net, _) => {
                 Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into()))
             }
         }

@@ -40,6 +40,9 @@ pub struct Settings {
     pub forks: usize,
     /// `--warmup-max-ms`: the longest a process of such a cell warms up before it is measured.
     pub warmup_max: Duration,
+    /// Whether the run measures `--threads N`: then its one-thread time cells run their pair on
+    /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]).
+    pub threaded: bool,
 }
 
 impl Settings {
@@ -55,6 +58,20 @@ impl Settings {
                 .map(|(_, r)| r)
                 .expect("the runners of every planned build were found"),
         }
+    }
+
+    /// Whether `cell`, the one-thread row of a run with `--threads N`, runs its pair on a thread
+    /// of its own (`sample --threads 1`) rather than on the runner's main thread, so that its
+    /// rate and the N threads' compare like with like (the main thread's heap alone is trimmed:
+    /// see the runner's `MeasurePair`). Only where the runner takes threads.
+    pub fn on_a_thread(&self, cell: &Cell) -> bool {
+        let takes_threads = |id: &str| self.runners_for(cell).info(id).is_some_and(|info| info.capabilities.threads);
+        self.threaded
+            && cell.threads.is_none()
+            && cell.measure == tlsbench_harness::Measure::Time
+            && cell.process == crate::plan::Process::InProcess
+            && takes_threads(&cell.client)
+            && takes_threads(&cell.server)
     }
 
     /// Whether stack `id`'s runtime warms up (its `min_warmup_ms`).

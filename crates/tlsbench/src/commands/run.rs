@@ -177,6 +177,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             (View::Table, true) => 10_000,
             (View::Table, false) => DEFAULT_WARMUP_MAX_MS,
         })),
+        threaded: args.threads.iter().any(|&n| n > 1),
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -386,6 +387,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         target: None,
         forks: 2,
         warmup_max: Duration::from_millis(DEFAULT_WARMUP_MAX_MS),
+        threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
     };
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();

@@ -48,11 +48,12 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
             executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
         return merge_sides(reply(client), reply(server));
     };
+    let threads = cell.threads.or(settings.on_a_thread(cell).then_some(1));
     let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
     let args = RunnerCommand::Sample {
         client: &cell.client,
         server: &cell.server,
-        threads: cell.threads,
+        threads,
         contexts: cell.contexts,
         settings,
     };

@@ -73,9 +73,13 @@ fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
             );
         }
         assert!(report.negotiated_by_side().iter().all(Option::is_some), "{stack}: {:?}", report.negotiated);
-        // One pair replies as before: no per-thread part.
+        // One pair replies as before: no per-thread part; asked for one thread, the pair runs on
+        // a thread of its own and replies as the threads do.
         let Reply::Ok(one) = runner_sample(data, stack, scenario, &[]) else { panic!("{stack}") };
         assert!(one.threads.is_empty());
+        let Reply::Ok(one) = runner_sample(data, stack, scenario, &["--threads", "1"]) else { panic!("{stack}") };
+        assert_eq!(one.threads.len(), 1, "{stack}");
+        assert_eq!(one.iterations, one.threads[0].iterations, "{stack}");
     }
     let Reply::Unsupported { reason } =
         runner_sample(data, "openssl", SCENARIO, &["--threads", "2", "--measure", "io"])
@@ -86,6 +90,38 @@ fn the_runner_measures_each_thread_and_the_values_are_their_sums() {
         reason,
         "--threads applies to the time measure (rates that can scale with threads); measure io is taken with one pair"
     );
+}
+
+/// The one-thread row of a run with `--threads N` runs its pair on a thread of its own (`sample
+/// --threads 1`), as each of the N threads does, so that they compare like with like (glibc's
+/// malloc trims the main thread's heap alone); a run without `--threads` keeps the main thread.
+#[test]
+fn a_threaded_run_measures_its_one_thread_row_on_a_thread_of_its_own() {
+    let (dir, runners) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let log = dir.path().join("runner-arguments");
+    let runner = runner_dir().join("tlsbench-runner-openssl");
+    let wrapper = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), runner.display());
+    let wrapped = runners.path().join("tlsbench-runner-openssl");
+    std::fs::write(&wrapped, wrapper).unwrap();
+    std::fs::set_permissions(&wrapped, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for threads in [&["--threads", "2"][..], &[]] {
+        let _ = std::fs::remove_file(&log);
+        let output = tlsbench(dir.path())
+            .env("TLSBENCH_RUNNER_DIR", runners.path())
+            .args(["run", "--stack", "openssl", "--scenario", SCENARIO, "--samples", "1"])
+            .args(["--min-time-ms", "5", "--warmup-ms", "1"])
+            .args(threads)
+            .output()
+            .unwrap();
+        succeeded(output);
+        let arguments = std::fs::read_to_string(&log).unwrap();
+        let samples: Vec<&str> = arguments.lines().filter(|l| l.starts_with("sample ")).collect();
+        let with = |flag: &str| samples.iter().filter(|l| l.contains(flag)).count();
+        match threads.is_empty() {
+            true => assert_eq!((samples.len(), with("--threads")), (1, 0), "{arguments}"),
+            false => assert_eq!((samples.len(), with("--threads 1 "), with("--threads 2 ")), (2, 1, 1), "{arguments}"),
+        }
+    }
 }
 
 #[test]
