@@ -258,6 +258,9 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     // The sync measure's events, and each lock function's chains of callers kept apart.
     let mut options: Vec<String> = sync::CALLGRIND_OPTIONS.iter().map(|o| o.to_string()).collect();
     options.extend(sync::separate_callers(locks::CALLER_DEPTH));
+    // Every position written whole: the file is also for callgrind_annotate, whose 3.19 reads a
+    // relative line number after an instruction's address wrong ("isn't numeric in subtraction").
+    options.push("--compress-pos=no".into());
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let (program, argv) = callgrind.command(runner, &command, &out, &options, &[]);
     eprintln!(
