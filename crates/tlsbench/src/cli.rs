@@ -180,10 +180,10 @@ pub struct RunArgs {
     pub allocators: Vec<tlsbench_harness::allocator::Allocator>,
     /// Thread counts for the time measure: N independent pairs, one per thread, in one runner
     /// (rustls-bench's `--threads`); e.g. `--threads 2` or `--threads 2,4`. Asking for N > 1
-    /// also measures one thread in the same run (on a thread of its own, as each of the N), since
-    /// scaling efficiency is the rate of N threads against N times one thread's. Rows `STACK (N threads)` give the aggregate rate
-    /// (the sum of the threads' rates); the `..._per_thread` blocks give the rate per thread
-    /// and the efficiency. In-process cells of Rust runners only: the others are n/a saying
+    /// also measures one thread in the same run (on a thread of its own, as each of the N),
+    /// since scaling efficiency is the rate of N threads against N times one thread's. Rows
+    /// `STACK (N threads)` give the aggregate rate (the sum of the threads' rates); the
+    /// `..._per_thread` blocks give the rate per thread and the efficiency. In-process cells of Rust runners only: the others are n/a saying
     /// why. Other measures are taken with one pair.
     #[arg(
         long = "threads",
