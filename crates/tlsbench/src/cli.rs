@@ -183,8 +183,8 @@ pub struct RunArgs {
     /// also measures one thread in the same run (on a thread of its own, as each of the N),
     /// since scaling efficiency is the rate of N threads against N times one thread's. Rows
     /// `STACK (N threads)` give the aggregate rate (the sum of the threads' rates); the
-    /// `..._per_thread` blocks give the rate per thread and the efficiency. In-process cells of Rust runners only: the others are n/a saying
-    /// why. Other measures are taken with one pair.
+    /// `..._per_thread` blocks give the rate per thread and the efficiency. In-process cells of
+    /// Rust runners only: the others are n/a saying why. Other measures are taken with one pair.
     #[arg(
         long = "threads",
         value_name = "N",
