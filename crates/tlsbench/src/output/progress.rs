@@ -53,16 +53,7 @@ impl Progress {
 
     /// How a process's warm-up for a cell ended (`processes` per cell).
     pub fn warmed(&self, label: &str, warmup: &Warmup, processes: u32) {
-        let end = match warmup.steady {
-            true => "steady",
-            false => "still rising at the bound",
-        };
-        let line = format!(
-            "warmed up {label} (process {}/{processes}): {:.1} s, {} windows, {end}",
-            warmup.fork + 1,
-            warmup.ms / 1000.0,
-            warmup.windows
-        );
+        let line = warmed_line(label, warmup, processes);
         match &self.bar {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
@@ -105,5 +96,47 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// How a process warmed up for a cell, within 120 columns: a long pair's label puts the outcome
+/// on a line of its own.
+fn warmed_line(label: &str, warmup: &Warmup, processes: u32) -> String {
+    let end = match warmup.steady {
+        true => "steady",
+        false => "still rising at the bound",
+    };
+    let head = format!("warmed up {label}");
+    let tail = format!(
+        "process {}/{processes}: {:.1} s, {} windows, {end}",
+        warmup.fork + 1,
+        warmup.ms / 1000.0,
+        warmup.windows
+    );
+    match head.chars().count() + 2 + tail.chars().count() <= 120 {
+        true => format!("{head}, {tail}"),
+        false => format!("{head}\n  {tail}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warm_up_line_fits_120_columns_and_a_long_label_wraps() {
+        let warmup = Warmup { fork: 0, ms: 10_100.0, windows: 42, steady: false, gc: None };
+        let steady = Warmup { ms: 2_600.0, windows: 8, steady: true, ..warmup };
+        let short = warmed_line("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm go", &steady, 1);
+        assert_eq!(
+            short,
+            "warmed up handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm go, process 1/1: 2.6 s, 8 windows, steady"
+        );
+        let pair =
+            "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm rustls-aws-lc-rs -> netty-tcnative [split]";
+        let long = warmed_line(pair, &warmup, 2);
+        assert_eq!(long.lines().count(), 2, "{long}");
+        assert!(long.lines().all(|l| l.chars().count() <= 120), "{long}");
+        assert!(long.ends_with("\n  process 1/2: 10.1 s, 42 windows, still rising at the bound"), "{long}");
     }
 }
