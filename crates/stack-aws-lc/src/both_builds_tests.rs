@@ -1,6 +1,6 @@
-//! What both builds, `aws-lc` and `aws-lc-fips`, are tested for alike: resumption, and a chain
-//! from another CA and a certificate for another host name failing; on a group each build's
-//! policy allows (the FIPS module's leaves out X25519 alone).
+//! What both builds, `aws-lc` and `aws-lc-fips`, are tested for alike: resumption, a large
+//! transfer, and a chain from another CA and a certificate for another host name failing; on a
+//! group each build's policy allows (the FIPS module's leaves out X25519 alone).
 
 use std::time::Duration;
 
@@ -77,4 +77,27 @@ fn a_certificate_for_another_host_name_fails_verification() {
     let error = testing::client_refusal(&mut client, &mut server, &link);
     assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
     assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
+}
+
+/// 256 KiB in 16 KiB records each way arrive byte for byte, in order.
+#[test]
+fn a_large_transfer_arrives_intact() {
+    let asked = scenario(&format!("transfer_1.3_{GROUP}_ecdsa-p256_aes-256-gcm"));
+    let (mut client, mut server) = testing::connect(&AwsLc, &AwsLc, &asked, &asked).unwrap_or_else(|e| panic!("{e}"));
+    let sent: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8).collect();
+    client.send(&sent).unwrap_or_else(|e| panic!("client send: {e}"));
+    assert!(receive_all(&mut server, sent.len()) == sent, "the server received other bytes than sent");
+    server.send(&sent).unwrap_or_else(|e| panic!("server send: {e}"));
+    assert!(receive_all(&mut client, sent.len()) == sent, "the client received other bytes than sent");
+}
+
+fn receive_all(to: &mut AwsLcConnection, len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut received = Vec::with_capacity(len);
+    while received.len() < len {
+        let n = to.receive(&mut buf).unwrap_or_else(|e| panic!("receive: {e}"));
+        assert!(n > 0, "stalled after {} bytes", received.len());
+        received.extend_from_slice(&buf[..n]);
+    }
+    received
 }

@@ -460,29 +460,6 @@ mod tests {
             testing::check_data_crosses(&asked.name(), &mut client, &mut server);
         }
     }
-
-    /// 256 KiB in 16 KiB records each way arrive byte for byte, in order.
-    #[test]
-    fn a_large_transfer_arrives_intact() {
-        let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
-        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        let sent: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8).collect();
-        client.send(&sent).unwrap_or_else(|e| panic!("client send: {e}"));
-        assert!(receive_all(&mut server, sent.len()) == sent, "the server received other bytes than sent");
-        server.send(&sent).unwrap_or_else(|e| panic!("server send: {e}"));
-        assert!(receive_all(&mut client, sent.len()) == sent, "the client received other bytes than sent");
-    }
-
-    fn receive_all(to: &mut AwsLcConnection, len: usize) -> Vec<u8> {
-        let mut buf = vec![0u8; 16 * 1024];
-        let mut received = Vec::with_capacity(len);
-        while received.len() < len {
-            let n = to.receive(&mut buf).unwrap_or_else(|e| panic!("receive: {e}"));
-            assert!(n > 0, "stalled after {} bytes", received.len());
-            received.extend_from_slice(&buf[..n]);
-        }
-        received
-    }
 }
 
 #[cfg(all(test, feature = "fips"))]
