@@ -163,6 +163,13 @@ func newPair(s Scenario, cr *credentials, withLog bool) *pair {
 	return &pair{scenario: s, configs: configs, link: newLink(withLog)}
 }
 
+// close ends what the pair's configs keep running (sideConfig.close); each sample closes its pair.
+func (p *pair) close() {
+	for _, c := range p.configs {
+		c.close()
+	}
+}
+
 // handshake makes new connections on the empty link and takes them through their handshakes.
 // Creating them counts in each side's cost.
 func (p *pair) handshake(m *meter) ([2]*conn, error) {

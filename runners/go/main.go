@@ -242,16 +242,18 @@ func sample(args []string) (*SampleReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := newPair(scenario, cr, measure == MeasureIo)
+	defer p.close()
 	switch measure {
 	case MeasureTime:
-		return timeSample(newPair(scenario, cr, false), spec(s))
+		return timeSample(p, spec(s))
 	case MeasureIo:
-		return ioSample(newPair(scenario, cr, true))
+		return ioSample(p)
 	case MeasureHeap:
 		if scenario.Kind.connections() > 0 {
-			return memorySample(newPair(scenario, cr, false))
+			return memorySample(p)
 		}
-		return heapSample(newPair(scenario, cr, false))
+		return heapSample(p)
 	}
 	return nil, unsupported("measure %s is not taken by sample", measure)
 }
@@ -361,5 +363,7 @@ func traceCommand(args []string) (*IoTrace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ioTrace(newPair(scenario, cr, true))
+	p := newPair(scenario, cr, true)
+	defer p.close()
+	return ioTrace(p)
 }

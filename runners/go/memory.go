@@ -179,6 +179,7 @@ func memorySample(p *pair) (*SampleReport, error) {
 func memorySide(side Side, s Scenario, cr *credentials, peer *relay) (*SampleReport, error) {
 	n := s.Kind.connections()
 	cfg := newConfig(side, s, cr)
+	defer cfg.close()
 	var g gates
 	first := newMemoryConns(1, 1)
 	defer first.stop()

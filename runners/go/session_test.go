@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,35 @@ func TestASessionAnswersEachRequestOnItsOwnLine(t *testing.T) {
 
 // A split pair in two sessions (goroutines here, processes in a run), twice, each sample
 // meeting its peer at a new socket path, the second one over a stale file left there.
+// A session's process outlives its samples, so a sample must end everything it started: each
+// config's handshake coroutine once stayed parked, and a warm process's collector scanned more
+// goroutines with every sample (stack.go, sideConfig.close).
+func TestASessionsSamplesLeaveNoGoroutineBehind(t *testing.T) {
+	dir := testDataDir(t, ECDSAP256)
+	request := func(measure, scenario string) string {
+		return requestLine("sample", "--measure", measure, "--client", "go", "--server", "go", "--scenario", scenario,
+			"--min-time-ms", "2", "--warmup-ms", "1", "--data-dir", dir)
+	}
+	requests := request("time", "handshake-resume-ticket_1.2_x25519_ecdsa-p256_aes-128-gcm") +
+		request("time", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm") +
+		request("io", "io-profile_1.3_x25519_ecdsa-p256_aes-128-gcm") +
+		request("heap", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm")
+	runSession(t, requests) // the runtime's own goroutines that a first sample starts
+	before := runtime.NumGoroutine()
+	for _, r := range runSession(t, strings.Repeat(requests, 5)) {
+		if r.Status != "ok" {
+			t.Fatalf("a sample failed: %+v", r)
+		}
+	}
+	// A finished coroutine's goroutine exits when its owner stops it; give it a moment to.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("20 samples left %d goroutines behind", after-before)
+	}
+}
+
 func TestSplitPairsInSessionsMeetAtAPeerSocketEachSample(t *testing.T) {
 	dataDir := testDataDir(t, ECDSAP256)
 	sockets, err := os.MkdirTemp("", "tlsbench-peer")

@@ -184,6 +184,7 @@ func unexpected(what string) error {
 // splitSample measures this process's side of one sample of the time measure.
 func splitSample(side Side, s Scenario, cr *credentials, spec sampleSpec, peer io.ReadWriter) (*SampleReport, error) {
 	l := &local{relay: &relay{peer: peer, side: side}, link: newLink(false), scenario: s, cfg: newConfig(side, s, cr)}
+	defer l.cfg.close()
 	var iterations uint64
 	var clk *clock
 	var err error

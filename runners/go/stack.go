@@ -281,6 +281,12 @@ type sideConfig struct {
 	hs    *handshaker
 }
 
+// close ends the config's handshake coroutine. A session builds configs for every sample, and a
+// coroutine left parked keeps its goroutine, its stack and its last connection alive: a warm
+// process's collector then scanned more with every sample, and its TLS 1.2 ticket resumptions
+// fell from 81k to 55k handshakes/s over 40 samples of 200 ms.
+func (c *sideConfig) close() { c.hs.stop() }
+
 // newConfig pins the scenario: exactly its version, group and (TLS 1.2) suite, certificates
 // verified for real, and resumption on only in the way the scenario resumes. With the
 // libraries' defaults only the version, the key and client auth are the scenario's, and the
