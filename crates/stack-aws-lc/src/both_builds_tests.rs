@@ -12,6 +12,26 @@ use super::*;
 
 const GROUP: &str = if cfg!(feature = "fips") { "secp256r1" } else { "x25519" };
 
+/// A full handshake of `asked` with itself, whose sides both report what was asked: the gates
+/// accept a group of None, so they alone would not notice a side that stopped reporting it.
+pub(crate) fn assert_full_handshake_reports_what_was_asked(asked: &Scenario) {
+    let (group, suite) = asked.pins().expect("a pinned scenario");
+    let (client, server) = testing::connect(&AwsLc, &AwsLc, asked, asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
+    let tls12 = asked.version == Version::Tls12;
+    let expected = Negotiated {
+        version: asked.version,
+        suite,
+        group: Some(group),
+        resumed: false,
+        ems: tls12.then_some(true),
+        client_cert_verified: None,
+        ticket_received: tls12.then_some(false),
+    };
+    assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
+    let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
+    assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+}
+
 /// Resumption from tickets in both versions and from a TLS 1.2 session ID: after the full
 /// handshake that seeds the client, every connection resumes (each checked by the gate).
 #[test]

@@ -23,21 +23,6 @@ const TLS12_SUITES: &str = concat!(
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384",
 );
 
-/// What AWS-LC signs with: its default list less SHA-1 (not approved for signatures), which it
-/// would use for a peer that offers nothing else.
-const SIGNING_ALGORITHMS: &[u16] = &[
-    openssl_sys::SSL_SIGN_ED25519 as u16,
-    openssl_sys::SSL_SIGN_ECDSA_SECP256R1_SHA256 as u16,
-    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA256 as u16,
-    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA256 as u16,
-    openssl_sys::SSL_SIGN_ECDSA_SECP384R1_SHA384 as u16,
-    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA384 as u16,
-    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA384 as u16,
-    openssl_sys::SSL_SIGN_ECDSA_SECP521R1_SHA512 as u16,
-    openssl_sys::SSL_SIGN_RSA_PSS_RSAE_SHA512 as u16,
-    openssl_sys::SSL_SIGN_RSA_PKCS1_SHA512 as u16,
-];
-
 /// The stack's capabilities less what is not approved, each with that reason.
 pub(crate) fn approved_capabilities(mut capabilities: Capabilities) -> Capabilities {
     capabilities.exclusions.extend([
@@ -94,15 +79,13 @@ pub(crate) fn approved_only(ctx: &mut SslContextBuilder, scenario: &Scenario) ->
             )?;
         }
     }
+    // What AWS-LC signs with: its default list less SHA-1 (not approved for signatures), which it
+    // would use for a peer that offers nothing else; the adapter's pinned list is that, with
+    // Ed25519, which only an Ed25519 key signs with, so its place in the list changes nothing.
+    let signing = super::VERIFY_ALGORITHMS;
     // SAFETY: as above.
     check(
-        unsafe {
-            openssl_sys::SSL_CTX_set_signing_algorithm_prefs(
-                ctx.as_ptr(),
-                SIGNING_ALGORITHMS.as_ptr(),
-                SIGNING_ALGORITHMS.len(),
-            )
-        },
+        unsafe { openssl_sys::SSL_CTX_set_signing_algorithm_prefs(ctx.as_ptr(), signing.as_ptr(), signing.len()) },
         "setting the signature algorithms to sign with",
     )
 }

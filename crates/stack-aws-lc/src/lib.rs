@@ -378,20 +378,7 @@ mod tests {
                     let suite = Suite::Chacha20Poly1305;
                     // ML-KEM exists in TLS 1.3 only.
                     let Ok(asked) = Scenario::new(Kind::HandshakeFull, version, group, key, suite) else { continue };
-                    let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{asked}: {e}"));
-                    let ems = (version == Version::Tls12).then_some(true);
-                    let expected = Negotiated {
-                        version,
-                        suite,
-                        group: Some(group),
-                        resumed: false,
-                        ems,
-                        client_cert_verified: None,
-                        ticket_received: (version == Version::Tls12).then_some(false),
-                    };
-                    assert_eq!(client.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: client");
-                    let expected = Negotiated { client_cert_verified: Some(false), ticket_received: None, ..expected };
-                    assert_eq!(server.negotiated().map_err(|e| e.0), Ok(expected), "{asked}: server");
+                    crate::both_builds_tests::assert_full_handshake_reports_what_was_asked(&asked);
                 }
             }
         }
