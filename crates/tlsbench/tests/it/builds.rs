@@ -13,7 +13,6 @@
 //! time.
 
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -21,15 +20,12 @@ use serde_json::Value;
 use tlsbench_harness::protocol::{ListReply, PROTOCOL_VERSION};
 use tlsbench_harness::Capabilities;
 
+use crate::common::executable;
+
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 fn release_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_tlsbench")).parent().unwrap().to_path_buf()
-}
-
-fn executable(path: &Path, script: &str) {
-    std::fs::write(path, script).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A release directory with the real OpenSSL runner and a fake Go runner (no build in its

@@ -1,8 +1,6 @@
 //! Runners that garble, truncate or speak another protocol version: each costs its own cells
 //! or stacks, with the reason, and nothing else (docs/runner-protocol.md).
 
-use std::os::unix::fs::PermissionsExt;
-
 use assert_cmd::Command;
 use serde_json::Value;
 use tlsbench_harness::protocol::PROTOCOL_VERSION;
@@ -25,8 +23,7 @@ fn with_fake_runner(list_reply: &str, sample_reply: &str, side_script: &str) -> 
          sample) printf '%s' '{sample_reply}' ;;\nside) {side_script} ;;\nesac\n"
     );
     let fake = dir.path().join("tlsbench-runner-fake");
-    std::fs::write(&fake, script).unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::common::executable(&fake, &script);
     dir
 }
 

@@ -268,9 +268,7 @@ fn a_runner_that_fails_under_valgrind_shows_its_last_words() {
         runners.join("list.json").display()
     );
     let runner = runners.join("tlsbench-runner-dying");
-    std::fs::write(&runner, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::common::executable(&runner, &script);
 
     let output = tlsbench(dir.path())
         .env("TLSBENCH_RUNNER_DIR", &runners)

@@ -102,8 +102,7 @@ fn a_threaded_run_measures_its_one_thread_row_on_a_thread_of_its_own() {
     let runner = runner_dir().join("tlsbench-runner-openssl");
     let wrapper = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), runner.display());
     let wrapped = runners.path().join("tlsbench-runner-openssl");
-    std::fs::write(&wrapped, wrapper).unwrap();
-    std::fs::set_permissions(&wrapped, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::executable(&wrapped, &wrapper);
     for threads in [&["--threads", "2"][..], &[]] {
         let _ = std::fs::remove_file(&log);
         let output = tlsbench(dir.path())

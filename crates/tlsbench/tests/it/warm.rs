@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::{read_json, succeeded, tlsbench};
@@ -88,8 +87,7 @@ esac
         log = log.display()
     );
     let fake = dir.join("tlsbench-runner-fake");
-    std::fs::write(&fake, script).unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::executable(&fake, &script);
 }
 
 /// What the fake was asked for: a warm-up window or a sample (which warms up for --warmup-ms, 1

@@ -26,6 +26,14 @@ pub fn succeeded(output: Output) -> Output {
     output
 }
 
+/// Writes `script` to `path` as an executable (a fake or wrapping runner).
+#[track_caller]
+pub fn executable(path: &Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// The JSON document in the file at `path` (a run's --export-json).
 #[track_caller]
 pub fn read_json(path: &Path) -> Value {
