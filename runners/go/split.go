@@ -341,7 +341,7 @@ func (l *local) transfer(spec sampleSpec, gc *gcWindow) (uint64, *clock, error) 
 		}
 	}
 	if side == Server {
-		return writes, clk, l.relay.send(message{tag: tagTally, count: seen.bytes, digest: seen.sum()})
+		return writes, clk, l.relay.send(message{tag: tagTally, count: seen.bytes, digest: [32]byte(seen.sum())})
 	}
 	// Whatever the library still holds comes out now, outside the clock.
 	for {
@@ -361,7 +361,7 @@ func (l *local) transfer(spec sampleSpec, gc *gcWindow) (uint64, *clock, error) 
 	if msg.tag != tagTally {
 		return 0, clk, unexpected("the sender's tally")
 	}
-	return writes, clk, checkTally(msg.count, msg.digest, seen.bytes, seen.sum())
+	return writes, clk, checkTally(msg.count, msg.digest[:], seen.bytes, seen.sum())
 }
 
 // handshake makes one connection on the empty link and takes it through its handshake in
