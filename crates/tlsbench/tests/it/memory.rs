@@ -62,10 +62,13 @@ fn go_and_java_report_the_live_heap_per_connection_after_a_collection_and_their_
                 assert!(at_100.abs() < 1e5 && at_1000.abs() < 1e5, "{stack} {side}: {at_100}, {at_1000}");
                 continue;
             }
-            // A JVM's reading moves by about 100 KB from one to the next (its own caches): 1 KB a
-            // connection at memory-100, a tenth of that at memory-1000, where the figure is held.
+            // A JVM's reading moves by a few hundred KB from one to the next (soft references that a
+            // collection may or may not clear): a few KB a connection at memory-100, where JSSE's
+            // server gave 1.5 to 5 KB in 10 samples of 12 and -32 B in 2 (docs/measures.md), a tenth
+            // of that at memory-1000, where the figure is held.
             assert!(at_1000 > 1000.0 && at_1000 < 1e6, "{stack} {side}: {at_1000} bytes per connection at 1000");
-            assert!(at_100 > 0.0, "{stack} {side}: {at_100} bytes per connection at 100");
+            let least = if stack == "go" { 0.0 } else { -1000.0 };
+            assert!(at_100 > least, "{stack} {side}: {at_100} bytes per connection at 100");
             // More connections hold no less in all, and about as much each.
             assert!(at_1000 * 1000.0 >= at_100 * 100.0, "{stack} {side}: {at_100} at 100, {at_1000} at 1000");
             // Go's readings are exact; a JVM's move by about 1 KB per connection at memory-100.
