@@ -1,7 +1,6 @@
 //! What the axis tests share: the directory of the real runners, and a runner directory with a
 //! fake `go` beside the real OpenSSL runner. (A directory module: Cargo does not make it a test.)
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use tlsbench_harness::protocol::PROTOCOL_VERSION;
@@ -35,7 +34,6 @@ pub fn runners_with_a_runtime_stack() -> tempfile::TempDir {
          *) printf '%s' '{{\"status\":\"failed\",\"reason\":\"asked\"}}' ;;\nesac\n"
     );
     let fake = dir.path().join("tlsbench-runner-fake");
-    std::fs::write(&fake, script).unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::common::executable(&fake, &script);
     dir
 }
