@@ -135,32 +135,26 @@ func TestATransferArrivesWholeAndIsTimedOnBothSides(t *testing.T) {
 	// The length and digest gate catches a byte changed or missing, or records out of order,
 	// with the split pair's SHA-256 and the local pair's CRC-32C alike.
 	for name, newTally := range map[string]func() *tally{"SHA-256": newTally, "CRC-32C": newLocalTally} {
-		sent, received := newTally(), newTally()
-		sent.add([]byte("abc"))
-		received.add([]byte("abd"))
-		if err := checkTransfer(sent, received); err == nil || !strings.Contains(err.Error(), "digest differs") {
+		of := func(records ...string) *tally {
+			t := newTally()
+			for _, record := range records {
+				t.add([]byte(record))
+			}
+			return t
+		}
+		sent := of("abc")
+		if err := checkTransfer(sent, of("abd")); err == nil || !strings.Contains(err.Error(), "digest differs") {
 			t.Errorf("%s, changed byte: %v", name, err)
 		}
-		received = newTally()
-		received.add([]byte("ab"))
-		if err := checkTransfer(sent, received); err == nil || err.Error() != "gate failed: sent 3 bytes, received 2" {
+		if err := checkTransfer(sent, of("ab")); err == nil || err.Error() != "gate failed: sent 3 bytes, received 2" {
 			t.Errorf("%s, missing byte: %v", name, err)
 		}
-		sent, received = newTally(), newTally()
-		for _, record := range []string{"first record", "other record"} {
-			sent.add([]byte(record))
-		}
-		for _, record := range []string{"other record", "first record"} {
-			received.add([]byte(record))
-		}
-		if err := checkTransfer(sent, received); err == nil || !strings.Contains(err.Error(), "digest differs") {
+		sent = of("first record", "other record")
+		swapped := of("other record", "first record")
+		if err := checkTransfer(sent, swapped); err == nil || !strings.Contains(err.Error(), "digest differs") {
 			t.Errorf("%s, records swapped: %v", name, err)
 		}
-		received = newTally()
-		for _, record := range []string{"first record", "other record"} {
-			received.add([]byte(record))
-		}
-		if err := checkTransfer(sent, received); err != nil {
+		if err := checkTransfer(sent, of("first record", "other record")); err != nil {
 			t.Errorf("%s, the same records: %v", name, err)
 		}
 	}
