@@ -32,11 +32,11 @@ stage "setup (packages)"
 # The build fills about 6 GiB of target/ and 2 GiB of cargo's, Go's and Maven's caches. A disk
 # that cannot hold them fails the build in the middle with "No space left on device" (a CI run
 # did, 4 minutes in); say so first, with the figures, rather than leave the reader to guess.
-free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+read -r free_kib mount < <(df -Pk . | awk 'NR == 2 { print $4, $6 }')
 used_kib=$(du -sk target 2>/dev/null | cut -f1 || true)
 if ((free_kib + ${used_kib:-0} < 9 * 1024 * 1024)); then
-    echo "scripts/test.sh: warning: $((free_kib / 1024)) MiB free on $(df -P . | awk 'NR == 2 { print $6 }')" \
-        "and $((${used_kib:-0} / 1024)) MiB in target/; the build and tests need about 9 GiB" >&2
+    echo "scripts/test.sh: warning: $((free_kib / 1024)) MiB free on $mount and $((${used_kib:-0} / 1024)) MiB" \
+        "in target/; the build and tests need about 9 GiB" >&2
 fi
 scripts/setup.sh
 stage "build (workspace, Go and Java runners; wolfSSL's opt-in runner)"
