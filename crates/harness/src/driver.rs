@@ -173,7 +173,7 @@ pub fn sample_threads<C: Stack, S: Stack>(
     check_sample(client, server, scenario, spec.measure(), threads)?;
     let shared = match contexts {
         Contexts::Shared => {
-            let configs = Configs::new(client, server, scenario, pki)?;
+            let configs = Configs::shared(client, server, scenario, pki, threads)?;
             Pair::new(client, server, &configs, scenario, Link::new()).seed(threads)?;
             Some(configs)
         }
@@ -514,6 +514,15 @@ impl<C: Stack, S: Stack> Configs<C, S> {
     pub(crate) fn new(client: &C, server: &S, scenario: &Scenario, pki: &Pki) -> Result<Self, Error> {
         Ok(Configs {
             client: client.client_config(scenario, pki).map_err(failed(Side::Client, "config"))?,
+            server: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
+        })
+    }
+
+    /// The configs that the pairs of `threads` threads share, their handshakes at once: a client
+    /// config with a session to resume for each (see [`Stack::client_config_for`]).
+    fn shared(client: &C, server: &S, scenario: &Scenario, pki: &Pki, threads: usize) -> Result<Self, Error> {
+        Ok(Configs {
+            client: client.client_config_for(scenario, pki, threads).map_err(failed(Side::Client, "config"))?,
             server: server.server_config(scenario, pki).map_err(failed(Side::Server, "config"))?,
         })
     }

@@ -633,8 +633,10 @@ impl StackVisitor for LoadStack<'_> {
     fn visit<T: Stack>(self, stack: &T) -> Self::Output {
         let unsupported = |e: Error| NetReply::Unsupported { reason: e.to_string() };
         stack.capabilities().check(stack.id(), self.scenario).map_err(unsupported)?;
+        // One session to resume for each connection in flight.
+        let in_flight = self.settings.concurrency.max(1) as usize;
         let config = stack
-            .client_config(self.scenario, self.pki)
+            .client_config_for(self.scenario, self.pki, in_flight)
             .map_err(|e| NetReply::Failed { reason: format!("client config: {e}") })?;
         Ok(crate::net::load(&TlsPeer::new(stack, &config, Side::Client, self.scenario), self.settings))
     }

@@ -46,6 +46,22 @@ pub trait Stack: Sync {
     /// sessions by default: it keeps none.
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError>;
 
+    /// A client config whose connections are made up to `in_flight` at a time, by threads that
+    /// share it ([`crate::Contexts::Shared`]) or a load generator's connections in flight: as
+    /// [`Stack::client_config`], with room, when the scenario resumes, for a session to resume
+    /// for each of them at once (a TLS 1.3 ticket is for one connection, RFC 8446 C.4, and a
+    /// client that keeps fewer does full handshakes). By default the same config: a stack
+    /// whose client store has no limit, or that offers a session again, needs nothing more.
+    fn client_config_for(
+        &self,
+        scenario: &Scenario,
+        pki: &Pki,
+        in_flight: usize,
+    ) -> Result<Self::ClientConfig, LibError> {
+        let _ = in_flight;
+        self.client_config(scenario, pki)
+    }
+
     /// A server config with the scenario's key type, version, suite and group, and client
     /// certificates asked for and verified as the scenario says. Session resumption is on only
     /// in the way the scenario resumes (session cache, or tickets) and off in every other

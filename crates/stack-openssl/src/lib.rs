@@ -49,19 +49,29 @@ pub struct ClientConfig {
 /// C.4): when connections in flight shared the last session, a quarter to half of them did full
 /// handshakes (TLS 1.3, 4 in flight, against OpenSSL's server and nginx alike). So each
 /// connection takes an unused session, the newest first, of up to as many as rustls's client
-/// keeps per server; once none is left (a TLS 1.2 session ID brings no new one), the last.
-#[derive(Default)]
+/// keeps per server, or as many as the config's connections in flight; once none is left (a
+/// TLS 1.2 session ID brings no new one), the last. The last alone does not do for many
+/// connections at once: when one resumes it and receives a ticket, OpenSSL's client marks the
+/// session it offered not resumable (`SSL_CTX_remove_session`), and the others that offer it
+/// do full handshakes (16 threads on a shared config did).
 struct Sessions {
     unused: VecDeque<SslSession>,
     last: Option<SslSession>,
+    /// How many unused sessions it keeps.
+    room: usize,
 }
 
 const UNUSED_SESSIONS_KEPT: usize = 8;
 
 impl Sessions {
+    fn new(in_flight: usize) -> Sessions {
+        let room = in_flight.max(UNUSED_SESSIONS_KEPT);
+        Sessions { unused: VecDeque::with_capacity(room), last: None, room }
+    }
+
     fn keep(&mut self, session: SslSession) {
         self.unused.push_front(session.clone());
-        self.unused.truncate(UNUSED_SESSIONS_KEPT);
+        self.unused.truncate(self.room);
         self.last = Some(session);
     }
 
@@ -121,8 +131,12 @@ impl Stack for OpenSsl {
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
+        self.client_config_for(scenario, pki, 1)
+    }
+
+    fn client_config_for(&self, scenario: &Scenario, pki: &Pki, in_flight: usize) -> Result<ClientConfig, LibError> {
         let mut ctx = shared::client_context(context(Side::Client, scenario)?, scenario, pki)?;
-        let sessions = Arc::new(Mutex::new(Sessions::default()));
+        let sessions = Arc::new(Mutex::new(Sessions::new(in_flight)));
         if scenario.kind.is_resumption() {
             // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
             // ticket) for the next connections; OpenSSL's own client cache is not used.

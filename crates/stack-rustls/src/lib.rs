@@ -21,9 +21,17 @@ use tlsbench_harness::{
     Side, Stack, Suite, Version,
 };
 
-/// Sessions a client keeps, and a server keeps for session-ID resumption: one suffices, as
-/// every handshake goes to the same server.
+mod sessions;
+
+/// Sessions a client keeps: one suffices, as every handshake goes to the same server.
 const SESSION_CACHE_SIZE: usize = 16;
+
+/// Sessions a server keeps for session-ID resumption: rustls's default, a session for each of
+/// up to 256 clients (or threads sharing the server's config) that resume at once.
+const SERVER_SESSION_CACHE_SIZE: usize = 256;
+
+/// The TLS 1.3 tickets rustls's in-memory store keeps per server.
+const RUSTLS_TICKETS_PER_SERVER: usize = 8;
 
 /// The rustls release this build links; from a local checkout, its version and commit
 /// (`0.23.46+1a2b3c4d5e`, semver's build metadata), the label its runner is listed under.
@@ -178,6 +186,17 @@ impl Stack for Rustls {
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
+        self.client_config_for(scenario, pki, 1)
+    }
+
+    /// With more connections in flight than rustls's own store keeps tickets for a server (8),
+    /// a store of the adapter's with one for each (see [`sessions`]).
+    fn client_config_for(
+        &self,
+        scenario: &Scenario,
+        pki: &Pki,
+        in_flight: usize,
+    ) -> Result<Self::ClientConfig, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
         let builder = ClientConfig::builder_with_provider(self.provider_for(scenario, &scenario.groups(Side::Client))?)
             .with_protocol_versions(&[protocol_version(scenario.version)])
@@ -193,6 +212,9 @@ impl Stack for Rustls {
         config.resumption = match scenario.kind {
             Kind::HandshakeResumeId => {
                 Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
+            }
+            Kind::HandshakeResumeTicket if in_flight > RUSTLS_TICKETS_PER_SERVER => {
+                Resumption::store(Arc::new(sessions::TicketPerConnection::new(SESSION_CACHE_SIZE, in_flight)))
             }
             Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
             Kind::HandshakeFull
@@ -232,7 +254,9 @@ impl Stack for Rustls {
         config.session_storage = Arc::new(NoServerSessionStorage {});
         config.send_tls13_tickets = 0;
         match scenario.kind {
-            Kind::HandshakeResumeId => config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE),
+            Kind::HandshakeResumeId => {
+                config.session_storage = ServerSessionMemoryCache::new(SERVER_SESSION_CACHE_SIZE)
+            }
             Kind::HandshakeResumeTicket => {
                 config.ticketer = (self.ticketer)().map_err(LibError::new)?;
                 config.send_tls13_tickets = 1;
