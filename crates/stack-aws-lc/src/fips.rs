@@ -8,7 +8,8 @@ use std::ffi::CString;
 use openssl::ssl::SslContextBuilder;
 use tlsbench_harness::{Capabilities, Exclusion, Group, LibError, Scenario, Suite};
 
-use super::{check, ID};
+use super::shared::check;
+use super::ID;
 
 /// The approved groups tlsbench knows, in AWS-LC's default order (the hybrid first).
 const GROUPS: &[Group] = &[Group::X25519Mlkem768, Group::Secp256r1, Group::Secp384r1];

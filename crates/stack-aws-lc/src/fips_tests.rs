@@ -152,7 +152,10 @@ fn only(groups: &str, suites: &str) -> SslContextBuilder {
     ctx.set_groups_list(groups).expect("setting the groups");
     let suites = CString::new(suites).expect("no NUL in the list");
     // SAFETY: the context is live and the string NUL-terminated; AWS-LC copies what it parses.
-    check(unsafe { openssl_sys::SSL_CTX_set_ciphersuites(ctx.as_ptr(), suites.as_ptr()) }, "setting the suites")
-        .unwrap_or_else(|e| panic!("{e}"));
+    shared::check(
+        unsafe { openssl_sys::SSL_CTX_set_ciphersuites(ctx.as_ptr(), suites.as_ptr()) },
+        "setting the suites",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     ctx
 }

@@ -12,14 +12,9 @@ compile_error!("the features `aws-lc` and `fips` put the `openssl` crate on two 
 #[cfg(feature = "fips")]
 mod fips;
 
-use std::ffi::{c_int, CString};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::ffi::CString;
 
-use openssl::error::ErrorStack;
-use openssl::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslSession, SslSessionCacheMode,
-    SslSessionRef, SslStream,
-};
+use openssl::ssl::{ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslSessionRef, SslStream};
 use shared::raw;
 use tlsbench_harness::{
     Backend, Capabilities, Connection, Endpoint, Exclusion, Group, LibError, Negotiated, Pki, Scenario, Side, Stack,
@@ -43,7 +38,7 @@ const ID: &str = if cfg!(feature = "fips") { "aws-lc-fips" } else { "aws-lc" };
 /// reaches the new-session callback), so one session can be offered by several connections.
 pub struct ClientConfig {
     ctx: SslContext,
-    session: Arc<Mutex<Option<SslSession>>>,
+    session: shared::LastSession,
 }
 
 impl Stack for AwsLc {
@@ -90,16 +85,7 @@ impl Stack for AwsLc {
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
         let mut ctx = shared::client_context(context(Side::Client, scenario)?, scenario, pki)?;
-        let session = Arc::new(Mutex::new(None));
-        if scenario.kind.is_resumption() {
-            // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
-            // ticket) for the next connection; AWS-LC's own client cache is not used.
-            ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
-            let keep = session.clone();
-            ctx.set_new_session_callback(move |_, new| {
-                *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new)
-            });
-        }
+        let session = shared::keep_last_session(&mut ctx, scenario.kind);
         Ok(ClientConfig { ctx: ctx.build(), session })
     }
 
@@ -109,10 +95,7 @@ impl Stack for AwsLc {
 
     fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<AwsLcConnection, LibError> {
         let mut ssl = shared::client_ssl(&config.ctx)?;
-        if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            // SAFETY: the session comes from a connection of this same context.
-            unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
-        }
+        shared::offer_last_session(&mut ssl, &config.session)?;
         ssl.set_connect_state();
         AwsLcConnection::new(ssl, io)
     }
@@ -147,7 +130,7 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
         Version::Tls13 => {
             let cipher = CString::new(cipher).map_err(|_| LibError::new(format!("{what}: a NUL in the name")))?;
             // SAFETY: the context is live and the string NUL-terminated; AWS-LC copies what it parses.
-            check(unsafe { openssl_sys::SSL_CTX_set_ciphersuites(ctx.as_ptr(), cipher.as_ptr()) }, &what)?;
+            shared::check(unsafe { openssl_sys::SSL_CTX_set_ciphersuites(ctx.as_ptr(), cipher.as_ptr()) }, &what)?;
         }
     }
     let groups = shared::groups_list(scenario, side);
@@ -156,7 +139,7 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
     // key would find no common signature algorithm; this is that default (without SHA-1) plus
     // Ed25519. The `openssl` crate does not wrap this call.
     // SAFETY: the context is live, and the pointer and length describe the list, which AWS-LC copies.
-    check(
+    shared::check(
         unsafe {
             openssl_sys::SSL_CTX_set_verify_algorithm_prefs(
                 ctx.as_ptr(),
@@ -170,7 +153,10 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
     // One TLS 1.3 ticket per handshake at most (AWS-LC sends two by default); the `openssl`
     // crate wraps SSL_CTX_set_num_tickets for OpenSSL only.
     // SAFETY: the context is live; this only stores a number.
-    check(unsafe { openssl_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) }, "setting the number of tickets")?;
+    shared::check(
+        unsafe { openssl_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) },
+        "setting the number of tickets",
+    )?;
     Ok(ctx)
 }
 
@@ -189,14 +175,6 @@ const VERIFY_ALGORITHMS: &[u16] = &[
     openssl_sys::SSL_SIGN_ED25519 as u16,
 ];
 
-/// An AWS-LC call's return value: 1 is success, anything else fails with the error stack.
-fn check(ret: c_int, what: &str) -> Result<(), LibError> {
-    match ret {
-        1 => Ok(()),
-        _ => Err(LibError::new(format!("{what}: {}", ErrorStack::get()))),
-    }
-}
-
 /// One side of a connection; client and server differ only in the state set on the `Ssl`.
 pub struct AwsLcConnection {
     stream: SslStream<Endpoint>,
@@ -213,37 +191,15 @@ impl AwsLcConnection {
         // SAFETY: the SSL is live for the borrow of the stream, and this only reads it.
         unsafe { openssl_sys::SSL_is_init_finished(raw(self.stream.ssl())) == 1 }
     }
-
-    /// Writes the TLS 1.3 session tickets AWS-LC's server queues at the end of the handshake.
-    /// It holds them back until the server first writes (so that a client that never reads
-    /// cannot stall it), as BoringSSL does; a zero-byte write is the documented way to send them
-    /// now, as part of the handshake that a client resumes from. Nothing is written when nothing
-    /// is queued.
-    fn flush_tickets(&mut self) -> Result<(), LibError> {
-        let ssl = raw(self.stream.ssl());
-        // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport; a
-        // zero length reads nothing from the (dangling but non-null) pointer.
-        let ret = unsafe { openssl_sys::SSL_write(ssl, std::ptr::NonNull::<u8>::dangling().as_ptr().cast(), 0) };
-        match ret {
-            0.. => Ok(()),
-            _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
-        }
-    }
 }
 
 impl Connection for AwsLcConnection {
     fn handshake(&mut self) -> Result<bool, LibError> {
         if self.handshake_done() {
-            // Done: read what the peer sent since, such as a TLS 1.3 session ticket. A peek
-            // processes those records and leaves any application data where it is.
-            return match self.stream.ssl_peek(&mut [0u8; 1]) {
-                Ok(_) => Ok(true),
-                Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(true),
-                Err(e) => Err(LibError::new(format!("reading after the handshake: {e}"))),
-            };
+            return shared::read_after_handshake(&self.stream);
         }
         match self.stream.do_handshake() {
-            Ok(()) if self.stream.ssl().is_server() => self.flush_tickets().map(|()| true),
+            Ok(()) if self.stream.ssl().is_server() => shared::flush_tickets(&self.stream).map(|()| true),
             Ok(()) => Ok(true),
             // The transport said WouldBlock: the peer has to move first.
             Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE) => Ok(false),
@@ -269,18 +225,7 @@ impl Connection for AwsLcConnection {
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
-        if self.stream.get_shutdown().contains(ShutdownState::RECEIVED) {
-            return Ok(true);
-        }
-        // A peek processes the records that arrived and leaves any application data where it
-        // is; it answers ZERO_RETURN once the close_notify is read.
-        match self.stream.ssl_peek(&mut [0u8; 1]) {
-            // Application data first: the close_notify, if any, is behind it.
-            Ok(_) => Ok(false),
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(true),
-            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
-            Err(e) => Err(LibError::new(format!("SSL_peek: {e}"))),
-        }
+        shared::peer_closed(&mut self.stream)
     }
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {

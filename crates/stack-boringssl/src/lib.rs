@@ -1,13 +1,8 @@
 //! tlsbench adapter for BoringSSL (built from source and linked statically by `boring-sys`)
 //! through the `boring` crate: one `SslContext` pinned to the scenario per side.
 
-use std::ffi::c_int;
-use std::sync::{Arc, Mutex, PoisonError};
-
-use boring::error::ErrorStack;
 use boring::ssl::{
-    ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslMethod, SslSession, SslSessionCacheMode,
-    SslSessionRef, SslSignatureAlgorithm, SslStream,
+    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslSessionRef, SslSignatureAlgorithm, SslStream,
 };
 use shared::raw;
 use tlsbench_harness::{
@@ -25,7 +20,7 @@ pub struct BoringSsl;
 /// A client context, and the session it resumes next: the last one a server gave it.
 pub struct ClientConfig {
     ctx: SslContext,
-    session: Arc<Mutex<Option<SslSession>>>,
+    session: shared::LastSession,
 }
 
 impl Stack for BoringSsl {
@@ -67,17 +62,7 @@ impl Stack for BoringSsl {
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
         let mut ctx = shared::client_context(context(Side::Client, scenario)?, scenario, pki)?;
-        let session = Arc::new(Mutex::new(None));
-        if scenario.kind.is_resumption() {
-            // Keep each new session (the TLS 1.2 session, or the session of each TLS 1.3
-            // ticket, which BoringSSL offers once only) for the next connection; BoringSSL's
-            // own client cache is not used.
-            ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
-            let keep = session.clone();
-            ctx.set_new_session_callback(move |_, new| {
-                *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(new)
-            });
-        }
+        let session = shared::keep_last_session(&mut ctx, scenario.kind);
         Ok(ClientConfig { ctx: ctx.build(), session })
     }
 
@@ -87,10 +72,7 @@ impl Stack for BoringSsl {
 
     fn new_client(&self, config: &ClientConfig, io: Endpoint) -> Result<BoringSslConnection, LibError> {
         let mut ssl = shared::client_ssl(&config.ctx)?;
-        if let Some(session) = config.session.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            // SAFETY: the session comes from a connection of this same context.
-            unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
-        }
+        shared::offer_last_session(&mut ssl, &config.session)?;
         BoringSslConnection::new(ssl, Side::Client, io)
     }
 
@@ -120,7 +102,7 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
         // IANA id, is what the client offers and the server accepts (`boring` does not wrap it).
         // SAFETY: the context is live, and the pointer and length describe one valid id; with
         // null flags BoringSSL reads nothing more.
-        Version::Tls13 => check(
+        Version::Tls13 => shared::check(
             unsafe {
                 boring_sys::SSL_CTX_set1_tls13_ciphers(ctx.as_ptr(), &tls13_cipher_id(suite), std::ptr::null(), 1)
             },
@@ -138,7 +120,7 @@ fn context(side: Side, scenario: &Scenario) -> Result<SslContextBuilder, LibErro
     // boring-sys: `boring` does not wrap SSL_CTX_set_num_tickets.
     let tickets = shared::resumption_only_as_asked(&mut ctx, scenario.kind);
     // SAFETY: the context is live; this only stores a number.
-    check(
+    shared::check(
         unsafe { boring_sys::SSL_CTX_set_num_tickets(ctx.as_ptr(), tickets) },
         "setting the number of TLS 1.3 tickets",
     )?;
@@ -157,14 +139,6 @@ const VERIFY_ALGORITHMS: &[SslSignatureAlgorithm] = &[
     SslSignatureAlgorithm::RSA_PKCS1_SHA512,
     SslSignatureAlgorithm::ED25519,
 ];
-
-/// A BoringSSL call's return value: 1 is success, anything else fails with the error stack.
-fn check(ret: c_int, what: &str) -> Result<(), LibError> {
-    match ret {
-        1 => Ok(()),
-        _ => Err(LibError::new(format!("{what}: {}", ErrorStack::get()))),
-    }
-}
 
 /// A TLS 1.3 cipher suite's IANA id, which is how BoringSSL takes the TLS 1.3 list.
 fn tls13_cipher_id(suite: Suite) -> u16 {
@@ -194,47 +168,13 @@ impl BoringSslConnection {
     }
 }
 
-impl BoringSslConnection {
-    /// Writes the TLS 1.3 session tickets BoringSSL's server queues at the end of the handshake.
-    /// It holds them back until the server first writes (so that a client that never reads
-    /// cannot stall it); a zero-byte write is the documented way to send them now, as part of
-    /// the handshake that a client resumes from. Nothing is written when nothing is queued.
-    fn flush_tickets(&mut self) -> Result<(), LibError> {
-        let ssl = raw(self.stream.ssl());
-        // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport; a
-        // zero length reads nothing from the (dangling but non-null) pointer.
-        let ret = unsafe { boring_sys::SSL_write(ssl, std::ptr::NonNull::<u8>::dangling().as_ptr().cast(), 0) };
-        match ret {
-            0.. => Ok(()),
-            _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
-        }
-    }
-}
-
 impl Connection for BoringSslConnection {
     fn handshake(&mut self) -> Result<bool, LibError> {
         if self.stream.ssl().is_init_finished() {
-            // Done: read what the peer sent since, such as a TLS 1.3 session ticket. A peek
-            // processes those records and leaves any application data where it is; `boring`
-            // wraps no SSL_peek, so it is called directly.
-            let ssl = raw(self.stream.ssl());
-            let mut byte = 0u8;
-            // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport,
-            // and the buffer is one writable byte.
-            let ret = unsafe { boring_sys::SSL_peek(ssl, (&raw mut byte).cast(), 1) };
-            if ret > 0 {
-                return Ok(true);
-            }
-            // SAFETY: `ssl` is live and `ret` is what its last call returned.
-            return match unsafe { boring_sys::SSL_get_error(ssl, ret) } {
-                boring_sys::SSL_ERROR_WANT_READ | boring_sys::SSL_ERROR_ZERO_RETURN => Ok(true),
-                code => {
-                    Err(LibError::new(format!("reading after the handshake (SSL error {code}): {}", ErrorStack::get())))
-                }
-            };
+            return shared::read_after_handshake(&self.stream);
         }
         match self.stream.do_handshake() {
-            Ok(()) if self.stream.ssl().is_server() => self.flush_tickets().map(|()| true),
+            Ok(()) if self.stream.ssl().is_server() => shared::flush_tickets(&self.stream).map(|()| true),
             Ok(()) => Ok(true),
             // The transport said WouldBlock: the peer has to move first.
             Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE) => Ok(false),
@@ -262,26 +202,7 @@ impl Connection for BoringSslConnection {
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
-        if self.stream.get_shutdown().contains(ShutdownState::RECEIVED) {
-            return Ok(true);
-        }
-        // A peek processes the records that arrived and leaves any application data where it
-        // is; it answers ZERO_RETURN once the close_notify is read (see `handshake`).
-        let ssl = raw(self.stream.ssl());
-        let mut byte = 0u8;
-        // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's transport,
-        // and the buffer is one writable byte.
-        let ret = unsafe { boring_sys::SSL_peek(ssl, (&raw mut byte).cast(), 1) };
-        if ret > 0 {
-            // Application data first: the close_notify, if any, is behind it.
-            return Ok(false);
-        }
-        // SAFETY: `ssl` is live and `ret` is what its last call returned.
-        match unsafe { boring_sys::SSL_get_error(ssl, ret) } {
-            boring_sys::SSL_ERROR_ZERO_RETURN => Ok(true),
-            boring_sys::SSL_ERROR_WANT_READ => Ok(false),
-            code => Err(LibError::new(format!("SSL_peek (SSL error {code}): {}", ErrorStack::get()))),
-        }
+        shared::peer_closed(&mut self.stream)
     }
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {

@@ -31,10 +31,11 @@ macro_rules! shared_adapter_code {
         mod $name {
             use tlsbench_harness::pki::{Credentials, SERVER_NAME};
             use tlsbench_harness::{ClientAuth, Endpoint, Kind, LibError, Pki, Scenario, Side, Suite, Version};
+            use $lib::error::ErrorStack;
             use $lib::pkey::PKey;
             use $lib::ssl::{
-                ErrorCode, Ssl, SslContext, SslContextBuilder, SslOptions, SslRef, SslSessionCacheMode, SslStream,
-                SslVerifyMode, SslVersion,
+                ErrorCode, ShutdownState, Ssl, SslContext, SslContextBuilder, SslOptions, SslRef, SslSession,
+                SslSessionCacheMode, SslStream, SslVerifyMode, SslVersion,
             };
             use $lib::x509::store::{X509Store, X509StoreBuilder};
             use $lib::x509::X509;
@@ -217,6 +218,112 @@ macro_rules! shared_adapter_code {
                     // reads it.
                     Version::Tls12 => Some(unsafe { $sys::SSL_get_extms_support(raw(ssl)) } == 1),
                     Version::Tls13 => None,
+                }
+            }
+
+            /// What a peek at the records that arrived found.
+            pub(crate) enum Peeked {
+                /// Application data, which stays where it is.
+                Data,
+                /// Nothing to read yet.
+                Nothing,
+                /// The peer's close_notify.
+                Closed,
+            }
+
+            /// Peeks at one byte: the library processes the records that arrived (a TLS 1.3
+            /// session ticket, a close_notify) and leaves any application data where it is.
+            /// Called through the C API: `boring` wraps no SSL_peek.
+            pub(crate) fn peek(stream: &SslStream<Endpoint>) -> Result<Peeked, String> {
+                let ssl = raw(stream.ssl());
+                let mut byte = 0u8;
+                // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's
+                // transport, and the buffer is one writable byte.
+                let ret = unsafe { $sys::SSL_peek(ssl, (&raw mut byte).cast(), 1) };
+                if ret > 0 {
+                    return Ok(Peeked::Data);
+                }
+                // SAFETY: `ssl` is live and `ret` is what its last call returned.
+                match unsafe { $sys::SSL_get_error(ssl, ret) } {
+                    $sys::SSL_ERROR_WANT_READ => Ok(Peeked::Nothing),
+                    $sys::SSL_ERROR_ZERO_RETURN => Ok(Peeked::Closed),
+                    code => Err(format!("SSL error {code}: {}", ErrorStack::get())),
+                }
+            }
+
+            /// `Connection::handshake` once the handshake is done: reads what the peer sent
+            /// since, such as a TLS 1.3 session ticket.
+            pub(crate) fn read_after_handshake(stream: &SslStream<Endpoint>) -> Result<bool, LibError> {
+                peek(stream).map(|_| true).map_err(|e| LibError::new(format!("reading after the handshake ({e})")))
+            }
+
+            /// `Connection::peer_closed`: whether the peer's close_notify has arrived.
+            pub(crate) fn peer_closed(stream: &mut SslStream<Endpoint>) -> Result<bool, LibError> {
+                if stream.get_shutdown().contains(ShutdownState::RECEIVED) {
+                    return Ok(true);
+                }
+                match peek(stream) {
+                    // Application data first: the close_notify, if any, is behind it.
+                    Ok(Peeked::Data | Peeked::Nothing) => Ok(false),
+                    Ok(Peeked::Closed) => Ok(true),
+                    Err(e) => Err(LibError::new(format!("SSL_peek ({e})"))),
+                }
+            }
+
+            /// A C call's return value: 1 is success, anything else an error on the stack.
+            pub(crate) fn check(ret: std::ffi::c_int, what: &str) -> Result<(), LibError> {
+                match ret {
+                    1 => Ok(()),
+                    _ => Err(LibError::new(format!("{what}: {}", ErrorStack::get()))),
+                }
+            }
+
+            /// The session a client resumes next: the last one a server gave it, which every
+            /// connection offers. For BoringSSL and AWS-LC, whose sessions never change once
+            /// made (a renewed TLS 1.2 ticket comes in a new session, which reaches the
+            /// new-session callback) and whose servers accept a ticket again; OpenSSL's client
+            /// needs one per connection (stack-openssl's `Sessions`).
+            pub(crate) type LastSession = std::sync::Arc<std::sync::Mutex<Option<SslSession>>>;
+
+            /// Keeps each new session (the TLS 1.2 session, or the session of each TLS 1.3
+            /// ticket) for the next connection when the scenario resumes; the library's own client
+            /// cache is not used.
+            pub(crate) fn keep_last_session(ctx: &mut SslContextBuilder, kind: Kind) -> LastSession {
+                let last = LastSession::default();
+                if kind.is_resumption() {
+                    ctx.set_session_cache_mode(SslSessionCacheMode::CLIENT | SslSessionCacheMode::NO_INTERNAL);
+                    let keep = last.clone();
+                    ctx.set_new_session_callback(move |_, new| {
+                        *keep.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(new)
+                    });
+                }
+                last
+            }
+
+            /// Offers the last session, if there is one, on a new client connection of the
+            /// context that kept it.
+            pub(crate) fn offer_last_session(ssl: &mut Ssl, last: &LastSession) -> Result<(), LibError> {
+                if let Some(session) = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+                    // SAFETY: the session comes from a connection of this same context.
+                    unsafe { ssl.set_session(session) }.map_err(LibError::context("setting the session to resume"))?;
+                }
+                Ok(())
+            }
+
+            /// Writes the TLS 1.3 session tickets the server of BoringSSL or AWS-LC queues at
+            /// the end of the handshake. It holds them back until the server first writes (so
+            /// that a client that never reads cannot stall it); a zero-byte write is the
+            /// documented way to send them now, as part of the handshake that a client resumes
+            /// from. Nothing is written when nothing is queued.
+            #[allow(dead_code)] // OpenSSL's server sends them with the handshake.
+            pub(crate) fn flush_tickets(stream: &SslStream<Endpoint>) -> Result<(), LibError> {
+                let ssl = raw(stream.ssl());
+                // SAFETY: `ssl` is the live SSL of this stream, whose BIO is the stream's
+                // transport; a zero length reads nothing from the (dangling but non-null) pointer.
+                let ret = unsafe { $sys::SSL_write(ssl, std::ptr::NonNull::<u8>::dangling().as_ptr().cast(), 0) };
+                match ret {
+                    0.. => Ok(()),
+                    _ => Err(LibError::new(format!("sending the session tickets: {}", ErrorStack::get()))),
                 }
             }
 

@@ -248,13 +248,7 @@ impl Drop for OpenSslConnection {
 impl Connection for OpenSslConnection {
     fn handshake(&mut self) -> Result<bool, LibError> {
         if self.stream.ssl().is_init_finished() {
-            // Done: read what the peer sent since, such as a TLS 1.3 session ticket. A peek
-            // processes those records and leaves any application data where it is.
-            return match self.stream.ssl_peek(&mut [0u8; 1]) {
-                Ok(_) => Ok(true),
-                Err(e) if matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::ZERO_RETURN) => Ok(true),
-                Err(e) => Err(LibError::new(format!("reading after the handshake: {e}"))),
-            };
+            return shared::read_after_handshake(&self.stream);
         }
         match self.stream.do_handshake() {
             Ok(()) => {
@@ -284,18 +278,7 @@ impl Connection for OpenSslConnection {
     }
 
     fn peer_closed(&mut self) -> Result<bool, LibError> {
-        if self.stream.get_shutdown().contains(ShutdownState::RECEIVED) {
-            return Ok(true);
-        }
-        // A peek processes the records that arrived and leaves any application data where it
-        // is; it answers ZERO_RETURN once the close_notify is read (and marks it RECEIVED).
-        match self.stream.ssl_peek(&mut [0u8; 1]) {
-            // Application data first: the close_notify, if any, is behind it.
-            Ok(_) => Ok(false),
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(true),
-            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
-            Err(e) => Err(LibError::new(format!("SSL_peek: {e}"))),
-        }
+        shared::peer_closed(&mut self.stream)
     }
 
     fn negotiated(&self) -> Result<Negotiated, LibError> {
