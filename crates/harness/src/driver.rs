@@ -10,6 +10,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::cpu_time;
 use crate::gate::{self, Gates, Tally};
+use crate::pin;
 use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
 use crate::step::{self, Meter};
 use crate::{Connection, Contexts, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
@@ -159,8 +160,10 @@ fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> 
 /// `Pair::seed`), as a server's threads share its context and session cache. Each thread
 /// makes its own connections, warms up, then all start their measured loops together; each
 /// keeps its own clocks and gates, and goes on until every thread has done its part, so that
-/// they run side by side throughout. The report carries each thread's rates, and their sums as
-/// the sample's values. The time measure only: see [`check_threads`].
+/// they run side by side throughout. Thread i runs on `cpus[i % len]` where CPUs are given
+/// ([`pin`]). The report carries each thread's rates (and CPU), and their sums as the sample's
+/// values. The time measure only: see [`check_threads`].
+#[allow(clippy::too_many_arguments)]
 pub fn sample_threads<C: Stack, S: Stack>(
     client: &C,
     server: &S,
@@ -169,6 +172,7 @@ pub fn sample_threads<C: Stack, S: Stack>(
     spec: &SampleSpec,
     threads: usize,
     contexts: Contexts,
+    cpus: &[u32],
 ) -> Result<SampleReport, Error> {
     check_sample(client, server, scenario, spec.measure(), threads)?;
     let shared = match contexts {
@@ -193,11 +197,14 @@ pub fn sample_threads<C: Stack, S: Stack>(
     };
     let outcomes: Vec<Result<(Measured, Gates), Error>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
+            .map(|i| {
+                let together = &together;
+                scope.spawn(move || {
                     // A thread that fails lets the others stop (or not wait for it to start).
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(one))
-                        .unwrap_or_else(|_| Err(Error::Other("a measuring thread panicked".into())));
+                    let outcome = pin::pin_thread_of(cpus, i).and_then(|()| {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(one))
+                            .unwrap_or_else(|_| Err(Error::Other("a measuring thread panicked".into())))
+                    });
                     if outcome.is_err() {
                         together.abandon();
                     }
@@ -225,7 +232,12 @@ pub fn sample_threads<C: Stack, S: Stack>(
     let negotiated = measured.first().map(|(_, gates)| gates.negotiated()).unwrap_or_default();
     let threads: Vec<ThreadSample> = measured
         .iter()
-        .map(|(m, _)| ThreadSample { iterations: m.iterations, values: m.values(spec, scenario.kind) })
+        .enumerate()
+        .map(|(i, (m, _))| ThreadSample {
+            iterations: m.iterations,
+            values: m.values(spec, scenario.kind),
+            cpu: pin::cpu_for(cpus, i),
+        })
         .collect();
     Ok(SampleReport {
         client_library: client.library(),
@@ -869,6 +881,7 @@ mod tests {
         assert_eq!(per.value, waits as f64 / 4.0);
         let of = |iterations, value| ThreadSample {
             iterations,
+            cpu: None,
             values: vec![MetricValue {
                 side: Side::Client,
                 metric: Metric::ContendedWaitsPerHandshake,

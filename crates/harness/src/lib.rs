@@ -14,6 +14,7 @@ pub mod heap;
 pub mod io;
 pub mod memory;
 pub mod net;
+pub mod pin;
 pub mod pki;
 pub mod protocol;
 pub mod runner;

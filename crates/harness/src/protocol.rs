@@ -123,6 +123,10 @@ pub struct SampleReport {
 pub struct ThreadSample {
     pub iterations: u64,
     pub values: Vec<MetricValue>,
+    /// The CPU the thread was pinned to (`sample --threads N --cpus LIST`); absent where it ran
+    /// wherever the scheduler put it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
 }
 
 /// The aggregate of threads' values: per side and metric, the sum of their rates (and of their

@@ -281,6 +281,10 @@ struct SampleArgs {
     /// config and one server config for all, as a multi-threaded server shares its context).
     #[arg(long, default_value_t = Contexts::Own)]
     contexts: Contexts,
+    /// The CPUs those threads run on, one each: thread i is pinned to the i-th of the list (round
+    /// robin beyond its end), e.g. `0,1` or `0-3`. Without it they run wherever the scheduler puts them.
+    #[arg(long, requires = "threads")]
+    cpus: Option<crate::pin::CpuList>,
     #[command(flatten)]
     settings: SampleSettings,
 }
@@ -470,6 +474,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         spec,
         threads: args.threads.map(|n| n as usize),
         contexts: args.contexts,
+        cpus: args.cpus.clone().map(|list| list.0).unwrap_or_default(),
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
@@ -832,13 +837,20 @@ impl StackVisitor for Describe {
             false => Vec::new(),
         };
         // Every stack of a Rust runner can run as several pairs on threads, with their own
-        // configs or sharing one of each (`sample --threads N --contexts own|shared`).
+        // configs or sharing one of each, pinned one per CPU
+        // (`sample --threads N --contexts own|shared --cpus LIST`).
         StackInfo {
             id: stack.id().to_string(),
             library: stack.library(),
             tls_library: Some(stack.tls_library()),
             backend: Some(stack.backend()),
-            capabilities: Capabilities { allocators, threads: true, shared_contexts: true, ..stack.capabilities() },
+            capabilities: Capabilities {
+                allocators,
+                threads: true,
+                shared_contexts: true,
+                pin_threads: true,
+                ..stack.capabilities()
+            },
         }
     }
 }
@@ -850,6 +862,7 @@ struct MeasurePair<'a> {
     spec: SampleSpec,
     threads: Option<usize>,
     contexts: Contexts,
+    cpus: Vec<u32>,
 }
 
 impl PairVisitor for MeasurePair<'_> {
@@ -862,9 +875,16 @@ impl PairVisitor for MeasurePair<'_> {
             // to the system (and not the heaps of other threads), which a library that allocates
             // over 128 KiB per connection pays for at every handshake (wolfSSL): one thread and N
             // are measured alike.
-            (Measure::Time, Some(threads)) => {
-                driver::sample_threads(client, server, self.scenario, self.pki, &self.spec, threads, self.contexts)
-            }
+            (Measure::Time, Some(threads)) => driver::sample_threads(
+                client,
+                server,
+                self.scenario,
+                self.pki,
+                &self.spec,
+                threads,
+                self.contexts,
+                &self.cpus,
+            ),
             (Measure::Time | Measure::Instructions | Measure::Sync, _) => {
                 driver::sample(client, server, self.scenario, self.pki, &self.spec)
             }

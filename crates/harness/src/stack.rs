@@ -248,6 +248,11 @@ pub struct Capabilities {
     /// runner from before the option, whose threads each build their own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_contexts: bool,
+    /// Whether those threads can be pinned one per CPU (`sample --threads N --cpus LIST`): filled
+    /// in by the runner. False (absent): a runner from before the option, whose threads run
+    /// wherever the scheduler puts them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pin_threads: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -318,6 +323,7 @@ impl Capabilities {
             allocators: Vec::new(),
             threads: false,
             shared_contexts: false,
+            pin_threads: false,
         }
     }
 

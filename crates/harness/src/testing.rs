@@ -136,7 +136,7 @@ pub fn check_shared_contexts<C: Stack, S: Stack>(client: &C, server: &S) -> usiz
 
         for (contexts, built) in [(Contexts::Shared, 1), (Contexts::Own, THREADS)] {
             let (client, server) = (Counted::new(client), Counted::new(server));
-            let report = driver::sample_threads(&client, &server, &scenario, pki(), &spec, THREADS, contexts)
+            let report = driver::sample_threads(&client, &server, &scenario, pki(), &spec, THREADS, contexts, &[])
                 .unwrap_or_else(|e| panic!("{pair}, {contexts} contexts: {e}"));
             assert!(report.threads.iter().all(|t| t.iterations > 0), "{pair}, {contexts}: {report:?}");
             assert_eq!(client.built(), [built, 0], "{pair}, {contexts}: client configs built, server configs");

@@ -379,6 +379,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         allocators: Allocator::ALL.to_vec(),
         threads: true,
         shared_contexts: true,
+        pin_threads: true,
     };
     let stack = StackInfo {
         id: "rustls-ring".into(),
@@ -406,6 +407,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         allocators: Vec::new(),
         threads: false,
         shared_contexts: false,
+        pin_threads: false,
         ..capabilities
     };
     let minimal = ListReply {
@@ -431,7 +433,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
     // Several pairs on threads, with the allocator and the build.
     let Reply::Ok(one) = sample_of(Measure::Time, Kind::HandshakeFull, &both) else { unreachable!() };
     let threads: Vec<ThreadSample> =
-        (0..2).map(|_| ThreadSample { iterations: one.iterations, values: one.values.clone() }).collect();
+        (0..2).map(|i| ThreadSample { iterations: one.iterations, values: one.values.clone(), cpu: Some(i) }).collect();
     let threaded = SampleReport {
         iterations: 2 * one.iterations,
         values: tlsbench_harness::protocol::sum_threads(&threads),

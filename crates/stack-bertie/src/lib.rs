@@ -132,6 +132,7 @@ impl Stack for Bertie {
             allocators: Vec::new(),
             threads: false,
             shared_contexts: false,
+            pin_threads: false,
         }
     }
 

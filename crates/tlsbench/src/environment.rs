@@ -35,6 +35,8 @@ pub fn detect() -> Environment {
         aslr,
         governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").unwrap_or_else(|| "unavailable".into()),
         conditions: None,
+        // Measured by a run with --threads as it starts (cores.rs).
+        core_speeds: Vec::new(),
     }
 }
 
@@ -104,20 +106,21 @@ const CALIBRATION_ITERATIONS: u64 = 1_500_000;
 
 /// Times a fixed, CPU-bound loop (a multiply-xorshift chain, no memory traffic) `CALIBRATION_RUNS` times.
 pub fn calibrate() -> Calibration {
-    let mut times: Vec<f64> = (0..CALIBRATION_RUNS)
-        .map(|_| {
-            let start = Instant::now();
-            let mut x = black_box(0x9e37_79b9_7f4a_7c15u64);
-            for i in 0..CALIBRATION_ITERATIONS {
-                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
-                x ^= x >> 29;
-            }
-            black_box(x);
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
+    let mut times: Vec<f64> = (0..CALIBRATION_RUNS).map(|_| calibration_loop_ms()).collect();
     times.sort_by(f64::total_cmp);
     calibration_of(&times)
+}
+
+/// The calibration loop, timed once, in ms: also what measures each core's speed (cores.rs).
+pub fn calibration_loop_ms() -> f64 {
+    let start = Instant::now();
+    let mut x = black_box(0x9e37_79b9_7f4a_7c15u64);
+    for i in 0..CALIBRATION_ITERATIONS {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
+        x ^= x >> 29;
+    }
+    black_box(x);
+    start.elapsed().as_secs_f64() * 1e3
 }
 
 /// The summary of sorted loop times in ms.
@@ -133,7 +136,7 @@ fn calibration_of(sorted: &[f64]) -> Calibration {
 
 /// `x` to `decimals` places: more would be noise, and short decimals read back from JSON as the
 /// same numbers (serde_json may misread the last bit of a 17-digit one).
-fn rounded(x: f64, decimals: i32) -> f64 {
+pub(crate) fn rounded(x: f64, decimals: i32) -> f64 {
     let scale = 10f64.powi(decimals);
     (x * scale).round() / scale
 }

@@ -180,7 +180,8 @@ mod tests {
         let allocator = [("TLSBENCH_ALLOCATOR", "jemalloc")];
         let scenario: Scenario = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm".parse().unwrap();
         let settings = counted(&scenario, Measure::Instructions, 20, Some(Side::Client), Path::new("/data"));
-        let command = RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, settings };
+        let command =
+            RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, cpus: None, settings };
         let (program, args) = callgrind.command(
             Path::new("/bin/runner"),
             &command,

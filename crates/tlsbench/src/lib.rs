@@ -9,6 +9,7 @@ pub mod callgrind_file;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod cores;
 pub mod environment;
 pub mod executor;
 pub mod export;

@@ -76,6 +76,10 @@ pub struct Environment {
     /// What the machine did while the run measured; absent in runs from before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Conditions>,
+    /// In a run with `--threads`: each CPU its threads used, with its speed at a fixed loop,
+    /// measured as the run started (cores.rs); absent in other runs and those from before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_speeds: Vec<crate::cores::CoreSpeed>,
 }
 
 /// What the machine did during the run: whatever else ran on it shows in the load, in time
@@ -161,6 +165,11 @@ pub struct CellResult {
     /// where every sample was a process of its own. The interval spans every fork's median.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sample_forks: Vec<u32>,
+    /// The CPUs each sample's threads were pinned to, in thread order (parallel to `samples`), in
+    /// a run with `--threads` (the one-thread row: one CPU each, in turn); absent where a sample
+    /// ran wherever the scheduler put it. The scaling efficiency reads them (docs/axes.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_cpus: Vec<Vec<u32>>,
     /// How each of those processes warmed up for the cell before its first sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmups: Vec<crate::steady::Warmup>,
@@ -227,6 +236,7 @@ pub mod fixture {
                     aslr: "on".into(),
                     governor: "performance".into(),
                     conditions: None,
+                    core_speeds: Vec::new(),
                 },
                 stacks: ["rustls-aws-lc-rs", "openssl"]
                     .map(|id| StackInfo::new(id, format!("{id} 1.0"), Capabilities::everything()))
@@ -307,6 +317,7 @@ pub mod fixture {
             reason: reason.map(String::from),
             negotiated: None,
             sample_forks: Vec::new(),
+            sample_cpus: Vec::new(),
             warmups: Vec::new(),
         }
     }

@@ -16,6 +16,8 @@ pub enum RunnerCommand<'a> {
         server: &'a str,
         threads: Option<u32>,
         contexts: Option<Contexts>,
+        /// The CPUs its threads are pinned to, in thread order (`--cpus`, with `threads`).
+        cpus: Option<&'a [u32]>,
         settings: SampleSettings<'a>,
     },
     /// One side of a split-process pair, its peer runner reached through `peer`.
@@ -74,13 +76,16 @@ impl RunnerCommand<'_> {
     pub fn words(&self) -> Vec<String> {
         let mut line = Line(Vec::with_capacity(24));
         match self {
-            RunnerCommand::Sample { client, server, threads, contexts, settings } => {
+            RunnerCommand::Sample { client, server, threads, contexts, cpus, settings } => {
                 line.word("sample").flag("--client", client).flag("--server", server);
                 if let Some(n) = threads {
                     line.flag("--threads", n);
                 }
                 if let Some(contexts) = contexts {
                     line.flag("--contexts", contexts);
+                }
+                if let Some(cpus) = cpus {
+                    line.flag("--cpus", tlsbench_harness::pin::list(cpus));
                 }
                 line.sample(settings);
             }
@@ -198,6 +203,7 @@ mod tests {
                 server: "openssl",
                 threads: Some(2),
                 contexts: Some(Contexts::Shared),
+                cpus: Some(&[0, 1]),
                 settings: timed(),
             },
             RunnerCommand::Side {
@@ -239,7 +245,9 @@ mod tests {
             work: Work::Counted { iterations: 20, warmup_iterations: 2, count_side: Some(Side::Server) },
             data_dir: Path::new("/data"),
         };
-        let words = RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, settings }.words();
+        let words =
+            RunnerCommand::Sample { client: "a", server: "b", threads: None, contexts: None, cpus: None, settings };
+        let words = words.words();
         let flags = flags(&words);
         assert_eq!(words[0], "sample");
         for expected in [

@@ -43,6 +43,9 @@ pub struct Settings {
     /// Whether the run measures `--threads N`: then its one-thread time cells run their pair on
     /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]).
     pub threaded: bool,
+    /// In such a run, the CPUs its threads are pinned to (crate::cores): an N-thread cell's to
+    /// the first N, the one-thread row's samples to each CPU of the largest N in turn.
+    pub pinning: Option<crate::cores::Pinning>,
 }
 
 impl Settings {
@@ -72,6 +75,37 @@ impl Settings {
             && cell.process == crate::plan::Process::InProcess
             && takes_threads(&cell.client)
             && takes_threads(&cell.server)
+    }
+
+    /// The samples `cell` takes before further rounds: the run's, and in a run with `--threads`
+    /// at least one on each CPU of the one-thread reference for its one-thread row.
+    pub fn samples_for(&self, cell: &Cell) -> usize {
+        match &self.pinning {
+            Some(pinning) if cell.threads.is_none() && self.cpus_for(cell, 0).is_some() => {
+                self.samples.max(pinning.reference.len())
+            }
+            _ => self.samples,
+        }
+    }
+
+    /// The CPUs sample `index` of `cell` pins its threads to, in thread order (`sample --cpus`):
+    /// in a run with `--threads`, for a cell of N threads or its one-thread row, where the runner
+    /// pins threads; None otherwise (wherever the scheduler puts them).
+    pub fn cpus_for(&self, cell: &Cell, index: usize) -> Option<Vec<u32>> {
+        let pinning = self.pinning.as_ref()?;
+        let pins = |id: &str| self.runners_for(cell).info(id).is_some_and(|info| info.capabilities.pin_threads);
+        if cell.measure != Measure::Time
+            || cell.process != Process::InProcess
+            || !pins(&cell.client)
+            || !pins(&cell.server)
+        {
+            return None;
+        }
+        match cell.threads {
+            Some(n) => Some(pinning.for_threads(n)),
+            None if self.on_a_thread(cell) => Some(vec![pinning.for_reference_sample(index)]),
+            None => None,
+        }
     }
 
     /// Whether stack `id`'s runtime warms up (its `min_warmup_ms`).

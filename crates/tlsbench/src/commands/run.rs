@@ -19,7 +19,7 @@ use crate::results::{RunInfo, Status};
 use crate::sample_call::{Settings, Target};
 use crate::sampling::{self, CellState, Finish};
 use crate::store::{self, Store, StoredRun, StoredSample};
-use crate::{environment, instructions, plan, stacks, steady};
+use crate::{cores, environment, instructions, plan, stacks, steady};
 
 /// `--time-budget` when --target-ci is given without it: 5 minutes of measuring, a bound a user
 /// waits for without planning to, whatever the run's size.
@@ -178,6 +178,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             (View::Table, false) => DEFAULT_WARMUP_MAX_MS,
         })),
         threaded: args.threads.iter().any(|&n| n > 1),
+        pinning: match (tcp, args.threads.iter().copied().max()) {
+            (false, Some(n)) if n > 1 => cores::Pinning::of_this_process(n),
+            _ => None,
+        },
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -204,6 +208,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     .collect();
     let mut environment = environment::detect();
     environment.builds = Some(describe_builds(&settings, &build_axis));
+    // Each CPU the threads use, before anything is measured on them.
+    if let Some(pinning) = &settings.pinning {
+        environment.core_speeds = cores::measure_speeds(&pinning.reference);
+    }
     let info = RunInfo {
         id: run_id(started),
         started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -388,6 +396,15 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         forks: 2,
         warmup_max: Duration::from_millis(DEFAULT_WARMUP_MAX_MS),
         threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
+        pinning: match states
+            .iter()
+            .filter(|s| s.cell.process != plan::Process::Tcp)
+            .filter_map(|s| s.cell.threads)
+            .max()
+        {
+            Some(n) if n > 1 => cores::Pinning::of_this_process(n),
+            _ => None,
+        },
     };
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
@@ -441,7 +458,8 @@ struct DbRecorder<'a> {
 
 impl sampling::Recorder for DbRecorder<'_> {
     fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> Result<()> {
-        let sample = StoredSample { iterations: report.iterations, values: report.values.clone(), fork };
+        let cpus = cores::pinned_cpus(report);
+        let sample = StoredSample { iterations: report.iterations, values: report.values.clone(), fork, cpus };
         let libraries = [&report.client_library[..], &report.server_library[..]];
         self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?;
         if let Some(used) = &report.allocator {

@@ -47,6 +47,9 @@ pub fn precision(doc: &RunDocument) -> String {
     if let Some(line) = warmups(doc) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
+    if let Some(line) = crate::cores::note(doc) {
+        out += &columns::wrap(&line, WIDTH, 2);
+    }
     let env = &doc.run.environment;
     if let Some(warning) = crate::environment::noisy(env.conditions.as_ref(), env.cores, typical_wall_interval(doc)) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);

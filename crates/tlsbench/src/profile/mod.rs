@@ -254,7 +254,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
 
     let scenario = args.scenario.name();
     let settings = instructions::counted(&args.scenario, Measure::Instructions, iterations, Some(args.side), &data_dir);
-    let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, settings };
+    let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, cpus: None, settings };
     // The sync measure's events, and each lock function's chains of callers kept apart.
     let mut options: Vec<String> = sync::CALLGRIND_OPTIONS.iter().map(|o| o.to_string()).collect();
     options.extend(sync::separate_callers(locks::CALLER_DEPTH));

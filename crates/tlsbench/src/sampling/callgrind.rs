@@ -40,7 +40,8 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
             let both = runner(&cell.client)?;
             let counting = |side: Side| {
                 let (client, server, settings) = (&cell.client, &cell.server, counted(Some(side)));
-                let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, settings };
+                let command =
+                    RunnerCommand::Sample { client, server, threads: None, contexts: None, cpus: None, settings };
                 callgrind.command(both, &command, &out(side), options, &env)
             };
             let (client, server) = (counting(Side::Client), counting(Side::Server));

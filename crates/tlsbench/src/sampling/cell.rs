@@ -32,6 +32,8 @@ pub struct CellState {
     pub(super) forks: Vec<Option<u32>>,
     /// How each of its processes warmed up.
     pub(super) warmups: Vec<Warmup>,
+    /// The CPUs each sample's threads were pinned to, in thread order (crate::cores).
+    pub(super) cpus: Vec<Option<Vec<u32>>>,
 }
 
 /// The cells of a stored run as they stood after its last stored sample.
@@ -55,6 +57,7 @@ impl CellState {
             series: Vec::new(),
             forks: Vec::new(),
             warmups: Vec::new(),
+            cpus: Vec::new(),
         }
     }
 
@@ -66,7 +69,7 @@ impl CellState {
         state.allocator_used = stored.allocator_used.clone();
         state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
-            state.push(&sample.values, sample.fork);
+            state.push(&sample.values, sample.fork, sample.cpus.clone());
         }
         state.warmups = stored.warmups.clone();
         if stored.status != Status::Ok {
@@ -167,11 +170,11 @@ impl CellState {
                 *kept = Some(seen.to_string());
             }
         }
-        self.push(&report.values, fork);
+        self.push(&report.values, fork, crate::cores::pinned_cpus(report));
         Ok(())
     }
 
-    pub(super) fn push(&mut self, values: &[MetricValue], fork: Option<u32>) {
+    pub(super) fn push(&mut self, values: &[MetricValue], fork: Option<u32>, cpus: Option<Vec<u32>>) {
         for value in values {
             match self.series.iter_mut().find(|(side, metric, _)| *side == value.side && *metric == value.metric) {
                 Some((_, _, samples)) => samples.push(value.value),
@@ -180,6 +183,7 @@ impl CellState {
         }
         self.taken += 1;
         self.forks.push(fork);
+        self.cpus.push(cpus);
     }
 
     /// One result per side and metric: the summary of the samples, or the reason there is no
@@ -233,6 +237,10 @@ impl CellState {
                         Err(_) => Vec::new(),
                     },
                     warmups: self.warmups.clone(),
+                    sample_cpus: match self.outcome {
+                        Ok(()) => self.cpus.iter().cloned().collect::<Option<Vec<Vec<u32>>>>().unwrap_or_default(),
+                        Err(_) => Vec::new(),
+                    },
                 }
             })
             .collect()

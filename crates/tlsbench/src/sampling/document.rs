@@ -8,6 +8,7 @@ use tlsbench_harness::protocol::Metric;
 use tlsbench_harness::{Measure, Side};
 
 use super::cell::CellState;
+use super::reference::one_thread_reference;
 use crate::key::CellKey;
 use crate::order::first_seen;
 use crate::plan::Process;
@@ -17,13 +18,12 @@ use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 /// this one function for a run that just ended and for a stored one, so that the two are equal.
 pub fn document(info: RunInfo, states: &[CellState]) -> RunDocument {
     let mut results: Vec<CellResult> = states.iter().flat_map(CellState::results).collect();
-    if let Some(conditions) = &info.environment.conditions {
-        widen_for_drift(&mut results, conditions.drift_percent());
-    }
+    let drift_percent = info.environment.conditions.as_ref().map_or(0.0, |c| c.drift_percent());
+    widen_for_drift(&mut results, drift_percent);
     RunDocument {
         schema_version: SCHEMA_VERSION,
         run: info,
-        results: with_contended_waits_of_threads(with_rates_per_thread(results)),
+        results: with_contended_waits_of_threads(with_rates_per_thread(results, 1.0 + drift_percent / 100.0)),
     }
 }
 
@@ -59,11 +59,12 @@ fn widen_for_drift(results: &mut [CellResult], drift_percent: f64) {
 /// The time measure's rates of a run with `--threads`: after the results, per thread rate
 /// metric (`handshakes_per_s_per_thread`, ...), one result per cell of several threads (its
 /// aggregate divided by N) and per cell of one thread that has such a sibling (its own rate),
-/// the former with its scaling efficiency: its rate per thread over the one-thread cell's rate,
-/// medians of the same run. Over TCP (`--workers`), the same for the server's connections per
-/// second, per worker (`connections_per_s_per_worker`). Nothing is added to a run without
-/// threads or workers.
-fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
+/// the former with its scaling efficiency: its rate per thread over the one-thread rate on the
+/// CPUs its threads ran on (reference.rs), medians of the same run. Over TCP (`--workers`), the
+/// same for the server's connections per second, per worker (`connections_per_s_per_worker`).
+/// Nothing is added to a run without threads or workers. `widen`: the drift's factor on the
+/// rates' intervals ([`widen_for_drift`]).
+fn with_rates_per_thread(mut results: Vec<CellResult>, widen: f64) -> Vec<CellResult> {
     let is_rate = |r: &CellResult| {
         let time = r.key.measure == Measure::Time.name() && r.better == "higher";
         // The load generators' rate is the server's, seen from the other end: not per worker.
@@ -83,8 +84,9 @@ fn with_rates_per_thread(mut results: Vec<CellResult>) -> Vec<CellResult> {
             None => {}
             Some(n) => {
                 let one = one_thread.get(&key_of(r)).copied().filter(|one| one.status == Status::Ok);
+                let one = one.and_then(|one| one_thread_reference(one, r, widen));
                 let times_n = |x: f64| f64::from(n) * x;
-                let efficiency = match (r.median, one.and_then(|one| one.median)) {
+                let efficiency = match (r.median, one.as_ref().map(|one| one.median)) {
                     (Some(aggregate), Some(one)) if one > 0.0 => Some(aggregate / times_n(one)),
                     _ => None,
                 };

@@ -11,6 +11,7 @@ mod callgrind;
 mod cell;
 mod document;
 mod one_shot;
+mod reference;
 mod sessions;
 #[cfg(test)]
 mod tests;
@@ -82,16 +83,26 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
-    let cells: Vec<(usize, &Cell)> =
-        states.iter().enumerate().filter(|(_, s)| s.missing(settings.samples) > 0).map(|(i, s)| (i, &s.cell)).collect();
+    let cells: Vec<(usize, &Cell)> = states
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.missing(settings.samples_for(&s.cell)) > 0)
+        .map(|(i, s)| (i, &s.cell))
+        .collect();
     // Scenarios whose processes that stay up would be too many at once take their rounds one
     // batch after the other, each batch's processes ended before the next's start.
     for batch in warm::batches(&cells, settings) {
         let pool = &mut sessions::Pool::new()?;
         warm_up_first(states, &batch, settings, pool, progress, recorder)?;
-        for round in 0..settings.samples {
-            // A resumed cell may already have this round's sample.
-            let due: Vec<usize> = batch.iter().copied().filter(|&i| states[i].taken <= round).collect();
+        let rounds = batch.iter().map(|&i| settings.samples_for(&states[i].cell)).max().unwrap_or(0);
+        for round in 0..rounds {
+            // A resumed cell may already have this round's sample; the one-thread row of a run
+            // with --threads may take more rounds than the others (Settings::samples_for).
+            let due: Vec<usize> = batch
+                .iter()
+                .copied()
+                .filter(|&i| states[i].taken <= round && round < settings.samples_for(&states[i].cell))
+                .collect();
             if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
                 return Ok(Finish::Interrupted);
             }
@@ -143,7 +154,7 @@ fn warm_up_first(
                     &progress_label(&state.cell),
                     status,
                     &reason,
-                    state.missing(settings.samples) as u64,
+                    state.missing(settings.samples_for(&state.cell)) as u64,
                 );
                 recorder.ended(i, status, &reason)?;
                 state.outcome = Err((status, reason));
@@ -185,7 +196,7 @@ fn take_round(
                 let fork = warm::fork_of(index, settings);
                 (Some(fork), warm::sample(&state.cell, fork, settings, pool))
             }
-            false => (None, one_shot::sample(&state.cell, settings).map(|report| (report, None))),
+            false => (None, one_shot::sample(&state.cell, index, settings).map(|report| (report, None))),
         };
         if let Ok((_, Some(warmup))) = &taken {
             state.warmups.push(*warmup);
@@ -198,7 +209,8 @@ fn take_round(
         match outcome {
             Ok(report) => recorder.sample(i, index, &report, fork)?,
             Err((status, reason)) => {
-                progress.cell_ended(&label, status, &reason, settings.samples.saturating_sub(index + 1) as u64);
+                let left = settings.samples_for(&state.cell).saturating_sub(index + 1) as u64;
+                progress.cell_ended(&label, status, &reason, left);
                 recorder.ended(i, status, &reason)?;
                 state.outcome = Err((status, reason));
             }
@@ -211,5 +223,5 @@ fn take_round(
 /// The number of runner invocations still to make: every missing sample of the cells that
 /// have not ended.
 pub fn planned_samples(states: &[CellState], settings: &Settings) -> u64 {
-    states.iter().map(|s| s.missing(settings.samples)).sum::<usize>() as u64
+    states.iter().map(|s| s.missing(settings.samples_for(&s.cell))).sum::<usize>() as u64
 }

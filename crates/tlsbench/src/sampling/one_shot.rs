@@ -14,9 +14,9 @@ use crate::results::Status;
 use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
 
-/// One sample: in one fresh runner holding both stacks, split over two runners, one per
-/// side, or over TCP.
-pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+/// Sample `index` of `cell`: in one fresh runner holding both stacks, split over two runners,
+/// one per side, or over TCP.
+pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<SampleReport, (Status, String)> {
     if cell.process == Process::Tcp {
         return crate::net::sample(cell, settings);
     }
@@ -49,17 +49,29 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
         return merge_sides(reply(client), reply(server));
     };
     let threads = cell.threads.or(settings.on_a_thread(cell).then_some(1));
+    let cpus = settings.cpus_for(cell, index);
     let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
     let args = RunnerCommand::Sample {
         client: &cell.client,
         server: &cell.server,
         threads,
         contexts: cell.contexts,
+        cpus: cpus.as_deref(),
         settings,
     };
     let args = args.words();
     let args = strs(&args);
-    reply_of(reply(executor::call_with(both, &args, &env, limit)))
+    let report = reply_of(reply(executor::call_with(both, &args, &env, limit)))?;
+    match cpus {
+        Some(asked) if crate::cores::pinned_cpus(&report).as_ref() != Some(&asked) => Err((
+            Status::Failed,
+            format!(
+                "the runner's threads ran on CPUs {:?}, the sample asked for {asked:?}; result refused",
+                report.threads.iter().map(|t| t.cpu).collect::<Vec<_>>()
+            ),
+        )),
+        _ => Ok(report),
+    }
 }
 
 /// A sample of `--threads N` as the cell keeps it: the runner must have reported N threads,

@@ -63,7 +63,7 @@ fn a_stored_run_rebuilds_the_same_document() {
     ok.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
     failed.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
     // What the database holds after those samples and that end.
-    let sample = StoredSample { iterations: 100, values: report("").values, fork: None };
+    let sample = StoredSample { iterations: 100, values: report("").values, fork: None, cpus: None };
     stored[0].samples = vec![sample.clone(), sample.clone()];
     stored[1].samples = vec![sample];
     stored[1].status = Status::Failed;
@@ -97,7 +97,7 @@ fn sampled(values: &[f64]) -> CellState {
                 })
             })
             .collect();
-        state.push(&values, None);
+        state.push(&values, None, None);
     }
     state
 }
@@ -115,7 +115,7 @@ fn target_ci_takes_rounds_of_the_wide_cells_until_all_are_within_it() {
     let mut waits = sampled(&tight);
     for value in [0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003] {
         let metric = Metric::ContendedWaitsPerHandshake;
-        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None);
+        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None, None);
     }
     assert_eq!(waits.widest_ci(), Some(0.5));
     assert_eq!(next(&states, &target, Duration::from_secs(10)), Next::Round(vec![1, 3]));
@@ -198,6 +198,7 @@ fn a_sample_of_threads_is_the_sum_of_its_threads_and_each_must_have_measured() {
     let two = Cell { threads: Some(2), ..cell() };
     let thread = |client: f64, server: f64, iterations| ThreadSample {
         iterations,
+        cpu: None,
         values: vec![
             MetricValue { side: Side::Client, metric: Metric::HandshakesPerS, value: client, seconds: 0.1 },
             MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: server, seconds: 0.2 },

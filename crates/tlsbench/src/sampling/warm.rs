@@ -377,9 +377,15 @@ fn ask(
     match sessions {
         [one] => {
             let (client, server) = (&cell.client, &cell.server);
-            let words =
-                RunnerCommand::Sample { client, server, threads: None, contexts: None, settings: sample_settings() }
-                    .words();
+            let words = RunnerCommand::Sample {
+                client,
+                server,
+                threads: None,
+                contexts: None,
+                cpus: None,
+                settings: sample_settings(),
+            }
+            .words();
             one.send(&strs(&words)).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let runtime = Runtime::of(&output);

@@ -89,6 +89,8 @@ pub struct StoredSample {
     pub values: Vec<MetricValue>,
     /// Which of the cell's processes that stay up took it; None: a process of its own.
     pub fork: Option<u32>,
+    /// The CPUs its threads were pinned to, in thread order; None: wherever the scheduler put them.
+    pub cpus: Option<Vec<u32>>,
 }
 
 /// One line of `tlsbench runs`.

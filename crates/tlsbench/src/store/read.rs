@@ -99,7 +99,7 @@ impl Store {
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                         cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s,
-                        builds
+                        builds, core_speeds
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -118,7 +118,8 @@ impl Store {
                                 aslr: row.get(12)?,
                                 governor: row.get(13)?,
                                 builds: row.get(17)?,
-                                conditions: None, // parsed below, as the command line
+                                conditions: None,        // parsed below, as the command line
+                                core_speeds: Vec::new(), // and so are these
                             },
                             stacks: Vec::new(),
                             samples: row.get::<_, i64>(3)? as usize,
@@ -130,17 +131,21 @@ impl Store {
                         row.get::<_, String>(2)?,
                         row.get::<_, f64>(6)?,
                         row.get::<_, Option<String>>(14)?,
+                        row.get::<_, Option<String>>(18)?,
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.error(e))?;
-        let Some((mut info, command_line, timeout, conditions)) = header else {
+        let Some((mut info, command_line, timeout, conditions, core_speeds)) = header else {
             let known = self.runs()?.into_iter().map(|r| r.id).collect();
             return Err(StoreError::UnknownRun { id: id.to_string(), path: self.path.clone(), known });
         };
         info.command_line = self.parse(id, "command line", &command_line)?;
         info.environment.conditions = conditions.map(|c| self.parse(id, "conditions", &c)).transpose()?;
+        if let Some(speeds) = core_speeds {
+            info.environment.core_speeds = self.parse(id, "core speeds", &speeds)?;
+        }
         info.stacks = self.stacks(id)?;
         let cells = self.cells(id)?;
         Ok(StoredRun { info, timeout: Duration::from_secs_f64(timeout), cells })
@@ -206,7 +211,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds, s.fork
+                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds, s.fork, s.cpus
                  FROM samples s LEFT JOIN sample_values v ON (v.run_id, v.cell, v.idx) = (s.run_id, s.cell, s.idx)
                  WHERE s.run_id = ? ORDER BY s.cell, s.idx, v.rowid",
             )
@@ -223,7 +228,12 @@ impl Store {
             if samples.len() as i64 == index {
                 let iterations = row.get::<_, i64>(2).map_err(|e| self.error(e))? as u64;
                 let fork = row.get::<_, Option<u32>>(7).map_err(|e| self.error(e))?;
-                samples.push(StoredSample { iterations, values: Vec::new(), fork });
+                let cpus = row.get::<_, Option<String>>(8).map_err(|e| self.error(e))?;
+                let cpus = cpus
+                    .map(|list| tlsbench_harness::pin::parse_cpus(&list))
+                    .transpose()
+                    .map_err(|e| self.unreadable(run, format!("the CPUs of sample {index} of cell {cell}: {e}")))?;
+                samples.push(StoredSample { iterations, values: Vec::new(), fork, cpus });
             } else if samples.len() as i64 != index + 1 {
                 return Err(self.unreadable(run, format!("cell {cell} has sample {index} but not the ones before it")));
             }

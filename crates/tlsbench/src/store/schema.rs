@@ -45,6 +45,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
      ALTER TABLE warmups ADD COLUMN gc_sample_ms INTEGER;",
     // 13: what threads share (none chosen: their own configs).
     "ALTER TABLE cells ADD COLUMN contexts TEXT;",
+    // 14: threads pinned one per CPU: each sample's CPUs, and the speed of each CPU used.
+    "ALTER TABLE samples ADD COLUMN cpus TEXT; ALTER TABLE runs ADD COLUMN core_speeds TEXT;",
 ];
 
 const SCHEMA: &str = "
@@ -62,7 +64,8 @@ CREATE TABLE runs (
     conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
     target_ci     REAL,              -- --target-ci in %, and its --time-budget
     time_budget_s REAL,
-    builds        TEXT               -- the runners' builds as they reported them (--build); NULL before schema 7
+    builds        TEXT,              -- the runners' builds as they reported them (--build); NULL before schema 7
+    core_speeds   TEXT               -- JSON: each CPU a run with --threads used, its loop's time; NULL: none
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),
@@ -104,6 +107,7 @@ CREATE TABLE samples (
     idx        INTEGER NOT NULL,
     iterations INTEGER NOT NULL,
     fork       INTEGER,          -- which of the cell's processes that stay up took it; NULL: its own process
+    cpus       TEXT,             -- the CPUs its threads were pinned to, in thread order ('0,1'); NULL: none
     PRIMARY KEY (run_id, cell, idx),
     FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
 );

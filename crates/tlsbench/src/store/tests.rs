@@ -9,6 +9,7 @@ use tlsbench_harness::Side;
 
 use super::schema::{FIRST_READABLE_VERSION, MIGRATIONS};
 use super::*;
+use crate::cores::CoreSpeed;
 use crate::results::fixture;
 use crate::results::Conditions;
 
@@ -24,6 +25,7 @@ fn sample(client: f64, server: f64) -> StoredSample {
             value(Side::Server, Metric::HandshakesPerS, server),
         ],
         fork: None,
+        cpus: None,
     }
 }
 
@@ -358,6 +360,9 @@ fn run_with_everything(id: &str) -> StoredRun {
     cell.allocator_used = Some("jemalloc 5.3.1".into());
     cell.negotiated = [Some("1.3 aes-256-gcm x25519, ticket received".into()), Some("1.3 aes-256-gcm x25519".into())];
     cell.samples.iter_mut().enumerate().for_each(|(i, s)| s.fork = Some(i as u32 % 2));
+    cell.samples.iter_mut().enumerate().for_each(|(i, s)| s.cpus = Some(vec![i as u32, 7]));
+    stored.info.environment.core_speeds =
+        vec![CoreSpeed { cpu: 0, loop_ms: 3.125 }, CoreSpeed { cpu: 7, loop_ms: 4.5 }];
     cell.warmups = vec![
         Warmup { fork: 0, ms: 4321.5, windows: 12, steady: true, gc: None },
         Warmup {

@@ -19,8 +19,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                                cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci,
-                               time_budget_s, builds)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               time_budget_s, builds, core_speeds)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -41,6 +41,7 @@ impl Store {
                 info.target_ci,
                 info.time_budget_s,
                 env.builds,
+                (!env.core_speeds.is_empty()).then(|| json(&env.core_speeds)),
             ],
         )
         .map_err(err)?;
@@ -175,8 +176,15 @@ fn insert_sample(
     sample: &StoredSample,
 ) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO samples (run_id, cell, idx, iterations, fork) VALUES (?, ?, ?, ?, ?)",
-        params![run, cell as i64, index as i64, sample.iterations as i64, sample.fork],
+        "INSERT INTO samples (run_id, cell, idx, iterations, fork, cpus) VALUES (?, ?, ?, ?, ?, ?)",
+        params![
+            run,
+            cell as i64,
+            index as i64,
+            sample.iterations as i64,
+            sample.fork,
+            sample.cpus.as_deref().map(tlsbench_harness::pin::list)
+        ],
     )?;
     for value in &sample.values {
         tx.execute(

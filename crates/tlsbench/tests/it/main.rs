@@ -24,6 +24,7 @@ mod profile;
 mod storage;
 mod terminal;
 mod threads;
+mod threads_pinned;
 mod versions;
 mod versions_go;
 mod versions_netty;
