@@ -13,7 +13,7 @@ use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
-use crate::plan::{Cell, Process};
+use crate::plan::Cell;
 use crate::results::Status;
 use crate::runner_command::{SampleSettings, Work};
 use crate::{executor, stacks};
@@ -43,6 +43,8 @@ pub struct Settings {
     /// Whether the run measures `--threads N`: then its one-thread time cells run their pair on
     /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]).
     pub threaded: bool,
+    /// Where a run of a server's peak (`--peak`) runs the server and its load: CPUs of their own.
+    pub peak: Option<crate::cores::Split>,
 }
 
 impl Settings {
@@ -82,7 +84,7 @@ impl Settings {
     /// Whether `cell`'s samples come from runners that stay up (sampling/warm.rs).
     pub fn uses_sessions(&self, cell: &Cell) -> bool {
         matches!(cell.measure, Measure::Time | Measure::Io)
-            && cell.process != Process::Tcp
+            && !cell.process.is_tcp()
             && cell.built().is_default()
             && (self.warms_up(&cell.client) || self.warms_up(&cell.server))
     }
