@@ -168,7 +168,7 @@ mod tests {
     }
 
     #[test]
-    fn this_process_and_its_children_report_their_cpus() {
+    fn proc_reports_the_cpus_sched_getaffinity_does() {
         let allowed = allowed();
         assert!(!allowed.is_empty());
         assert_eq!(of_process(std::process::id()), Some(allowed));

@@ -372,6 +372,22 @@ mod tests {
     }
 
     #[test]
+    fn a_runner_pinned_to_cpus_runs_there_and_so_does_what_it_starts() {
+        let sh = Path::new("/bin/sh");
+        let cpu = *crate::cores::allowed().last().expect("a CPU");
+        // The shell's own view, and that of a process it starts: inherited.
+        let script = "grep Cpus_allowed_list /proc/self/status; sleep 0.2";
+        let (output, affinity) = call_on(sh, &["-c", script], &[cpu], Duration::from_secs(10));
+        assert_eq!(output.unwrap().stdout, format!("Cpus_allowed_list:\t{cpu}\n"));
+        assert_eq!(affinity, Some(vec![cpu]));
+        let mut service =
+            Service::start_on(sh, &["-c", "echo ready; grep Cpus_allowed_list /proc/self/status"], Some(&[cpu]))
+                .unwrap();
+        assert_eq!(service.next_line(Duration::from_secs(10)).unwrap(), "ready");
+        assert_eq!(service.next_line(Duration::from_secs(10)).unwrap(), format!("Cpus_allowed_list:\t{cpu}"));
+    }
+
+    #[test]
     fn a_pair_talks_through_the_socket_on_its_stdin() {
         let sh = Path::new("/bin/sh");
         // One side writes a line into the socket; the other reads it from its stdin and prints it.

@@ -192,7 +192,9 @@ pub fn note(results: &[CellResult]) -> Option<String> {
     }
     (!parts.is_empty()).then(|| {
         format!(
-            "server peaks (the load raised until the workers were busy or the rate stopped rising; medians): {}",
+            "server peaks (the load raised until the workers were busy or the rate stopped rising; medians): {}. \
+             A search that stopped with the workers below {BUSY_PERCENT}% busy was held back by its load generators \
+             or the machine, not by the server's workers",
             parts.join("; ")
         )
     })
