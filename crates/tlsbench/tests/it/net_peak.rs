@@ -26,6 +26,7 @@ fn a_peak_runs_the_server_and_its_load_on_cpus_of_their_own_and_raises_the_load_
     // step's load, and why it stopped: a saturation criterion, not the last step.
     let searches: Vec<String> = stderr.split("peak of ").skip(1).map(|s| s.replace("\n  ", " ")).collect();
     assert_eq!(searches.len(), 2, "one search per sample: {stderr}");
+    let mut peaks = Vec::new();
     for search in &searches {
         assert!(search.starts_with(&format!("openssl [tcp peak], {FULL_ECDSA}")), "{search}");
         assert!(
@@ -33,21 +34,34 @@ fn a_peak_runs_the_server_and_its_load_on_cpus_of_their_own_and_raises_the_load_
             "the runners ran on their CPUs: {search}"
         );
         assert!(search.contains("in flight per generator 1: "), "the search starts at one connection: {search}");
-        let stopped = search.split("stopped: ").nth(1).unwrap_or_else(|| panic!("no stop: {search}"));
-        assert!(
-            stopped.starts_with("workers busy (≥ 90%)")
-                || stopped.starts_with("rate stopped rising (< 3% over the step before)"),
-            "the load was raised until the server was saturated: {search}"
-        );
-        // The search doubled the load step by step up to where it stopped.
-        let steps: Vec<u32> = search
+        // Each step: its connections in flight per generator, its rate, how busy the workers were.
+        let steps: Vec<(u32, f64, f64)> = search
             .split("; ")
             .filter_map(|part| part.trim_start_matches("in flight per generator ").split_once(": "))
-            .filter_map(|(n, rest)| rest.contains("% busy").then(|| n.parse().ok()).flatten())
+            .filter_map(|(n, rest)| {
+                let (rate, busy) = rest.strip_suffix("% busy")?.split_once("/s, ")?;
+                Some((n.parse().ok()?, rate.replace(',', "").parse().ok()?, busy.parse().ok()?))
+            })
             .collect();
-        assert_eq!(steps, [1, 2, 4, 8, 16, 32, 64][..steps.len()], "{search}");
-        if stopped.starts_with("rate stopped rising") {
-            assert!(steps.len() >= 2, "a rate stops rising against a step before: {search}");
+        let peak = steps.iter().max_by(|a, b| a.1.total_cmp(&b.1)).expect("a step");
+        peaks.push((f64::from(peak.0), peak.1));
+        let loads: Vec<u32> = steps.iter().map(|s| s.0).collect();
+        assert_eq!(loads, [1, 2, 4, 8, 16, 32, 64][..steps.len()], "the load doubles step by step: {search}");
+        // It stopped at the first step where a saturation criterion held, and only then (the
+        // figures are rounded to 4 digits, the workers' use to 1%).
+        let rose = |i: usize| steps[i].1 >= steps[i - 1].1 * 1.03 * (1.0 - 1e-3);
+        let (last, before) = (steps.len() - 1, &steps[..steps.len() - 1]);
+        assert!(before.iter().all(|s| s.2 <= 90.0), "no step before the last had busy workers: {search}");
+        assert!((1..last).all(rose), "the rate rose at every step before the last: {search}");
+        let stopped = search.split("stopped: ").nth(1).unwrap_or_else(|| panic!("no stop: {search}"));
+        if stopped.starts_with("workers busy (≥ 90%)") {
+            assert!(steps[last].2 >= 89.0, "{search}");
+        } else if stopped.starts_with("rate stopped rising (< 3% over the step before)") {
+            assert!(last >= 1 && steps[last].1 < steps[last - 1].1 * 1.03 * (1.0 + 1e-3), "{search}");
+        } else {
+            // A busy machine can keep a slow load rising past the last step: said as such.
+            assert!(stopped.starts_with("not saturated at 64 in flight per generator"), "{search}");
+            assert!(last == 6 && rose(last), "{search}");
         }
     }
 
@@ -68,9 +82,6 @@ fn a_peak_runs_the_server_and_its_load_on_cpus_of_their_own_and_raises_the_load_
     let samples = |side: &str, metric: &str| -> Vec<f64> {
         find(side, metric)["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
     };
-    for concurrency in samples("client", "load_concurrency") {
-        assert!([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0].contains(&concurrency), "{concurrency}");
-    }
     for busy in samples("server", "workers_busy_percent") {
         assert!(busy > 0.0 && busy < 150.0, "a share of the workers' time: {busy}");
     }
@@ -80,11 +91,19 @@ fn a_peak_runs_the_server_and_its_load_on_cpus_of_their_own_and_raises_the_load_
     assert!(median("server", "connections_per_s") > 0.0);
     assert!(median("server", "cpu_user_us_per_connection") > 0.0);
     assert!(median("client", "handshake_p50_ms") <= median("client", "handshake_p99_ms"));
-    // The workers' use is the server's CPU per connection times its rate, per worker.
-    let cpu = median("server", "cpu_user_us_per_connection") + median("server", "cpu_system_us_per_connection");
-    let busy = median("server", "workers_busy_percent");
-    let rate = median("server", "connections_per_s");
-    assert!((cpu * rate / 1e4 / busy - 1.0).abs() < 0.5, "busy {busy}%, {cpu} µs × {rate}/s");
+    // Sample by sample, the workers' use is the server's CPU per connection times its rate, per
+    // worker, at the step of that rate.
+    let (user, system) =
+        (samples("server", "cpu_user_us_per_connection"), samples("server", "cpu_system_us_per_connection"));
+    let (rates, busy) = (samples("server", "connections_per_s"), samples("server", "workers_busy_percent"));
+    let concurrency = samples("client", "load_concurrency");
+    for i in 0..2 {
+        // Each sample is its search's step of the highest rate.
+        assert_eq!(concurrency[i], peaks[i].0, "sample {i}: {:?}", peaks[i]);
+        assert!((rates[i] / peaks[i].1 - 1.0).abs() < 1e-3, "sample {i}: {} against {:?}", rates[i], peaks[i]);
+        let expected = (user[i] + system[i]) * rates[i] / 1e4;
+        assert!((busy[i] / expected - 1.0).abs() < 1e-9, "sample {i}: busy {}%, expected {expected}%", busy[i]);
+    }
 
     // A plain TCP run is what it was: no peak's cells or metrics.
     let plain = tlsbench(dir.path())
