@@ -168,6 +168,33 @@ mod tests {
     }
 
     #[test]
+    fn by_default_the_server_takes_a_quarter_of_the_cpus_and_the_load_the_rest() {
+        let allowed = allowed();
+        let split = match Split::choose(None, None) {
+            Ok(split) => split,
+            // On one CPU: the error says what the peak needs.
+            Err(e) => {
+                assert!(allowed.len() < 2 && e.to_string().contains("needs at least 2 CPUs"), "{allowed:?}: {e}");
+                return;
+            }
+        };
+        assert_eq!(split.server, allowed[..(allowed.len() / 4).max(1)]);
+        assert_eq!([&split.server[..], &split.load[..]].concat(), allowed, "every CPU, once");
+        // One list given: the other is the rest.
+        let first = allowed[0].to_string();
+        let given = Split::choose(Some(&first), None).unwrap();
+        assert_eq!((given.server, given.load), (vec![allowed[0]], allowed[1..].to_vec()));
+        let given = Split::choose(None, Some(&first)).unwrap();
+        assert_eq!((given.server, given.load), (allowed[1..].to_vec(), vec![allowed[0]]));
+        // A stored run's command line gives its split back.
+        let words: Vec<String> =
+            ["tlsbench", "run", "--server-cores", &first, "--transport", "tcp"].map(String::from).into();
+        assert_eq!(Split::of_command_line(&words).unwrap(), Split::choose(Some(&first), None).unwrap());
+        let words: Vec<String> = ["tlsbench", "run", &format!("--load-cores={first}")].map(String::from).into();
+        assert_eq!(Split::of_command_line(&words).unwrap(), Split::choose(None, Some(&first)).unwrap());
+    }
+
+    #[test]
     fn proc_reports_the_cpus_sched_getaffinity_does() {
         let allowed = allowed();
         assert!(!allowed.is_empty());
