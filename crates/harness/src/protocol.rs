@@ -295,6 +295,12 @@ pub enum Metric {
     CpuSystemUsPerConnection,
     /// Every syscall on the connection's socket and of the event loop (poll), per connection.
     Syscalls,
+    // net, a server's peak (`run --transport tcp --peak`): at the step of the highest rate.
+    /// The server's workers' CPU time over its measured window, in % of the workers' time:
+    /// CPU per connection × connections per second / workers.
+    WorkersBusyPercent,
+    /// The connections each load generator kept in flight (its `load --concurrency`).
+    LoadConcurrency,
 }
 
 impl Metric {
@@ -340,15 +346,18 @@ impl Metric {
                 BytesWritten,
                 RecordsWritten,
                 RssPeakBytes,
+                WorkersBusyPercent,
+                LoadConcurrency,
             ],
         }
     }
 
     /// Whether `side` reports this metric under `measure`: over TCP only the server's
-    /// resident memory is taken.
+    /// resident memory and its workers' use are taken, and only the load's concurrency.
     pub fn reported_by(self, measure: Measure, side: Side) -> bool {
         match (measure, self) {
-            (Measure::Net, Metric::RssPeakBytes) => side == Side::Server,
+            (Measure::Net, Metric::RssPeakBytes | Metric::WorkersBusyPercent) => side == Side::Server,
+            (Measure::Net, Metric::LoadConcurrency) => side == Side::Client,
             _ => true,
         }
     }
@@ -398,6 +407,8 @@ impl Metric {
             CpuUserUsPerConnection => "cpu_user_us_per_connection",
             CpuSystemUsPerConnection => "cpu_system_us_per_connection",
             Syscalls => "syscalls",
+            WorkersBusyPercent => "workers_busy_percent",
+            LoadConcurrency => "load_concurrency",
         }
     }
 
@@ -406,7 +417,8 @@ impl Metric {
         match self {
             HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
             MbPerS | CpuMbPerS => "MB/s",
-            GcPercent => "%",
+            GcPercent | WorkersBusyPercent => "%",
+            LoadConcurrency => "connections",
             ContendedWaitsPerHandshake | ContendedWaitsPerMb => "waits",
             ReadCalls | EmptyReadCalls | WriteCalls | IoCalls | Syscalls | FutexCalls => "calls",
             MutexLocks | RwlockReadLocks | RwlockWriteLocks => "locks",

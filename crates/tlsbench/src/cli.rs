@@ -213,6 +213,23 @@ pub struct RunArgs {
         value_parser = clap::value_parser!(u32).range(1..=64)
     )]
     pub workers: Vec<u32>,
+    /// Over --transport tcp, each server's peak: the server's runner on CPUs of its own
+    /// (--server-cores), one load generator per load CPU on the others (--load-cores), and the
+    /// connections each keeps in flight doubled step by step (1, 2, 4 ... 64) until the workers
+    /// are busy or the rate stops rising. Each sample is one such search; its cell, `STACK [tcp
+    /// peak]`, holds the step of the highest rate, with `workers_busy_percent` and
+    /// `load_concurrency` [default samples: 3, or 2 with --quick].
+    #[arg(long)]
+    pub peak: bool,
+    /// The CPUs of the server's runner in a --peak run, as taskset -c takes them (`0-3`);
+    /// implies --peak [default: a quarter of the CPUs tlsbench may use, at least one; or those
+    /// --load-cores leaves].
+    #[arg(long, value_name = "CPUS")]
+    pub server_cores: Option<String>,
+    /// The CPUs of the load generators in a --peak run (`4-15`), one generator per CPU; implies
+    /// --peak [default: the CPUs the server does not take].
+    #[arg(long, value_name = "CPUS")]
+    pub load_cores: Option<String>,
     /// The build of the runners (scripts/build.sh --build NAME): release (today's), native
     /// (-C target-cpu=native, and -march=native for the C libraries built from source) or lto
     /// (fat LTO, one codegen unit); repeat for several: each is a column of the table,
@@ -233,7 +250,8 @@ pub struct RunArgs {
         conflicts_with_all = [
             "stacks", "client", "server", "scenarios", "measures", "transport", "samples", "quick",
             "min_time_ms", "warmup_ms", "warmup_max_ms", "forks", "target_ci", "time_budget", "timeout",
-            "process", "allocators", "threads", "contexts", "workers", "builds", "compilers",
+            "process", "allocators", "threads", "contexts", "workers", "peak", "server_cores", "load_cores",
+            "builds", "compilers",
         ]
     )]
     pub resume: Option<String>,

@@ -93,21 +93,45 @@ fn start_pinned(
     stdin: Stdio,
     cpu: Option<usize>,
 ) -> Result<Running> {
+    start_on(program, args, env, stdin, cpu.map(|cpu| crate::cores::set_of(&[cpu])))
+}
+
+/// `call`, the runner and every thread it starts on `cpus` only; with the CPUs the kernel
+/// reports the started runner may use (None if it ended before they were read).
+pub fn call_on(program: &Path, args: &[&str], cpus: &[usize], limit: Duration) -> (Result<Output>, Option<Vec<usize>>) {
+    match start_on(program, args, &[], Stdio::null(), Some(crate::cores::set_of(cpus))) {
+        Ok(running) => {
+            let affinity = crate::cores::of_process(running.child.id());
+            (running.finish(Instant::now() + limit, limit), affinity)
+        }
+        Err(e) => (Err(e), None),
+    }
+}
+
+/// Restricts what `command` starts to the CPUs of `set`, from before it runs any of its code.
+fn pin(command: &mut Command, set: libc::cpu_set_t) {
+    // SAFETY: between fork and exec the closure only calls sched_setaffinity, a plain system
+    // call, on a set copied into it.
+    unsafe {
+        command.pre_exec(move || match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+}
+
+/// Starts a runner, on the CPUs of `cpus` only if given.
+fn start_on(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Stdio,
+    cpus: Option<libc::cpu_set_t>,
+) -> Result<Running> {
     let mut command = Command::new(program);
     command.envs(env.iter().copied());
-    if let Some(cpu) = cpu {
-        // SAFETY: between fork and exec the closure only calls sched_setaffinity, a plain system
-        // call, on a set built on its own stack.
-        unsafe {
-            command.pre_exec(move || {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu, &mut set);
-                match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
-                    0 => Ok(()),
-                    _ => Err(std::io::Error::last_os_error()),
-                }
-            });
-        }
+    if let Some(set) = cpus {
+        pin(&mut command, set);
     }
     let mut child = command
         .args(args)
@@ -176,7 +200,16 @@ pub struct Service {
 
 impl Service {
     pub fn start(program: &Path, args: &[&str]) -> Result<Service> {
-        let mut child = Command::new(program)
+        Service::start_on(program, args, None)
+    }
+
+    /// `start`, the runner and every thread it starts on `cpus` only if given.
+    pub fn start_on(program: &Path, args: &[&str], cpus: Option<&[usize]>) -> Result<Service> {
+        let mut command = Command::new(program);
+        if let Some(cpus) = cpus {
+            pin(&mut command, crate::cores::set_of(cpus));
+        }
+        let mut child = command
             .args(args)
             .process_group(0)
             .stdin(Stdio::null())
@@ -187,6 +220,10 @@ impl Service {
         let lines = lines_of(child.stdout.take().expect("stdout is piped"));
         let stderr = Some(drain(child.stderr.take().expect("stderr is piped"), STDERR_KEPT_BYTES));
         Ok(Service { child, lines, stderr })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The next line of its reply, waiting at most `limit`; if it ends or takes longer, why.
@@ -332,6 +369,22 @@ mod tests {
         assert_eq!(killed.to_string(), "runner was killed by signal 9 (SIGKILL)");
         let hung = call(sh, &["-c", "sleep 30"], Duration::from_millis(200)).unwrap_err();
         assert_eq!(hung.to_string(), "runner exceeded its time limit of 0.2 s and was killed");
+    }
+
+    #[test]
+    fn a_runner_pinned_to_cpus_runs_there_and_so_does_what_it_starts() {
+        let sh = Path::new("/bin/sh");
+        let cpu = *crate::cores::allowed().last().expect("a CPU");
+        // The shell's own view, and that of a process it starts: inherited.
+        let script = "grep Cpus_allowed_list /proc/self/status; sleep 0.2";
+        let (output, affinity) = call_on(sh, &["-c", script], &[cpu], Duration::from_secs(10));
+        assert_eq!(output.unwrap().stdout, format!("Cpus_allowed_list:\t{cpu}\n"));
+        assert_eq!(affinity, Some(vec![cpu]));
+        let mut service =
+            Service::start_on(sh, &["-c", "echo ready; grep Cpus_allowed_list /proc/self/status"], Some(&[cpu]))
+                .unwrap();
+        assert_eq!(service.next_line(Duration::from_secs(10)).unwrap(), "ready");
+        assert_eq!(service.next_line(Duration::from_secs(10)).unwrap(), format!("Cpus_allowed_list:\t{cpu}"));
     }
 
     #[test]

@@ -133,8 +133,9 @@ impl CellKey {
         self.compiler.as_deref().unwrap_or("gcc")
     }
 
+    /// Over a real TCP socket: a server and its load (`tcp`), or a server's peak (`tcp-peak`).
     pub fn is_tcp(&self) -> bool {
-        self.process == "tcp"
+        matches!(self.process.as_str(), "tcp" | "tcp-peak")
     }
 
     /// Measured by the clock (wall or CPU time per sample): the `time` measure.
@@ -153,7 +154,8 @@ impl CellKey {
     }
 
     /// The column label of the pair: the stack id, or `client -> server` for an interop pair;
-    /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket.
+    /// ` [split]` when the two sides ran in separate runners, ` [tcp]` over a TCP socket,
+    /// ` [tcp peak]` for a server's peak over one.
     /// ` (jemalloc)` after the pair where the run chose allocators, ` (2 threads)` for N pairs
     /// on threads (` (2 workers)` for a server's workers over TCP), ` (jemalloc, 2 threads)` for
     /// both, ` (2 threads, shared context)` or ` (2 threads, own contexts)` where the run chose
@@ -168,6 +170,7 @@ impl CellKey {
         match self.process.as_str() {
             "split-process" => format!("{pair} [split]"),
             "tcp" => format!("{pair} [tcp]"),
+            "tcp-peak" => format!("{pair} [tcp peak]"),
             _ => pair,
         }
     }
@@ -303,7 +306,10 @@ mod tests {
             ..key()
         };
         assert_eq!(tcp.pair_label(), "openssl (4 workers) [tcp]");
-        assert_eq!(CellKey { threads: None, ..tcp }.pair_label(), "openssl [tcp]");
+        assert_eq!(CellKey { threads: None, ..tcp.clone() }.pair_label(), "openssl [tcp]");
+        let peak = CellKey { process: "tcp-peak".into(), ..tcp };
+        assert_eq!(peak.pair_label(), "openssl (4 workers) [tcp peak]");
+        assert!(peak.is_tcp());
     }
 
     #[test]

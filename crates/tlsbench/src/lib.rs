@@ -20,6 +20,7 @@ pub mod key;
 pub mod net;
 pub mod order;
 pub mod output;
+pub mod peak;
 pub mod plan;
 pub mod profile;
 pub mod report;

@@ -18,6 +18,7 @@ use tlsbench_harness::{pki, Pki, Scenario, Side};
 
 use crate::builds::{self, Build};
 use crate::cli::{LoadArgs, MergeArgs, NetArgs, ServeArgs};
+use crate::cores::Split;
 use crate::executor::Service;
 use crate::output::format::{format_number, group_thousands};
 use crate::plan::Cell;
@@ -190,6 +191,34 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
 /// reports merge into the client's. Each side's report becomes the metrics of the measure
 /// `net`; a connection that failed fails the cell, as a gate does in memory.
 pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+    let workers = cell.threads.unwrap_or(1);
+    let step = step(cell, settings, &Placement { cpus: None, generators: workers, concurrency: 1 })?;
+    sample_report(&step.client, &step.server)
+}
+
+/// Where the runners of a TCP sample run, and how hard its load pushes.
+pub struct Placement<'a> {
+    /// The server's CPUs and the load generators'; None: wherever the scheduler puts them.
+    pub cpus: Option<&'a Split>,
+    pub generators: u32,
+    /// Connections in flight per generator.
+    pub concurrency: u32,
+}
+
+/// What one load of a server measured: each side's report (the generators' merged), and where
+/// the runners ran, as the kernel reported each one's CPUs once started.
+pub struct Step {
+    pub client: NetReport,
+    pub server: NetReport,
+    pub server_cpus: Option<Vec<usize>>,
+    pub load_cpus: Vec<Option<Vec<usize>>>,
+}
+
+/// The server's runner with the cell's workers, loaded by `placement.generators` runners of the
+/// client's stack with `placement.concurrency` connections in flight each for the sample's time,
+/// then SIGTERM to the server. A runner that may run elsewhere than on the CPUs asked for, or a
+/// failed connection, fails the cell.
+pub fn step(cell: &Cell, settings: &Settings, placement: &Placement) -> Result<Step, (Status, String)> {
     let failed = |reason: String| (Status::Failed, reason);
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map(Path::to_path_buf).map_err(|e| failed(e.to_string()));
@@ -204,7 +233,8 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     let workers = cell.threads.unwrap_or(1);
     let server_args =
         RunnerCommand::Serve { net: net(&cell.server), listen: "127.0.0.1:0", workers: Some(workers), response: None };
-    let mut server = Service::start(&server_runner, &strs(&server_args.words()))
+    let server_cpus = placement.cpus.map(|split| split.server.as_slice());
+    let mut server = Service::start_on(&server_runner, &strs(&server_args.words()), server_cpus)
         .map_err(|e| failed(format!("server runner: {e:#}")))?;
     // A runner that declares a warm-up (a JIT's) takes it before it listens and before it loads.
     let warmup = Duration::from_millis(settings.warmup_ms(cell));
@@ -217,21 +247,30 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
                 .and_then(|_| Err(failed("the server's runner reported before serving".into())))
         }
     };
+    let server_affinity = crate::cores::of_process(server.pid());
     let duration = settings.min_time_ms as f64 / 1000.0;
     let load_args = RunnerCommand::Load {
         net: net(&cell.client),
         connect: &listening,
-        connections: None,
+        // Bounded in count as in time, each generator's share of a step.
+        connections: placement.cpus.map(|_| STEP_CONNECTIONS_MAX),
         duration,
-        concurrency: 1,
+        concurrency: placement.concurrency,
         response: None,
     }
     .words();
     let limit = cell.time_limit(settings.timeout, Duration::from_millis(settings.min_time_ms), warmup);
-    let generators: Vec<Result<String>> = std::thread::scope(|scope| {
-        let calls: Vec<_> = (0..workers)
+    let load_cpus = placement.cpus.map(|split| split.load.as_slice());
+    let generators: Vec<(Result<String>, Option<Vec<usize>>)> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..placement.generators)
             .map(|_| {
-                scope.spawn(|| executor::call(&client_runner, &strs(&load_args), limit).map(|output| output.stdout))
+                scope.spawn(|| match load_cpus {
+                    Some(cpus) => {
+                        let (output, affinity) = executor::call_on(&client_runner, &strs(&load_args), cpus, limit);
+                        (output.map(|output| output.stdout), affinity)
+                    }
+                    None => (executor::call(&client_runner, &strs(&load_args), limit).map(|o| o.stdout), None),
+                })
             })
             .collect();
         calls.into_iter().map(|call| call.join().expect("a load generator's thread panicked")).collect()
@@ -240,12 +279,19 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     // bounds it.
     let server = server.stop(DEFAULT_IO_TIMEOUT * 2);
     let server = side_outcome("server", server)?;
-    let client = merged_clients(generators)?;
+    let (replies, load_affinity): (Vec<_>, Vec<_>) = generators.into_iter().unzip();
+    let client = merged_clients(replies)?;
     if server.concurrency != workers {
         return Err(failed(format!(
             "the server's runner served with {} worker(s), the cell asks for {workers}",
             server.concurrency
         )));
+    }
+    if let Some(split) = placement.cpus {
+        check_cpus("the server's runner", server_affinity.as_deref(), &split.server)?;
+        for (i, affinity) in load_affinity.iter().enumerate() {
+            check_cpus(&format!("load generator {}", i + 1), affinity.as_deref(), &split.load)?;
+        }
     }
     let reasons: Vec<String> = [&client, &server]
         .iter()
@@ -254,6 +300,32 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
     if !reasons.is_empty() {
         return Err(failed(format!("connections failed: {}", reasons.join("; "))));
     }
+    Ok(Step { client, server, server_cpus: server_affinity, load_cpus: load_affinity })
+}
+
+/// The most connections a load generator makes in one step of a peak search: a bound in count
+/// beside its time, far above what a second holds.
+const STEP_CONNECTIONS_MAX: u64 = 1_000_000;
+
+/// Fails unless the kernel reported that `what` may run on exactly `asked`.
+fn check_cpus(what: &str, reported: Option<&[usize]>, asked: &[usize]) -> Result<(), (Status, String)> {
+    match reported {
+        Some(cpus) if cpus == asked => Ok(()),
+        Some(cpus) => Err((
+            Status::Failed,
+            format!(
+                "{what} may run on CPUs {}, it was pinned to {}",
+                crate::cores::format_list(cpus),
+                crate::cores::format_list(asked)
+            ),
+        )),
+        None => Err((Status::Failed, format!("{what} ended before its CPUs could be read from /proc"))),
+    }
+}
+
+/// A sample of the measure `net` from each side's report: each side's metrics.
+pub fn sample_report(client: &NetReport, server: &NetReport) -> Result<SampleReport, (Status, String)> {
+    let failed = |reason: String| (Status::Failed, reason);
     let values = |report: &NetReport| {
         report
             .metric_values()
@@ -266,8 +338,8 @@ pub fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (Status,
         client_library: client.library.clone(),
         server_library: server.library.clone(),
         iterations: client.connections,
-        values: [values(&client)?, values(&server)?].concat(),
-        negotiated: negotiated(&client).into_iter().chain(negotiated(&server)).collect(),
+        values: [values(client)?, values(server)?].concat(),
+        negotiated: negotiated(client).into_iter().chain(negotiated(server)).collect(),
         allocator: None,
         threads: Vec::new(),
         // What the runners said they are, checked against the cell's build as in memory.

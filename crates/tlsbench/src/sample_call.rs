@@ -13,7 +13,7 @@ use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
-use crate::plan::{Cell, Process};
+use crate::plan::Cell;
 use crate::results::Status;
 use crate::runner_command::{SampleSettings, Work};
 use crate::{executor, stacks};
@@ -46,6 +46,8 @@ pub struct Settings {
     /// In such a run, the CPUs its threads are pinned to (crate::cores): an N-thread cell's to
     /// the first N, the one-thread row's samples to each CPU of the largest N in turn.
     pub pinning: Option<crate::cores::Pinning>,
+    /// Where a run of a server's peak (`--peak`) runs the server and its load: CPUs of their own.
+    pub peak: Option<crate::cores::Split>,
 }
 
 impl Settings {
@@ -116,7 +118,7 @@ impl Settings {
     /// Whether `cell`'s samples come from runners that stay up (sampling/warm.rs).
     pub fn uses_sessions(&self, cell: &Cell) -> bool {
         matches!(cell.measure, Measure::Time | Measure::Io)
-            && cell.process != Process::Tcp
+            && !cell.process.is_tcp()
             && cell.built().is_default()
             && (self.warms_up(&cell.client) || self.warms_up(&cell.server))
     }

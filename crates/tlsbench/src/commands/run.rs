@@ -13,6 +13,7 @@ use tlsbench_harness::{pki, Measure, Pki, Scenario};
 use super::{write_exports, View, STOP};
 use crate::builds::{self, Build, Built, Compiler};
 use crate::cli::{RunArgs, Transport};
+use crate::cores::Split;
 use crate::order::first_seen;
 use crate::output;
 use crate::results::{RunInfo, Status};
@@ -144,6 +145,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     };
     let measures = measures(args)?;
     let tcp = args.transport == Transport::Tcp;
+    let peak = peak_split(args)?;
     let scenarios = match args.quick && globs.is_empty() {
         true => first_seen(measures.iter().flat_map(|&m| Scenario::quick_for(m))),
         false => plan::select_scenarios(&globs, &measures)?,
@@ -151,6 +153,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let settings = Settings {
         samples: args.samples.map(|n| n as usize).unwrap_or(match view {
             View::Matrix => INTEROP_SAMPLES,
+            View::Table if peak.is_some() => PEAK_SAMPLES[usize::from(args.quick)],
             View::Table => default_samples(&measures, args.quick),
         }),
         min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick || view == View::Matrix) {
@@ -182,6 +185,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             (false, Some(n)) if n > 1 => cores::Pinning::of_this_process(n),
             _ => None,
         },
+        peak,
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -204,6 +208,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         &build_axis,
     )
     .into_iter()
+    .map(|cell| match settings.peak.is_some() && cell.process == plan::Process::Tcp {
+        true => plan::Cell { process: plan::Process::TcpPeak, ..cell },
+        false => cell,
+    })
     .map(CellState::planned)
     .collect();
     let mut environment = environment::detect();
@@ -293,6 +301,22 @@ fn default_samples(measures: &[Measure], quick: bool) -> usize {
 const DEFAULT_TIME_SAMPLES: usize = 20;
 const DEFAULT_MIN_TIME_MS: u64 = 50;
 const DEFAULT_WARMUP_MS: u64 = 25;
+
+/// Samples per cell of a server's peak, without and with --quick: each is a search of up to
+/// seven steps of --min-time-ms.
+const PEAK_SAMPLES: [usize; 2] = [3, 2];
+
+/// Where the server and its load run in a run of a server's peak (--peak, --server-cores,
+/// --load-cores); None in any other run.
+fn peak_split(args: &RunArgs) -> Result<Option<Split>> {
+    if !(args.peak || args.server_cores.is_some() || args.load_cores.is_some()) {
+        return Ok(None);
+    }
+    if args.transport != Transport::Tcp {
+        bail!("--peak, --server-cores and --load-cores measure a server's peak over TCP: add --transport tcp");
+    }
+    Split::choose(args.server_cores.as_deref(), args.load_cores.as_deref()).map(Some)
+}
 
 /// The measures asked for, or the transport's default; net is the measure of TCP, and only of
 /// TCP.
@@ -398,12 +422,17 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
         pinning: match states
             .iter()
-            .filter(|s| s.cell.process != plan::Process::Tcp)
+            .filter(|s| !matches!(s.cell.process, plan::Process::Tcp | plan::Process::TcpPeak))
             .filter_map(|s| s.cell.threads)
             .max()
         {
             Some(n) if n > 1 => cores::Pinning::of_this_process(n),
             _ => None,
+        },
+        // Its command line's CPUs, checked again against those tlsbench may use now.
+        peak: match states.iter().any(|s| s.cell.process == plan::Process::TcpPeak) {
+            true => Some(Split::of_command_line(&info.command_line)?),
+            false => None,
         },
     };
     let mut settings = settings;

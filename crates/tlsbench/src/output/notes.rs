@@ -276,7 +276,8 @@ fn percent(x: f64) -> String {
 /// machine's cores with the server, so a server below full use waited for its clients, and its
 /// rate per worker says as much about the load as about the server.
 pub fn workers_busy(results: &[CellResult]) -> Option<String> {
-    let tcp_server = |c: &&CellResult| c.key.is_tcp() && c.side == Side::Server && c.is_ok();
+    // A peak's cells say how busy their workers were in a metric of their own.
+    let tcp_server = |c: &&CellResult| c.key.process == "tcp" && c.side == Side::Server && c.is_ok();
     let same_cell =
         |a: &CellResult, b: &CellResult| (a.key.variant_key(), a.key.threads) == (b.key.variant_key(), b.key.threads);
     if !results.iter().filter(tcp_server).any(|c| c.key.threads.is_some()) {

@@ -65,6 +65,9 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
     if let Some(line) = workers_busy(&doc.results) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
+    if let Some(line) = crate::peak::note(&doc.results) {
+        out += &columns::wrap(&line, WIDTH, 2);
+    }
     for (i, (status, reason)) in reasons.0.iter().enumerate() {
         out += &columns::wrap(&format!("[{}] {}: {reason}", i + 1, status_word(*status)), WIDTH, 4);
     }

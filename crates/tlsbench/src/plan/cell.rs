@@ -20,6 +20,9 @@ pub enum Process {
     Split,
     /// A server runner and a load generator runner on a loopback TCP socket (measure net).
     Tcp,
+    /// The server's peak over loopback TCP: the server on CPUs of its own, load generators on
+    /// the others, their connections in flight raised until the server is saturated (peak.rs).
+    TcpPeak,
 }
 
 impl Process {
@@ -28,7 +31,13 @@ impl Process {
             Process::InProcess => "in-process",
             Process::Split => "split-process",
             Process::Tcp => "tcp",
+            Process::TcpPeak => "tcp-peak",
         }
+    }
+
+    /// Over a real TCP socket: either way of loading a server.
+    pub fn is_tcp(self) -> bool {
+        matches!(self, Process::Tcp | Process::TcpPeak)
     }
 
     /// In one process if some runner holds both stacks.
@@ -88,6 +97,7 @@ impl Cell {
             "in-process" => Process::InProcess,
             "split-process" => Process::Split,
             "tcp" => Process::Tcp,
+            "tcp-peak" => Process::TcpPeak,
             other => return Err(format!("stored process model `{other}`")),
         };
         Ok(Cell {

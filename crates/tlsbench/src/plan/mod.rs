@@ -110,7 +110,7 @@ fn check_threads(
 ) -> Result<(), String> {
     let Some(threads) = threads else { return Ok(()) };
     match process {
-        Process::Tcp => return Ok(()),
+        Process::Tcp | Process::TcpPeak => return Ok(()),
         Process::Split => {
             return Err(format!(
                 "--threads runs {threads} pairs inside one runner, so it applies to in-process cells; \
@@ -178,7 +178,7 @@ fn check_allocator(
     if !capabilities.allocators.contains(&allocator) {
         return Err(format!("{id}: its runner cannot switch its malloc to {allocator}"));
     }
-    if process == Process::Tcp && allocator != Allocator::Glibc {
+    if process.is_tcp() && allocator != Allocator::Glibc {
         return Err(
             "the network mode (--transport tcp) runs each runner on glibc's malloc; --allocator applies in memory"
                 .into(),
@@ -218,9 +218,8 @@ pub fn cells(
                     (Measure::Net, _, _) => &[Process::Tcp],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
                     (_, ProcessChoice::Auto, _) => &[auto],
-                    (_, ProcessChoice::Split, _) | (_, ProcessChoice::Both, Process::Split | Process::Tcp) => {
-                        &[Process::Split]
-                    }
+                    (_, ProcessChoice::Split, _)
+                    | (_, ProcessChoice::Both, Process::Split | Process::Tcp | Process::TcpPeak) => &[Process::Split],
                     (_, ProcessChoice::Both, Process::InProcess) => &[Process::InProcess, Process::Split],
                 };
                 // Threads are an axis of the time measure (see driver::check_threads), and

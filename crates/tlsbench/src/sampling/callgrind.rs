@@ -65,7 +65,7 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
             let (client_args, server_args) = (strs(&client.1), strs(&server.1));
             executor::call_pair_with((&client.0, &client_args), (&server.0, &server_args), &[], limit)
         }
-        Process::Tcp => unreachable!("the instructions measure is planned in memory only"),
+        Process::Tcp | Process::TcpPeak => unreachable!("the instructions measure is planned in memory only"),
     };
     let mut report = merge_sides(reply(client), reply(server)).map_err(beyond_valgrind)?;
     // The values are the counts, read from callgrind's files.

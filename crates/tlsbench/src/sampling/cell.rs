@@ -133,7 +133,7 @@ impl CellState {
                     format!("the runner allocated with {used}, the cell asks for {asked}; result refused"),
                 ));
             }
-            (None, Some(asked)) if self.cell.process != Process::Tcp => {
+            (None, Some(asked)) if !self.cell.process.is_tcp() => {
                 return Err((
                     Status::Failed,
                     format!("the runner did not report its allocator, the cell asks for {asked}; result refused"),
@@ -198,6 +198,7 @@ impl CellState {
             })
             // A metric its samples lack: a run from before tlsbench took it, or its runner did not.
             .filter(|&(side, metric)| self.taken == 0 || series(side, metric).is_some())
+            .filter(|&(_, metric)| self.cell.process == Process::TcpPeak || !crate::peak::METRICS.contains(&metric))
             .map(|(side, metric)| {
                 let samples = match &self.outcome {
                     Ok(()) => series(side, metric).map(|(_, _, v)| v.clone()),

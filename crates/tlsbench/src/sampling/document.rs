@@ -11,7 +11,6 @@ use super::cell::CellState;
 use super::reference::one_thread_reference;
 use crate::key::CellKey;
 use crate::order::first_seen;
-use crate::plan::Process;
 use crate::results::{CellResult, RunDocument, RunInfo, Status, SCHEMA_VERSION};
 
 /// A run's document: its header and the results of every cell, in planned order. Built by
@@ -113,7 +112,7 @@ fn key_of(r: &CellResult) -> (CellKey, Side, &str) {
 /// divided by n.
 fn per_thread(cell: &CellResult, n: u32, efficiency: Option<f64>, efficiency_ci: Option<[f64; 2]>) -> CellResult {
     let per = |x: f64| x / f64::from(n);
-    let unit = if cell.key.process == Process::Tcp.name() { "worker" } else { "thread" };
+    let unit = if cell.key.is_tcp() { "worker" } else { "thread" };
     CellResult {
         metric: format!("{}_per_{unit}", cell.metric),
         samples: cell.samples.iter().map(|&x| per(x)).collect(),

@@ -17,8 +17,10 @@ use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_set
 /// Sample `index` of `cell`: in one fresh runner holding both stacks, split over two runners,
 /// one per side, or over TCP.
 pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<SampleReport, (Status, String)> {
-    if cell.process == Process::Tcp {
-        return crate::net::sample(cell, settings);
+    match cell.process {
+        Process::Tcp => return crate::net::sample(cell, settings),
+        Process::TcpPeak => return crate::peak::sample(cell, settings),
+        Process::InProcess | Process::Split => {}
     }
     if matches!(cell.measure, Measure::Instructions | Measure::Sync) {
         return super::callgrind::sample(cell, settings);
@@ -80,7 +82,7 @@ pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<S
 pub(super) fn aggregate_threads(cell: &Cell, report: SampleReport) -> Result<SampleReport, (Status, String)> {
     let Some(n) = cell.threads else { return Ok(report) };
     // A server's workers share its counts: its rate is already theirs together.
-    if cell.process == Process::Tcp {
+    if cell.process.is_tcp() {
         return Ok(report);
     }
     let failed = |reason: String| Err((Status::Failed, reason));

@@ -18,6 +18,7 @@ mod io;
 mod kubernetes;
 mod memory;
 mod net;
+mod net_peak;
 mod net_strace;
 mod peers;
 mod profile;
