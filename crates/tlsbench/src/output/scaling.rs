@@ -247,7 +247,7 @@ fn at<T: PartialEq>(items: &[T], item: T) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::results::fixture::{self, FULL};
+    use crate::results::fixture;
 
     /// A rate per thread of `stack` in the full handshake, with `threads` and its contexts mode,
     /// and its efficiency (and interval) against one thread where it has one.

@@ -104,7 +104,6 @@ fn colour_of(curve: &Curve, pairs: &[String]) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::output::scaling::tests::document;
     use crate::report::Report;
 
