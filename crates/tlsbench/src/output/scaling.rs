@@ -356,7 +356,7 @@ sync: lock acquisitions (mutex, rdlock, wrlock) and atomic read-modify-writes pe
         assert_eq!(text, expected, "\n{text}");
     }
     #[test]
-    fn the_run_s_table_ends_with_its_scaling_and_a_run_without_threads_has_none() {
+    fn the_run_s_table_and_the_report_end_with_its_scaling_and_a_run_without_threads_has_none() {
         let doc = document();
         let table = crate::output::table::render(&doc);
         assert!(table.ends_with(&render(&doc)), "{table}");
@@ -364,6 +364,8 @@ sync: lock acquisitions (mutex, rdlock, wrlock) and atomic read-modify-writes pe
         let plain = fixture::document();
         assert_eq!(render(&plain), "");
         assert!(!crate::output::table::render(&plain).contains("scaling of"));
+        // `report` prints it under its tables too.
+        assert!(crate::report::Report::new(&doc, None).unwrap().terminal().ends_with(&render(&doc)));
     }
 
     #[test]

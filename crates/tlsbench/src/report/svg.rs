@@ -220,6 +220,8 @@ const LINE_PLOT_HEIGHT: f64 = 220.0;
 /// Room inside the plot left and right of the outermost points.
 const LINE_PAD: f64 = 28.0;
 const POINT_RADIUS: f64 = 4.0;
+/// How far right of its count a dashed line's points are drawn.
+const DODGE: f64 = 6.0;
 
 impl LineChart {
     pub fn render(&self) -> String {
@@ -312,6 +314,13 @@ impl LineChart {
 
         for line in &self.lines {
             let colour = line.series.colour;
+            // A dashed line is its series' second: its points a little right, hollow, so that
+            // where the two meet neither hides the other's marker and whisker.
+            let x = |value: f64| x(value) + if line.dashed { DODGE } else { 0.0 };
+            let fill = match line.dashed {
+                true => format!(r##"fill="#fff" stroke="{colour}" stroke-width="2""##),
+                false => format!(r#"fill="{colour}""#),
+            };
             // The line first, so that the points are drawn over it.
             let mut path = String::new();
             let mut joined = false;
@@ -343,10 +352,7 @@ impl LineChart {
                     let _ = write!(svg, "M{cap_left:.1} {wy_high:.1}H{cap_right:.1}");
                     let _ = write!(svg, r#"" fill="none" stroke="{colour}" stroke-width="1.5"/>"#);
                 }
-                let _ = write!(
-                    svg,
-                    r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="{POINT_RADIUS}" fill="{colour}">"#
-                );
+                let _ = write!(svg, r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="{POINT_RADIUS}" {fill}>"#);
                 let _ = write!(svg, "<title>{}</title></circle>", escape(&point.tooltip));
             }
         }

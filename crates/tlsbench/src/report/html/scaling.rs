@@ -105,6 +105,7 @@ fn colour_of(curve: &Curve, pairs: &[String]) -> &'static str {
 #[cfg(test)]
 mod tests {
     use crate::output::scaling::tests::document;
+    use crate::report::svg::{colour, Line, LineChart, Point, Reference, Series};
     use crate::report::Report;
 
     #[test]
@@ -154,5 +155,41 @@ mod tests {
         // A run without threads has no such section.
         let plain = crate::results::fixture::document();
         assert!(!Report::new(&plain, None).unwrap().html().contains("<section id=\"scaling\">"));
+    }
+
+    #[test]
+    fn a_dashed_line_is_drawn_dashed_a_little_right_with_hollow_points_and_the_reference_dotted_across() {
+        let point = |x: f64, median: f64| Point { x, value: Some((median, [median, median])), tooltip: String::new() };
+        let line = |name: &str, dashed, points| Line {
+            series: Series { name: name.into(), colour: colour(0) },
+            points,
+            dashed,
+        };
+        let chart = LineChart {
+            title: "server side: handshakes_per_s_per_thread (higher is better)".into(),
+            x_axis: "threads (log scale)".into(),
+            y_axis: "1/s per thread".into(),
+            lines: vec![
+                line("openssl (own contexts)", false, vec![point(1.0, 800.0), point(2.0, 800.0)]),
+                line("openssl (shared context)", true, vec![point(1.0, 800.0), point(2.0, 400.0)]),
+            ],
+            references: vec![Reference { y: 800.0, colour: colour(0), tooltip: "one thread".into() }],
+        };
+        let svg = chart.render();
+        // The reference: dotted across the plot at 800, under the lines; the axis runs 0 to 800.
+        let reference = svg.find("<path class=\"reference\"").expect("a reference level");
+        assert!(reference < svg.find("<path class=\"line\"").unwrap(), "{svg}");
+        assert!(svg[reference..].starts_with(r#"<path class="reference" d="M53.6 56.0H508.0""#), "{svg}");
+        assert!(svg.contains(r#"stroke-dasharray="1 3"><title>one thread</title></path>"#), "{svg}");
+        // The own line solid through its filled points, the shared one dashed through hollow
+        // points 6 px right of them.
+        let (stroke, dashed) = (r##"stroke="#0072b2" stroke-width="2""##, r#"stroke-dasharray="6 4""#);
+        assert!(svg.contains(&format!(r#"<path class="line" d="M81.6 56.0L480.0 56.0" fill="none" {stroke}/>"#)));
+        assert!(svg.contains(&format!(r#"d="M87.6 56.0L486.0 166.0" fill="none" {stroke} {dashed}/>"#)), "{svg}");
+        assert!(svg.contains(r##"<circle class="point" cx="480.0" cy="56.0" r="4" fill="#0072b2">"##), "{svg}");
+        assert!(svg.contains(&format!(r##"<circle class="point" cx="486.0" cy="166.0" r="4" fill="#fff" {stroke}>"##)));
+        // Its legend entry is a dashed stroke, not a filled swatch.
+        assert_eq!(svg.matches("<rect class=\"swatch\"").count(), 1, "{svg}");
+        assert!(svg.contains("<path class=\"swatch\" d=\"M"), "{svg}");
     }
 }
