@@ -1,8 +1,8 @@
 //! The scaling of a run with `--threads` (or `--workers`), read from its document's rates per
 //! thread (sampling/document.rs): per stack, contexts mode, scenario and side, the rate per
-//! thread against the thread count, from the one-thread reference. The terminal prints it after
-//! the run's table as a compact table of efficiencies, with the run's sync counts beside each
-//! row; the HTML report draws it (report/html/scaling.rs) and shows the same table.
+//! thread against the thread count, from the one-thread reference. `run`, `show` and `report`
+//! print it after their tables as a compact table of efficiencies, with the run's sync counts
+//! beside each row; the HTML report draws it (report/html/scaling.rs) and shows the same table.
 
 use tlsbench_harness::protocol::Metric;
 use tlsbench_harness::{Measure, Side};
@@ -42,14 +42,10 @@ impl Curve<'_> {
 
     /// What N counts: `threads`, or a server's `workers` over TCP.
     pub fn unit(&self) -> &'static str {
-        unit_of(self.metric)
-    }
-}
-
-fn unit_of(metric: &str) -> &'static str {
-    match metric.ends_with("_per_worker") {
-        true => "workers",
-        false => "threads",
+        match self.metric.ends_with("_per_worker") {
+            true => "workers",
+            false => "threads",
+        }
     }
 }
 
@@ -190,14 +186,14 @@ pub fn table(curves: &[&Curve], sync: &[&CellResult]) -> Table {
             .chain([curve.side.to_string()])
             .chain(by_mode.then(|| curve.contexts.unwrap_or("-").to_string()));
         let efficiencies = counts.iter().map(|n| {
-            let cell = curve.points.iter().find(|(at, _)| at == n);
+            let cell = curve.points.iter().find(|(threads, _)| threads == n);
             Cell::number(cell.map_or_else(|| "-".to_string(), |(_, c)| efficiency(c)))
         });
-        let counts = SYNC.iter().filter(|_| !sync.is_empty()).map(|(metric, _)| {
+        let sync_counts = SYNC.iter().filter(|_| !sync.is_empty()).map(|(metric, _)| {
             let cell = sync_of(curve, metric.name(), sync);
             Cell::number(cell.map_or_else(|| "-".to_string(), count))
         });
-        table.push_row(label.collect(), efficiencies.chain(counts).collect());
+        table.push_row(label.collect(), efficiencies.chain(sync_counts).collect());
     }
     let pattern = names.pattern.map(|p| format!(", scenarios {p}")).unwrap_or_default();
     table.with_title(format!("scaling of {metric}{pattern}"))
@@ -213,6 +209,7 @@ fn efficiency(cell: &CellResult) -> String {
     }
 }
 
+/// A sync cell's count as the table shows it: `5,419`, `605.2`, or why there is none.
 fn count(cell: &CellResult) -> String {
     match (cell.status, cell.median) {
         (Status::Failed, _) => "failed".into(),
