@@ -63,15 +63,20 @@ pub fn format_cell(cell: &CellResult) -> String {
         text += " ^";
     }
     if let Some(efficiency) = cell.scaling_efficiency {
-        text += &match cell.scaling_efficiency_ci {
-            // The farther end of its interval, in percentage points.
-            Some([low, high]) => {
-                format!(" ({:.0} ±{:.0}%)", efficiency * 100.0, (efficiency - low).max(high - efficiency) * 100.0)
-            }
-            None => format!(" ({:.0}%)", efficiency * 100.0),
-        };
+        text += &format!(" ({})", format_efficiency(efficiency, cell.scaling_efficiency_ci));
     }
     text
+}
+
+/// A scaling efficiency as a percentage, `92 ±6%`, the ± the farther end of its interval in
+/// percentage points; `92%` without an interval.
+pub fn format_efficiency(efficiency: f64, interval: Option<[f64; 2]>) -> String {
+    match interval {
+        Some([low, high]) => {
+            format!("{:.0} ±{:.0}%", efficiency * 100.0, (efficiency - low).max(high - efficiency) * 100.0)
+        }
+        None => format!("{:.0}%", efficiency * 100.0),
+    }
 }
 
 /// Four significant digits, and whole numbers with `,` grouping from 1,000 up: precision beyond

@@ -9,6 +9,7 @@ pub mod model;
 pub mod notes;
 pub mod progress;
 pub mod run_list;
+pub mod scaling;
 pub mod stack_list;
 pub mod table;
 pub mod trace;

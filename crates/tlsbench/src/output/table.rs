@@ -72,6 +72,8 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
         out += &columns::wrap(&format!("[{}] {}: {reason}", i + 1, status_word(*status)), WIDTH, 4);
     }
     out += &precision(doc);
+    // With threads or workers: how each stack scaled, beside what its handshakes synchronise.
+    out += &super::scaling::render(doc);
     out
 }
 
@@ -113,17 +115,17 @@ pub fn metric_table(grid: &Grid, text: impl Fn(&CellResult) -> String) -> Table 
 /// Short names for the scenarios of one block: what all of them share as a glob, and for each
 /// the parts where they differ. Distinct scenarios always differ in some shown part, so no two
 /// columns have the same heading.
-struct ScenarioNames {
+pub(super) struct ScenarioNames {
     /// `*_*_x25519_ecdsa-p256_aes-128-gcm`; `None` when the scenarios share nothing.
-    pattern: Option<String>,
+    pub(super) pattern: Option<String>,
     /// Per scenario, its differing parts in name order.
-    headings: Vec<Vec<String>>,
+    pub(super) headings: Vec<Vec<String>>,
 }
 
 impl ScenarioNames {
     /// Names are `kind_version_group_key_suite` and then optional suffixes (client auth, EMS),
     /// which count as one part, shown as `-` where a scenario has none and others have some.
-    fn new(scenarios: &[&str]) -> ScenarioNames {
+    pub(super) fn new(scenarios: &[&str]) -> ScenarioNames {
         const PARTS: usize = 6;
         let parts: Vec<Vec<&str>> = scenarios
             .iter()

@@ -72,6 +72,8 @@ impl<'a> Report<'a> {
         for note in notes(&self.doc.results) {
             out += &wrap(&format!("note: {note}"));
         }
+        // With threads or workers, how each stack scaled, as `run` and `show` print it.
+        out += &crate::output::scaling::render(self.doc);
         out
     }
 

@@ -2,7 +2,8 @@
 //! - [`BarChart`]: horizontal grouped bars, one group per scenario, one bar per stack, a whisker
 //!   for the 95% confidence interval.
 //! - [`LineChart`]: a value against a count on a log scale (bytes per connection against the
-//!   number of connections), one line per stack.
+//!   number of connections, a rate per thread against the threads), one line per stack, with
+//!   levels of reference across it (one thread's rate).
 
 use std::fmt::Write;
 
@@ -182,12 +183,26 @@ pub struct LineChart {
     pub x_axis: String,
     pub y_axis: String,
     pub lines: Vec<Line>,
+    /// Drawn across the plot under the lines.
+    pub references: Vec<Reference>,
 }
 
 pub struct Line {
     pub series: Series,
     /// In ascending x.
     pub points: Vec<Point>,
+    /// Dashed, and so is its legend entry: a second line of the same series (a stack's
+    /// threads with a shared context beside those with their own).
+    pub dashed: bool,
+}
+
+/// A level across the plot, dotted in its series' colour: a line's reference (one thread's rate
+/// per thread, which perfect scaling keeps at every count).
+pub struct Reference {
+    pub y: f64,
+    pub colour: &'static str,
+    /// Shown on hover.
+    pub tooltip: String,
 }
 
 pub struct Point {
@@ -205,11 +220,15 @@ const LINE_PLOT_HEIGHT: f64 = 220.0;
 /// Room inside the plot left and right of the outermost points.
 const LINE_PAD: f64 = 28.0;
 const POINT_RADIUS: f64 = 4.0;
+/// How far right of its count a dashed line's points are drawn.
+const DODGE: f64 = 6.0;
 
 impl LineChart {
     pub fn render(&self) -> String {
         let values: Vec<(f64, [f64; 2])> = self.lines.iter().flat_map(|l| &l.points).filter_map(|p| p.value).collect();
-        let (step, axis_max) = ticks(values.iter().map(|(m, [_, hi])| m.max(*hi)).fold(0.0, f64::max));
+        let references = self.references.iter().map(|r| r.y);
+        let (step, axis_max) =
+            ticks(values.iter().map(|(m, [_, hi])| m.max(*hi)).chain(references).fold(0.0, f64::max));
         let y_ticks: Vec<f64> = (0..=(axis_max / step).round() as usize).map(|i| i as f64 * step).collect();
         // Left of the plot: the rotated y-axis label and the widest tick label.
         let widest = y_ticks.iter().map(|t| format_tick(*t, step).chars().count()).max().unwrap_or(1);
@@ -224,7 +243,10 @@ impl LineChart {
             if legend_x > left && legend_x + entry > LINE_WIDTH {
                 (legend_x, legend_y) = (left, legend_y + 18.0);
             }
-            legend += &legend_entry(&line.series, legend_x, legend_y);
+            legend += &match line.dashed {
+                true => dashed_legend_entry(&line.series, legend_x, legend_y),
+                false => legend_entry(&line.series, legend_x, legend_y),
+            };
             legend_x += entry;
         }
         let top = legend_y + 26.0;
@@ -283,9 +305,22 @@ impl LineChart {
         let _ = write!(svg, r#"<text class="axis" x="14" y="{middle:.1}" text-anchor="middle" "#);
         let _ = write!(svg, r#"transform="rotate(-90 14 {middle:.1})">{}</text>"#, escape(&self.y_axis));
         let _ = write!(svg, r#"<path class="axis-line" d="M{left:.1} {top:.1}V{bottom:.1}H{right:.1}" fill="none"/>"#);
+        for reference in &self.references {
+            let (ry, colour) = (y(reference.y), reference.colour);
+            let _ = write!(svg, r#"<path class="reference" d="M{left:.1} {ry:.1}H{right:.1}" fill="none" "#);
+            let _ = write!(svg, r#"stroke="{colour}" stroke-width="1.5" stroke-dasharray="1 3">"#);
+            let _ = write!(svg, "<title>{}</title></path>", escape(&reference.tooltip));
+        }
 
         for line in &self.lines {
             let colour = line.series.colour;
+            // A dashed line is its series' second: its points a little right, hollow, so that
+            // where the two meet neither hides the other's marker and whisker.
+            let x = |value: f64| x(value) + if line.dashed { DODGE } else { 0.0 };
+            let fill = match line.dashed {
+                true => format!(r##"fill="#fff" stroke="{colour}" stroke-width="2""##),
+                false => format!(r#"fill="{colour}""#),
+            };
             // The line first, so that the points are drawn over it.
             let mut path = String::new();
             let mut joined = false;
@@ -299,8 +334,11 @@ impl LineChart {
                 }
             }
             if path.contains('L') {
-                let _ =
-                    write!(svg, r#"<path class="line" d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>"#);
+                let dash = if line.dashed { r#" stroke-dasharray="6 4""# } else { "" };
+                let _ = write!(
+                    svg,
+                    r#"<path class="line" d="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>"#
+                );
             }
             for point in &line.points {
                 let Some((median, [ci_low, ci_high])) = point.value else { continue };
@@ -314,10 +352,7 @@ impl LineChart {
                     let _ = write!(svg, "M{cap_left:.1} {wy_high:.1}H{cap_right:.1}");
                     let _ = write!(svg, r#"" fill="none" stroke="{colour}" stroke-width="1.5"/>"#);
                 }
-                let _ = write!(
-                    svg,
-                    r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="{POINT_RADIUS}" fill="{colour}">"#
-                );
+                let _ = write!(svg, r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="{POINT_RADIUS}" {fill}>"#);
                 let _ = write!(svg, "<title>{}</title></circle>", escape(&point.tooltip));
             }
         }
@@ -334,6 +369,15 @@ fn legend_entry(series: &Series, x: f64, y: f64) -> String {
         x + 16.0,
         y + 10.0,
         escape(&series.name)
+    )
+}
+
+/// A dashed stroke for a swatch, as [`legend_entry`] lays it out.
+fn dashed_legend_entry(series: &Series, x: f64, y: f64) -> String {
+    let (colour, middle) = (series.colour, y + 6.0);
+    format!(
+        r#"<path class="swatch" d="M{x} {middle}h12" stroke="{colour}" stroke-width="3" stroke-dasharray="4 2"/>{}"#,
+        format_args!(r#"<text x="{}" y="{}">{}</text>"#, x + 16.0, y + 10.0, escape(&series.name))
     )
 }
 
@@ -458,6 +502,7 @@ mod tests {
                         point(1000.0, Some((400.0, [100.0, 700.0]))),
                         point(10000.0, Some((600.0, [600.0, 600.0]))),
                     ],
+                    dashed: false,
                 },
                 Line {
                     series: b,
@@ -466,8 +511,10 @@ mod tests {
                         point(1000.0, None),
                         point(10000.0, Some((800.0, [800.0, 800.0]))),
                     ],
+                    dashed: false,
                 },
             ],
+            references: Vec::new(),
         };
         let svg = chart.render();
         assert!(
@@ -511,8 +558,16 @@ mod tests {
         let line = Line {
             series: series(&["rustls"]).remove(0),
             points: vec![Point { x: 1000.0, value: Some((10.0, [10.0, 10.0])), tooltip: String::new() }],
+            dashed: false,
         };
-        let svg = LineChart { title: "t".into(), x_axis: "x".into(), y_axis: "y".into(), lines: vec![line] }.render();
+        let chart = LineChart {
+            title: "t".into(),
+            x_axis: "x".into(),
+            y_axis: "y".into(),
+            lines: vec![line],
+            references: Vec::new(),
+        };
+        let svg = chart.render();
         assert_eq!(svg.matches(r#"<circle class="point""#).count(), 1);
         assert_eq!(svg.matches(r#"<path class="line""#).count(), 0);
         // Ticks 0 to 10 in steps of 2 ("10" is two characters wide): left 46.4, plot 461.6 px.

@@ -145,3 +145,66 @@ fn colour_counts(png_path: &Path) -> [usize; 2] {
     }
     counts
 }
+
+#[test]
+fn a_run_with_threads_prints_its_scaling_and_its_report_charts_it_per_stack_and_contexts_mode() {
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let run = tlsbench(dir.path())
+        .args(["run", "--stack", "rustls-ring", "--stack", "openssl"])
+        .args(crate::common::QUICK)
+        .args(["--threads", "2", "--contexts", "both"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "--measure", "time"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    // After the run's table, its scaling: a row per stack, side and contexts mode, a column per N.
+    let table = String::from_utf8_lossy(&run.stdout);
+    let scaling = table.split("\nscaling of handshakes_per_s_per_thread").nth(1).expect("a scaling table");
+    assert!(scaling.contains("\nscaling of cpu_handshakes_per_s_per_thread"), "{scaling}");
+    let (scaling, legend) = scaling.split_once("\n\n").expect("the CPU time's table follows");
+    let rows: Vec<&str> =
+        scaling.lines().filter(|l| l.starts_with("rustls-ring ") || l.starts_with("openssl ")).collect();
+    assert_eq!(rows.len(), 2 * 2 * 2, "{scaling}");
+    let labels = ["rustls-ring", "openssl"]
+        .into_iter()
+        .flat_map(|stack| ["client", "server"].map(|side| (stack, side)))
+        .flat_map(|(stack, side)| ["own", "shared"].map(|contexts| [stack, side, contexts]));
+    for (row, label) in rows.iter().zip(labels) {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(words[..3], label, "{scaling}");
+        // The efficiency at 2 threads, a percentage with its interval.
+        assert!(words[4].parse::<u32>().is_ok() && words[5].starts_with('±') && words[5].ends_with('%'), "{row}");
+    }
+    assert!(legend.contains("--measure sync in the same run puts each row's lock and atomic counts"), "{legend}");
+    assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
+
+    let report = tlsbench(dir.path()).args(["report", "--html", "html"]).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let page = dir.path().join("html").join("index.html");
+    let dom = headless(&chromium, &page, &dir.path().join("profile-dom"), &["--enable-logging=stderr", "--dump-dom"]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(!log.contains(":CONSOLE"), "{log}");
+    let section = html.split("<section id=\"scaling\">").nth(1).expect("a scaling section");
+    let section = &section[..section.find("<section id=\"tables\">").unwrap_or(section.len())];
+    // Per side, wall and CPU rates per thread: four charts, each a line per stack and contexts
+    // mode through one thread's point and two threads', and a dotted level per stack.
+    let charts: Vec<&str> = section.split("<svg").skip(1).map(|c| &c[..c.find("</svg>").unwrap()]).collect();
+    assert_eq!(charts.len(), 4, "{section}");
+    for chart in &charts {
+        let label = &chart[chart.find("aria-label=\"").unwrap() + 12..];
+        let label = &label[..label.find('"').unwrap()];
+        assert!(label.ends_with("handshakes_per_s_per_thread (higher is better)"), "{label}");
+        for series in ["rustls-ring (own contexts)", "openssl (own contexts)", "openssl (shared context)"] {
+            assert!(chart.contains(&format!(">{series}</text>")), "{series} in {label}");
+        }
+        assert_eq!(chart.matches("<path class=\"line\"").count(), 4, "{label}");
+        assert_eq!(chart.matches("<circle class=\"point\"").count(), 8, "{label}");
+        assert_eq!(chart.matches("<path class=\"reference\"").count(), 2, "{label}");
+        assert!(chart.contains("text-anchor=\"middle\">1</text>") && chart.contains("text-anchor=\"middle\">2</text>"));
+    }
+    // Under the charts, the terminal's table.
+    assert!(section.contains("<th>efficiency</th>") && section.contains("<th class=\"num\">2 threads</th>"));
+}

@@ -73,7 +73,7 @@ fn memory_chart(side: Side, cells: &[(usize, &CellResult)], pairs: &[String]) ->
                 })
                 .collect();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
-            Line { series: series_of(&pair, pairs), points }
+            Line { series: series_of(&pair, pairs), points, dashed: false }
         })
         .collect();
     let chart = LineChart {
@@ -81,6 +81,7 @@ fn memory_chart(side: Side, cells: &[(usize, &CellResult)], pairs: &[String]) ->
         x_axis: "connections (log scale)".into(),
         y_axis: format!("{unit} per connection"),
         lines,
+        references: Vec::new(),
     };
     chart.render()
 }

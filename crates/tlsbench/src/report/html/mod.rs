@@ -1,12 +1,14 @@
 //! The HTML report: one self-contained page (inline CSS and SVG, no scripts, nothing fetched)
 //! with the run's environment, a bar chart per scenario group and side, the memory measures
-//! against the number of connections, the io measure's counts, and the tables. This file is the
+//! against the number of connections, the rates per thread against the number of threads, the
+//! io measure's counts, and the tables. This file is the
 //! page, its environment and its tables; each other section has a file of its own.
 
 mod charts;
 mod io;
 mod memory;
 mod profiles;
+mod scaling;
 
 use std::fmt::Write;
 
@@ -54,6 +56,7 @@ pub fn page(report: &Report) -> String {
     html += &environment(doc);
     html += &charts::charts(doc, &pairs);
     html += &memory::memory(doc, &pairs);
+    html += &scaling::scaling(doc, &pairs);
     html += &io::io(doc);
     html += &profiles::profiles(&report.profiles);
     html += &tables(report);
