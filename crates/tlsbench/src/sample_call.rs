@@ -13,7 +13,7 @@ use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
-use crate::plan::Cell;
+use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{SampleSettings, Work};
 use crate::{executor, stacks};
