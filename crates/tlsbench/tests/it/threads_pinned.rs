@@ -112,26 +112,27 @@ fn with_one_cpu_made_slower_the_efficiency_compares_with_one_thread_on_the_same_
     assert!(note.contains(&format!("CPU {slow} (")) && note.contains("slower than the fastest"), "{note}");
     assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
 
-    // (c) The efficiency is against one thread on the same two CPUs: below what one thread on
-    // the other CPU alone (where an unpinned one-thread row runs) makes of it, by the slow CPU's
-    // share, and nearer 100%. Quiet, it reads about 100% where the naive one reads (1 + 1/(k +
-    // 1)) / 2 with k spinners; on a machine busy with other sessions' work, a runner with two
-    // threads gets a smaller share of each CPU than with one (the kernel shares the CPUs between
-    // sessions), which lowers both alike: so no band around 100% is asserted.
+    // (c) The efficiency is against one thread on the same two CPUs: the 2-thread rate over twice
+    // the mean of each CPU's one-thread median, where an unpinned one-thread row would have run on
+    // the idle CPU alone. The slow CPU's one-thread rate is below the fast one's (the spinners'
+    // doing, measured), so the efficiency is above that naive ratio. Quiet, it reads about 100%
+    // where the naive one reads (1 + 1/(k + 1)) / 2 with k spinners; the tests beside this one
+    // load the same CPUs at other times, so no band around 100% is asserted, only what follows
+    // from the samples.
     for side in ["client", "server"] {
         let per_thread = result(&doc, "handshakes_per_s_per_thread", side, Some(2));
         let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
+        let aggregate = result(&doc, "handshakes_per_s", side, Some(2))["median"].as_f64().unwrap();
         let one = result(&doc, "handshakes_per_s", side, None);
-        let on_fast: Vec<f64> = one["samples"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(&cpus)
-            .filter(|(_, c)| **c == [u64::from(fast)])
-            .map(|(v, _)| v.as_f64().unwrap())
-            .collect();
-        let naive = per_thread["median"].as_f64().unwrap() / median(on_fast);
-        assert!(efficiency > 1.2 * naive, "{side}: efficiency {efficiency}, naive {naive}");
-        assert!((efficiency - 1.0).abs() < (naive - 1.0).abs(), "{side}: efficiency {efficiency}, naive {naive}");
+        let on = |cpu: u32| -> f64 {
+            let samples = one["samples"].as_array().unwrap().iter().zip(&cpus);
+            median(samples.filter(|(_, c)| **c == [u64::from(cpu)]).map(|(v, _)| v.as_f64().unwrap()).collect())
+        };
+        let (on_fast, on_slow) = (on(fast), on(slow));
+        assert!(on_slow < on_fast, "{side}: one thread on CPU {slow} {on_slow}, on CPU {fast} {on_fast}");
+        let expected = aggregate / (2.0 * (on_fast + on_slow) / 2.0);
+        assert!((efficiency - expected).abs() <= 1e-9 * expected, "{side}: efficiency {efficiency}, {expected}");
+        let naive = aggregate / (2.0 * on_fast);
+        assert!(efficiency > naive, "{side}: efficiency {efficiency}, naive {naive}");
     }
 }
