@@ -48,7 +48,13 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         None => {
             let (info, states, settings) = plan_run(&args, view)?;
             let cells = states.iter().map(CellState::as_planned).collect();
-            store.insert_run(&StoredRun { info: info.clone(), timeout: settings.timeout, cells })?;
+            store.insert_run(&StoredRun {
+                info: info.clone(),
+                timeout: settings.timeout,
+                forks: Some(settings.forks),
+                warmup_max: Some(settings.warmup_max),
+                cells,
+            })?;
             (info, states, settings)
         }
     };
@@ -385,8 +391,10 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         builds: Vec::new(),
         // A resumed run takes the samples it planned; its further rounds are not resumed.
         target: None,
-        forks: 2,
-        warmup_max: Duration::from_millis(DEFAULT_WARMUP_MAX_MS),
+        // As the run had them; a run stored before they were kept had today's defaults of
+        // `run` without --quick (those of --quick and interop came later).
+        forks: stored.forks.unwrap_or(2),
+        warmup_max: stored.warmup_max.unwrap_or(Duration::from_millis(DEFAULT_WARMUP_MAX_MS)),
         threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
     };
     let mut settings = settings;

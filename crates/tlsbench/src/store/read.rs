@@ -99,7 +99,7 @@ impl Store {
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                         cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s,
-                        builds
+                        builds, forks, warmup_max_ms
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -130,12 +130,13 @@ impl Store {
                         row.get::<_, String>(2)?,
                         row.get::<_, f64>(6)?,
                         row.get::<_, Option<String>>(14)?,
+                        (row.get::<_, Option<i64>>(18)?, row.get::<_, Option<i64>>(19)?),
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.error(e))?;
-        let Some((mut info, command_line, timeout, conditions)) = header else {
+        let Some((mut info, command_line, timeout, conditions, (forks, warmup_max_ms))) = header else {
             let known = self.runs()?.into_iter().map(|r| r.id).collect();
             return Err(StoreError::UnknownRun { id: id.to_string(), path: self.path.clone(), known });
         };
@@ -143,7 +144,13 @@ impl Store {
         info.environment.conditions = conditions.map(|c| self.parse(id, "conditions", &c)).transpose()?;
         info.stacks = self.stacks(id)?;
         let cells = self.cells(id)?;
-        Ok(StoredRun { info, timeout: Duration::from_secs_f64(timeout), cells })
+        Ok(StoredRun {
+            info,
+            timeout: Duration::from_secs_f64(timeout),
+            forks: forks.map(|n| n as usize),
+            warmup_max: warmup_max_ms.map(|ms| Duration::from_millis(ms as u64)),
+            cells,
+        })
     }
 
     fn stacks(&self, run: &str) -> Result<Vec<StackInfo>, StoreError> {

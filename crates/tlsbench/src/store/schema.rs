@@ -45,6 +45,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
      ALTER TABLE warmups ADD COLUMN gc_sample_ms INTEGER;",
     // 13: what threads share (none chosen: their own configs).
     "ALTER TABLE cells ADD COLUMN contexts TEXT;",
+    // 14: the forks and warm-up bound of processes that stay up, to resume a run with them.
+    "ALTER TABLE runs ADD COLUMN forks INTEGER; ALTER TABLE runs ADD COLUMN warmup_max_ms INTEGER;",
 ];
 
 const SCHEMA: &str = "
@@ -62,7 +64,9 @@ CREATE TABLE runs (
     conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
     target_ci     REAL,              -- --target-ci in %, and its --time-budget
     time_budget_s REAL,
-    builds        TEXT               -- the runners' builds as they reported them (--build); NULL before schema 7
+    builds        TEXT,              -- the runners' builds as they reported them (--build); NULL before schema 9
+    forks         INTEGER,           -- --forks and --warmup-max-ms, to resume with; NULL before schema 14
+    warmup_max_ms INTEGER
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),

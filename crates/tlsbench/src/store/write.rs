@@ -19,8 +19,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                                cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci,
-                               time_budget_s, builds)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               time_budget_s, builds, forks, warmup_max_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -41,6 +41,8 @@ impl Store {
                 info.target_ci,
                 info.time_budget_s,
                 env.builds,
+                run.forks.map(|n| n as i64),
+                run.warmup_max.map(|d| d.as_millis() as i64),
             ],
         )
         .map_err(err)?;
