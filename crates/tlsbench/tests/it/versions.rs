@@ -102,7 +102,8 @@ fn cells<'a>(doc: &'a Value, client: &str, server: &str) -> Vec<&'a Value> {
 #[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
             (scripts/test.sh builds them and runs this)"]
 fn releases_beside_todays_in_one_run_each_with_its_own_library() {
-    (need_openssl(), need_rustls());
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let doc = run(tmp.path(), &[&HEAP[..], &["--stack", "openssl", "--stack", OPENSSL, "--stack", RUSTLS]].concat());
     for (stack, library) in
@@ -125,7 +126,8 @@ fn releases_beside_todays_in_one_run_each_with_its_own_library() {
 #[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
             (scripts/test.sh builds them and runs this)"]
 fn a_pair_across_releases_handshakes_and_is_keyed_by_both_releases() {
-    (need_openssl(), need_rustls());
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let doc = run(tmp.path(), &[&TIME[..], &["--client", OPENSSL, "--server", RUSTLS]].concat());
     let cells = cells(&doc, OPENSSL, RUSTLS);
@@ -202,7 +204,8 @@ fn profile_of_a_release_shows_its_libraries_and_the_sync_measure_s_locks() {
 #[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
             (scripts/test.sh builds them and runs this)"]
 fn list_stacks_shows_the_releases_built_with_their_libraries() {
-    (need_openssl(), need_rustls());
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let output = succeeded(tlsbench(tmp.path()).args(["list", "stacks"]).output().unwrap());
     let text = String::from_utf8(output.stdout).unwrap();
