@@ -10,6 +10,7 @@ pub mod notes;
 pub mod progress;
 pub mod run_list;
 pub mod stack_list;
+pub mod stderr;
 pub mod table;
 pub mod trace;
 
