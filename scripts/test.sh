@@ -45,8 +45,8 @@ stage "build (workspace, Go and Java runners; wolfSSL's opt-in runner)"
 scripts/build.sh --wolfssl
 export TLSBENCH_REQUIRE_WOLFSSL=1
 export PATH="$PATH:/usr/local/go/bin"
-# One release runner of each kind beside today's, which the versions tests then require
-# (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
+# One release runner of each kind beside today's, for the versions tests, ignored in a plain
+# `cargo test` and run below (crates/tlsbench/tests/it/versions*.rs): OpenSSL 3.5 built from source (the longest, about
 # 7 minutes), OpenSSL 1.1.1 (the line before 3, with no providers: versions_openssl111.rs),
 # rustls 0.23.29, and Go 1.27 (its toolchain from the Go module proxy). The other OpenSSL
 # releases are built on demand (docs/versions.md).
@@ -58,7 +58,6 @@ stage "build rustls 0.23.29's runner"
 scripts/build-rustls.sh 0.23.29 >/dev/null
 stage "build Go 1.27's runner"
 scripts/build-go.sh 1.27
-export TLSBENCH_REQUIRE_RELEASES=1
 # The lint gates: formatting and clippy's warnings for Rust, gofmt and go vet for Go; javac's
 # warnings are errors in the Java runner's own build (runners/java/pom.xml).
 stage "lint (rustfmt, clippy, gofmt, line length)"
@@ -92,6 +91,11 @@ stage "cargo test: run the unit and integration tests"
 cargo test --release --workspace --locked
 cargo test --release --locked "${aws_lc[@]}"
 cargo test --release --locked "${wolfssl[@]}"
+# The versions tests of the releases built above, which a plain `cargo test` lists as ignored;
+# not those of the releases built on demand only (crates, netty-tcnative).
+stage "cargo test: the release runners' tests"
+cargo test --release --workspace --locked --test it -- --ignored versions \
+    --skip versions::built_on_demand:: --skip versions_netty::
 # The adapter's own tests against OpenSSL 1.1.1, whose code paths differ from 3's (docs/stacks.md#openssl-111):
 # in the release runners' target directory, linked as its runner is.
 stage "cargo test: the openssl adapter at OpenSSL 1.1.1"

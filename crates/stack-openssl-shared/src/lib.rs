@@ -1,6 +1,7 @@
-//! The adapter code that stack-openssl and stack-boringssl share. The `boring` crate mirrors the
-//! `openssl` crate's API, name for name, but its types are its own: one generic function could
-//! not take both crates' `SslContextBuilder`s without a trait of our own over every call. So
+//! The adapter code that stack-openssl, stack-boringssl and stack-aws-lc (the `openssl` crate
+//! on AWS-LC) share. The `boring` crate mirrors the `openssl` crate's API, name for name, but
+//! its types are its own: one generic function could not take both crates'
+//! `SslContextBuilder`s without a trait of our own over every call. So
 //! this is a macro, [`shared_adapter_code!`], that each adapter calls once: it expands there into
 //! a module of plain functions written against that adapter's crate (`openssl::ssl::...` or
 //! `boring::ssl::...`), compiled as if the adapter had written them itself.
@@ -10,8 +11,8 @@
 //! a resumed TLS 1.2 handshake, each one's group and ticket reporting) stays in its adapter,
 //! commented there.
 //!
-//! With the feature `testing`, [`testing`] holds what the pairs tests of runner-openssl and
-//! runner-boringssl share.
+//! With the feature `testing`, [`testing`] holds what the pairs tests of runner-openssl,
+//! runner-boringssl and runner-aws-lc share.
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -26,7 +27,7 @@ pub mod testing;
 #[macro_export]
 macro_rules! shared_adapter_code {
     (mod $name:ident for $lib:ident, $sys:ident) => {
-        /// What this adapter shares with the other one on the same API (expanded from
+        /// What this adapter shares with the others on the same API (expanded from
         /// tlsbench-stack-openssl-shared against this adapter's crate).
         mod $name {
             use tlsbench_harness::pki::{Credentials, SERVER_NAME};

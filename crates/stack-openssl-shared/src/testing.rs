@@ -1,4 +1,4 @@
-//! What the pairs tests of runner-openssl and runner-boringssl share: each pairs its family's
+//! What the pairs tests of runner-openssl, runner-boringssl and runner-aws-lc share: each pairs its family's
 //! stack with rustls, through the real driver.
 
 use tlsbench_harness::driver;

@@ -22,17 +22,14 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Measure stacks on scenarios, store every sample, print a table, export the results.
-    ///
-    /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the
-    /// results.
+    /// Measure a matrix of stacks and scenarios, store every sample, print a table, export the results.
     Run(RunArgs),
     /// Every client stack against every server stack: does each pair work, and how fast.
     ///
-    /// Every client stack against every server stack (or those of --stack): one matrix per
-    /// scenario and side, clients down, servers across. Default scenarios: full TLS 1.3 and 1.2
-    /// handshakes with x25519, ecdsa-p256 and aes-128-gcm; 2 short samples per pair (whether it
-    /// works, and roughly at what rate). Takes the options of `run`.
+    /// One matrix per scenario and side, clients down, servers across; --stack chooses the
+    /// stacks. Default scenarios: full TLS 1.3 and 1.2 handshakes with x25519, ecdsa-p256 and
+    /// aes-128-gcm; 2 short samples per pair (whether it works, and roughly at what rate). Takes
+    /// the options of `run`.
     Interop(RunArgs),
     /// List the stored runs, oldest first: stacks, cells and whether each run is complete.
     Runs(DbArg),
@@ -44,35 +41,33 @@ pub enum Command {
     Report(ReportArgs),
     /// The IO of one connection, call by call on both sides.
     ///
-    /// The IO of one connection, call by call on both sides: each read (asked, got, or would
-    /// block) and write with the TLS records in it, by flight, and the totals.
+    /// Each read (asked, got, or would block) and write with the TLS records in it, by flight,
+    /// and the totals.
     Trace(TraceArgs),
     /// Per stack, how it does IO: read and write buffering, record coalescing.
     ///
-    /// Per stack, how it does IO (read and write buffering, record coalescing) as measured in
-    /// io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per side.
+    /// As measured in io-profile with TLS 1.3 and 1.2, with its IO calls, records and bytes per
+    /// side.
     Io(IoArgs),
     /// Where one side's instructions and locks go, under callgrind: top functions, flamegraph.
     ///
-    /// Where one side's instructions go: that side run under callgrind, its top functions (by
-    /// inclusive and exclusive instructions) and each library's share, and the functions that
-    /// take its locks and atomics; writes a flamegraph SVG and the profile as JSON (for
-    /// `report --profile`).
+    /// That side runs under callgrind: its top functions (by inclusive and exclusive
+    /// instructions) and each library's share, and the functions that take its locks and
+    /// atomics; writes a flamegraph SVG and the profile as JSON (for `report --profile`).
     Profile(ProfileArgs),
     /// Serve connections of one stack (or plain TCP) on a TCP socket until stopped.
     ///
-    /// Serve connections of one stack (or plain TCP) on a TCP socket until Ctrl-C or SIGTERM;
-    /// prints the address on the first line of stdout, and what the server measured at the end.
+    /// Stops on Ctrl-C or SIGTERM; prints the address on the first line of stdout, and what the
+    /// server measured at the end.
     Serve(ServeArgs),
     /// Load a TLS server with connections of one client stack, bounded in count and time.
     ///
-    /// Connections of one client stack (or plain TCP) against a TLS server, bounded in count and
-    /// time: connections per second, latency percentiles, CPU and syscalls per connection.
+    /// The client stack may be plain TCP; prints connections per second, latency percentiles,
+    /// CPU and syscalls per connection.
     Load(LoadArgs),
     /// Several load generators' partial results (`load --run-id`) as one.
     ///
-    /// Several load generators' partial results (`load --run-id`) as one: counts add up,
-    /// latency histograms merge.
+    /// Counts add up, latency histograms merge.
     Merge(MergeArgs),
     /// List the stacks (with their versions and what each supports) or the scenarios.
     List {
@@ -92,7 +87,8 @@ pub enum ListWhat {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// A stack to measure against itself; repeat for several. Default: all stacks.
+    /// A stack to measure against itself; repeat for several [default: every stack some runner
+    /// holds, but the GPL-only wolfssl, measured only when named].
     #[arg(
         long = "stack",
         value_name = "ID",
@@ -106,7 +102,9 @@ pub struct RunArgs {
     /// The server stack of an interop pair (with --client).
     #[arg(long, value_name = "ID", value_parser = stacks::parse_id, requires = "client")]
     pub server: Option<String>,
-    /// Only scenarios whose names match this glob; repeat for several. Default: all.
+    /// Only scenarios whose names match this glob (`'*'`: all of them); repeat for several
+    /// [default: each measure's focused set (docs/scenarios.md); with --quick, the headline
+    /// scenarios; in interop, full TLS 1.3 and 1.2 handshakes].
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
     /// What to measure (time, instructions, sync, io, heap, rss; net over TCP); repeat for
@@ -122,15 +120,16 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "T", default_value_t = Transport::Memory)]
     pub transport: Transport,
     /// Samples per cell [default: 20 with the time measure, else 10; 6 with --quick: the fewest
-    /// that give a 95% interval].
+    /// that give a 95% interval; a run of instructions or sync only, 3 (2 with --quick); in
+    /// interop, 2].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
     /// A short run: fewer and shorter samples (6 of 20 ms per side) and, without --scenario,
     /// the headline scenarios only (full and resumed handshakes, transfer, io-profile, memory-100).
     #[arg(long)]
     pub quick: bool,
-    /// Each side's measured time per sample, in ms [default: 50, or 20 with --quick; over
-    /// TCP, the load's time: 1000, or 300 with --quick].
+    /// Each side's measured time per sample, in ms [default: 50, or 20 with --quick and in
+    /// interop; over TCP, the load's time: 1000, or 300 with --quick and in interop].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub min_time_ms: Option<u64>,
     /// Unmeasured work before each sample, in ms [default: 25, or 10 with --quick]. A process
@@ -158,7 +157,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        value_parser = parse_timeout,
+        value_parser = parse_seconds,
         allow_negative_numbers = true,
         requires = "target_ci"
     )]
@@ -166,7 +165,13 @@ pub struct RunArgs {
     /// Seconds a runner is given for one sample beyond the time its planned work is budgeted
     /// (memory-N's connections by key type, --min-time-ms and --warmup-ms); a runner still
     /// going after that is killed and its cell fails.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120.0, value_parser = parse_timeout)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120.0,
+        value_parser = parse_seconds,
+        allow_negative_numbers = true
+    )]
     pub timeout: f64,
     /// Where a pair's two sides run: in one runner where one holds both stacks, else one runner
     /// per side (auto); always one runner per side (split); or both ways, to compare them.
@@ -335,9 +340,12 @@ pub struct CompareArgs {
     pub a: String,
     /// The run judged: a run id or an exported JSON file.
     pub b: String,
-    /// Medians closer than this many percent are noise [default: 0.3 for instructions, 0 for
-    /// sync (which must also move by one per handshake or MB, or from or to 0), 1 for heap and
-    /// io, 5 for time and rss].
+    /// Medians closer than this many percent are noise, in every cell [default: each cell's own
+    /// threshold from its history, where the database holds 5 or more past run-to-run changes
+    /// of its median (in runs other than B): the upper fence (Q3 + 1.5 IQR) of those changes,
+    /// at least a floor per measure (docs/usage.md, "Comparing two runs"); else its measure's:
+    /// 0.3 for instructions, 0 for sync (which must also move by one per handshake or MB, or
+    /// from or to 0), 1 for heap and io, 5 for time and rss].
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub threshold: Option<f64>,
     /// Exit with status 1 when any cell of B is worse than in A.
@@ -364,7 +372,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "ID", requires = "stack_b")]
     pub stack_a: Option<String>,
     /// Hold every cell to its measure's default threshold, not to one from its history in the
-    /// database (where it has enough of it: see `tlsbench compare --help`'s threshold).
+    /// database (where it has enough of it: see --threshold).
     #[arg(long)]
     pub no_history: bool,
     /// Only B's cells of this stack (see --stack-a).
@@ -429,7 +437,8 @@ pub struct TraceArgs {
 
 #[derive(Args)]
 pub struct IoArgs {
-    /// A stack to profile against itself; repeat for several. Default: all stacks.
+    /// A stack to profile against itself; repeat for several [default: every stack some runner
+    /// holds, but the GPL-only wolfssl, profiled only when named].
     #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
     pub stacks: Vec<String>,
     /// How the libraries are configured: pinned to the scenario's suite and group without
@@ -498,7 +507,13 @@ pub struct NetArgs {
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<Scenario>,
     /// A connection whose peer sends nothing for this many seconds fails.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        value_parser = parse_seconds,
+        allow_negative_numbers = true
+    )]
     pub io_timeout: f64,
     #[command(flatten)]
     pub build: BuildArg,
@@ -535,7 +550,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub connections: Option<u64>,
     /// Start no connection after this many seconds [default: 10, or 300 with --connections].
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Connections in flight at once (as `openssl s_time`: 1).
     #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -586,9 +601,14 @@ fn parse_target_ci(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_timeout(text: &str) -> Result<f64, String> {
+/// The most seconds an option takes: a week, far from where the `Duration`s and deadlines made
+/// of it, summed, would overflow.
+const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// A number of seconds: from a millisecond (what the runners are given) to [`MAX_SECONDS`].
+fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(seconds),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
+        Ok(seconds) if (0.001..=MAX_SECONDS).contains(&seconds) => Ok(seconds),
+        _ => Err(format!("`{text}` is not a number of seconds from 0.001 to {MAX_SECONDS} (a week)")),
     }
 }

@@ -84,7 +84,11 @@ struct CpuTimes {
 
 impl CpuTimes {
     fn read() -> Option<CpuTimes> {
-        let stat = fs::read_to_string("/proc/stat").ok()?;
+        CpuTimes::parse(&fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// The first line of /proc/stat's text, `cpu` and its times; None where it is not that.
+    fn parse(stat: &str) -> Option<CpuTimes> {
         let fields: Vec<u64> = stat
             .lines()
             .next()?
@@ -286,14 +290,21 @@ mod tests {
     }
 
     #[test]
-    fn the_machine_is_watched_over_a_run() {
+    fn steal_is_read_from_the_aggregate_cpu_line_of_proc_stat() {
+        // user nice system idle iowait irq softirq steal, then guest times (inside user and nice).
+        let stat = "cpu  100 5 50 800 10 0 2 30 7 0\ncpu0 50 2 25 400 5 0 1 15 3 0\nintr 1 2\n";
+        let times = CpuTimes::parse(stat).unwrap();
+        assert_eq!((times.total, times.steal), (997, 30));
+        // A kernel without a steal field, or another file, gives no figure rather than a wrong one.
+        assert!(CpuTimes::parse("cpu  100 5 50 800 10 0 2\n").is_none());
+        assert!(CpuTimes::parse("cpu0 100 5 50 800 10 0 2 30\n").is_none());
+        assert!(CpuTimes::parse("").is_none());
+    }
+
+    #[test]
+    fn a_run_on_linux_records_its_steal() {
+        // /proc/stat is there, and the two calibrations take CPU ticks between the two reads.
         let conditions = Watch::start().finish();
-        for c in [&conditions.calibration_before, &conditions.calibration_after] {
-            assert!(c.median_ms > 0.0 && c.spread_percent >= 0.0 && c.max_over_min >= 1.0, "{c:?}");
-        }
-        assert!(conditions.load_average_start >= 0.0 && conditions.load_average_end >= 0.0);
-        if let Some(steal) = conditions.steal_percent {
-            assert!((0.0..=100.0).contains(&steal));
-        }
+        assert!(conditions.steal_percent.is_some(), "{conditions:?}");
     }
 }

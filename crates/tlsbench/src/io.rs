@@ -64,8 +64,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
     let release = stacks::Runners::find()?;
     let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
         true => {
-            let (ids, others): (Vec<String>, Vec<String>) = release
-                .default_stacks()
+            let (ids, others): (Vec<String>, Vec<String>) = crate::plan::default_stacks::of_a_run(&release)
                 .into_iter()
                 .partition(|id| built.is_default() || builds::runtime_only(&release, built, id).is_none());
             let reasons = others
@@ -81,7 +80,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
     for (i, scenario) in io_scenarios(args.config).iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
-            eprintln!("tracing {scenario} {}", builds::label(id, built));
+            crate::output::stderr::line(format!("tracing {scenario} {}", builds::label(id, built)));
             let outcome = match call_trace(&runners, build, id, id, scenario) {
                 Ok(TraceReply::Ok(trace)) => Outcome::Measured(trace),
                 Ok(TraceReply::Unsupported { reason }) => Outcome::Unsupported(reason),
@@ -113,7 +112,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
         output::print(output::io_table::render(scenario, &rows));
     }
     if failed > 0 {
-        eprintln!("{failed} trace(s) failed; the reasons are listed under the tables");
+        crate::output::stderr::line(format!("{failed} trace(s) failed; the reasons are listed under the tables"));
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

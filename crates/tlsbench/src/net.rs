@@ -89,14 +89,14 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode> {
     match serde_json::from_str::<Serving>(&first) {
         Ok(serving) => {
             crate::output::print(format!("{}\n", serving.listening));
-            eprintln!(
+            crate::output::stderr::line(format!(
                 "{} ({}) serves on {} with {} worker(s), response {}; Ctrl-C or SIGTERM stops it",
                 builds::label(&serving.stack, built),
                 serving.library,
                 serving.listening,
                 serving.workers,
                 args.response
-            );
+            ));
         }
         Err(_) => {
             child.wait()?;
@@ -180,7 +180,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         }
     }
     let merged = merged.expect("clap requires a partial");
-    eprintln!("merged {} partial result(s)", args.partials.len());
+    crate::output::stderr::line(format!("merged {} partial result(s)", args.partials.len()));
     finish(NetReply::Ok(merged), args.output.as_deref())
 }
 
@@ -405,7 +405,7 @@ fn finish(reply: NetReply, output: Option<&Path>) -> Result<ExitCode> {
     if let Some(path) = output {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::output::stderr::line(format!("wrote {}", path.display()));
     }
     Ok(match report.failed {
         0 => ExitCode::SUCCESS,

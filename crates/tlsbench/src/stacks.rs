@@ -314,7 +314,7 @@ impl Runners {
     pub fn default_stacks(&self) -> Vec<String> {
         let (ids, note) = self.available();
         if let Some(note) = note {
-            eprintln!("{note}");
+            crate::output::stderr::line(note);
         }
         ids
     }

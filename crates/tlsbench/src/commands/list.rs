@@ -23,7 +23,7 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
                     Ok(()) => "supported".to_string(),
                     Err(reason) => format!("unsupported: {reason}"),
                 };
-                output::print(format!("{:<72} {support}\n", scenario.name()));
+                output::print(support_line(&scenario.name(), &support));
             }
         }
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
@@ -49,4 +49,29 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A scenario and what a stack does with it: on one line where that fits [`output::WIDTH`],
+/// else the verdict on the next line, indented (and wrapped, should a reason be longer still).
+fn support_line(name: &str, support: &str) -> String {
+    let line = format!("{name:<72} {support}");
+    match line.chars().count() <= output::WIDTH {
+        true => line + "\n",
+        false => format!("{name}\n{}", output::stderr::wrapped(&format!("    {support}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_that_does_not_fit_beside_its_scenario_goes_on_the_next_line() {
+        let name = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
+        assert_eq!(support_line(name, "supported"), format!("{name:<72} supported\n"));
+        let long = "unsupported: openssl: group x25519mlkem768 not supported";
+        assert_eq!(support_line(name, long), format!("{name}\n    {long}\n"));
+        let longer = format!("unsupported: {}", "why ".repeat(40));
+        assert!(support_line(name, &longer).lines().all(|l| l.chars().count() <= output::WIDTH));
+    }
 }

@@ -69,11 +69,11 @@ pub(crate) fn write_exports(exports: &ExportArgs, doc: &RunDocument) -> Result<(
     if let (Some(path), None) = (&exports.export_github_action, &exports.export_github_action_smaller) {
         let lower = doc.results.iter().filter(|c| c.better == "lower" && c.median.is_some()).count();
         if lower > 0 {
-            eprintln!(
+            crate::output::stderr::line(format!(
                 "note: {} holds the metrics where higher is better; --export-github-action-smaller FILE exports the \
                  {lower} result(s) where lower is better (github-action-benchmark takes one direction per file)",
                 path.display()
-            );
+            ));
         }
     }
     Ok(())

@@ -49,7 +49,13 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         None => {
             let (info, states, settings) = plan_run(&args, view)?;
             let cells = states.iter().map(CellState::as_planned).collect();
-            store.insert_run(&StoredRun { info: info.clone(), timeout: settings.timeout, cells })?;
+            store.insert_run(&StoredRun {
+                info: info.clone(),
+                timeout: settings.timeout,
+                forks: Some(settings.forks),
+                warmup_max: Some(settings.warmup_max),
+                cells,
+            })?;
             (info, states, settings)
         }
     };
@@ -58,18 +64,18 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         if STOP.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
         }
-        eprintln!("\nstopping after the current sample (Ctrl-C again to stop at once)");
+        crate::output::stderr::line("\nstopping after the current sample (Ctrl-C again to stop at once)");
     })
     .context("installing the Ctrl-C handler")?;
 
     if let Some(target) = &settings.target {
-        eprintln!(
+        crate::output::stderr::line(format!(
             "--target-ci {}%: after {} samples per cell, further rounds of the cells still wider, \
              for at most {} s of measuring (--time-budget)",
             target.ci_percent,
             settings.samples,
             target.budget.as_secs_f64()
-        );
+        ));
     }
     let mut progress = output::progress::Progress::new(sampling::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };
@@ -84,12 +90,12 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     info.environment.allocator = sampling::allocators_used(&states);
     store.record_allocators(&info.id, &info.environment.allocator)?;
     if finish? == Finish::Interrupted {
-        eprintln!(
+        crate::output::stderr::line(format!(
             "interrupted with {} sample(s) still to take; everything measured is stored in {}: `{}` measures the rest",
             sampling::planned_samples(&states, &settings),
             args.db.db.display(),
             resume_command(&info.id, &args.db.db)
-        );
+        ));
         return Ok(ExitCode::from(130));
     }
 
@@ -99,22 +105,22 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         View::Matrix => output::print(format!("{}{}", output::matrix::render(&doc), output::notes::precision(&doc))),
     }
     if view == View::Matrix && args.samples.is_none() {
-        eprintln!(
+        crate::output::stderr::line(format!(
             "interop takes {INTEROP_SAMPLES} short samples per pair, \
-             to tell whether each pair works and roughly at what rate. To measure one pair precisely:\n  \
+             to tell whether each pair works and roughly at what rate.\nTo measure one pair precisely:\n  \
              tlsbench run --client CLIENT --server SERVER --scenario SCENARIO (20 samples of 50 ms)"
-        );
+        ));
     }
     write_exports(&args.exports, &doc)?;
     if args.quick && args.scenarios.is_empty() && view == View::Table {
         // Neither selection can fail: no glob takes the defaults, and `*` matches every scenario.
         if let Ok(hint) = beyond_quick(&args) {
-            eprintln!("{hint}");
+            crate::output::stderr::line(&hint);
         }
     }
     let failed = doc.results.iter().filter(|r| r.status == Status::Failed).count();
     if failed > 0 {
-        eprintln!("{failed} result(s) failed; the reasons are listed under the table");
+        crate::output::stderr::line(format!("{failed} result(s) failed; the reasons are listed under the table"));
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
@@ -125,7 +131,7 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
     let started = SystemTime::now();
     let runners = stacks::Runners::find()?;
     let ids: Vec<String> = match args.stacks.is_empty() {
-        true => runners.default_stacks(),
+        true => plan::default_stacks::of_a_run(&runners),
         false => first_seen(args.stacks.clone()),
     };
     let (pairs, globs) = match (view, &args.client, &args.server) {
@@ -393,13 +399,32 @@ fn beyond_quick(args: &RunArgs) -> Result<String> {
         false => format!("'{}'", arg.replace('\'', r"'\''")),
     };
     let command: Vec<String> = std::env::args().filter(|a| a != "--quick").map(shell_word).collect();
-    let command = command.join(" ");
+    let whole = [&command[..], &["--scenario".to_string(), "'*'".to_string()]].concat();
     let all = output::format::format_number(all as f64);
     Ok(format!(
         "This was the quick comparison: the headline scenarios, short samples.\n\
-         Each measure's focused default set ({defaults} scenarios), full-length samples:\n  {command}\n\
-         The whole matrix ({all} scenarios):\n  {command} --scenario '*'"
+         Each measure's focused default set ({defaults} scenarios), full-length samples:\n{}\n\
+         The whole matrix ({all} scenarios):\n{}",
+        shell_lines(&command),
+        shell_lines(&whole)
     ))
+}
+
+/// A command to copy into a shell, indented by two, on as many lines as keep each within
+/// [`output::WIDTH`]: every line but the last ends in ` \`, so that the shell reads one command.
+fn shell_lines(words: &[String]) -> String {
+    let mut lines = vec![String::from(" ")];
+    for word in words {
+        let line = lines.last_mut().expect("one line at least");
+        if !line.trim().is_empty() && line.chars().count() + 1 + word.chars().count() + 2 > output::WIDTH {
+            line.push_str(" \\");
+            lines.push(String::from("   "));
+        }
+        let line = lines.last_mut().expect("one line at least");
+        line.push(' ');
+        line.push_str(word);
+    }
+    lines.join("\n")
 }
 
 /// A stored run with its original settings, to take the samples it is missing.
@@ -417,8 +442,10 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         builds: Vec::new(),
         // A resumed run takes the samples it planned; its further rounds are not resumed.
         target: None,
-        forks: 2,
-        warmup_max: Duration::from_millis(DEFAULT_WARMUP_MAX_MS),
+        // As the run had them; a run stored before they were kept had today's defaults of
+        // `run` without --quick (those of --quick and interop came later).
+        forks: stored.forks.unwrap_or(2),
+        warmup_max: stored.warmup_max.unwrap_or(Duration::from_millis(DEFAULT_WARMUP_MAX_MS)),
         threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
         pinning: match states
             .iter()
@@ -439,7 +466,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();
     settings.builds = find_builds(&settings.runners, states.iter().map(|s| s.cell.built()), &ids)?;
     if sampling::planned_samples(&states, &settings) == 0 {
-        eprintln!("run {id} is complete: nothing to measure");
+        crate::output::stderr::line(format!("run {id} is complete: nothing to measure"));
         return Ok((info, states, settings));
     }
     let scenarios: Vec<Scenario> = states.iter().map(|s| s.cell.scenario).collect();
@@ -460,7 +487,9 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
     if (&here.cpu, here.cores, &here.kernel)
         != (&info.environment.cpu, info.environment.cores, &info.environment.kernel)
     {
-        eprintln!("warning: run {id} started on another machine or kernel; its samples will mix the two");
+        crate::output::stderr::line(format!(
+            "warning: run {id} started on another machine or kernel; its samples will mix the two"
+        ));
     }
     Ok((info, states, settings))
 }
@@ -511,4 +540,22 @@ fn run_id(started: SystemTime) -> String {
     let stamp: String =
         humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!("{stamp}-{:04x}", fastrand::u16(..))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_command_goes_on_lines_that_a_shell_reads_as_one() {
+        let words: Vec<String> = ["tlsbench", "run"].into_iter().map(String::from).collect();
+        assert_eq!(shell_lines(&words), "  tlsbench run");
+        let long: Vec<String> = (0..40).map(|i| format!("--export-json=/tmp/{i}")).collect();
+        let text = shell_lines(&long);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= output::WIDTH), "{text}");
+        assert!(lines[..lines.len() - 1].iter().all(|l| l.ends_with(" \\")), "{text}");
+        assert!(lines[1..].iter().all(|l| l.starts_with("    --export")), "{text}");
+        assert_eq!(text.replace(" \\\n   ", "").trim(), long.join(" "));
+    }
 }

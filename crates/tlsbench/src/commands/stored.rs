@@ -58,7 +58,7 @@ pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
     warn_if_interrupted(&b, &args.db.db);
     let worse = comparison.count(compare::Verdict::Worse);
     if args.fail_on_regression && worse > 0 {
-        eprintln!("{worse} cell(s) worse in B than in A (--fail-on-regression)");
+        crate::output::stderr::line(format!("{worse} cell(s) worse in B than in A (--fail-on-regression)"));
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
@@ -81,12 +81,12 @@ pub(super) fn report(args: ReportArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("index.html");
         std::fs::write(&path, report.html()).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::output::stderr::line(format!("wrote {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The medians of every stored run but `except` (the run compared against), oldest first: what
+/// The medians of every stored run but `except` (B, the run judged), oldest first: what
 /// each cell's threshold is taken from. None without a database.
 fn history(db: &Path, except: &str) -> Result<compare::History> {
     let mut history = compare::History::default();
@@ -149,11 +149,11 @@ fn document_of(stored: StoredRun) -> Result<(RunDocument, u64)> {
 
 fn warn_if_interrupted(loaded: &Loaded, db: &Path) {
     if loaded.missing > 0 {
-        eprintln!(
+        crate::output::stderr::line(format!(
             "note: run {} was interrupted: {} sample(s) are missing; `{}` takes them",
             loaded.name,
             loaded.missing,
             resume_command(&loaded.name, db)
-        );
+        ));
     }
 }

@@ -11,6 +11,7 @@ pub mod progress;
 pub mod run_list;
 pub mod scaling;
 pub mod stack_list;
+pub mod stderr;
 pub mod table;
 pub mod trace;
 

@@ -55,14 +55,20 @@ impl Progress {
     pub fn warmed(&self, label: &str, warmup: &Warmup, processes: u32) {
         let line = warmed_line(label, warmup, processes);
         match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            Some(bar) => bar.println(super::stderr::wrapped(&line).trim_end()),
+            None => super::stderr::line(&line),
         }
     }
 
     pub fn round_done(&self, round: usize) {
         if self.bar.is_none() {
-            eprintln!("round {}/{} done ({}/{} samples)", round + 1, self.rounds, self.done, self.total);
+            super::stderr::line(format!(
+                "round {}/{} done ({}/{} samples)",
+                round + 1,
+                self.rounds,
+                self.done,
+                self.total
+            ));
         }
     }
 
@@ -86,9 +92,9 @@ impl Progress {
         match &self.bar {
             Some(bar) => {
                 bar.set_length(self.total);
-                bar.println(line);
+                bar.println(super::stderr::wrapped(&line).trim_end());
             }
-            None => eprintln!("{line}"),
+            None => super::stderr::line(&line),
         }
     }
 

@@ -2,6 +2,7 @@
 //! cell, where its sides run and the time a sample of it may take are cell.rs.
 
 mod cell;
+pub mod default_stacks;
 #[cfg(test)]
 mod tests;
 

@@ -263,11 +263,11 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     options.push("--compress-pos=no".into());
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let (program, argv) = callgrind.command(runner, &command, &out, &options, &[]);
-    eprintln!(
+    crate::output::stderr::line(format!(
         "profiling the {} side of {} ({iterations} iterations under callgrind)",
         args.side,
         builds::label(&args.stack, built)
-    );
+    ));
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let output = executor::call(&program, &argv, time_limit(args.scenario.kind, iterations))
         .with_context(|| format!("running {} under callgrind", runner.display()))?;
@@ -302,7 +302,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     std::fs::write(&svg, &profile.svg).with_context(|| format!("cannot write {}", svg.display()))?;
     std::fs::write(&json, serde_json::to_string_pretty(&profile)?)
         .with_context(|| format!("cannot write {}", json.display()))?;
-    eprintln!("wrote {}, {} and {}", svg.display(), json.display(), out.display());
+    crate::output::stderr::line(format!("wrote {}, {} and {}", svg.display(), json.display(), out.display()));
     Ok(ExitCode::SUCCESS)
 }
 

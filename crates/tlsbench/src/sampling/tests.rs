@@ -75,7 +75,8 @@ fn a_stored_run_rebuilds_the_same_document() {
 
     let info = fixture::document().run;
     let live = document(info.clone(), &[ok, failed]);
-    let run = StoredRun { info: info.clone(), timeout: Duration::from_secs(1), cells: stored };
+    let run =
+        StoredRun { info: info.clone(), timeout: Duration::from_secs(1), forks: None, warmup_max: None, cells: stored };
     let restored = restore(&run).unwrap();
     assert_eq!(restored.iter().map(|s| s.missing(3)).collect::<Vec<_>>(), [1, 0]);
     assert_eq!(document(info, &restored), live);

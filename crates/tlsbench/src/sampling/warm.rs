@@ -218,7 +218,10 @@ pub fn warm_up_first(
     let cells: Vec<&(usize, &Cell)> =
         cells.iter().filter(|(_, c)| c.measure == Measure::Time && settings.uses_sessions(c)).collect();
     if !cells.is_empty() {
-        eprintln!("warming up the processes of {} cells until steady (docs/sampling.md)", cells.len());
+        crate::output::stderr::line(format!(
+            "warming up the processes of {} cells until steady (docs/sampling.md)",
+            cells.len()
+        ));
     }
     let mut outcomes = Vec::new();
     for &&(position, cell) in &cells {

@@ -58,11 +58,16 @@ fn known_runs(known: &[String]) -> String {
     }
 }
 
-/// A run as stored: its document header, the setting the document lacks, and every cell.
+/// A run as stored: its document header, the settings the document lacks (kept so that a
+/// resumed run takes its samples as the run took them), and every cell.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredRun {
     pub info: RunInfo,
     pub timeout: Duration,
+    /// `--forks` as the run had it; None in a run stored before it was kept (schema 15).
+    pub forks: Option<usize>,
+    /// `--warmup-max-ms` as the run had it; None likewise.
+    pub warmup_max: Option<Duration>,
     pub cells: Vec<StoredCell>,
 }
 

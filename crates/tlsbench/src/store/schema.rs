@@ -47,6 +47,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE cells ADD COLUMN contexts TEXT;",
     // 14: threads pinned one per CPU: each sample's CPUs, and the speed of each CPU used.
     "ALTER TABLE samples ADD COLUMN cpus TEXT; ALTER TABLE runs ADD COLUMN core_speeds TEXT;",
+    // 15: the forks and warm-up bound of processes that stay up, to resume a run with them.
+    "ALTER TABLE runs ADD COLUMN forks INTEGER; ALTER TABLE runs ADD COLUMN warmup_max_ms INTEGER;",
 ];
 
 const SCHEMA: &str = "
@@ -64,8 +66,10 @@ CREATE TABLE runs (
     conditions    TEXT,              -- JSON: load, steal and calibration over the run, at its end
     target_ci     REAL,              -- --target-ci in %, and its --time-budget
     time_budget_s REAL,
-    builds        TEXT,              -- the runners' builds as they reported them (--build); NULL before schema 7
-    core_speeds   TEXT               -- JSON: each CPU a run with --threads used, its loop's time; NULL: none
+    builds        TEXT,              -- the runners' builds as they reported them (--build); NULL before schema 9
+    core_speeds   TEXT,              -- JSON: each CPU a run with --threads used, its loop's time; NULL: none
+    forks         INTEGER,           -- --forks and --warmup-max-ms, to resume with; NULL before schema 15
+    warmup_max_ms INTEGER
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),

@@ -19,8 +19,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                                cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci,
-                               time_budget_s, builds, core_speeds)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               time_budget_s, builds, core_speeds, forks, warmup_max_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -42,6 +42,8 @@ impl Store {
                 info.time_budget_s,
                 env.builds,
                 (!env.core_speeds.is_empty()).then(|| json(&env.core_speeds)),
+                run.forks.map(|n| n as i64),
+                run.warmup_max.map(|d| d.as_millis() as i64),
             ],
         )
         .map_err(err)?;

@@ -132,8 +132,9 @@ impl Dirs {
     }
 }
 
+/// Stderr, with the lines tlsbench wrapped at 120 columns joined again.
 fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    crate::common::unwrapped(&output.stderr)
 }
 
 fn stdout(output: &Output) -> String {

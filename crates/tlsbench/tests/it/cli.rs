@@ -67,10 +67,18 @@ fn list_scenarios_for_a_stack_says_which_it_supports_and_why_not() {
     let output = tlsbench(dir.path()).args(["list", "scenarios", "--stack", "openssl"]).output().unwrap();
     let output = succeeded(output);
     let text = String::from_utf8(output.stdout).unwrap();
-    let line = |name: &str| {
-        text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}")).to_string()
+    // A scenario's line, and the next one: where the verdict does not fit beside its scenario
+    // in 120 columns, it is there, indented.
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 120), "{text}");
+    let support = |name: &str| {
+        let at = lines.iter().position(|l| l.split_whitespace().next() == Some(name));
+        let at = at.unwrap_or_else(|| panic!("{name}"));
+        match lines[at].split_once(' ') {
+            Some((_, support)) => support.trim().to_string(),
+            None => lines[at + 1].trim().to_string(),
+        }
     };
-    let support = |name: &str| line(name).split_once(' ').unwrap().1.trim().to_string();
     assert_eq!(support("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"), "supported (in the default run)");
     assert_eq!(support("handshake-resume-id_1.2_secp384r1_rsa-4096_aes-256-gcm_mtls_no-ems"), "supported");
     assert_eq!(
@@ -250,53 +258,88 @@ fn an_interop_pair_names_both_stacks_and_libraries() {
     }
 }
 
+/// A message on stderr as one paragraph: its lines, each at most 120 columns, joined back where
+/// they were wrapped (a continuation line is indented).
+#[track_caller]
+fn unwrapped(err: &str) -> String {
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 120), "a line over 120 columns:\n{err}");
+    assert!(lines.iter().skip(1).all(|l| l.starts_with("  ")), "not one wrapped paragraph:\n{err}");
+    lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ")
+}
+
 #[test]
-fn bad_input_gets_one_line_naming_the_valid_choices() {
+fn bad_input_gets_one_message_naming_the_valid_choices() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], i32, &str); 10] = [
+    let seconds = |option: &str, value: &str| {
+        format!(
+            "invalid value '{value}' for '{option} <SECONDS>': \
+             `{value}` is not a number of seconds from 0.001 to 604800 (a week)"
+        )
+    };
+    let load = ["load", "--stack", "openssl", "--connect", "127.0.0.1:9"];
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
         (
-            &["run", "--stack", "no-such-tls"],
+            vec!["run", "--stack", "no-such-tls"],
             2,
             "unknown stack `no-such-tls` (valid: rustls-aws-lc-rs, rustls-ring, rustls-aws-lc-rs-fips, openssl, \
              boringssl, aws-lc, aws-lc-fips, gnutls, libtls, s2n-tls, s2n-tls-recvbuf, bertie, wolfssl, go, jsse, \
              netty-tcnative; \
-             and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)",
+             and ID@RELEASE for a stack at another release of its library, once built: docs/versions.md)"
+                .into(),
         ),
-        (&["run", "--client", "openssl"], 2, "--server"),
-        (&["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`"),
+        (vec!["run", "--client", "openssl"], 2, "--server".into()),
+        (vec!["run", "--scenario", "handshake-resume_*"], 1, "no scenario matches `handshake-resume_*`".into()),
         (
-            &["run", "--measure", "cpu"],
+            vec!["run", "--measure", "cpu"],
             2,
             "invalid value 'cpu' for '--measure <M>': \
-             unknown measure `cpu` (valid: time, instructions, sync, io, heap, rss, net",
+             unknown measure `cpu` (valid: time, instructions, sync, io, heap, rss, net"
+                .into(),
         ),
-        (&["run", "--samples", "0"], 2, "--samples"),
+        (vec!["run", "--samples", "0"], 2, "--samples".into()),
         (
-            &["run", "--target-ci", "0"],
+            vec!["run", "--target-ci", "0"],
             2,
-            "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)",
+            "invalid value '0' for '--target-ci <PCT>': `0` is not a percentage above 0 and below 100 (e.g. 2%)".into(),
         ),
-        (&["run", "--target-ci", "abc"], 2, "`abc` is not a percentage above 0 and below 100 (e.g. 2%)"),
+        (vec!["run", "--target-ci", "abc"], 2, "`abc` is not a percentage above 0 and below 100 (e.g. 2%)".into()),
+        (vec!["run", "--target-ci", "2%", "--time-budget", "-1"], 2, seconds("--time-budget", "-1")),
+        (vec!["run", "--timeout", "1e30"], 2, seconds("--timeout", "1e30")),
+        (vec!["run", "--time-budget", "60"], 2, "--target-ci".into()),
         (
-            &["run", "--target-ci", "2%", "--time-budget", "-1"],
-            2,
-            "invalid value '-1' for '--time-budget <SECONDS>': `-1` is not a positive number of seconds",
-        ),
-        (&["run", "--time-budget", "60"], 2, "--target-ci"),
-        (
-            &["run", "--measure", "rss", "--scenario", "transfer_*"],
+            vec!["run", "--measure", "rss", "--scenario", "transfer_*"],
             1,
-            "`transfer_*` selects transfer scenarios, which no measure of this run applies to",
+            "`transfer_*` selects transfer scenarios, which no measure of this run applies to".into(),
         ),
+        // Not a panic with a backtrace, as --io-timeout once was.
+        ([&load[..], &["--io-timeout", "nan"]].concat(), 2, seconds("--io-timeout", "nan")),
+        ([&load[..], &["--io-timeout", "inf"]].concat(), 2, seconds("--io-timeout", "inf")),
+        ([&load[..], &["--io-timeout", "-1"]].concat(), 2, seconds("--io-timeout", "-1")),
+        ([&load[..], &["--io-timeout", "0"]].concat(), 2, seconds("--io-timeout", "0")),
+        ([&load[..], &["--duration", "-5"]].concat(), 2, seconds("--duration", "-5")),
     ];
     for (args, code, needle) in cases {
-        let output = tlsbench(dir.path()).args(args).output().unwrap();
+        let output = tlsbench(dir.path()).args(&args).output().unwrap();
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(code), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        let message = unwrapped(&err);
+        assert!(message.starts_with("error: ") && message.contains(&needle), "{args:?}: {err}");
         assert!(output.stdout.is_empty());
     }
+}
+
+#[test]
+fn a_long_error_is_wrapped_at_120_columns() {
+    // The unknown-stack error names every valid stack: longer than a line.
+    let dir = tempfile::tempdir().unwrap();
+    let output = tlsbench(dir.path()).args(["run", "--stack", "no-such-tls"]).output().unwrap();
+    let err = stderr(&output);
+    assert!(err.lines().count() > 1, "{err}");
+    assert!(err.lines().all(|l| l.chars().count() <= 120), "{err}");
+    assert!(err.starts_with("error: invalid value 'no-such-tls' for '--stack <ID>': unknown stack"), "{err}");
+    assert!(err.lines().skip(1).all(|l| l.starts_with("  ") && !l.starts_with("   ")), "{err}");
+    assert!(unwrapped(&err).ends_with("once built: docs/versions.md) (see --help)"), "{err}");
 }
 
 /// The samples of `metric` on `side` of the results of (stack, scenario, process).
@@ -393,7 +436,8 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
     let output = run("0.0001", "5");
     let output = succeeded(output);
     assert!(
-        stderr(&output).contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"),
+        crate::common::unwrapped(&output.stderr)
+            .contains("--target-ci 0.0001%: after 6 samples per cell, further rounds"),
         "{}",
         stderr(&output)
     );

@@ -113,7 +113,7 @@ fn a_runner_of_another_protocol_version_is_set_aside_and_named_where_its_stacks_
     );
     // The other runners' stacks are all there; the missing ones are named, with why.
     let listed = tlsbench().args(["list", "stacks"]).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&listed.stdout), String::from_utf8_lossy(&listed.stderr));
+    let (stdout, stderr) = (String::from_utf8_lossy(&listed.stdout), crate::common::unwrapped(&listed.stderr));
     assert!(listed.status.success(), "{stderr}");
     let ids: Vec<&str> =
         stdout.lines().filter(|l| !l.starts_with(' ')).filter_map(|l| l.split_whitespace().next()).collect();
@@ -121,7 +121,7 @@ fn a_runner_of_another_protocol_version_is_set_aside_and_named_where_its_stacks_
     assert!(stderr.contains("not measured: ") && stderr.contains(" go") && stderr.contains(&stale), "{stderr}");
     // Asked for by name, its stack is an error that says why.
     let asked = tlsbench().args(["run", "--stack", "go", "--samples", "1"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&asked.stderr);
+    let stderr = crate::common::unwrapped(&asked.stderr);
     assert_eq!(asked.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("no runner in") && stderr.contains("holds stack `go`") && stderr.contains(&stale),

@@ -12,11 +12,12 @@ fn tlsbench(data: &Path) -> Command {
 }
 
 /// Runs tlsbench with `args`; returns (success, stdout, stderr).
+/// Whether `args` succeeded, their stdout, and their stderr with its wrapped lines joined again.
 fn run(args: &[&str]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let output = tlsbench(dir.path()).args(args).output().unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (output.status.success(), text(output.stdout), text(output.stderr))
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    (output.status.success(), stdout, crate::common::unwrapped(&output.stderr))
 }
 
 #[test]

@@ -337,7 +337,7 @@ fn bad_input_names_what_is_valid() {
     let run = |args: &[&str]| {
         let out = tlsbench(dir.path()).args(args).output().unwrap();
         assert!(!out.status.success());
-        String::from_utf8(out.stderr).unwrap()
+        crate::common::unwrapped(&out.stderr)
     };
     let err = run(&["serve", "--stack", "nginx"]);
     assert!(
@@ -436,7 +436,7 @@ fn run_over_tcp_takes_the_net_measure_and_workers_only() {
     let error = |args: &[&str]| {
         let out = tlsbench(dir.path()).arg("run").args(args).output().unwrap();
         assert!(!out.status.success());
-        String::from_utf8(out.stderr).unwrap()
+        crate::common::unwrapped(&out.stderr)
     };
     let heap = error(&["--transport", "tcp", "--measure", "heap", "--stack", "openssl"]);
     assert!(

@@ -18,8 +18,9 @@ fn tlsbench(dir: &Path) -> Command {
     cmd
 }
 
+/// Stderr, with the lines tlsbench wrapped at 120 columns joined again.
 fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    crate::common::unwrapped(&output.stderr)
 }
 
 /// Profiles the server side of `stack` into `dir`/out; its stdout and the paths it wrote

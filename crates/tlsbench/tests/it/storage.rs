@@ -10,6 +10,8 @@ use assert_cmd::Command;
 use rusqlite::Connection;
 use serde_json::Value;
 
+use crate::common::unwrapped;
+
 const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// tlsbench in `dir`, with its certificates there too.
@@ -126,7 +128,7 @@ fn a_killed_run_keeps_its_samples_and_resume_completes_it() {
     assert!(runs.contains(&id) && runs.contains(&format!("interrupted: {} samples missing", 12 - taken)), "{runs}");
     let shown = tlsbench(dir.path()).args(["show", &id, "--db"]).arg(&db).output().unwrap();
     assert!(
-        text(&shown.stderr).contains(&format!("`tlsbench run --resume {id} --db {}` takes them", db.display())),
+        unwrapped(&shown.stderr).contains(&format!("`tlsbench run --resume {id} --db {}` takes them", db.display())),
         "{}",
         text(&shown.stderr)
     );
@@ -187,7 +189,7 @@ fn ctrl_c_stops_after_the_current_sample_and_says_how_to_resume() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
     let id = run_id(&db);
-    let stderr = text(&output.stderr);
+    let stderr = unwrapped(&output.stderr);
     assert!(stderr.contains("stopping after the current sample"), "{stderr}");
     assert!(
         stderr.contains(&format!("`tlsbench run --resume {id} --db {}` measures the rest", db.display())),
@@ -340,7 +342,7 @@ fn a_database_of_another_schema_version_is_refused() {
         for args in [runs, run_args(&db, 2, 2)] {
             let output = tlsbench(dir.path()).args(&args).output().unwrap();
             assert_eq!(output.status.code(), Some(1), "{args:?}");
-            assert_eq!(text(&output.stderr), expected, "{args:?}");
+            assert_eq!(crate::common::one_message(&output.stderr), expected.trim_end(), "{args:?}");
             assert!(output.stdout.is_empty());
         }
         // Left exactly as it was.
@@ -350,7 +352,7 @@ fn a_database_of_another_schema_version_is_refused() {
 }
 
 #[test]
-fn bad_input_gets_one_line_naming_what_is_valid() {
+fn bad_input_gets_one_message_naming_what_is_valid() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let missing = dir.path().join("none.db");
@@ -400,7 +402,7 @@ fn bad_input_gets_one_line_naming_what_is_valid() {
     for (args, code, expected) in cases {
         let output = tlsbench(dir.path()).args(&args).output().unwrap();
         assert_eq!(output.status.code(), Some(code), "{args:?}: {}", text(&output.stderr));
-        assert_eq!(text(&output.stderr), format!("{expected}\n"), "{args:?}");
+        assert_eq!(crate::common::one_message(&output.stderr), expected, "{args:?}");
         assert!(output.stdout.is_empty(), "{args:?}");
     }
     // Nothing was created by reading.

@@ -247,7 +247,10 @@ fn a_quick_run_measures_the_headline_scenarios_and_says_how_to_measure_more() {
             "io-profile_1.2_x25519_ecdsa-p256_aes-128-gcm",
         ]
     );
+    assert!(stderr.lines().all(|l| l.chars().count() <= 120), "{stderr}");
     let hint = &stderr[stderr.find("This was the quick comparison").unwrap_or_else(|| panic!("{stderr}"))..];
+    // A command longer than a line goes on, as a shell reads it, after ` \`.
+    let hint = hint.replace(" \\\n    ", " ");
     let commands: Vec<&str> = hint.lines().filter(|l| l.starts_with("  ")).map(str::trim).collect();
     assert_eq!(commands.len(), 2, "{hint}");
     for command in &commands {

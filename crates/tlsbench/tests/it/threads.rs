@@ -317,7 +317,7 @@ fn a_run_with_both_contexts_gives_each_its_cells_and_efficiency_against_the_same
 fn threads_with_no_time_measure_or_over_tcp_are_errors_naming_what_is_valid() {
     let run = |args: &[&str]| {
         let output = Command::new(env!("CARGO_BIN_EXE_tlsbench")).arg("run").args(args).output().unwrap();
-        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+        (output.status.code(), crate::common::unwrapped(&output.stderr))
     };
     let (code, stderr) = run(&["--threads", "2", "--measure", "heap"]);
     assert_eq!(code, Some(1), "{stderr}");

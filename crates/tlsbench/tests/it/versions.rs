@@ -2,8 +2,9 @@
 //! from source (scripts/build-openssl.sh 3.5) and rustls 0.23.29 (scripts/build-rustls.sh
 //! 0.23.29) beside today's, in one run and across a pair; `compare` across releases with its
 //! exit status; the gate on a rustls checkout; and what cannot be built, refused in one line.
-//! A test whose runner is not built is skipped, saying so, unless TLSBENCH_REQUIRE_RELEASES is
-//! set (scripts/test.sh builds them and sets it).
+//! A test that needs a release's runner is `#[ignore]`d, its reason naming what builds it, so
+//! that a plain `cargo test` lists it as ignored: scripts/test.sh builds the releases it needs
+//! and runs those tests with `--ignored`. Run so, a test whose runner is missing fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,33 +19,18 @@ const OPENSSL: &str = "openssl@3.5";
 const RUSTLS: &str = "rustls-aws-lc-rs@0.23.29";
 const FULL_13: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
-/// The directory of a release's runners, where tlsbench looks for them; None (the test is
-/// skipped, saying why) when `runner` is not built there, unless TLSBENCH_REQUIRE_RELEASES says
-/// it must be (scripts/test.sh builds those it requires).
-pub fn release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
-    find_release(release, runner, built_by, false)
-}
-
-/// [`release_dir`] of a release built on demand only, never by scripts/test.sh (a Maven or a
-/// BoringSSL build): skipped when missing, TLSBENCH_REQUIRE_RELEASES or not.
-pub fn on_demand_release_dir(release: &str, runner: &str, built_by: &str) -> Option<PathBuf> {
-    find_release(release, runner, built_by, true)
-}
-
-fn find_release(release: &str, runner: &str, built_by: &str, on_demand: bool) -> Option<PathBuf> {
+/// The directory of a release's runners, where tlsbench looks for them. The tests that call it
+/// are `#[ignore]`d unless asked for (`--ignored`): one whose `runner` is not built there fails,
+/// naming what builds it.
+#[track_caller]
+pub fn release_dir(release: &str, runner: &str, built_by: &str) -> PathBuf {
     let versions = match std::env::var_os("TLSBENCH_RELEASES_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => runner_dir().parent().unwrap().join("versions"),
     };
     let dir = versions.join(release);
-    if dir.join(runner).is_file() {
-        return Some(dir);
-    }
-    let reason = format!("{} is not built ({built_by})", dir.display());
-    let required = !on_demand && std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_some();
-    assert!(!required, "TLSBENCH_REQUIRE_RELEASES: {reason}");
-    eprintln!("skipped: {reason}");
-    None
+    assert!(dir.join(runner).is_file(), "{} is not built ({built_by})", dir.display());
+    dir
 }
 
 /// `today` and `release` (its stack at another release) measured in one short run of time:
@@ -73,12 +59,14 @@ pub fn measured_beside_today(today: &str, release: &str, today_library: &str, re
     assert!(results.iter().all(|r| r["client_stack"] == today || r["client_stack"] == release), "only the two");
 }
 
-fn openssl_built() -> bool {
-    release_dir(OPENSSL, "tlsbench-runner-openssl-static", "scripts/build-openssl.sh 3.5").is_some()
+/// Fails unless openssl@3.5 is built.
+fn need_openssl() {
+    release_dir(OPENSSL, "tlsbench-runner-openssl-static", "scripts/build-openssl.sh 3.5");
 }
 
-fn rustls_built() -> bool {
-    release_dir("rustls@0.23.29", "tlsbench-runner-rustls", "scripts/build-rustls.sh 0.23.29").is_some()
+/// Fails unless rustls@0.23.29 is built.
+fn need_rustls() {
+    release_dir("rustls@0.23.29", "tlsbench-runner-rustls", "scripts/build-rustls.sh 0.23.29");
 }
 
 fn script(name: &str) -> Command {
@@ -111,10 +99,11 @@ fn cells<'a>(doc: &'a Value, client: &str, server: &str) -> Vec<&'a Value> {
 }
 
 #[test]
+#[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
+            (scripts/test.sh builds them and runs this)"]
 fn releases_beside_todays_in_one_run_each_with_its_own_library() {
-    if !openssl_built() || !rustls_built() {
-        return;
-    }
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let doc = run(tmp.path(), &[&HEAP[..], &["--stack", "openssl", "--stack", OPENSSL, "--stack", RUSTLS]].concat());
     for (stack, library) in
@@ -134,10 +123,11 @@ fn releases_beside_todays_in_one_run_each_with_its_own_library() {
 }
 
 #[test]
+#[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
+            (scripts/test.sh builds them and runs this)"]
 fn a_pair_across_releases_handshakes_and_is_keyed_by_both_releases() {
-    if !openssl_built() || !rustls_built() {
-        return;
-    }
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let doc = run(tmp.path(), &[&TIME[..], &["--client", OPENSSL, "--server", RUSTLS]].concat());
     let cells = cells(&doc, OPENSSL, RUSTLS);
@@ -150,10 +140,9 @@ fn a_pair_across_releases_handshakes_and_is_keyed_by_both_releases() {
 }
 
 #[test]
+#[ignore = "needs openssl@3.5: scripts/build-openssl.sh 3.5 (scripts/test.sh builds it and runs this)"]
 fn compare_across_releases_gives_verdicts_and_fails_on_the_worse_one() {
-    if !openssl_built() {
-        return;
-    }
+    need_openssl();
     let tmp = tempfile::tempdir().unwrap();
     run(tmp.path(), &[&HEAP[..], &["--stack", "openssl", "--stack", OPENSSL]].concat());
     let compare = |a: &str, b: &str| {
@@ -176,10 +165,9 @@ fn compare_across_releases_gives_verdicts_and_fails_on_the_worse_one() {
 /// `tlsbench profile` of a stack at a release: its statically linked OpenSSL is told apart by its
 /// functions' names, and its locks are the sync measure's, counted over the same handshakes.
 #[test]
+#[ignore = "needs openssl@3.5: scripts/build-openssl.sh 3.5 (scripts/test.sh builds it and runs this)"]
 fn profile_of_a_release_shows_its_libraries_and_the_sync_measure_s_locks() {
-    if !openssl_built() {
-        return;
-    }
+    need_openssl();
     let tmp = tempfile::tempdir().unwrap();
     let profile = tlsbench(tmp.path())
         .args(["profile", FULL_13, "--stack", OPENSSL, "--side", "client", "--top", "5", "--out", "out"])
@@ -213,10 +201,11 @@ fn profile_of_a_release_shows_its_libraries_and_the_sync_measure_s_locks() {
 }
 
 #[test]
+#[ignore = "needs openssl@3.5 and rustls@0.23.29: scripts/build-openssl.sh 3.5, scripts/build-rustls.sh 0.23.29 \
+            (scripts/test.sh builds them and runs this)"]
 fn list_stacks_shows_the_releases_built_with_their_libraries() {
-    if !openssl_built() || !rustls_built() {
-        return;
-    }
+    need_openssl();
+    need_rustls();
     let tmp = tempfile::tempdir().unwrap();
     let output = succeeded(tlsbench(tmp.path()).args(["list", "stacks"]).output().unwrap());
     let text = String::from_utf8(output.stdout).unwrap();
@@ -315,11 +304,9 @@ fn rustls_checkouts(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 #[test]
 fn the_gate_flags_a_slower_branch_and_a_new_lock_and_passes_the_same_commit_twice() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some((base, branch)) = rustls_checkouts(tmp.path()) else {
-        assert!(std::env::var_os("TLSBENCH_REQUIRE_RELEASES").is_none(), "no rustls 0.23.46 in cargo's registry");
-        eprintln!("skipped: no rustls 0.23.46 source in cargo's registry");
-        return;
-    };
+    // The workspace's rustls: a build of the workspace put its source in cargo's registry.
+    let checkouts = rustls_checkouts(tmp.path());
+    let (base, branch) = checkouts.expect("rustls 0.23.46's source in cargo's registry (CARGO_HOME)");
     // Its runners and results in the test's directory, not target/versions and target/gate.
     let gate = |a: &Path, b: &Path| {
         let mut gate = script("gate.sh");
@@ -354,10 +341,6 @@ fn the_gate_flags_a_slower_branch_and_a_new_lock_and_passes_the_same_commit_twic
     assert!(text.contains("; sync 0 better, 2 worse, "), "{text}");
 }
 
-// s2n-tls, BoringSSL and AWS-LC's libssl at other releases of their crates (scripts/build-crate.sh
-// s2n-tls 0.3.31, scripts/build-crate.sh boring 5.3.0, scripts/build-crate.sh aws-lc 0.39.1) are
-// built on demand only, not by scripts/test.sh (a BoringSSL or AWS-LC build takes minutes).
-
 /// The library `runner`'s list names for `id`.
 fn listed_library(runner: &Path, id: &str) -> String {
     let output = succeeded(Command::new(runner).arg("list").output().unwrap());
@@ -367,15 +350,17 @@ fn listed_library(runner: &Path, id: &str) -> String {
     stack["library"].as_str().unwrap().to_string()
 }
 
-#[test]
-fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
-    let releases = [
-        ("s2n-tls", "s2n-tls@0.3.31", "tlsbench-runner-s2n-tls", "scripts/build-crate.sh s2n-tls 0.3.31"),
-        ("boringssl", "boringssl@5.3.0", "tlsbench-runner-boringssl", "scripts/build-crate.sh boring 5.3.0"),
-        ("aws-lc", "aws-lc@0.39.1", "tlsbench-runner-aws-lc", "scripts/build-crate.sh aws-lc 0.39.1"),
-    ];
-    for (today, release, runner, built_by) in releases {
-        let Some(dir) = on_demand_release_dir(release, runner, built_by) else { continue };
+/// s2n-tls, BoringSSL and AWS-LC's libssl at other releases of their crates, built on demand
+/// only, never by scripts/test.sh (a BoringSSL or AWS-LC build takes minutes): each test is
+/// ignored unless asked for, e.g. `cargo test --release -p tlsbench --test it built_on_demand --
+/// --ignored` after its build command.
+mod built_on_demand {
+    use super::*;
+
+    /// `today` and `release` (its crate at another release, in its runner `runner`) in one run
+    /// of heap, each with its own library, the release's naming its crate's version.
+    fn crate_release_beside_todays(today: &str, release: &str, runner: &str, built_by: &str) {
+        let dir = release_dir(release, runner, built_by);
         let library = listed_library(&dir.join(runner), release);
         let version = release.split_once('@').unwrap().1;
         match today {
@@ -399,6 +384,27 @@ fn crate_releases_beside_todays_in_one_run_each_with_its_own_library() {
                 assert!(cell["negotiated"].as_str().unwrap().starts_with("1.3 aes-128-gcm x25519"), "{cell}");
             }
         }
+    }
+
+    #[test]
+    #[ignore = "needs s2n-tls@0.3.31, built on demand: scripts/build-crate.sh s2n-tls 0.3.31"]
+    fn s2n_tls_at_a_crate_release_beside_todays_each_with_its_own_library() {
+        let built_by = "scripts/build-crate.sh s2n-tls 0.3.31";
+        crate_release_beside_todays("s2n-tls", "s2n-tls@0.3.31", "tlsbench-runner-s2n-tls", built_by);
+    }
+
+    #[test]
+    #[ignore = "needs boringssl@5.3.0, built on demand: scripts/build-crate.sh boring 5.3.0"]
+    fn boringssl_at_a_crate_release_beside_todays_each_with_its_own_library() {
+        let built_by = "scripts/build-crate.sh boring 5.3.0";
+        crate_release_beside_todays("boringssl", "boringssl@5.3.0", "tlsbench-runner-boringssl", built_by);
+    }
+
+    #[test]
+    #[ignore = "needs aws-lc@0.39.1, built on demand: scripts/build-crate.sh aws-lc 0.39.1"]
+    fn aws_lc_at_a_crate_release_beside_todays_each_with_its_own_library() {
+        let built_by = "scripts/build-crate.sh aws-lc 0.39.1";
+        crate_release_beside_todays("aws-lc", "aws-lc@0.39.1", "tlsbench-runner-aws-lc", built_by);
     }
 }
 

@@ -336,3 +336,42 @@ fn a_run_that_would_keep_too_many_processes_up_takes_its_scenarios_in_batches() 
         "{results:?}"
     );
 }
+
+#[test]
+fn a_resumed_run_takes_its_samples_with_the_run_s_forks_and_warm_up_bound() {
+    // One process per cell (--forks 1), warmed up for at most 1 s, of a rate that never settles:
+    // without them, a resumed run would take two processes, each warmed up for 30 s.
+    let dir = tempfile::tempdir().unwrap();
+    let runners = dir.path().join("runners");
+    std::fs::create_dir(&runners).unwrap();
+    fake_runner(&runners, &dir.path().join("requests.log"));
+    let db = dir.path().join("runs.db");
+    let tlsbench = || {
+        let mut cmd = tlsbench(dir.path());
+        cmd.env("TLSBENCH_RUNNER_DIR", &runners).env("FAKE_RISING", "1").arg("run").arg("--db").arg(&db);
+        cmd
+    };
+    let settings = ["--forks", "1", "--warmup-max-ms", "1000", "--samples", "4", "--min-time-ms", "7"];
+    succeeded(
+        tlsbench().args(["--stack", "go", "--scenario", FULL, "--warmup-ms", "1"]).args(settings).output().unwrap(),
+    );
+    // Its last two samples lost, as if it had been stopped after two.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DELETE FROM sample_values WHERE idx >= 2; DELETE FROM samples WHERE idx >= 2;").unwrap();
+    let id: String = conn.query_row("SELECT id FROM runs", [], |row| row.get(0)).unwrap();
+    drop(conn);
+
+    let json = dir.path().join("resumed.json");
+    succeeded(tlsbench().args(["--resume", &id, "--export-json"]).arg(&json).output().unwrap());
+    let doc = read_json(&json);
+    let result = client_result(&doc, FULL);
+    // Every sample from the cell's one process: the run's, then the resumed run's.
+    assert_eq!(result["sample_forks"], serde_json::json!([0, 0, 0, 0]), "{result}");
+    let warmups = result["warmups"].as_array().unwrap();
+    assert_eq!(warmups.len(), 2, "one process warmed up in each: {warmups:?}");
+    for warmup in warmups {
+        // Ended by the run's bound, 1 s: a rate that never settles warms up until its bound.
+        assert_eq!(warmup["steady"], false, "{warmup}");
+        assert!(warmup["ms"].as_f64().unwrap() < 30_000.0, "{warmup}");
+    }
+}

@@ -12,6 +12,7 @@ use crate::common::{self, read_json, succeeded, tlsbench};
 use crate::fake_go::runner_dir;
 
 const RUNNER: &str = "tlsbench-runner-wolfssl";
+const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// The wolfSSL runner beside tlsbench, if built; else None (the test is skipped, saying so),
 /// or a failure where TLSBENCH_REQUIRE_WOLFSSL says it must be built.
@@ -40,7 +41,7 @@ fn asked_for_wolfssl_without_its_runner_tlsbench_names_the_build_command() {
         &["list", "scenarios", "--stack", "wolfssl"],
     ] {
         let output = tlsbench(dir.path()).env("TLSBENCH_RUNNER_DIR", &runners).args(args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = common::unwrapped(&output.stderr);
         assert!(!output.status.success(), "{args:?}: {stderr}");
         let expected = format!(
             "no runner in {} holds stack `wolfssl` (runners found: {openssl}; its runner is built only on request: \
@@ -54,6 +55,54 @@ fn asked_for_wolfssl_without_its_runner_tlsbench_names_the_build_command() {
     let output = succeeded(output);
     assert!(!String::from_utf8_lossy(&output.stderr).contains("wolfssl"));
     assert!(!String::from_utf8_lossy(&output.stdout).contains("wolfssl"));
+}
+
+#[test]
+fn a_run_that_names_no_stack_leaves_a_built_wolfssl_out_and_says_how_to_measure_it() {
+    // The OpenSSL family's runner, and one listing `wolfssl` (GPL-only), as a runner built by
+    // scripts/build.sh --wolfssl does, whose samples fail.
+    let dir = tempfile::tempdir().unwrap();
+    let runners = dir.path().join("runners");
+    std::fs::create_dir(&runners).unwrap();
+    let openssl = "tlsbench-runner-openssl";
+    std::os::unix::fs::symlink(runner_dir().join(openssl), runners.join(openssl)).unwrap();
+    let capabilities = serde_json::to_string(&tlsbench_harness::Capabilities::everything()).unwrap();
+    let list = format!(
+        concat!(
+            r#"{{"protocol_version":{},"stacks":[{{"id":"wolfssl","#,
+            r#""library":"wolfSSL 5.0.0 (a fake)","capabilities":{}}}]}}"#,
+        ),
+        tlsbench_harness::protocol::PROTOCOL_VERSION,
+        capabilities
+    );
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\nlist) printf '%s\\n' '{list}' ;;\n\
+         *) printf '%s' '{{\"status\":\"failed\",\"reason\":\"a fake\"}}' ;;\nesac\n"
+    );
+    common::executable(&runners.join("tlsbench-runner-fake"), &script);
+    let run = |stacks: &[&str]| {
+        let json = dir.path().join("r.json");
+        let mut command = tlsbench(dir.path());
+        command.env("TLSBENCH_RUNNER_DIR", &runners).args(["run", "--scenario", FULL]).args(stacks);
+        let output = command.args(common::QUICK).arg("--export-json").arg(&json).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (read_json(&json), stderr)
+    };
+    let (doc, stderr) = run(&[]);
+    let note =
+        "note: GPL-only, so measured only when named: wolfssl (--stack wolfssl, and --stack for each other stack)";
+    assert!(stderr.lines().any(|l| l == note), "{stderr}");
+    let stacks: Vec<&str> =
+        doc["run"]["stacks"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert!(stacks.contains(&"openssl") && !stacks.contains(&"wolfssl"), "{stacks:?}");
+    let results = doc["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["client_stack"] != "wolfssl"), "{results:?}");
+    // Named, it is measured (here its fake's samples fail), and there is nothing to note.
+    let (doc, stderr) = run(&["--stack", "wolfssl", "--stack", "openssl"]);
+    assert!(!stderr.contains("GPL-only"), "{stderr}");
+    let results = doc["results"].as_array().unwrap();
+    let wolfssl: Vec<&Value> = results.iter().filter(|r| r["client_stack"] == "wolfssl").collect();
+    assert!(!wolfssl.is_empty() && wolfssl.iter().all(|r| r["status"] == "failed"), "{results:?}");
 }
 
 /// The results of a run of `args` (with the quick settings), exported as JSON.

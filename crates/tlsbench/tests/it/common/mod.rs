@@ -34,6 +34,23 @@ pub fn executable(path: &Path, script: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// What tlsbench printed on stderr (or stdout) with the lines it wrapped at 120 columns joined
+/// again: its words, one space apart.
+pub fn unwrapped(text: &[u8]) -> String {
+    String::from_utf8_lossy(text).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One message (an error) as tlsbench prints it, unwrapped: each line at most 120 columns, and
+/// every line after the first indented, as its continuation.
+#[track_caller]
+pub fn one_message(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.iter().all(|l| l.chars().count() <= 120), "a line over 120 columns:\n{text}");
+    assert!(lines.iter().skip(1).all(|l| l.starts_with("  ")), "not one wrapped message:\n{text}");
+    unwrapped(text.as_bytes())
+}
+
 /// The JSON document in the file at `path` (a run's --export-json).
 #[track_caller]
 pub fn read_json(path: &Path) -> Value {
