@@ -36,7 +36,8 @@ workers=$(powers_up_to "$server_cpus")
 # The stacks whose runners take threads, unless the arguments name stacks.
 stacks=()
 if ! printf '%s\n' "$@" | grep -q -- '^--stack'; then
-    stacks=(--stack openssl --stack boringssl --stack aws-lc --stack rustls-aws-lc-rs --stack s2n-tls --stack gnutls)
+    stacks=(--stack openssl --stack boringssl --stack aws-lc --stack rustls-aws-lc-rs --stack s2n-tls
+        --stack gnutls)
     for release in openssl@3.5 openssl@1.1.1; do
         if [ -d "${TLSBENCH_RELEASES_DIR:-target/versions}/$release" ]; then stacks+=(--stack "$release"); fi
     done
