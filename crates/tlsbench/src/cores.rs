@@ -142,8 +142,6 @@ pub fn note(doc: &RunDocument) -> Option<String> {
     (!parts.is_empty()).then(|| format!("cores: {}", parts.join("; ")))
 }
 
-
-
 /// The CPUs of a list such as `0-3,8,10-11`, ascending and without repeats.
 pub fn parse_list(text: &str) -> Result<Vec<usize>, String> {
     let invalid = || format!("`{text}` is not a CPU list: give CPUs and ranges as taskset -c does, e.g. 0-3,8");
