@@ -144,8 +144,9 @@ pub fn check_shared_contexts<C: Stack, S: Stack>(client: &C, server: &S) -> usiz
         }
         // A few handshakes per thread: the first resumptions already need a session per thread.
         let brief = SampleSpec::timed(Duration::ZERO, Duration::from_millis(1));
-        let report = driver::sample_threads(client, server, &scenario, pki(), &brief, MANY_THREADS, Contexts::Shared)
-            .unwrap_or_else(|e| panic!("{pair}, {MANY_THREADS} threads on shared contexts: {e}"));
+        let report =
+            driver::sample_threads(client, server, &scenario, pki(), &brief, MANY_THREADS, Contexts::Shared, &[])
+                .unwrap_or_else(|e| panic!("{pair}, {MANY_THREADS} threads on shared contexts: {e}"));
         assert_eq!(report.threads.len(), MANY_THREADS, "{pair}");
         assert!(report.threads.iter().all(|t| t.iterations > 0), "{pair}, {MANY_THREADS} threads: {report:?}");
         checked += 1;
