@@ -45,7 +45,8 @@ fi
 
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 echo "many-core.sh: ${model:-an unknown CPU}; $cpus CPUs to use ($(taskset -pc $$ 2>/dev/null | sed 's/.*: //'))" >&2
-echo "many-core.sh: in memory, threads 1,${threads:-(none: one CPU)}; over TCP, the peak with workers 1${workers:+,$workers}" >&2
+echo "many-core.sh: in memory, threads 1${threads:+,$threads};" \
+    "over TCP, the peak with workers 1${workers:+,$workers}" >&2
 started=$SECONDS
 
 scenarios=(--scenario 'handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm'
