@@ -389,7 +389,13 @@ fn run_over_tcp_stores_each_pair_as_a_net_cell_labelled_tcp() {
             "{r}"
         );
         assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
-        assert!(r["median"].as_f64().unwrap() > 0.0, "every number was measured: {r}");
+        // getrusage splits a thread's CPU time into user and system at the scheduler's tick, so
+        // a side with little system time may read 0 of it over a short sample (rustls's server
+        // did, at 200 ms, on a busy machine); its user time is never 0.
+        match r["metric"].as_str() {
+            Some("cpu_system_us_per_connection") => assert!(r["median"].as_f64().unwrap() >= 0.0, "{r}"),
+            _ => assert!(r["median"].as_f64().unwrap() > 0.0, "every number was measured: {r}"),
+        }
     }
     // What each side's last handshake negotiated, the gates having passed on every one (a TLS
     // 1.2 resumption has no key exchange: rustls names no group).
