@@ -70,6 +70,17 @@ pub enum Command {
     /// Counts add up, latency histograms merge.
     Merge(MergeArgs),
     /// List the stacks (with their versions and what each supports) or the scenarios.
+    /// Make this machine noisy on purpose, to try sampling under noise (docs/sampling.md).
+    ///
+    /// One thread per CPU alternates bursts of cache- and memory-thrashing work with pauses, each
+    /// of a random length in its range; stops by itself after --duration. scripts/noisy-host.sh
+    /// runs a command under it with the setting that reproduces a noisy cloud VM.
+    InjectNoise(NoiseArgs),
+    /// How noisy this machine is now: the probe a run takes before its first round.
+    ///
+    /// A fixed workload timed in 25 stretches of 20 ms: how much they vary, how many a
+    /// neighbour slowed, and what that means for a run of 6 samples per cell.
+    ProbeNoise,
     List {
         #[arg(value_enum)]
         what: ListWhat,
@@ -576,6 +587,39 @@ pub struct MergeArgs {
     /// Write the merged results as JSON.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct NoiseArgs {
+    /// The CPUs to inject on, numbers and ranges (`0,1`, `0-3`) [default: every CPU it may use].
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Each burst's length in ms, drawn from MIN-MAX.
+    #[arg(long, value_name = "MIN-MAX", default_value = "2-20", value_parser = crate::noise::parse_ms_range)]
+    pub on_ms: crate::noise::MsRange,
+    /// Each pause's length in ms, drawn from MIN-MAX.
+    #[arg(long, value_name = "MIN-MAX", default_value = "5-40", value_parser = crate::noise::parse_ms_range)]
+    pub off_ms: crate::noise::MsRange,
+    /// The buffer each burst thrashes, per CPU, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub mib: u32,
+    /// Stop after this many seconds (at most an hour).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_noise_seconds)]
+    pub duration: f64,
+    /// Run the bursts only on idle CPU time (SCHED_IDLE): they then slow others only through
+    /// the caches and memory they share, never by taking a CPU.
+    #[arg(long)]
+    pub idle: bool,
+    /// The seed of the bursts' and pauses' lengths.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn parse_noise_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Ok(s),
+        _ => Err(format!("bad duration `{text}` (valid: seconds above 0, at most 3600)")),
+    }
 }
 
 fn parse_net_stack(id: &str) -> Result<String, String> {

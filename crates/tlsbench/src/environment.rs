@@ -5,6 +5,7 @@ use std::fs;
 use std::hint::black_box;
 use std::time::Instant;
 
+use crate::noise::NoiseProbe;
 use crate::results::{Calibration, Conditions, Environment};
 
 pub fn detect() -> Environment {
@@ -45,11 +46,19 @@ pub struct Watch {
     load_average: f64,
     cpu_times: Option<CpuTimes>,
     calibration: Calibration,
+    noise: NoiseProbe,
 }
 
 impl Watch {
+    /// Reads the machine's state and probes its noise (crate::noise: half a second).
     pub fn start() -> Watch {
-        Watch { load_average: load_average(), cpu_times: CpuTimes::read(), calibration: calibrate() }
+        let noise = crate::noise::probe();
+        Watch { load_average: load_average(), cpu_times: CpuTimes::read(), calibration: calibrate(), noise }
+    }
+
+    /// How noisy the machine was as the run started.
+    pub fn noise(&self) -> &NoiseProbe {
+        &self.noise
     }
 
     pub fn finish(self) -> Conditions {
@@ -66,6 +75,7 @@ impl Watch {
             steal_percent,
             calibration_before: self.calibration,
             calibration_after: calibrate(),
+            noise: Some(self.noise),
         }
     }
 }
@@ -131,9 +141,15 @@ pub fn calibration_loop_ms() -> f64 {
 fn calibration_of(sorted: &[f64]) -> Calibration {
     let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
     let median = at(0.5);
+    // The loops a neighbour slowed set aside, as a cell's slowed samples are (stats::slowed):
+    // what is left is the machine's drift, which the run's intervals are widened by.
+    let rates: Vec<f64> = sorted.iter().map(|t| 1.0 / t).collect();
+    let kept = crate::stats::kept(&rates);
+    let kept_at = |q: f64| 1.0 / kept[((kept.len() - 1) as f64 * q).round() as usize];
     Calibration {
         median_ms: rounded(median, 4),
         spread_percent: rounded(100.0 * (at(0.9) - at(0.1)) / median, 2),
+        kept_spread_percent: Some(rounded(100.0 * (kept_at(0.9) - kept_at(0.1)) / kept_at(0.5), 2)),
         max_over_min: rounded(sorted[sorted.len() - 1] / sorted[0], 3),
     }
 }
@@ -233,7 +249,12 @@ mod tests {
     use super::*;
 
     fn calibration(spread_percent: f64) -> Calibration {
-        Calibration { median_ms: 3.0, spread_percent, max_over_min: 1.0 + spread_percent / 100.0 }
+        Calibration {
+            median_ms: 3.0,
+            spread_percent,
+            kept_spread_percent: None,
+            max_over_min: 1.0 + spread_percent / 100.0,
+        }
     }
 
     fn conditions(spread: f64, steal: Option<f64>, load: f64) -> Conditions {
@@ -243,6 +264,7 @@ mod tests {
             steal_percent: steal,
             calibration_before: calibration(3.0),
             calibration_after: calibration(spread),
+            noise: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod instructions;
 pub mod io;
 pub mod key;
 pub mod net;
+pub mod noise;
 pub mod order;
 pub mod output;
 pub mod peak;

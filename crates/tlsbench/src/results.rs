@@ -95,6 +95,9 @@ pub struct Conditions {
     /// A fixed CPU-bound loop timed before the first sample and after the last.
     pub calibration_before: Calibration,
     pub calibration_after: Calibration,
+    /// The noise probe before the first round (crate::noise); absent from runs before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseProbe>,
 }
 
 impl Conditions {
@@ -107,7 +110,10 @@ impl Conditions {
     /// what the same build measures in the next run: widened so, the 6-sample intervals of two
     /// quick comparisons held the other's median in 97% of the rate cells, against 69% unwidened.
     pub fn drift_percent(&self) -> f64 {
-        let spread = self.calibration_before.spread_percent.max(self.calibration_after.spread_percent) / 2.0;
+        // Without the loops a neighbour slowed, as the rates' intervals are without their slowed
+        // samples (docs/sampling.md, "A noisy machine").
+        let kept = |c: &Calibration| c.kept_spread_percent.unwrap_or(c.spread_percent);
+        let spread = kept(&self.calibration_before).max(kept(&self.calibration_after)) / 2.0;
         if spread.is_finite() {
             spread
         } else {
@@ -122,6 +128,10 @@ pub struct Calibration {
     pub median_ms: f64,
     /// (p90 - p10) / median of the loop's times, in %.
     pub spread_percent: f64,
+    /// The same of the loops left when those a neighbour slowed are set aside (stats::slowed);
+    /// absent from runs before tlsbench set them aside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_spread_percent: Option<f64>,
     pub max_over_min: f64,
 }
 
@@ -153,6 +163,11 @@ pub struct CellResult {
     pub max: Option<f64>,
     /// Indices into `samples` of the values the MAD test flags as outliers (kept, not hidden).
     pub outliers: Vec<usize>,
+    /// Indices into `samples` of the rates a noisy machine slowed (`stats::slowed`), set aside:
+    /// the median, interval, min and max are of the others (the time measure's rates only;
+    /// docs/sampling.md, "A noisy machine").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowed: Vec<usize>,
     pub status: Status,
     pub reason: Option<String>,
     /// What this side's handshakes negotiated (e.g. `1.3 aes-256-gcm x25519, ticket received`),
@@ -313,6 +328,7 @@ pub mod fixture {
             min: None,
             max: None,
             outliers: vec![],
+            slowed: vec![],
             status,
             reason: reason.map(String::from),
             negotiated: None,

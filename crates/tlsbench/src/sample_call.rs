@@ -48,6 +48,9 @@ pub struct Settings {
     pub pinning: Option<crate::cores::Pinning>,
     /// Where a run of a server's peak (`--peak`) runs the server and its load: CPUs of their own.
     pub peak: Option<crate::cores::Split>,
+    /// The samples a time cell may take beyond its own in place of those a noisy machine slowed
+    /// (`stats::slowed`); set from the noise probe before the first round (crate::noise).
+    pub replacements: usize,
 }
 
 impl Settings {

@@ -130,6 +130,37 @@ fn outliers(samples: &[f64], median: f64) -> Vec<usize> {
         .collect()
 }
 
+/// A rate this far below the median of its series (in %), and an outlier below it, is
+/// [`slowed`]: quiet, samples of one cell spread ±2 to 4% here; slowed by a noisy neighbour, they
+/// fell 25 to 35% (docs/sampling.md, "A noisy machine").
+pub const SLOWED_BELOW_PERCENT: f64 = 5.0;
+
+/// Indices of the rates slowed by the machine rather than by what they measure: below the
+/// median by more than [`SLOWED_BELOW_PERCENT`] and by a modified z-score above
+/// [`OUTLIER_THRESHOLD`]. Noise on a shared machine (another tenant on the caches, memory or
+/// CPU) only ever slows a sample, so only the low side is looked at. With a MAD of 0 (at least
+/// half the rates equal) the percentage alone decides.
+pub fn slowed(rates: &[f64]) -> Vec<usize> {
+    if rates.len() < 3 {
+        return Vec::new();
+    }
+    let mut sorted = rates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = median_of_sorted(&sorted);
+    let mut deviations: Vec<f64> = rates.iter().map(|x| (x - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let mad = median_of_sorted(&deviations);
+    let far_below = |x: f64| x < median * (1.0 - SLOWED_BELOW_PERCENT / 100.0);
+    let outlier = |x: f64| mad == 0.0 || MAD_TO_Z * (median - x) / mad > OUTLIER_THRESHOLD;
+    (0..rates.len()).filter(|&i| far_below(rates[i]) && outlier(rates[i])).collect()
+}
+
+/// `rates` without the [`slowed`] ones, in their order.
+pub fn kept(rates: &[f64]) -> Vec<f64> {
+    let slowed = slowed(rates);
+    rates.iter().enumerate().filter(|(i, _)| !slowed.contains(i)).map(|(_, &x)| x).collect()
+}
+
 /// Up to this many samples in all, [`mann_whitney_p`] computes the exact distribution: at 40
 /// it takes about a million additions, and from about 20 per group the normal approximation it
 /// uses beyond is within a few percent of the exact p-value.
@@ -341,5 +372,53 @@ mod tests {
         let far: Vec<f64> = (100..125).map(f64::from).collect();
         assert!(mann_whitney_p(&x, &far).unwrap() < 1e-8);
         assert_eq!(mann_whitney_p(&[3.0; 30], &[3.0; 30]), Some(1.0));
+    }
+}
+
+#[cfg(test)]
+mod slowed_tests {
+    use super::*;
+
+    /// Two cells' 20-ms samples on a noisy cloud VM (issue 42): openssl's and rustls's servers.
+    const OPENSSL: [f64; 6] = [2_616.0, 2_532.0, 3_954.0, 3_749.0, 4_004.0, 3_798.0];
+    const RUSTLS: [f64; 6] = [10_895.0, 7_900.0, 10_685.0, 11_024.0, 10_774.0, 11_160.0];
+
+    #[test]
+    fn the_samples_a_neighbour_slowed_are_set_aside() {
+        assert_eq!(slowed(&OPENSSL), vec![0, 1]);
+        assert_eq!(slowed(&RUSTLS), vec![1]);
+        // What is kept spreads as a quiet machine's samples do: within ±4% of its median.
+        for rates in [&OPENSSL[..], &RUSTLS[..]] {
+            let kept = summarize(&kept(rates)).unwrap();
+            assert!(ci_percent(kept.median, [kept.min, kept.max]).unwrap() < 4.0, "{kept:?}");
+        }
+    }
+
+    #[test]
+    fn slow_outliers_do_not_move_the_median_of_what_is_kept() {
+        let clean = [100.0, 101.0, 99.5, 100.5, 99.0, 100.2, 100.8, 99.7];
+        let reference = summarize(&clean).unwrap().median;
+        // Up to a third of the samples slowed by 20 to 40%, wherever they fall.
+        for slow in [vec![1], vec![0, 5], vec![2, 3, 7]] {
+            let mut rates = clean.to_vec();
+            for (k, &i) in slow.iter().enumerate() {
+                rates[i] *= 0.8 - 0.1 * k as f64;
+            }
+            assert_eq!(slowed(&rates), slow);
+            let median = summarize(&kept(&rates)).unwrap().median;
+            assert!((median / reference - 1.0).abs() < 0.005, "{slow:?}: {median} against {reference}");
+        }
+    }
+
+    #[test]
+    fn a_quiet_cell_and_fast_samples_keep_everything() {
+        // Spread within the quiet range: nothing is 5% below the median.
+        assert!(slowed(&[100.0, 97.0, 103.0, 96.5, 101.0, 99.0]).is_empty());
+        // A fast sample is never set aside: noise does not speed a sample up.
+        assert!(slowed(&[100.0, 100.5, 99.5, 100.2, 150.0, 99.8]).is_empty());
+        // Too few to tell.
+        assert!(slowed(&[100.0, 50.0]).is_empty());
+        // A 4% dip is an outlier by its z-score, but within the quiet spread: kept.
+        assert!(slowed(&[100.0, 100.1, 99.9, 100.0, 96.0, 100.05]).is_empty());
     }
 }

@@ -31,6 +31,20 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Serve(args) => crate::net::serve(args),
         Command::Load(args) => crate::net::load(args),
         Command::Merge(args) => crate::net::merge(args),
+        Command::InjectNoise(args) => crate::noise::inject(args),
+        Command::ProbeNoise => {
+            let probe = crate::noise::probe();
+            println!(
+                "{} stretches of {:.0} ms: ±{:.1}% (half of p90 - p10), {:.0}% slowed, the rest ±{:.1}%",
+                probe.stretches,
+                probe.stretch_ms,
+                probe.spread_percent,
+                probe.slowed_percent,
+                probe.kept_spread_percent
+            );
+            crate::output::print(crate::output::stderr::wrapped(&probe.line(6, 12)));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List { what, stack } => list::list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     }
 }

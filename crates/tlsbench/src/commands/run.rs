@@ -77,9 +77,16 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
             target.budget.as_secs_f64()
         ));
     }
+    // What the machine allows, first: its noise decides how many slowed samples a cell may
+    // take again, and the line says what differences the run can tell.
+    let watch = environment::Watch::start();
+    let mut settings = settings;
+    settings.replacements = replacements(watch.noise(), settings.samples);
+    if sampling::planned_samples(&states, &settings) > 0 {
+        crate::output::stderr::line(watch.noise().line(settings.samples, settings.samples + settings.replacements));
+    }
     let mut progress = output::progress::Progress::new(sampling::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };
-    let watch = environment::Watch::start();
     let finish = sampling::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
     progress.finish();
     let conditions = watch.finish();
@@ -124,6 +131,15 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many samples a time cell may take beyond its own in place of slowed ones: as many again
+/// where the noise probe saw slowed stretches, else two (a quiet machine's rare slowed sample).
+fn replacements(noise: &crate::noise::NoiseProbe, samples: usize) -> usize {
+    match noise.slowed_percent > 0.0 {
+        true => samples.max(2),
+        false => 2,
+    }
 }
 
 /// A new run: the pairs and scenarios asked for, each stack's library, the settings.
@@ -192,6 +208,8 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
             _ => None,
         },
         peak,
+        // Set from the noise probe as measuring starts.
+        replacements: 0,
     };
     prepare_certificates(&settings, &scenarios)?;
     let ids = first_seen(pairs.iter().flat_map(|(c, s)| [c.clone(), s.clone()]));
@@ -461,6 +479,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
             true => Some(Split::of_command_line(&info.command_line)?),
             false => None,
         },
+        replacements: 0,
     };
     let mut settings = settings;
     let ids: Vec<String> = info.stacks.iter().map(|s| s.id.clone()).collect();

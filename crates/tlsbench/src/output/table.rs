@@ -237,13 +237,19 @@ mod tests {
         use crate::results::{Calibration, Conditions};
         let mut doc = fixture::document();
         assert!(!render(&doc).contains("noisy"));
-        let calibration = |spread_percent| Calibration { median_ms: 3.0, spread_percent, max_over_min: 1.5 };
+        let calibration = |spread_percent| Calibration {
+            median_ms: 3.0,
+            spread_percent,
+            kept_spread_percent: None,
+            max_over_min: 1.5,
+        };
         doc.run.environment.conditions = Some(Conditions {
             load_average_start: 0.1,
             load_average_end: 0.3,
             steal_percent: Some(0.0),
             calibration_before: calibration(4.0),
             calibration_after: calibration(45.0),
+            noise: None,
         });
         let table = render(&doc);
         assert_eq!(table.matches("warning: noisy machine during this run").count(), 1, "{table}");

@@ -117,9 +117,37 @@ impl CellState {
             .series
             .iter()
             .filter(|(_, metric, _)| !metric.is_per_iteration())
-            .filter_map(|(_, _, samples)| stats::summarize(samples))
+            .filter_map(|(_, metric, samples)| self.summary(*metric, samples).map(|(s, _)| s))
             .filter_map(|s| stats::ci_percent(s.median, s.ci95));
         spreads.reduce(f64::max)
+    }
+
+    /// Whether the cell takes another sample in place of its slowed ones: a time cell some of
+    /// whose rates have fewer than `samples` kept, with fewer than `most` taken.
+    pub fn replaces_slowed(&self, samples: usize, most: usize) -> bool {
+        let short = |(_, metric, values): &(Side, Metric, Vec<f64>)| {
+            sets_aside_slowed(self.cell.measure, *metric) && values.len() - stats::slowed(values).len() < samples
+        };
+        self.outcome.is_ok() && self.taken >= samples && self.taken < most && self.series.iter().any(short)
+    }
+
+    /// The summary of one series of samples, with its interval spanning each fork's median, and
+    /// the samples set aside as slowed (indices): the time measure's rates are summarized
+    /// without them, outliers indexed into all the samples.
+    fn summary(&self, metric: Metric, samples: &[f64]) -> Option<(stats::Summary, Vec<usize>)> {
+        let slowed = match sets_aside_slowed(self.cell.measure, metric) {
+            true => stats::slowed(samples),
+            false => Vec::new(),
+        };
+        let kept: Vec<usize> = (0..samples.len()).filter(|i| !slowed.contains(i)).collect();
+        let values: Vec<f64> = kept.iter().map(|&i| samples[i]).collect();
+        let mut summary = stats::summarize(&values)?;
+        summary.outliers = summary.outliers.iter().map(|&k| kept[k]).collect();
+        if self.forks.len() == samples.len() {
+            let forks: Vec<Option<u32>> = kept.iter().map(|&i| self.forks[i]).collect();
+            summary = stats::spanning_forks(summary, &values, &forks);
+        }
+        Some((summary, slowed))
     }
 
     /// Keeps a sample's values after checking each side reports its own library, and that the
@@ -204,12 +232,10 @@ impl CellState {
                     Ok(()) => series(side, metric).map(|(_, _, v)| v.clone()),
                     Err(_) => None,
                 };
-                let summary = samples.as_deref().and_then(stats::summarize).map(|summary| match &samples {
-                    Some(values) if self.forks.len() == values.len() => {
-                        stats::spanning_forks(summary, values, &self.forks)
-                    }
-                    _ => summary,
-                });
+                let (summary, slowed) = match samples.as_deref().and_then(|values| self.summary(metric, values)) {
+                    Some((summary, slowed)) => (Some(summary), slowed),
+                    None => (None, Vec::new()),
+                };
                 let (status, reason) = match &self.outcome {
                     Ok(()) => (Status::Ok, None),
                     Err((status, reason)) => (*status, Some(reason.clone())),
@@ -230,6 +256,7 @@ impl CellState {
                     min: summary.as_ref().map(|s| s.min),
                     max: summary.as_ref().map(|s| s.max),
                     outliers: summary.map(|s| s.outliers).unwrap_or_default(),
+                    slowed,
                     status,
                     reason,
                     negotiated: self.negotiated[side as usize].clone(),
@@ -246,4 +273,11 @@ impl CellState {
             })
             .collect()
     }
+}
+
+/// Whether a series' slowed samples are set aside: the time measure's rates, which a noisy
+/// neighbour slows; counts (instructions, IO, heap) it does not move, and the collector's share
+/// or contended waits are not rates.
+fn sets_aside_slowed(measure: tlsbench_harness::Measure, metric: Metric) -> bool {
+    measure == tlsbench_harness::Measure::Time && metric.higher_is_better() && !metric.is_per_iteration()
 }

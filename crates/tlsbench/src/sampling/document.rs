@@ -156,13 +156,19 @@ mod drift_tests {
     use crate::results::{fixture, Calibration, Conditions};
 
     fn conditions(before: (f64, f64), after: (f64, f64)) -> Conditions {
-        let calibration = |(median_ms, spread_percent)| Calibration { median_ms, spread_percent, max_over_min: 1.05 };
+        let calibration = |(median_ms, spread_percent)| Calibration {
+            median_ms,
+            spread_percent,
+            kept_spread_percent: None,
+            max_over_min: 1.05,
+        };
         Conditions {
             load_average_start: 0.5,
             load_average_end: 0.5,
             steal_percent: None,
             calibration_before: calibration(before),
             calibration_after: calibration(after),
+            noise: None,
         }
     }
 

@@ -107,6 +107,23 @@ pub fn measure(
                 return Ok(Finish::Interrupted);
             }
         }
+        // Cells some of whose rates a noisy machine slowed take samples in their place, round by
+        // round, while their processes are still up (docs/sampling.md, "A noisy machine").
+        for round in rounds.. {
+            let most = |i: usize| settings.samples_for(&states[i].cell) + settings.replacements;
+            let due: Vec<usize> = batch
+                .iter()
+                .copied()
+                .filter(|&i| states[i].replaces_slowed(settings.samples_for(&states[i].cell), most(i)))
+                .collect();
+            if due.is_empty() {
+                break;
+            }
+            progress.extra_round(due.len() as u64);
+            if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+                return Ok(Finish::Interrupted);
+            }
+        }
     }
     let Some(target) = &settings.target else { return Ok(Finish::Complete) };
     let pool = &mut sessions::Pool::new()?;

@@ -153,8 +153,19 @@ fn conditions() -> Conditions {
         load_average_start: 0.25,
         load_average_end: 1.5,
         steal_percent: Some(0.125),
-        calibration_before: Calibration { median_ms: 3.0, spread_percent: 4.5, max_over_min: 1.125 },
-        calibration_after: Calibration { median_ms: 3.25, spread_percent: 38.0, max_over_min: 2.5 },
+        calibration_before: Calibration {
+            median_ms: 3.0,
+            spread_percent: 4.5,
+            kept_spread_percent: Some(3.0),
+            max_over_min: 1.125,
+        },
+        calibration_after: Calibration {
+            median_ms: 3.25,
+            spread_percent: 38.0,
+            kept_spread_percent: None,
+            max_over_min: 2.5,
+        },
+        noise: None,
     }
 }
 

@@ -1,0 +1,149 @@
+//! How noisy the machine is, measured before a run's first round: a fixed workload timed in
+//! stretches as long as the quick comparison's samples (20 ms), as a TLS sample would see it.
+//! The workload goes through the caches (lookups in a table the size of a core's L2 share, and
+//! multiplies, as a handshake's arithmetic and tables do), since neighbours on a shared host slow
+//! that where a loop in registers hardly moves (environment.rs, NOISY_INTERVAL_PERCENT).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::environment::rounded;
+use crate::stats;
+
+/// The probe's stretches: as long as a quick sample's side, enough of them for a p10 and a p90
+/// and a share of slowed ones, half a second in all.
+const STRETCH: Duration = Duration::from_millis(20);
+const STRETCHES: usize = 25;
+/// The table the workload looks up: 1 MiB, beyond L1, within a core's L2.
+const TABLE_WORDS: usize = 1 << 17;
+
+/// What the probe saw: how much 20-ms stretches of a fixed workload moved, and how many a
+/// neighbour slowed ([`stats::slowed`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoiseProbe {
+    pub stretch_ms: f64,
+    pub stretches: usize,
+    /// Half the spread (p90 - p10) of the stretches' rates, in % of their median: the ± of one
+    /// stretch.
+    pub spread_percent: f64,
+    /// The share of stretches set aside as slowed, in %.
+    pub slowed_percent: f64,
+    /// [`NoiseProbe::spread_percent`] of the stretches kept.
+    pub kept_spread_percent: f64,
+}
+
+/// Times the workload in [`STRETCHES`] stretches of [`STRETCH`] (half a second).
+pub fn probe() -> NoiseProbe {
+    let table: Vec<u64> = (0..TABLE_WORDS as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let rates: Vec<f64> = (0..STRETCHES).map(|_| stretch_rate(&table)).collect();
+    of_rates(&rates)
+}
+
+/// The probe's figures from its stretches' rates.
+pub fn of_rates(rates: &[f64]) -> NoiseProbe {
+    let kept = stats::kept(rates);
+    NoiseProbe {
+        stretch_ms: STRETCH.as_secs_f64() * 1e3,
+        stretches: rates.len(),
+        spread_percent: rounded(half_spread_percent(rates), 2),
+        slowed_percent: rounded(100.0 * (rates.len() - kept.len()) as f64 / rates.len() as f64, 1),
+        kept_spread_percent: rounded(half_spread_percent(&kept), 2),
+    }
+}
+
+/// Half of (p90 - p10) in % of the median.
+fn half_spread_percent(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    50.0 * (at(0.9) - at(0.1)) / at(0.5)
+}
+
+/// Rounds of the workload per second over one stretch.
+fn stretch_rate(table: &[u64]) -> f64 {
+    let started = Instant::now();
+    let (mut rounds, mut x) = (0u64, black_box(0x2545_f491_4f6c_dd1du64));
+    while started.elapsed() < STRETCH {
+        for _ in 0..256 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(table[(x >> 40) as usize % table.len()]);
+            x ^= x >> 29;
+        }
+        rounds += 1;
+    }
+    black_box(x);
+    rounds as f64 / started.elapsed().as_secs_f64()
+}
+
+impl NoiseProbe {
+    /// The line a run prints before its first round: what the machine allows.
+    pub fn line(&self, samples: usize, most: usize) -> String {
+        let resolution = self.resolution_percent();
+        let slowed = match self.slowed_percent > 0.0 {
+            true => format!(
+                ", {:.0}% of them slowed by a neighbour: a cell's slowed samples are set aside and taken again \
+                 (up to {most} per cell)",
+                self.slowed_percent
+            ),
+            false => String::new(),
+        };
+        format!(
+            "this machine now: {:.0}-ms stretches of a fixed workload vary ±{:.1}%{slowed}; with {samples} samples \
+             per cell, differences under about {resolution:.0}% cannot be told apart{}",
+            self.stretch_ms,
+            self.spread_percent,
+            if resolution > QUIET_RESOLUTION_PERCENT {
+                " (a quieter machine, --target-ci or --measure instructions tell smaller ones)"
+            } else {
+                ""
+            }
+        )
+    }
+
+    /// The smallest difference two cells' intervals can tell apart, in %: twice what one
+    /// interval spans, the kept stretches' ± widened by the drift the run adds to each end.
+    pub fn resolution_percent(&self) -> f64 {
+        2.0 * (self.kept_spread_percent + self.kept_spread_percent.max(1.0))
+    }
+}
+
+/// At or below this, the machine is as quiet as this kind of machine gets: no advice.
+const QUIET_RESOLUTION_PERCENT: f64 = 8.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quiet_machine_says_only_what_it_allows() {
+        let rates: Vec<f64> = (0..25).map(|i| 1000.0 + (i % 5) as f64 * 5.0).collect();
+        let probe = of_rates(&rates);
+        assert_eq!((probe.slowed_percent, probe.stretches), (0.0, 25));
+        assert_eq!(
+            probe.line(6, 8),
+            "this machine now: 20-ms stretches of a fixed workload vary ±1.0%; with 6 samples per cell, \
+             differences under about 4% cannot be told apart"
+        );
+    }
+
+    #[test]
+    fn a_noisy_machine_names_the_slowed_share_and_the_remedies() {
+        // A fifth of the stretches 30% slower, the rest within ±2%.
+        let rates: Vec<f64> =
+            (0..25).map(|i| if i % 5 == 0 { 700.0 } else { 1000.0 + (i % 4) as f64 * 10.0 - 15.0 }).collect();
+        let probe = of_rates(&rates);
+        assert_eq!(probe.slowed_percent, 20.0);
+        assert!(probe.spread_percent > 10.0 && probe.kept_spread_percent < 2.0, "{probe:?}");
+        let line = probe.line(6, 12);
+        assert!(line.contains("vary ±"), "{line}");
+        assert!(line.contains("20% of them slowed by a neighbour"), "{line}");
+        assert!(line.contains("set aside and taken again (up to 12 per cell)"), "{line}");
+        assert!(!line.contains("a quieter machine"), "the kept stretches are quiet: {line}");
+        // Where even the kept stretches spread, it says what tells smaller differences.
+        let wide: Vec<f64> = (0..25).map(|i| 1000.0 + (i % 5) as f64 * 30.0).collect();
+        assert!(of_rates(&wide)
+            .line(6, 12)
+            .ends_with("(a quieter machine, --target-ci or --measure instructions tell smaller ones)"));
+    }
+}
