@@ -278,7 +278,10 @@ pub fn compare_with_history<'a>(
                 let numbers = |c: &CellResult| c.status == Status::Ok && !c.samples.is_empty();
                 let (threshold, threshold_from) = match threshold {
                     Some(given) => (given, ThresholdFrom::Given),
-                    None => history.threshold(cell_a),
+                    None => {
+                        let (threshold, from) = history.threshold(cell_a);
+                        (threshold.max(noise_floor(a, b, cell_a).unwrap_or(0.0)), from)
+                    }
                 };
                 let judgement =
                     (numbers(cell_a) && numbers(cell_b)).then(|| judge_cells(cell_a, cell_b, threshold)).flatten();
@@ -292,12 +295,33 @@ pub fn compare_with_history<'a>(
     Comparison { rows, only_in_a, only_in_b }
 }
 
+/// The noisier run's noise probe (crate::noise), as a threshold for the time measure's rates: a
+/// 20-ms stretch's ± once the slowed ones are set aside, which a difference of medians must
+/// exceed to be called (the measure's default is for a quiet machine). None for other cells, or
+/// runs stored before the probe.
+pub fn noise_floor(a: &RunDocument, b: &RunDocument, cell: &CellResult) -> Option<f64> {
+    if cell.key.measure != "time" || cell.better != "higher" {
+        return None;
+    }
+    let noise = |d: &RunDocument| d.run.environment.conditions.as_ref()?.noise.as_ref().map(|n| n.kept_spread_percent);
+    let floor = noise(a).into_iter().chain(noise(b)).fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    floor.map(|percent| percent / 100.0)
+}
+
+/// A cell's samples without those set aside as slowed (`CellResult::slowed`): what its median and
+/// interval are of.
+fn kept_samples(cell: &CellResult) -> Vec<f64> {
+    let kept = cell.samples.iter().enumerate().filter(|(i, _)| !cell.slowed.contains(i));
+    kept.map(|(_, &x)| x).collect()
+}
+
 /// [`judge`] of two cells of one measure: by range where the measure is judged so, and `~` for a
 /// change below the measure's [`least_change`] unless it is from or to zero.
 fn judge_cells(a: &CellResult, b: &CellResult, threshold: f64) -> Option<Judgement> {
     let measure = a.key.measure.as_str();
-    let mut judgement = judge(&a.samples, &b.samples, a.better != "lower", threshold, judged_by_range(measure))?;
-    let (median_a, median_b) = (summarize(&a.samples)?.median, summarize(&b.samples)?.median);
+    let (a_kept, b_kept) = (kept_samples(a), kept_samples(b));
+    let mut judgement = judge(&a_kept, &b_kept, a.better != "lower", threshold, judged_by_range(measure))?;
+    let (median_a, median_b) = (summarize(&a_kept)?.median, summarize(&b_kept)?.median);
     let from_or_to_zero = (median_a == 0.0) != (median_b == 0.0);
     if (median_b - median_a).abs() < least_change(measure) && !from_or_to_zero {
         judgement.verdict = Verdict::Same;

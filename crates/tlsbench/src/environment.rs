@@ -170,7 +170,17 @@ pub fn describe(conditions: &Conditions) -> Vec<(&'static str, String)> {
             c.median_ms, c.spread_percent, c.max_over_min
         )
     };
-    vec![
+    let noise = conditions.noise.as_ref().map(|n| {
+        (
+            "noise probe",
+            format!(
+                "{} stretches of {:.0} ms before the first round: ±{:.1}% (half of p90 - p10), {:.0}% slowed, \
+                 the rest ±{:.1}%",
+                n.stretches, n.stretch_ms, n.spread_percent, n.slowed_percent, n.kept_spread_percent
+            ),
+        )
+    });
+    let mut lines = vec![
         (
             "load average",
             format!("{:.2} at the start, {:.2} at the end", conditions.load_average_start, conditions.load_average_end),
@@ -187,7 +197,9 @@ pub fn describe(conditions: &Conditions) -> Vec<(&'static str, String)> {
                 calibration(&conditions.calibration_after)
             ),
         ),
-    ]
+    ];
+    lines.extend(noise);
+    lines
 }
 
 /// Above this spread of the calibration loop, the machine was noisy: on the development VM the

@@ -219,6 +219,17 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
         notes.push(format!("the runs differ in build: A {}, B {}", builds_a.join(", "), builds_b.join(", ")));
     }
     let (env_a, env_b) = (&a.run.environment, &b.run.environment);
+    let noise = |env: &crate::results::Environment| env.conditions.as_ref().and_then(|c| c.noise.clone());
+    if let (Some(noise_a), Some(noise_b)) = (noise(env_a), noise(env_b)) {
+        let floor = noise_a.kept_spread_percent.max(noise_b.kept_spread_percent);
+        if floor > crate::compare::default_threshold("time") * 100.0 {
+            notes.push(format!(
+                "noise as each run started: A's 20-ms stretches ±{:.1}% ({:.0}% slowed), B's ±{:.1}% ({:.0}% slowed): \
+                 time rates are held to at least ±{floor:.1}%, the noisier's once slowed stretches are set aside",
+                noise_a.spread_percent, noise_a.slowed_percent, noise_b.spread_percent, noise_b.slowed_percent
+            ));
+        }
+    }
     if let (Some(runners_a), Some(runners_b)) = (&env_a.builds, &env_b.builds) {
         if runners_a != runners_b {
             notes.push(format!("A's runners: {runners_a}; B's: {runners_b}"));

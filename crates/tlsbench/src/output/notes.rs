@@ -50,11 +50,67 @@ pub fn precision(doc: &RunDocument) -> String {
     if let Some(line) = crate::cores::note(doc) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
+    for line in [slowed(doc), too_wide(doc)].into_iter().flatten() {
+        out += &columns::wrap(&line, WIDTH, 2);
+    }
     let env = &doc.run.environment;
     if let Some(warning) = crate::environment::noisy(env.conditions.as_ref(), env.cores, typical_wall_interval(doc)) {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
     out
+}
+
+/// The rates' samples a noisy machine slowed and the run set aside (sampling/cell.rs), with what
+/// the noise probe saw as the run started; None where none was.
+fn slowed(doc: &RunDocument) -> Option<String> {
+    let cells: Vec<&CellResult> = doc.results.iter().filter(|r| !r.slowed.is_empty()).collect();
+    let samples: usize = cells.iter().map(|r| r.slowed.len()).sum();
+    if samples == 0 {
+        return None;
+    }
+    let probe = doc.run.environment.conditions.as_ref().and_then(|c| c.noise.as_ref());
+    let seen = probe.map_or(String::new(), |p| {
+        format!(" (before the first round, {:.0}% of 20-ms stretches were slowed)", p.slowed_percent)
+    });
+    Some(format!(
+        "slowed by the machine and set aside: {samples} sample value(s) in {} result(s){seen}; each such cell took \
+         others in their place, and its median and interval are of the rest (`slowed` in the JSON export)",
+        cells.len()
+    ))
+}
+
+/// A result whose interval is wider than this cannot be ranked against stacks within as much
+/// (environment::NOISY_INTERVAL_PERCENT: beyond it, the run shows the machine's noise).
+const RANKABLE_PERCENT: f64 = crate::environment::NOISY_INTERVAL_PERCENT;
+
+/// The wall-time rates whose interval is too wide to rank ([`RANKABLE_PERCENT`]), named (the
+/// widest first, up to five), and what narrows them; None where there are none.
+fn too_wide(doc: &RunDocument) -> Option<String> {
+    let mut wide: Vec<(&CellResult, f64)> = doc
+        .results
+        .iter()
+        .filter(|c| c.is_ok() && !is_count(c) && !c.is_cpu())
+        .filter_map(|c| spread(c).filter(|&w| w > RANKABLE_PERCENT).map(|w| (c, w)))
+        .collect();
+    if wide.is_empty() {
+        return None;
+    }
+    wide.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let named: Vec<String> = wide
+        .iter()
+        .take(5)
+        .map(|(c, w)| format!("{} {} {} ±{}", c.key.pair_label(), c.key.scenario, c.side, percent(*w)))
+        .collect();
+    let more = match wide.len() > named.len() {
+        true => format!(" and {} more", wide.len() - named.len()),
+        false => String::new(),
+    };
+    Some(format!(
+        "too wide to rank against stacks within {RANKABLE_PERCENT:.0}%: {}{more}; to narrow them: --target-ci 5 \
+         (further rounds where the intervals are widest), a longer run (--samples 12), --measure instructions (which \
+         the machine does not move) or a quieter machine",
+        named.join(", ")
+    ))
 }
 
 /// How the processes that stayed up warmed up (sampling/warm.rs): per stack, the range of times each
