@@ -52,6 +52,10 @@ pub fn inject(args: NoiseArgs) -> Result<ExitCode> {
         Some(list) => pin::parse_cpus(list).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?,
         None => pin::allowed_cpus(),
     };
+    let allowed = pin::allowed_cpus();
+    if let Some(cpu) = cpus.iter().find(|cpu| !allowed.contains(cpu)) {
+        bail!("--cpus: CPU {cpu} is not one this process may use (valid: {})", pin::list(&allowed));
+    }
     if cpus.is_empty() {
         bail!("--cpus: no CPU to inject noise on");
     }

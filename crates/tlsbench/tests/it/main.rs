@@ -20,6 +20,7 @@ mod memory;
 mod net;
 mod net_peak;
 mod net_strace;
+mod noise;
 mod peers;
 mod profile;
 mod storage;

@@ -1,0 +1,102 @@
+//! A noisy machine (docs/sampling.md): the injector stops by itself and refuses bad settings; a
+//! run under it probes the machine first, says what it allows, and summarizes each rate without
+//! the samples it set aside as slowed. Nothing here asserts how noisy the machine is: that moves.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{one_message, read_json, succeeded, tlsbench, unwrapped};
+
+#[test]
+fn the_injector_stops_by_itself_and_says_what_it_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = tlsbench(dir.path())
+        .args(["inject-noise", "--duration", "0.5", "--on-ms", "2-5", "--off-ms", "2-5", "--mib", "8"])
+        .output()
+        .unwrap();
+    let err = unwrapped(&succeeded(output).stderr);
+    assert!(started.elapsed() < Duration::from_secs(30), "it ran for {:?}", started.elapsed());
+    assert!(err.starts_with("injecting noise on CPUs "), "{err}");
+    assert!(err.contains("bursts of 2-5 ms thrashing 8 MiB each, 2-5 ms apart, for 0.5 s"), "{err}");
+    let busy: f64 = err
+        .split("bursts ran ")
+        .nth(1)
+        .and_then(|rest| rest.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no duty in: {err}"));
+    assert!(busy > 0.0 && busy <= 100.0, "{err}");
+}
+
+#[test]
+fn the_injector_refuses_bad_settings_naming_what_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["--on-ms", "20-2"], 2, "bad range `20-2` (valid: MIN-MAX or one number of milliseconds, 0 to 60000)"),
+        (&["--off-ms", "nan"], 2, "bad range `nan`"),
+        (&["--duration", "0"], 2, "bad duration `0` (valid: seconds above 0, at most 3600)"),
+        (&["--duration", "1e9"], 2, "bad duration `1e9`"),
+        (&["--cpus", "1000", "--duration", "1"], 1, "--cpus: CPU 1000 is not one this process may use (valid: "),
+    ];
+    for (args, code, needle) in cases {
+        let output = tlsbench(dir.path()).arg("inject-noise").args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        let message = one_message(&output.stderr);
+        assert!(message.starts_with("error: ") && message.contains(needle), "{args:?}: {message}");
+    }
+}
+
+#[test]
+fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut noise = tlsbench(dir.path())
+        .args(["inject-noise", "--duration", "60", "--on-ms", "3-15", "--off-ms", "15-60"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let output = tlsbench(dir.path())
+        .args(["run", "--stack", "openssl", "--measure", "time", "--export-json", "run.json"])
+        .args(["--scenario", "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm"])
+        .args(["--samples", "6", "--min-time-ms", "20", "--warmup-ms", "10"])
+        .output()
+        .unwrap();
+    let _ = noise.kill();
+    let _ = noise.wait();
+    let output = succeeded(output);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.lines().all(|l| l.chars().count() <= 120), "{err}");
+    let err = unwrapped(&output.stderr);
+    assert!(err.starts_with("this machine now: 20-ms stretches of a fixed workload vary ±"), "{err}");
+    assert!(err.contains("with 6 samples per cell, differences under about"), "{err}");
+
+    let doc = read_json(&dir.path().join("run.json"));
+    let probe = &doc["run"]["environment"]["conditions"]["noise"];
+    assert_eq!(probe["stretches"], 25, "{probe}");
+    for figure in ["spread_percent", "kept_spread_percent", "slowed_percent"] {
+        assert!(probe[figure].as_f64().is_some_and(|x| x >= 0.0), "{figure}: {probe}");
+    }
+    let rates: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"].as_str().unwrap().ends_with("_per_s"))
+        .collect();
+    assert!(!rates.is_empty());
+    for rate in rates {
+        let samples: Vec<f64> = rate["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let slowed: Vec<usize> =
+            rate["slowed"].as_array().map_or(Vec::new(), |s| s.iter().map(|v| v.as_u64().unwrap() as usize).collect());
+        // At least the run's samples kept, unless the cell took as many more as it may.
+        assert!(samples.len() - slowed.len() >= 6 || samples.len() == 12, "{rate}");
+        let mut kept: Vec<f64> =
+            samples.iter().enumerate().filter(|(i, _)| !slowed.contains(i)).map(|(_, &x)| x).collect();
+        kept.sort_by(f64::total_cmp);
+        let median = (kept[(kept.len() - 1) / 2] + kept[kept.len() / 2]) / 2.0;
+        assert_eq!(rate["median"].as_f64().unwrap(), median, "{rate}");
+        assert_eq!(rate["min"].as_f64().unwrap(), kept[0], "{rate}");
+        // Only samples below the median are ever set aside.
+        assert!(slowed.iter().all(|&i| samples[i] < median), "{rate}");
+    }
+}
