@@ -13,10 +13,11 @@ use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
+use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{SampleSettings, Work};
-use crate::{executor, stacks};
+use crate::runners::Runners;
 
 /// How samples are taken.
 #[derive(Clone, Debug)]
@@ -29,10 +30,10 @@ pub struct Settings {
     pub timeout: Duration,
     pub data_dir: PathBuf,
     /// Release's runners: every cell's but those of another build or C compiler.
-    pub runners: stacks::Runners,
+    pub runners: Runners,
     /// The runners of each other build the run measures (`--build`, `--compiler`), each
     /// checked to be it.
-    pub builds: Vec<(Built, stacks::Runners)>,
+    pub builds: Vec<(Built, Runners)>,
     /// `--target-ci`: further rounds for the cells still wider than it.
     pub target: Option<Target>,
     /// `--forks`: the processes a cell with a warming runtime takes its samples from
@@ -52,7 +53,7 @@ pub struct Settings {
 
 impl Settings {
     /// The runners that measure `cell`: its build's, with its C compiler.
-    pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
+    pub fn runners_for(&self, cell: &Cell) -> &Runners {
         let built = cell.built();
         match built.is_default() {
             true => &self.runners,
