@@ -42,7 +42,9 @@ pub struct Settings {
     /// `--warmup-max-ms`: the longest a process of such a cell warms up before it is measured.
     pub warmup_max: Duration,
     /// Whether the run measures `--threads N`: then its one-thread time cells run their pair on
-    /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]).
+    /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]). Not
+    /// `pinning.is_some()`: where the system does not say which CPUs tlsbench may use, the
+    /// threads run unpinned, and the one-thread row still runs on a thread of its own.
     pub threaded: bool,
     /// In such a run, the CPUs its threads are pinned to (crate::cores): an N-thread cell's to
     /// the first N, the one-thread row's samples to each CPU of the largest N in turn.
