@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::cpu_time;
+use crate::error::failed;
 use crate::gate::{self, Gates, Tally};
 use crate::pin;
 use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
@@ -727,10 +728,6 @@ impl Stream {
         self.received_bytes += filled as u64;
         Ok(filled)
     }
-}
-
-pub(crate) fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
-    move |error| Error::Library { side, stage, error }
 }
 
 #[cfg(test)]

@@ -23,6 +23,12 @@ pub enum Error {
     Peer(String),
 }
 
+/// For `map_err`: a library call of `side` that failed at `stage` (every driver's, one
+/// process or split, and the handshake's turns).
+pub(crate) fn failed(side: Side, stage: &'static str) -> impl FnOnce(LibError) -> Error {
+    move |error| Error::Library { side, stage, error }
+}
+
 /// An error reported by a TLS library, as its own message.
 #[derive(Debug)]
 pub struct LibError(pub String);

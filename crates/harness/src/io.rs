@@ -23,7 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{check_sample, failed, Clocks, Configs, Pair};
+use crate::driver::{check_sample, Clocks, Configs, Pair};
+use crate::error::failed;
 use crate::protocol::{Metric, MetricValue, SampleReport, SideNegotiated};
 use crate::transport::{IoEvent, Record};
 use crate::{ClientAuth, Connection, Error, Kind, Link, Measure, Pki, Scenario, Side, Stack, Version};

@@ -2,7 +2,8 @@
 //! holds, from [`crate::heap`]'s accounting, which tags every allocation with the side whose
 //! call made it. Connections are stepped as in the time driver, but no clock runs.
 
-use crate::driver::{check_sample, failed, receive_all};
+use crate::driver::{check_sample, receive_all};
+use crate::error::failed;
 use crate::gate::Gates;
 use crate::heap::{self, Usage};
 use crate::protocol::{Metric, MetricValue, SampleReport};

@@ -57,22 +57,26 @@ pub fn current_cpu() -> Option<u32> {
     u32::try_from(unsafe { libc::sched_getcpu() }).ok()
 }
 
-/// A list of CPUs as `--cpus` takes it: numbers and ranges, comma-separated (`0,1`, `0-3,8`).
+/// A list of CPUs as `--cpus` (and `taskset -c`) takes it: numbers and ranges, comma-separated
+/// (`0,1`, `0-3,8`), in the order given; each below the CPUs a CPU set holds (CPU_SETSIZE).
 pub fn parse_cpus(text: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("bad CPU list `{text}` (valid: CPU numbers and ranges, comma-separated, e.g. 0,1 or 0-3,8)");
+    let bad = || {
+        format!(
+            "`{text}` is not a CPU list (valid: CPU numbers and ranges, comma-separated, \
+             as taskset -c takes them, e.g. 0,1 or 0-3,8)"
+        )
+    };
     let mut cpus = Vec::new();
     for part in text.split(',') {
         let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
-        match part.split_once('-') {
-            Some((first, last)) => {
-                let (first, last) = (number(first)?, number(last)?);
-                if first > last {
-                    return Err(bad());
-                }
-                cpus.extend(first..=last);
-            }
-            None => cpus.push(number(part)?),
+        let (first, last) = match part.split_once('-') {
+            Some((first, last)) => (number(first)?, number(last)?),
+            None => (number(part)?, number(part)?),
+        };
+        if first > last || last as usize >= libc::CPU_SETSIZE as usize {
+            return Err(bad());
         }
+        cpus.extend(first..=last);
     }
     Ok(cpus)
 }
@@ -110,9 +114,12 @@ mod tests {
         assert_eq!(parse_cpus("0,1").unwrap(), [0, 1]);
         assert_eq!(parse_cpus("0-3,8").unwrap(), [0, 1, 2, 3, 8]);
         assert_eq!(list(&parse_cpus("2-4").unwrap()), "2,3,4");
-        for bad in ["", "a", "3-1", "1,,2", "-1"] {
+        // In the order given, repeats kept: thread i runs on the i-th.
+        assert_eq!(parse_cpus("3,1,1").unwrap(), [3, 1, 1]);
+        for bad in ["", "a", "3-1", "1-", "1,,2", "-1", "99999"] {
             let error = parse_cpus(bad).unwrap_err();
-            assert!(error.contains("valid: CPU numbers and ranges"), "{bad}: {error}");
+            assert!(error.contains(&format!("`{bad}` is not a CPU list")), "{bad}: {error}");
+            assert!(error.contains("valid: CPU numbers and ranges") && error.contains("taskset -c"), "{error}");
         }
     }
 

@@ -10,8 +10,9 @@ use std::time::Instant;
 use aws_lc_rs::digest::{Context as Sha256, SHA256};
 
 use crate::driver::{
-    failed, receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE,
+    receive_all, side_values, transfer_payload, Clock, SampleSpec, TRANSFER_MIN_WRITES, TRANSFER_WRITE_SIZE,
 };
+use crate::error::failed;
 use crate::gate::{self, Gates, Tally};
 use crate::protocol::SampleReport;
 use crate::step::{complete_handshakes, turn_one, Meter, Progress, Turns, Unmetered};

@@ -8,7 +8,7 @@
 //! library asking again after it consumed what was there, never the harness waking a side that
 //! has nothing to read.
 
-use crate::driver::failed;
+use crate::error::failed;
 use crate::{heap, Connection, Error, Link, Side};
 
 /// A handshake that needs more turns per side than this is stuck, not slow.

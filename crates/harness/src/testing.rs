@@ -1,7 +1,8 @@
 //! Test support for the stack adapters (feature `testing`): one set of certificates per test
 //! binary, a handshake stepped by hand for configs built from different scenarios, and the
 //! every-supported-scenario check that each adapter runs against itself and its peers, and the
-//! check of its configs shared by threads.
+//! check of its configs shared by threads; and [`Wrapped`], a stack passed on with hooks around
+//! its calls, for the test runners that wrap a real stack.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use crate::driver::{self, SampleSpec};
 use crate::protocol::{Metric, MetricValue};
-use crate::{Connection, Contexts, KeyType, Link, Measure, Pki, Scenario, Stack};
+use crate::{Connection, Contexts, Endpoint, KeyType, LibError, Link, Measure, Pki, Scenario, Stack};
 
 /// One measured iteration after the seed handshake: every gate passes at least once.
 pub const ONCE: SampleSpec = SampleSpec::timed(Duration::ZERO, Duration::from_micros(1));
@@ -154,29 +155,79 @@ pub fn check_shared_contexts<C: Stack, S: Stack>(client: &C, server: &S) -> usiz
     checked
 }
 
-/// A stack that counts the configs it builds.
-struct Counted<'a, T> {
-    stack: &'a T,
+/// Counts the configs its stack builds (a [`Wrapped`] stack's hooks).
+#[derive(Default)]
+struct Counted {
     client_configs: AtomicUsize,
     server_configs: AtomicUsize,
 }
 
-impl<'a, T: Stack> Counted<'a, T> {
-    fn new(stack: &'a T) -> Self {
-        Counted { stack, client_configs: AtomicUsize::new(0), server_configs: AtomicUsize::new(0) }
-    }
-
-    /// How many client configs and server configs it built.
-    fn built(&self) -> [usize; 2] {
-        [self.client_configs.load(Ordering::Relaxed), self.server_configs.load(Ordering::Relaxed)]
+impl Counted {
+    fn new<T: Stack>(stack: &T) -> Wrapped<'_, T, Counted> {
+        Wrapped::new(stack, Counted::default())
     }
 }
 
-impl<T: Stack> Stack for Counted<'_, T> {
-    type ClientConfig = T::ClientConfig;
-    type ServerConfig = T::ServerConfig;
-    type Client = T::Client;
-    type Server = T::Server;
+impl<S: Stack> Hooks<S> for Counted {
+    type Client = S::Client;
+    type Server = S::Server;
+
+    fn on_client_config(&self) {
+        self.client_configs.fetch_add(1, Ordering::Relaxed);
+    }
+    fn on_server_config(&self) {
+        self.server_configs.fetch_add(1, Ordering::Relaxed);
+    }
+    fn new_client(&self, new: impl FnOnce() -> Result<S::Client, LibError>) -> Result<S::Client, LibError> {
+        new()
+    }
+    fn new_server(&self, new: impl FnOnce() -> Result<S::Server, LibError>) -> Result<S::Server, LibError> {
+        new()
+    }
+}
+
+impl<T: Stack> Wrapped<'_, T, Counted> {
+    /// How many client configs and server configs it built.
+    fn built(&self) -> [usize; 2] {
+        [self.hooks.client_configs.load(Ordering::Relaxed), self.hooks.server_configs.load(Ordering::Relaxed)]
+    }
+}
+
+/// What a [`Wrapped`] stack does around the calls it passes on to its stack: before each config
+/// is built, and around each new connection (which it may wrap in a connection of its own).
+pub trait Hooks<S: Stack>: Sync {
+    type Client: Connection;
+    type Server: Connection;
+
+    /// Before each client config (`client_config` and `client_config_for`).
+    fn on_client_config(&self) {}
+    /// Before each server config.
+    fn on_server_config(&self) {}
+    /// A new client: `new` makes the stack's own.
+    fn new_client(&self, new: impl FnOnce() -> Result<S::Client, LibError>) -> Result<Self::Client, LibError>;
+    /// A new server: `new` makes the stack's own.
+    fn new_server(&self, new: impl FnOnce() -> Result<S::Server, LibError>) -> Result<Self::Server, LibError>;
+}
+
+/// A test's stack: `stack`, every call passed on, with `hooks` around them. Its id, library,
+/// backend and capabilities are the stack's: a test runner's wrapped stack is measured as the
+/// stack itself.
+pub struct Wrapped<'a, S, H> {
+    pub stack: &'a S,
+    pub hooks: H,
+}
+
+impl<'a, S: Stack, H: Hooks<S>> Wrapped<'a, S, H> {
+    pub fn new(stack: &'a S, hooks: H) -> Self {
+        Wrapped { stack, hooks }
+    }
+}
+
+impl<S: Stack, H: Hooks<S>> Stack for Wrapped<'_, S, H> {
+    type ClientConfig = S::ClientConfig;
+    type ServerConfig = S::ServerConfig;
+    type Client = H::Client;
+    type Server = H::Server;
 
     fn id(&self) -> &'static str {
         self.stack.id()
@@ -184,34 +235,32 @@ impl<T: Stack> Stack for Counted<'_, T> {
     fn library(&self) -> String {
         self.stack.library()
     }
+    fn tls_library(&self) -> String {
+        self.stack.tls_library()
+    }
     fn backend(&self) -> crate::Backend {
         self.stack.backend()
     }
     fn capabilities(&self) -> crate::Capabilities {
         self.stack.capabilities()
     }
-    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<T::ClientConfig, crate::LibError> {
-        self.client_configs.fetch_add(1, Ordering::Relaxed);
+    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<S::ClientConfig, LibError> {
+        self.hooks.on_client_config();
         self.stack.client_config(scenario, pki)
     }
-    fn client_config_for(
-        &self,
-        scenario: &Scenario,
-        pki: &Pki,
-        in_flight: usize,
-    ) -> Result<T::ClientConfig, crate::LibError> {
-        self.client_configs.fetch_add(1, Ordering::Relaxed);
+    fn client_config_for(&self, scenario: &Scenario, pki: &Pki, in_flight: usize) -> Result<S::ClientConfig, LibError> {
+        self.hooks.on_client_config();
         self.stack.client_config_for(scenario, pki, in_flight)
     }
-    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<T::ServerConfig, crate::LibError> {
-        self.server_configs.fetch_add(1, Ordering::Relaxed);
+    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<S::ServerConfig, LibError> {
+        self.hooks.on_server_config();
         self.stack.server_config(scenario, pki)
     }
-    fn new_client(&self, config: &T::ClientConfig, io: crate::Endpoint) -> Result<T::Client, crate::LibError> {
-        self.stack.new_client(config, io)
+    fn new_client(&self, config: &S::ClientConfig, io: Endpoint) -> Result<H::Client, LibError> {
+        self.hooks.new_client(|| self.stack.new_client(config, io))
     }
-    fn new_server(&self, config: &T::ServerConfig, io: crate::Endpoint) -> Result<T::Server, crate::LibError> {
-        self.stack.new_server(config, io)
+    fn new_server(&self, config: &S::ServerConfig, io: Endpoint) -> Result<H::Server, LibError> {
+        self.hooks.new_server(|| self.stack.new_server(config, io))
     }
 }
 

@@ -276,6 +276,7 @@ impl Connection for AwsLcConnection {
 #[cfg(all(test, not(feature = "fips")))]
 mod tests {
     use tlsbench_harness::{KeyType, Kind, Suite};
+    use tlsbench_stack_openssl_shared::testing as shared_tests;
 
     use super::*;
     use tlsbench_harness::testing::{self, scenario};
@@ -288,14 +289,7 @@ mod tests {
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
         // Through the real driver, once each: every gate passes at least once.
-        let measured = testing::check_every_supported_scenario(&AwsLc, &AwsLc);
-        // Everything time measures but TLS 1.2 without EMS.
-        let timed: Vec<_> =
-            Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
-        let no_ems = timed.iter().filter(|s| !s.ems).count();
-        // And, with its defaults, Ed25519 (its default signature algorithms leave it out).
-        let ed25519_defaults = timed.iter().filter(|s| !s.is_pinned() && s.key == KeyType::Ed25519).count();
-        assert_eq!(measured, timed.len() - no_ems - ed25519_defaults);
+        shared_tests::check_every_scenario_but(&AwsLc, shared_tests::no_ems_or_default_ed25519);
     }
 
     /// The `openssl` crate is on AWS-LC here, not the system's OpenSSL (whose string starts
@@ -331,16 +325,7 @@ mod tests {
 
     #[test]
     fn a_verified_client_certificate_is_reported() {
-        let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
-        let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
-            Ok((Some(true), None))
-        );
-        assert_eq!(
-            server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
-            Ok((Some(true), Some(true)))
-        );
+        shared_tests::check_a_verified_client_certificate_is_reported(&AwsLc);
     }
 
     #[test]
@@ -357,29 +342,14 @@ mod tests {
         );
     }
 
-    /// The TLS 1.3 suite list really is pinned (SSL_CTX_set_ciphersuites): a client and a server
-    /// with different suites have none in common.
     #[test]
     fn tls13_suites_are_pinned_on_both_sides() {
-        let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
-        let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        let Err(error) = connect(&client, &server) else {
-            panic!("a client and a server with no common suite connected")
-        };
-        assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
+        shared_tests::check_tls13_suites_are_pinned_on_both_sides(&AwsLc);
     }
 
-    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
-    /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in
-            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
-        {
-            let asked = scenario(name);
-            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
-            testing::check_close_notify(name, &mut client, &mut server);
-        }
+        shared_tests::check_close_notify_each_way(&AwsLc);
     }
 
     /// Data crosses intact both ways, over AES-256-GCM in both versions.

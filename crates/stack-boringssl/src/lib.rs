@@ -247,10 +247,11 @@ impl Connection for BoringSslConnection {
 
 #[cfg(test)]
 mod tests {
-    use tlsbench_harness::{KeyType, Kind, Link};
+    use tlsbench_harness::{KeyType, Kind};
+    use tlsbench_stack_openssl_shared::testing as shared_tests;
 
     use super::*;
-    use tlsbench_harness::testing::{self, pki, scenario};
+    use tlsbench_harness::testing::{self, scenario};
 
     /// A handshake between configs built for two scenarios (see `testing::connect`).
     fn connect(client: &Scenario, server: &Scenario) -> Result<(BoringSslConnection, BoringSslConnection), String> {
@@ -260,56 +261,33 @@ mod tests {
     #[test]
     fn every_supported_scenario_samples_with_positive_values_on_both_sides() {
         // Through the real driver, once each: every gate passes at least once.
-        let measured = testing::check_every_supported_scenario(&BoringSsl, &BoringSsl);
-        // Everything time measures but TLS 1.2 without EMS.
-        let timed: Vec<_> =
-            Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)).collect();
-        let no_ems = timed.iter().filter(|s| !s.ems).count();
-        // And, with its defaults, Ed25519 (its default signature algorithms leave it out).
-        let ed25519_defaults = timed.iter().filter(|s| !s.is_pinned() && s.key == KeyType::Ed25519).count();
-        assert_eq!(measured, timed.len() - no_ems - ed25519_defaults);
+        shared_tests::check_every_scenario_but(&BoringSsl, shared_tests::no_ems_or_default_ed25519);
         assert!(BoringSsl.library().starts_with("BoringSSL (API version "), "{}", BoringSsl.library());
     }
 
-    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
-    /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in
-            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
-        {
-            let asked = scenario(name);
-            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
-            tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
-        }
+        shared_tests::check_close_notify_each_way(&BoringSsl);
     }
 
     #[test]
     fn a_server_chain_from_another_ca_fails_verification() {
-        // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch
-        // is the certificate.
-        let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
-        let server = Scenario { key: KeyType::EcdsaP256, ..client };
-        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
-        assert!(error.starts_with("client: "), "{error}");
+        let error = shared_tests::check_a_server_chain_from_another_ca_fails_verification(&BoringSsl, "x25519");
         assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
-        assert!(error.contains("unable to get local issuer certificate"), "{error}");
     }
 
     #[test]
     fn a_certificate_for_another_host_name_fails_verification() {
-        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
-        let link = Link::new();
-        let client_config = BoringSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        let server_config = BoringSsl.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        // `new_client` with another name to verify: the chain is still good, only the name differs.
-        let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
-        ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
-        let mut client = BoringSslConnection::new(ssl, Side::Client, link.client()).unwrap_or_else(|e| panic!("{e}"));
-        let mut server = BoringSsl.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let error = testing::client_refusal(&mut client, &mut server, &link);
+        let error = shared_tests::check_a_certificate_for_another_host_name_fails_verification(
+            &BoringSsl,
+            "x25519",
+            |config, io| {
+                let mut ssl = Ssl::new(&config.ctx).expect("creating the client connection");
+                ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
+                BoringSslConnection::new(ssl, Side::Client, io)
+            },
+        );
         assert!(error.contains("CERTIFICATE_VERIFY_FAILED"), "{error}");
-        assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
     }
 
     /// The gates accept a group of None, so they alone would not notice a side that stopped
@@ -343,16 +321,7 @@ mod tests {
 
     #[test]
     fn a_verified_client_certificate_is_reported() {
-        let asked = scenario("handshake-full_1.2_secp384r1_ed25519_aes-256-gcm_mtls");
-        let (client, server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            client.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
-            Ok((Some(true), None))
-        );
-        assert_eq!(
-            server.negotiated().map_err(|e| e.0).map(|n| (n.ems, n.client_cert_verified)),
-            Ok((Some(true), Some(true)))
-        );
+        shared_tests::check_a_verified_client_certificate_is_reported(&BoringSsl);
     }
 
     #[test]
@@ -362,16 +331,9 @@ mod tests {
         assert_eq!(reason, Err("boringssl: extended master secret cannot be switched off".into()));
     }
 
-    /// BoringSSL's cipher strings do not reach TLS 1.3, so this checks that the TLS 1.3 suite
-    /// list really is pinned: a client and a server with different suites have none in common.
     #[test]
     fn tls13_suites_are_pinned_on_both_sides() {
-        let client = scenario("handshake-full_1.3_x25519_ecdsa-p256_chacha20-poly1305");
-        let server = scenario("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm");
-        let Err(error) = connect(&client, &server) else {
-            panic!("a client and a server with no common suite connected")
-        };
-        assert!(error.starts_with("server: ") && error.contains("NO_SHARED_CIPHER"), "{error}");
+        shared_tests::check_tls13_suites_are_pinned_on_both_sides(&BoringSsl);
     }
 
     #[test]
@@ -383,8 +345,6 @@ mod tests {
 
     #[test]
     fn data_crosses_in_both_directions() {
-        let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
-        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        testing::check_data_crosses(&asked.name(), &mut client, &mut server);
+        shared_tests::check_data_crosses_in_both_directions(&BoringSsl);
     }
 }

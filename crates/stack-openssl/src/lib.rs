@@ -400,6 +400,7 @@ mod tests {
 
     use tlsbench_harness::driver::{self, SampleSpec};
     use tlsbench_harness::{KeyType, Kind, Link, Suite};
+    use tlsbench_stack_openssl_shared::testing as shared_tests;
 
     use super::*;
     use tlsbench_harness::testing::{self, pki, scenario};
@@ -421,32 +422,23 @@ mod tests {
 
     #[test]
     fn a_server_chain_from_another_ca_fails_verification() {
-        // TLS 1.3 so that the cipher suite does not depend on the key type: the only mismatch
-        // is the certificate.
-        let client = scenario("handshake-full_1.3_x25519_rsa-2048_aes-128-gcm");
-        let server = Scenario { key: KeyType::EcdsaP256, ..client };
-        let Err(error) = connect(&client, &server) else { panic!("the client accepted a chain its CA did not sign") };
-        assert!(error.starts_with("client: "), "{error}");
+        let error = shared_tests::check_a_server_chain_from_another_ca_fails_verification(&OpenSsl, "x25519");
         assert!(error.contains("certificate verify failed"), "{error}");
-        assert!(error.contains("unable to get local issuer certificate"), "{error}");
     }
 
     #[test]
     fn a_certificate_for_another_host_name_fails_verification() {
-        let asked = scenario("handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm");
-        let link = Link::new();
-        let client_config = OpenSsl.client_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        let server_config = OpenSsl.server_config(&asked, pki()).unwrap_or_else(|e| panic!("{e}"));
-        // `new_client` with another name to verify: the chain is still good, only the name differs.
-        let mut ssl = Ssl::new(&client_config.ctx).expect("creating the client connection");
-        ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
-        ssl.set_connect_state();
-        let mut client = OpenSslConnection::new(ssl, link.client()).unwrap_or_else(|e| panic!("{e}"));
-        let mut server = OpenSsl.new_server(&server_config, link.server()).unwrap_or_else(|e| panic!("{e}"));
-        let error = testing::client_refusal(&mut client, &mut server, &link);
+        let error = shared_tests::check_a_certificate_for_another_host_name_fails_verification(
+            &OpenSsl,
+            "x25519",
+            |config, io| {
+                let mut ssl = Ssl::new(&config.ctx).expect("creating the client connection");
+                ssl.param_mut().set_host("other.tlsbench.test").expect("setting the host name to verify");
+                ssl.set_connect_state();
+                OpenSslConnection::new(ssl, io)
+            },
+        );
         assert!(error.contains("certificate verify failed"), "{error}");
-        // `Hostname mismatch` in 1.1.1, `hostname mismatch` from 3.0 on.
-        assert!(error.to_lowercase().contains("hostname mismatch"), "{error}");
     }
 
     /// The gates accept a group of None, so they alone would not notice a side that stopped
@@ -511,17 +503,9 @@ mod tests {
         );
     }
 
-    /// One byte each way, then close_notify each way: each side sees the peer's close_notify
-    /// once the peer has sent it, and not before.
     #[test]
     fn close_notify_each_way_after_a_byte_each_way() {
-        for name in
-            ["handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm", "handshake-full_1.2_x25519_ecdsa-p256_aes-128-gcm"]
-        {
-            let asked = scenario(name);
-            let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{name}: {e}"));
-            tlsbench_harness::testing::check_close_notify(name, &mut client, &mut server);
-        }
+        shared_tests::check_close_notify_each_way(&OpenSsl);
     }
 
     /// A TLS 1.2 ticket server that issues a new ticket in every handshake it resumes, as
@@ -666,8 +650,6 @@ mod tests {
 
     #[test]
     fn data_crosses_in_both_directions() {
-        let asked = scenario("transfer_1.3_x25519_ecdsa-p256_aes-256-gcm");
-        let (mut client, mut server) = connect(&asked, &asked).unwrap_or_else(|e| panic!("{e}"));
-        testing::check_data_crosses(&asked.name(), &mut client, &mut server);
+        shared_tests::check_data_crosses_in_both_directions(&OpenSsl);
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::stacks::{self, Runners};
+use crate::runners::{self, Runners};
 
 /// The builds scripts/build.sh makes (its `--build`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
@@ -149,11 +149,11 @@ impl std::fmt::Display for Built {
 }
 
 /// Where a build's runners are: release's (with gcc) where tlsbench finds its runners
-/// ([`stacks::runner_dir`]); another's in `builds/NAME` beside that directory
+/// ([`runners::runner_dir`]); another's in `builds/NAME` beside that directory
 /// (target/builds/native for target/release, target/builds/release-clang with clang), or in
 /// `$TLSBENCH_BUILDS_DIR/NAME`.
 pub fn dir(built: Built) -> Result<PathBuf> {
-    let release = stacks::runner_dir()?;
+    let release = runners::runner_dir()?;
     if built.is_default() {
         return Ok(release);
     }
@@ -319,7 +319,7 @@ fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stacks::Runner;
+    use crate::runners::Runner;
     use tlsbench_harness::build::BuildInfo;
     use tlsbench_harness::protocol::StackInfo;
 

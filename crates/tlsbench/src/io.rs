@@ -15,6 +15,7 @@ use crate::cli::{Configs, IoArgs, TraceArgs};
 use crate::order::first_seen;
 use crate::output::io_table::{IoRow, Outcome};
 use crate::runner_command::{strs, RunnerCommand};
+use crate::runners::Runners;
 use crate::{executor, output, stacks};
 
 /// A trace is one connection: a runner taking longer is stuck.
@@ -28,7 +29,7 @@ pub fn trace(args: TraceArgs) -> Result<ExitCode> {
         _ => bail!("choose the stacks with --stack ID, or --client ID --server ID"),
     };
     let built = args.build.built();
-    let runners = builds::one(stacks::Runners::find()?, built, &[client.clone(), server.clone()])?;
+    let runners = builds::one(Runners::find()?, built, &[client.clone(), server.clone()])?;
     match call_trace(&runners, built.build, &client, &server, &args.scenario)? {
         TraceReply::Ok(trace) if args.json => output::print(format!("{}\n", serde_json::to_string_pretty(&trace)?)),
         TraceReply::Ok(trace) => output::print(output::trace::render(&trace)),
@@ -61,7 +62,7 @@ pub fn io_scenarios(configs: Configs) -> Vec<Scenario> {
 pub fn io(args: IoArgs) -> Result<ExitCode> {
     let built = args.build.built();
     let build = built.build;
-    let release = stacks::Runners::find()?;
+    let release = Runners::find()?;
     let (ids, release_only): (Vec<String>, Vec<(String, String)>) = match args.stacks.is_empty() {
         true => {
             let (ids, others): (Vec<String>, Vec<String>) = crate::plan::default_stacks::of_a_run(&release)
@@ -121,13 +122,7 @@ pub fn io(args: IoArgs) -> Result<ExitCode> {
 /// Asks the runner holding both stacks for the trace of `scenario`; refuses a trace whose
 /// libraries are not the stacks' own or whose runner is not of `build`. The trace names its
 /// build when it is not release.
-fn call_trace(
-    runners: &stacks::Runners,
-    build: Build,
-    client: &str,
-    server: &str,
-    scenario: &Scenario,
-) -> Result<TraceReply> {
+fn call_trace(runners: &Runners, build: Build, client: &str, server: &str, scenario: &Scenario) -> Result<TraceReply> {
     let Some(path) = runners.for_pair(client, server) else {
         bail!("no runner holds both {client} and {server}, and IO is traced with both sides in one process");
     };

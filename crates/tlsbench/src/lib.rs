@@ -27,6 +27,7 @@ pub mod profile;
 pub mod report;
 pub mod results;
 pub mod runner_command;
+pub mod runners;
 pub mod sample_call;
 pub mod sampling;
 pub mod stacks;

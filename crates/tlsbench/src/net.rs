@@ -24,6 +24,7 @@ use crate::output::format::{format_number, group_thousands};
 use crate::plan::Cell;
 use crate::results::Status;
 use crate::runner_command::{strs, NetSettings, RunnerCommand};
+use crate::runners::Runners;
 use crate::sample_call::Settings;
 use crate::{executor, stacks};
 
@@ -39,7 +40,7 @@ fn runner_and_scenario(net: &NetArgs) -> Result<(PathBuf, Option<Scenario>)> {
         true => stacks::all_ids()[0],
         false => net.stack.as_str(),
     };
-    let runners = builds::one(stacks::Runners::find()?, net.build.built(), &[id.to_string()])?;
+    let runners = builds::one(Runners::find()?, net.build.built(), &[id.to_string()])?;
     let runner = runners.of(id)?.to_path_buf();
     match (plain, net.scenario) {
         (true, Some(scenario)) => {

@@ -13,10 +13,11 @@ use tlsbench_harness::protocol::{Cause, Reply, SampleReport};
 use tlsbench_harness::{Measure, Side};
 
 use crate::builds::Built;
+use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{SampleSettings, Work};
-use crate::{executor, stacks};
+use crate::runners::Runners;
 
 /// How samples are taken.
 #[derive(Clone, Debug)]
@@ -29,10 +30,10 @@ pub struct Settings {
     pub timeout: Duration,
     pub data_dir: PathBuf,
     /// Release's runners: every cell's but those of another build or C compiler.
-    pub runners: stacks::Runners,
+    pub runners: Runners,
     /// The runners of each other build the run measures (`--build`, `--compiler`), each
     /// checked to be it.
-    pub builds: Vec<(Built, stacks::Runners)>,
+    pub builds: Vec<(Built, Runners)>,
     /// `--target-ci`: further rounds for the cells still wider than it.
     pub target: Option<Target>,
     /// `--forks`: the processes a cell with a warming runtime takes its samples from
@@ -41,7 +42,9 @@ pub struct Settings {
     /// `--warmup-max-ms`: the longest a process of such a cell warms up before it is measured.
     pub warmup_max: Duration,
     /// Whether the run measures `--threads N`: then its one-thread time cells run their pair on
-    /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]).
+    /// a thread of its own too, as each of the N threads does ([`Settings::on_a_thread`]). Not
+    /// `pinning.is_some()`: where the system does not say which CPUs tlsbench may use, the
+    /// threads run unpinned, and the one-thread row still runs on a thread of its own.
     pub threaded: bool,
     /// In such a run, the CPUs its threads are pinned to (crate::cores): an N-thread cell's to
     /// the first N, the one-thread row's samples to each CPU of the largest N in turn.
@@ -55,7 +58,7 @@ pub struct Settings {
 
 impl Settings {
     /// The runners that measure `cell`: its build's, with its C compiler.
-    pub fn runners_for(&self, cell: &Cell) -> &stacks::Runners {
+    pub fn runners_for(&self, cell: &Cell) -> &Runners {
         let built = cell.built();
         match built.is_default() {
             true => &self.runners,

@@ -15,7 +15,8 @@ use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
-use tlsbench_harness::{Connection, Endpoint, LibError, Negotiated, Pki, Scenario, Stack};
+use tlsbench_harness::testing::{Hooks, Wrapped};
+use tlsbench_harness::{Connection, LibError, Negotiated, Stack};
 use tlsbench_stack_rustls::Rustls;
 
 const RUNNER_NAME: &str = "tlsbench-runner-locking";
@@ -86,50 +87,31 @@ fn rwlock_locks(n: u64, write: bool) {
     }
 }
 
-/// A stack that takes known locks in its calls, then does what `S` does.
-struct Locking<S>(S);
+/// The hooks of a stack that takes known locks in its calls, then does what its stack does.
+struct Locking;
 
-impl<S: Stack> Stack for Locking<S> {
-    type ClientConfig = S::ClientConfig;
-    type ServerConfig = S::ServerConfig;
+impl<S: Stack> Hooks<S> for Locking {
     type Client = LockingConnection<S::Client>;
     type Server = LockingConnection<S::Server>;
 
-    fn id(&self) -> &'static str {
-        self.0.id()
-    }
-    fn library(&self) -> String {
-        self.0.library()
-    }
-    fn tls_library(&self) -> String {
-        self.0.tls_library()
-    }
-    fn backend(&self) -> tlsbench_harness::Backend {
-        self.0.backend()
-    }
-    fn capabilities(&self) -> tlsbench_harness::Capabilities {
-        self.0.capabilities()
-    }
-    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
+    fn on_client_config(&self) {
         mutex_locks(CONFIG_LOCKS as u64);
-        self.0.client_config(scenario, pki)
     }
-    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError> {
+    fn on_server_config(&self) {
         rwlock_locks(CONFIG_LOCKS as u64, false);
         // SAFETY: a barrier of one thread, initialised before any connection waits at it.
         unsafe { libc::pthread_barrier_init(PRIMITIVES.barrier.get(), std::ptr::null(), 1) };
-        self.0.server_config(scenario, pki)
     }
-    fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError> {
+    fn new_client(&self, new: impl FnOnce() -> Result<S::Client, LibError>) -> Result<Self::Client, LibError> {
         mutex_locks(CLIENT_MUTEX_LOCKS);
         rwlock_locks(CLIENT_RWLOCK_WRITES, true);
         *STD_RWLOCK.write().unwrap_or_else(|e| e.into_inner()) += 1;
         for _ in 0..CLIENT_ATOMIC_ADDS {
             COUNTER.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(LockingConnection { inner: self.0.new_client(config, io)? })
+        Ok(LockingConnection { inner: new()? })
     }
-    fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError> {
+    fn new_server(&self, new: impl FnOnce() -> Result<S::Server, LibError>) -> Result<Self::Server, LibError> {
         rwlock_locks(SERVER_RWLOCK_READS, false);
         for _ in 0..SERVER_ONCE_CHECKS {
             // SAFETY: a once initialised by PTHREAD_ONCE_INIT, and a function that does nothing.
@@ -140,7 +122,7 @@ impl<S: Stack> Stack for Locking<S> {
             // SAFETY: the barrier the server config initialised.
             unsafe { libc::pthread_barrier_wait(PRIMITIVES.barrier.get()) };
         }
-        Ok(LockingConnection { inner: self.0.new_server(config, io)? })
+        Ok(LockingConnection { inner: new()? })
     }
 }
 
@@ -164,7 +146,7 @@ impl<C: Connection> Connection for LockingConnection<C> {
     }
 }
 
-tlsbench_harness::family!(LockingRustls { "rustls-ring" => Locking(Rustls::ring()) });
+tlsbench_harness::family!(LockingRustls { "rustls-ring" => Wrapped::new(&Rustls::ring(), Locking) });
 
 fn main() -> ExitCode {
     let called_as = std::env::args_os().next().map(PathBuf::from).unwrap_or_default();

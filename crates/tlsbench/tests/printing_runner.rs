@@ -16,7 +16,8 @@ use std::process::{Command, ExitCode, Output};
 use std::time::Duration;
 
 use serde_json::Value;
-use tlsbench_harness::{Connection, Endpoint, LibError, Negotiated, Pki, Scenario, Side, Stack};
+use tlsbench_harness::testing::{Hooks, Wrapped};
+use tlsbench_harness::{Connection, LibError, Negotiated, Side, Stack};
 use tlsbench_stack_rustls::Rustls;
 
 const RUNNER_NAME: &str = "tlsbench-runner-printing";
@@ -24,46 +25,24 @@ const FAIL: &str = "PRINTING_RUNNER_FAIL";
 const STALL: &str = "PRINTING_RUNNER_STALL";
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
-/// A stack that prints at every handshake step of its connections, then does what `S` does.
-struct Printing<S>(S);
+/// The hooks of a stack that prints at every handshake step of its connections, then does what
+/// its stack does.
+struct Printing;
 
 struct PrintingConnection<C> {
     inner: C,
     side: Side,
 }
 
-impl<S: Stack> Stack for Printing<S> {
-    type ClientConfig = S::ClientConfig;
-    type ServerConfig = S::ServerConfig;
+impl<S: Stack> Hooks<S> for Printing {
     type Client = PrintingConnection<S::Client>;
     type Server = PrintingConnection<S::Server>;
 
-    fn id(&self) -> &'static str {
-        self.0.id()
+    fn new_client(&self, new: impl FnOnce() -> Result<S::Client, LibError>) -> Result<Self::Client, LibError> {
+        Ok(PrintingConnection { inner: new()?, side: Side::Client })
     }
-    fn library(&self) -> String {
-        self.0.library()
-    }
-    fn tls_library(&self) -> String {
-        self.0.tls_library()
-    }
-    fn backend(&self) -> tlsbench_harness::Backend {
-        self.0.backend()
-    }
-    fn capabilities(&self) -> tlsbench_harness::Capabilities {
-        self.0.capabilities()
-    }
-    fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ClientConfig, LibError> {
-        self.0.client_config(scenario, pki)
-    }
-    fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError> {
-        self.0.server_config(scenario, pki)
-    }
-    fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError> {
-        Ok(PrintingConnection { inner: self.0.new_client(config, io)?, side: Side::Client })
-    }
-    fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError> {
-        Ok(PrintingConnection { inner: self.0.new_server(config, io)?, side: Side::Server })
+    fn new_server(&self, new: impl FnOnce() -> Result<S::Server, LibError>) -> Result<Self::Server, LibError> {
+        Ok(PrintingConnection { inner: new()?, side: Side::Server })
     }
 }
 
@@ -98,7 +77,7 @@ impl<C: Connection> Connection for PrintingConnection<C> {
     }
 }
 
-tlsbench_harness::family!(PrintingRustls { "rustls-aws-lc-rs" => Printing(Rustls::aws_lc_rs()) });
+tlsbench_harness::family!(PrintingRustls { "rustls-aws-lc-rs" => Wrapped::new(&Rustls::aws_lc_rs(), Printing) });
 
 fn main() -> ExitCode {
     let called_as = std::env::args_os().next().map(PathBuf::from).unwrap_or_default();

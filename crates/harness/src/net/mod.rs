@@ -183,7 +183,7 @@ impl<'a, T: Stack, Config> TlsPeer<'a, T, Config> {
     }
 
     fn check_conn(&self, conn: &impl Connection) -> Result<bool, Error> {
-        let got = conn.negotiated().map_err(crate::driver::failed(self.side, "negotiated"))?;
+        let got = conn.negotiated().map_err(crate::error::failed(self.side, "negotiated"))?;
         let either = got.resumed && self.scenario.kind.is_resumption();
         let expect_resumed = match self.side {
             Side::Client => self.expect_resumed.get().unwrap_or(either),

@@ -5,7 +5,8 @@ use anyhow::{bail, Result};
 use tlsbench_harness::Scenario;
 
 use crate::cli::ListWhat;
-use crate::{output, stacks};
+use crate::output;
+use crate::runners::Runners;
 
 pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
     match (what, stack) {
@@ -15,7 +16,7 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
             }
         }
         (ListWhat::Scenarios, Some(id)) => {
-            let info = stacks::Runners::find()?.infos(&[id.to_string()])?.remove(0);
+            let info = Runners::find()?.infos(&[id.to_string()])?.remove(0);
             let defaults = Scenario::defaults();
             for scenario in Scenario::all() {
                 let support = match info.capabilities.check(id, &scenario) {
@@ -28,7 +29,7 @@ pub(super) fn list(what: ListWhat, stack: Option<&str>) -> Result<()> {
         }
         (ListWhat::Stacks, Some(_)) => bail!("--stack goes with `tlsbench list scenarios`"),
         (ListWhat::Stacks, None) => {
-            let runners = stacks::Runners::find()?;
+            let runners = Runners::find()?;
             let ids = [runners.default_stacks(), runners.releases()].concat();
             // A runner whose stack is not what it says (a release runner replaced by another
             // build) costs that stack its line, with the reason, not the whole list.

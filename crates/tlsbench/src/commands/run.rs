@@ -17,10 +17,11 @@ use crate::cores::Split;
 use crate::order::first_seen;
 use crate::output;
 use crate::results::{RunInfo, Status};
+use crate::runners::Runners;
 use crate::sample_call::{Settings, Target};
 use crate::sampling::{self, CellState, Finish};
 use crate::store::{self, Store, StoredRun, StoredSample};
-use crate::{cores, environment, instructions, plan, stacks, steady};
+use crate::{cores, environment, instructions, plan, steady};
 
 /// `--time-budget` when --target-ci is given without it: 5 minutes of measuring, a bound a user
 /// waits for without planning to, whatever the run's size.
@@ -145,7 +146,7 @@ fn replacements(noise: &crate::noise::NoiseProbe, samples: usize) -> usize {
 /// A new run: the pairs and scenarios asked for, each stack's library, the settings.
 fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Settings)> {
     let started = SystemTime::now();
-    let runners = stacks::Runners::find()?;
+    let runners = Runners::find()?;
     let ids: Vec<String> = match args.stacks.is_empty() {
         true => plan::default_stacks::of_a_run(&runners),
         false => first_seen(args.stacks.clone()),
@@ -264,10 +265,10 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
 /// each checked to be that build and to hold every stack of `ids` that release's Rust runners
 /// hold.
 fn find_builds(
-    release: &stacks::Runners,
+    release: &Runners,
     chosen: impl Iterator<Item = Built>,
     ids: &[String],
-) -> Result<Vec<(Built, stacks::Runners)>> {
+) -> Result<Vec<(Built, Runners)>> {
     let mut found = Vec::new();
     builds::check(Built::default(), release)?;
     for built in first_seen(chosen.filter(|b| !b.is_default())) {
@@ -279,7 +280,7 @@ fn find_builds(
 /// The environment's line on builds: each build of the run as its runners reported it, and
 /// what a build does not reach.
 fn describe_builds(settings: &Settings, axis: &[(Option<Build>, Option<Compiler>)]) -> String {
-    let reported = |runners: &stacks::Runners| {
+    let reported = |runners: &Runners| {
         first_seen(runners.all().iter().filter_map(|r| r.build.as_ref().map(ToString::to_string))).join("; ")
     };
     let mut parts: Vec<String> = Vec::new();
@@ -456,7 +457,7 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         warmup_ms: info.warmup_ms,
         timeout: stored.timeout,
         data_dir: pki::default_data_dir(),
-        runners: stacks::Runners::find()?,
+        runners: Runners::find()?,
         builds: Vec::new(),
         // A resumed run takes the samples it planned; its further rounds are not resumed.
         target: None,

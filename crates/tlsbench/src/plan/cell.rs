@@ -8,7 +8,7 @@ use tlsbench_harness::{Contexts, KeyType, Measure, Scenario};
 
 use crate::builds::{Build, Built, Compiler};
 use crate::key::CellKey;
-use crate::stacks::Runners;
+use crate::runners::Runners;
 
 /// Where the two sides of a cell run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

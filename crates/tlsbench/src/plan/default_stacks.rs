@@ -4,7 +4,7 @@
 //! it is another, made by naming it, so that no later default run on that checkout carries GPL
 //! code the user did not ask for.
 
-use crate::stacks::Runners;
+use crate::runners::Runners;
 
 /// The stacks licensed under the GPL only (docs/stacks.md): measured only when named.
 pub const GPL_ONLY: &[&str] = &["wolfssl"];

@@ -12,7 +12,7 @@ use tlsbench_harness::{Capabilities, Contexts, Kind, Measure, Scenario};
 
 use crate::builds::{self, Build, Built, Compiler};
 use crate::order::first_seen;
-use crate::stacks::Runners;
+use crate::runners::Runners;
 pub use cell::{Cell, Process};
 
 /// How a run places the two sides of its pairs.

@@ -8,7 +8,7 @@ use tlsbench_harness::protocol::StackInfo;
 use tlsbench_harness::{Capabilities, PeerLimit, Side, Version};
 
 use super::*;
-use crate::stacks::Runner;
+use crate::runners::Runner;
 
 /// Runners as their `list` replies would describe them: each with its stacks.
 fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {

@@ -23,6 +23,7 @@ pub use crate::callgrind_file::CallGraph;
 use crate::cli::ProfileArgs;
 use crate::instructions::{self, Callgrind};
 use crate::runner_command::RunnerCommand;
+use crate::runners::Runners;
 use crate::{executor, stacks, sync};
 pub use libraries::{Class, StackLibraries};
 pub use locks::{AtomicRow, SyncProfile, TakerRow};
@@ -223,7 +224,7 @@ pub fn profile(args: ProfileArgs) -> Result<ExitCode> {
     };
     let built = args.build.built();
     let build = built.build;
-    let runners = builds::one(stacks::Runners::find()?, built, &[args.stack.clone(), peer.clone()])?;
+    let runners = builds::one(Runners::find()?, built, &[args.stack.clone(), peer.clone()])?;
     let infos = runners.infos(&[args.stack.clone(), peer.clone()])?;
     for info in &infos {
         info.capabilities
