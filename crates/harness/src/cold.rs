@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::{client_context, server_context};
 use crate::driver::{check_measure, Clock, Clocks, Configs, Pair};
+use crate::runner::{with_pair, Family, PairVisitor};
 use crate::{Error, Kind, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// The phases of a cold sample, in order, as callgrind's dumps name them.
@@ -76,19 +77,58 @@ impl ColdSide {
 }
 
 /// What `cold` was asked.
+#[derive(clap::Args)]
 pub struct ColdArgs {
+    #[arg(long)]
+    pub client: String,
+    #[arg(long)]
+    pub server: String,
+    /// A handshake scenario.
+    #[arg(long)]
     pub scenario: Scenario,
+    /// Where the certificates are cached.
+    #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The orchestrator's CLOCK_MONOTONIC just before it spawned this process.
+    /// The orchestrator's CLOCK_MONOTONIC reading just before it spawned this process.
+    #[arg(long)]
     pub spawned_at_ns: Option<u64>,
     /// Under callgrind: the side whose calls are collected.
+    #[arg(long, value_parser = parse_side)]
     pub count_side: Option<Side>,
-    /// CLOCK_MONOTONIC at the top of `main`.
-    pub started_ns: u64,
+}
+
+fn parse_side(text: &str) -> Result<Side, String> {
+    match text {
+        "client" => Ok(Side::Client),
+        "server" => Ok(Side::Server),
+        _ => Err(format!("unknown side `{text}` (valid: client, server)")),
+    }
+}
+
+/// `runner cold`: one cold sample of the pair in this fresh process; `started_ns` is
+/// CLOCK_MONOTONIC read at the top of `main`.
+pub fn run<F: Family>(args: &ColdArgs, started_ns: u64) -> ColdReply {
+    match with_pair::<F, _>(&args.client, &args.server, ColdPair { args, started_ns }) {
+        Ok(reply) => reply,
+        Err(reason) => ColdReply::Failed { reason },
+    }
+}
+
+struct ColdPair<'a> {
+    args: &'a ColdArgs,
+    started_ns: u64,
+}
+
+impl PairVisitor for ColdPair<'_> {
+    type Output = ColdReply;
+    fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> ColdReply {
+        let outcome = sample(client, server, self.args, self.started_ns);
+        reply(outcome, client.library(), server.library())
+    }
 }
 
 /// One cold sample of `client` against `server`.
-pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, args: &ColdArgs) -> Result<Cold, Error> {
+pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, args: &ColdArgs, started_ns: u64) -> Result<Cold, Error> {
     let scenario = &args.scenario;
     if !matches!(scenario.kind, Kind::HandshakeFull | Kind::HandshakeResumeId | Kind::HandshakeResumeTicket) {
         return Err(Error::Unsupported(format!(
@@ -100,7 +140,8 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, args: &ColdArgs) -> Re
     crate::check_pair((client.id(), &client.capabilities()), (server.id(), &server.capabilities()), scenario)?;
     if args.count_side.is_some() && valgrind_requests::valgrind::running_on_valgrind() == 0 {
         return Err(Error::Other(
-            "cold --count-side runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER cold ...".into(),
+            "cold --count-side runs under valgrind: valgrind --tool=callgrind --collect-atstart=no RUNNER cold ..."
+                .into(),
         ));
     }
     let data_dir = args.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir);
@@ -147,7 +188,7 @@ pub fn sample<C: Stack, S: Stack>(client: &C, server: &S, args: &ColdArgs) -> Re
             phase_end(PHASES[4]);
         }
     }
-    let process_start_ns = args.spawned_at_ns.map(|spawned| args.started_ns.saturating_sub(spawned));
+    let process_start_ns = args.spawned_at_ns.map(|spawned| started_ns.saturating_sub(spawned));
     Ok(Cold { process_start_ns, client: cold.client, server: cold.server })
 }
 

@@ -70,6 +70,11 @@ pub fn sample<C: Stack, S: Stack>(
 ) -> Result<SampleReport, Error> {
     let side = scenario.kind.context_side().expect("a context kind");
     check_sample(client, server, scenario, measure, 1)?;
+    if let SampleSpec::Counted { collect, .. } = spec {
+        if *collect != side {
+            return Err(Error::Unsupported(format!("{} builds the {side}'s context: count the {side}", scenario.kind)));
+        }
+    }
     if scenario.kind == Kind::ContextClientSystem {
         match std::env::var_os(CERT_FILE_VAR) {
             Some(path) if Path::new(&path).is_file() => {}
@@ -122,7 +127,12 @@ struct Contexts<'a, C: Stack, S: Stack> {
 
 impl<C: Stack, S: Stack> Contexts<'_, C, S> {
     /// One operation on `side` inside `clock`: the previous context dropped, a new one built.
-    fn operation(&mut self, side: Side, clock: &mut Clock, server_cfg: &mut Option<S::ServerConfig>) -> Result<(), Error> {
+    fn operation(
+        &mut self,
+        side: Side,
+        clock: &mut Clock,
+        server_cfg: &mut Option<S::ServerConfig>,
+    ) -> Result<(), Error> {
         match side {
             Side::Server => {
                 clock.time(|| drop(server_cfg.take()));

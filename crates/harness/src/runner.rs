@@ -173,6 +173,9 @@ enum Command {
     /// Takes `sample` and `side` requests from stdin, one per line (the command's words,
     /// tab-separated), and replies to each with one line, until the end of stdin.
     Session,
+    /// In this fresh process: each side's first context, first handshake, and the warm ones
+    /// after it (docs/runner-protocol.md#cold).
+    Cold(crate::cold::ColdArgs),
 }
 
 /// What both ends of the network mode take.
@@ -330,7 +333,7 @@ impl SampleSettings {
             Measure::Instructions | Measure::Sync => SampleSpec::Counted {
                 warmup: self.warmup_iterations,
                 iterations: self.iterations,
-                collect: own_side.or(self.count_side).ok_or_else(|| {
+                collect: own_side.or(self.count_side).or(self.scenario.kind.context_side()).ok_or_else(|| {
                     Reply::failed(format!(
                         "the {measure} measure counts one side per process: name it with --count-side client|server"
                     ))
@@ -384,6 +387,8 @@ fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
 
 /// The whole of a runner binary's `main`.
 pub fn main<F: Family>() -> ExitCode {
+    // The process's start, for `cold`: before anything else runs.
+    let started_ns = crate::cpu_time::monotonic_ns();
     // First of all: nothing a library prints may reach the reply channel.
     let mut replies = match take_reply_channel() {
         Ok(channel) => channel,
@@ -427,6 +432,7 @@ pub fn main<F: Family>() -> ExitCode {
         Command::Serve(args) => serde_json::to_string(&serve::<F>(&args, &mut replies)),
         Command::Load(args) => serde_json::to_string(&load::<F>(&args)),
         Command::Session => return session::<F>(std::io::stdin().lock(), &mut replies),
+        Command::Cold(args) => serde_json::to_string(&crate::cold::run::<F>(&args, started_ns)),
     };
     match reply.map(|json| writeln!(replies, "{json}").and_then(|()| replies.flush())) {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -475,6 +481,7 @@ fn sample<F: Family>(args: &SampleArgs) -> Reply {
         threads: args.threads.map(|n| n as usize),
         contexts: args.contexts,
         cpus: args.cpus.clone().map(|list| list.0).unwrap_or_default(),
+        data_dir: args.settings.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir),
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
@@ -810,6 +817,9 @@ impl StackVisitor for MeasureSide<'_> {
         let capabilities = stack.capabilities();
         capabilities.check(stack.id(), self.scenario)?;
         capabilities.check_peer(self.side, self.peer_stack)?;
+        if self.scenario.kind.context_side().is_some() {
+            return Err(Error::Unsupported("context scenarios are measured in one process".into()));
+        }
         match self.measure {
             Measure::Time | Measure::Instructions | Measure::Sync => {
                 crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)
@@ -863,6 +873,7 @@ struct MeasurePair<'a> {
     threads: Option<usize>,
     contexts: Contexts,
     cpus: Vec<u32>,
+    data_dir: PathBuf,
 }
 
 impl PairVisitor for MeasurePair<'_> {
@@ -870,6 +881,9 @@ impl PairVisitor for MeasurePair<'_> {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         check_pair(client, server, self.scenario)?;
         driver::check_threads(self.measure, self.threads.unwrap_or(1))?;
+        if self.scenario.kind.context_side().is_some() {
+            return crate::context::sample(client, server, self.scenario, &self.data_dir, &self.spec, self.measure);
+        }
         match (self.measure, self.threads) {
             // On threads of their own, one too: glibc's malloc gives the main thread's heap back
             // to the system (and not the heaps of other threads), which a library that allocates

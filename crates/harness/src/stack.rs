@@ -74,11 +74,7 @@ pub trait Stack: Sync {
     /// loaded the way the library's users load it (docs/scenarios.md#contexts): `SSL_CERT_FILE`
     /// names the system's bundle with the test CA appended. None: the stack has no system trust
     /// store to load (context-client-system is then unsupported).
-    fn client_config_system(
-        &self,
-        scenario: &Scenario,
-        pki: &Pki,
-    ) -> Option<Result<Self::ClientConfig, LibError>> {
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<Self::ClientConfig, LibError>> {
         let _ = (scenario, pki);
         None
     }

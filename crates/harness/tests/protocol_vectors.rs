@@ -430,10 +430,9 @@ fn example_replies() -> Vec<(&'static str, String)> {
         examples.push(("sample_reply", compact(&sample_of(measure, kind, &both))));
     }
     // A context scenario: the measured side only.
-    for (measure, kind, side) in [
-        (Measure::Time, Kind::ContextClientSystem, Side::Client),
-        (Measure::Heap, Kind::ContextServer, Side::Server),
-    ] {
+    for (measure, kind, side) in
+        [(Measure::Time, Kind::ContextClientSystem, Side::Client), (Measure::Heap, Kind::ContextServer, Side::Server)]
+    {
         examples.push(("sample_reply", compact(&sample_of(measure, kind, &[side]))));
     }
     // A side of a split pair: its own side only.
@@ -611,10 +610,18 @@ fn broken_replies(examples: &[(&'static str, String)]) -> Vec<(&'static str, &'s
             with(first("trace_reply", "ok"), &|v| v["events"][1]["records"][0]["length"] = json!(70000)),
         ),
         ("trace_reply", "needs_new_process outside a session", json!({ "status": "needs_new_process", "reason": "x" })),
-        ("cold_reply", "a side without its context", with(first("cold_reply", "ok"), &|v| {
-            drop(v["cold"]["client"].as_object_mut().unwrap().remove("context_ns"))
-        })),
-        ("cold_reply", "a negative time", with(first("cold_reply", "ok"), &|v| v["cold"]["server"]["first_ns"] = json!(-1))),
+        (
+            "cold_reply",
+            "a side without its context",
+            with(first("cold_reply", "ok"), &|v| {
+                drop(v["cold"]["client"].as_object_mut().unwrap().remove("context_ns"))
+            }),
+        ),
+        (
+            "cold_reply",
+            "a negative time",
+            with(first("cold_reply", "ok"), &|v| v["cold"]["server"]["first_ns"] = json!(-1)),
+        ),
         ("serving", "no workers", json!({ "listening": "127.0.0.1:1", "stack": "go", "library": "Go" })),
         (
             "net_reply",
