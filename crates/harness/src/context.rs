@@ -17,9 +17,13 @@ use crate::{Error, Kind, Link, Measure, Pki, Scenario, Side, Stack};
 /// Where the orchestrator points the runner at the system's bundle with the test CA appended.
 pub const CERT_FILE_VAR: &str = "SSL_CERT_FILE";
 
-/// The handshake whose contexts a context scenario builds: a full one, with its name's parts.
+/// The handshake whose contexts a scenario builds: a context kind's is a full one, with its
+/// name's parts; a handshake scenario's is its own.
 pub fn handshake_of(scenario: &Scenario) -> Scenario {
-    Scenario { kind: Kind::HandshakeFull, ..*scenario }
+    match scenario.kind.context_side() {
+        Some(_) => Scenario { kind: Kind::HandshakeFull, ..*scenario },
+        None => *scenario,
+    }
 }
 
 /// Builds the server's context of `scenario` inside `clock`, reading the certificates from
