@@ -23,6 +23,8 @@ use crate::runner_command::{RunnerCommand, SampleSettings, Work};
 /// Enough that one iteration's variation (an ECDSA signature one byte shorter) is diluted, few
 /// enough that a sample under valgrind takes seconds.
 pub const HANDSHAKES: u64 = 20;
+/// Contexts with the system's trust store counted per sample.
+const SYSTEM_CONTEXTS: u64 = 5;
 pub const TRANSFER_WRITES: u64 = 64;
 /// Unmeasured iterations first: lazy initialisation, first-use tables, the session cache's
 /// first entries.
@@ -119,6 +121,8 @@ pub fn budget(scenario: &Scenario) -> Duration {
 pub fn iterations(kind: Kind) -> u64 {
     match kind {
         Kind::Transfer => TRANSFER_WRITES,
+        // Tens of milliseconds each natively (OpenSSL 3's parse of ~140 roots), ~50× under valgrind.
+        Kind::ContextClientSystem => SYSTEM_CONTEXTS,
         _ => HANDSHAKES,
     }
 }

@@ -33,3 +33,4 @@ pub mod stats;
 pub mod steady;
 pub mod store;
 pub mod sync;
+pub mod trust;
