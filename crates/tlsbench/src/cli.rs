@@ -69,6 +69,12 @@ pub enum Command {
     ///
     /// Counts add up, latency histograms merge.
     Merge(MergeArgs),
+    /// Fresh processes: each side's first context and handshake against the warm ones after them.
+    ///
+    /// Per stack (with itself) and handshake scenario, N runners, each in a new process: the
+    /// process's start to `main`, each side's context, first and second full handshake (or first
+    /// and second resumption), in time or, under callgrind, instructions (docs/measures.md#cold).
+    Cold(ColdArgs),
     /// List the stacks (with their versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]
@@ -405,6 +411,27 @@ pub struct ReportArgs {
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+#[derive(Args)]
+pub struct ColdArgs {
+    /// A stack, measured with itself; repeat for several (`openssl@1.1.1 --stack openssl@3.5`
+    /// for releases) [default: every stack some runner holds, but the GPL-only wolfssl].
+    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
+    pub stacks: Vec<String>,
+    /// A handshake scenario; repeat for several [default: full TLS 1.3 handshakes with ECDSA P-256
+    /// and RSA-2048, and the ticket resumption with ECDSA P-256].
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<Scenario>,
+    /// Fresh processes per stack and scenario [default: 5, or 3 with --quick].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub processes: Option<u32>,
+    /// 3 processes per stack and scenario.
+    #[arg(long)]
+    pub quick: bool,
+    /// time, or instructions (each side under callgrind, counted phase by phase).
+    #[arg(long, default_value_t = Measure::Time)]
+    pub measure: Measure,
 }
 
 #[derive(Args)]

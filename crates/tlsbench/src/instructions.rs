@@ -68,7 +68,8 @@ impl Callgrind {
         env: &[(&str, &str)],
     ) -> (PathBuf, Vec<String>) {
         let mut argv: Vec<String> = vec!["-i".into()];
-        argv.extend(env.iter().map(|(name, value)| format!("{name}={value}")));
+        // `env -i` starts empty: a variable to remove (an empty value, executor.rs) is left out.
+        argv.extend(env.iter().filter(|(_, value)| !value.is_empty()).map(|(name, value)| format!("{name}={value}")));
         argv.extend([
             self.setarch.display().to_string(),
             "-R".into(),

@@ -7,6 +7,7 @@
 pub mod builds;
 pub mod callgrind_file;
 pub mod cli;
+pub mod cold;
 pub mod commands;
 pub mod compare;
 pub mod cores;

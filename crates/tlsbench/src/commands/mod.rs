@@ -31,6 +31,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::Serve(args) => crate::net::serve(args),
         Command::Load(args) => crate::net::load(args),
         Command::Merge(args) => crate::net::merge(args),
+        Command::Cold(args) => crate::cold::cold(args),
         Command::List { what, stack } => list::list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     }
 }
