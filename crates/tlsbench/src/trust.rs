@@ -58,3 +58,44 @@ pub fn check_roots(values: &[MetricValue]) -> Result<(), String> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tlsbench_harness::{Kind, Measure, Scenario, Side};
+
+    use super::*;
+
+    #[test]
+    fn a_store_of_fewer_than_100_roots_fails_the_sample_and_one_without_the_count_passes() {
+        let roots = |value| vec![MetricValue { side: Side::Client, metric: Metric::TrustRoots, value, seconds: 0.0 }];
+        let error = check_roots(&roots(1.0)).unwrap_err();
+        assert!(error.starts_with("the client side's trust store held 1 roots (fewer than 100)"), "{error}");
+        assert_eq!(check_roots(&roots(146.0)), Ok(()));
+        assert_eq!(check_roots(&[]), Ok(()), "a library that does not tell");
+    }
+
+    #[test]
+    fn the_bundle_is_the_system_s_then_each_test_ca() {
+        let dir = tempfile::tempdir().unwrap();
+        let system = dir.path().join("system.pem");
+        std::fs::write(&system, "SYSTEM ROOTS\n").unwrap();
+        let keys = [KeyType::EcdsaP256, KeyType::Rsa2048];
+        let path = prepare(dir.path(), &keys, &system).unwrap();
+        let bundle = std::fs::read_to_string(path).unwrap();
+        assert!(bundle.starts_with("SYSTEM ROOTS\n"));
+        assert_eq!(bundle.matches("-----BEGIN CERTIFICATE-----").count(), 2);
+        let env = runner_env();
+        assert_eq!(env.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["SSL_CERT_FILE", "SSL_CERT_DIR"]);
+        let error = prepare(dir.path(), &keys, &dir.path().join("missing.pem")).unwrap_err();
+        assert!(format!("{error:#}").starts_with("reading the system's trust store"), "{error:#}");
+    }
+
+    #[test]
+    fn a_context_kind_s_bare_name_selects_its_focused_set_for_the_measures_that_take_it() {
+        let selected = crate::plan::select_scenarios(&["context-client-system".into()], &[Measure::Time]).unwrap();
+        assert!(!selected.is_empty() && selected.iter().all(|s| s.kind == Kind::ContextClientSystem));
+        assert_eq!(selected, Scenario::focused_contexts(Kind::ContextClientSystem).unwrap());
+        let error = crate::plan::select_scenarios(&["context-server".into()], &[Measure::Io]).unwrap_err();
+        assert!(error.to_string().contains("add --measure"), "{error}");
+    }
+}
