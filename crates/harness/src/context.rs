@@ -85,7 +85,7 @@ pub fn sample<C: Stack, S: Stack>(
             _ => {
                 return Err(Error::Other(format!(
                     "context-client-system needs {CERT_FILE_VAR}: the system's bundle with the test CA appended \
-                     (tlsbench writes it as DATA_DIR/pki-v2/KEY/system-bundle.pem and sets the variable)"
+                     (tlsbench writes it as DATA_DIR/pki-v2/system-bundle.pem and sets the variable)"
                 )))
             }
         }

@@ -73,7 +73,7 @@ pub enum Command {
     ///
     /// Per stack (with itself) and handshake scenario, N runners, each in a new process: the
     /// process's start to `main`, each side's context, first and second full handshake (or first
-    /// and second resumption), in time or, under callgrind, instructions (docs/measures.md#cold).
+    /// and second resumption), in time or, under callgrind, instructions (docs/scenarios.md#cold-processes-tlsbench-cold).
     Cold(ColdArgs),
     /// List the stacks (with their versions and what each supports) or the scenarios.
     List {
@@ -110,7 +110,9 @@ pub struct RunArgs {
     pub server: Option<String>,
     /// Only scenarios whose names match this glob (`'*'`: all of them); repeat for several
     /// [default: each measure's focused set (docs/scenarios.md); with --quick, the headline
-    /// scenarios; in interop, full TLS 1.3 and 1.2 handshakes].
+    /// scenarios; in interop, full TLS 1.3 and 1.2 handshakes]. A context kind's bare name
+    /// (context-server, context-client, context-client-system: what a process pays before its
+    /// first handshake) selects its focused set.
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
     /// What to measure (time, instructions, sync, io, heap, rss; net over TCP); repeat for

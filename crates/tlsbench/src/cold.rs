@@ -1,4 +1,4 @@
-//! `tlsbench cold` (docs/measures.md#cold): per stack and handshake scenario, N fresh runner
+//! `tlsbench cold` (docs/scenarios.md#cold-processes-tlsbench-cold): per stack and handshake scenario, N fresh runner
 //! processes, each replying with its first context, its first handshake and the warm ones after
 //! it, per side (docs/runner-protocol.md#cold); the table puts the cold figures beside the warm
 //! ones. Under `--measure instructions`, each side of each sample runs under callgrind, which
