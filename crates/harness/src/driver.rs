@@ -435,6 +435,16 @@ pub(crate) struct CpuTime {
 }
 
 impl Clock {
+    /// A clock that has callgrind collect inside its calls when `collect` (the `cold` command's).
+    pub(crate) fn counting(collect: bool) -> Clock {
+        Clock { collect, ..Clock::default() }
+    }
+
+    /// The nanoseconds timed since the last call, and the clock back at zero.
+    pub(crate) fn take_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.elapsed).as_nanos() as u64
+    }
+
     #[inline(always)]
     pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
         let region = if cpu_time::enabled() { cpu_time::begin() } else { None };
@@ -490,8 +500,8 @@ impl Meter for Clock {
 
 #[derive(Default)]
 pub(crate) struct Clocks {
-    client: Clock,
-    server: Clock,
+    pub(crate) client: Clock,
+    pub(crate) server: Clock,
 }
 
 impl Meter for Clocks {

@@ -6,6 +6,8 @@
 
 pub mod allocator;
 pub mod build;
+pub mod cold;
+pub mod context;
 pub mod cpu_time;
 pub mod driver;
 mod error;

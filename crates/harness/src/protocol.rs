@@ -301,7 +301,29 @@ pub enum Metric {
     WorkersBusyPercent,
     /// The connections each load generator kept in flight (its `load --concurrency`).
     LoadConcurrency,
+    // the context kinds (docs/scenarios.md#contexts): the measured side only
+    /// Contexts built and dropped per second of the side's clock (files read and parsed each time).
+    ContextsPerS,
+    /// The same by the side's thread CPU time.
+    CpuContextsPerS,
+    /// Instructions to build and drop one context.
+    InstructionsPerContext,
+    /// Held by one live context once built.
+    HeapContextBytes,
+    /// The most held at once while one context was built.
+    HeapContextPeakBytes,
+    /// Allocations made building one context.
+    AllocationsPerContext,
+    /// Bytes a garbage-collected runtime allocated on its managed heap per context built.
+    RuntimeAllocBytesPerContext,
+    /// context-client-system: the roots the last context's trust store held, where the library
+    /// tells; the orchestrator fails a cell below [`MIN_TRUST_ROOTS`].
+    TrustRoots,
 }
+
+/// The fewest roots a system trust store may hold: Debian's bundle holds about 140, so fewer
+/// means the store (or `SSL_CERT_FILE`) was not what the runner loaded.
+pub const MIN_TRUST_ROOTS: f64 = 100.0;
 
 impl Metric {
     /// The metrics a measure reports for each side of a scenario of `kind`.
@@ -309,6 +331,19 @@ impl Metric {
         use Metric::*;
         const IO: &[Metric] = &[ReadCalls, EmptyReadCalls, WriteCalls, IoCalls, RecordsWritten, BytesWritten];
         match (measure, kind) {
+            (Measure::Time, Kind::ContextServer | Kind::ContextClient | Kind::ContextClientSystem) => {
+                &[ContextsPerS, CpuContextsPerS, GcPercent, TrustRoots]
+            }
+            (Measure::Instructions, Kind::ContextServer | Kind::ContextClient | Kind::ContextClientSystem) => {
+                &[InstructionsPerContext, TrustRoots]
+            }
+            (Measure::Heap, Kind::ContextServer | Kind::ContextClient | Kind::ContextClientSystem) => &[
+                HeapContextBytes,
+                HeapContextPeakBytes,
+                AllocationsPerContext,
+                RuntimeAllocBytesPerContext,
+                TrustRoots,
+            ],
             (Measure::Time, Kind::Transfer) => &[MbPerS, CpuMbPerS, GcPercent, ContendedWaitsPerMb],
             (Measure::Time, _) => &[HandshakesPerS, CpuHandshakesPerS, GcPercent, ContendedWaitsPerHandshake],
             (Measure::Instructions, Kind::Transfer) => &[InstructionsPerMb],
@@ -409,13 +444,22 @@ impl Metric {
             Syscalls => "syscalls",
             WorkersBusyPercent => "workers_busy_percent",
             LoadConcurrency => "load_concurrency",
+            ContextsPerS => "contexts_per_s",
+            CpuContextsPerS => "cpu_contexts_per_s",
+            InstructionsPerContext => "instructions_per_context",
+            HeapContextBytes => "heap_context_bytes",
+            HeapContextPeakBytes => "heap_context_peak_bytes",
+            AllocationsPerContext => "allocations_per_context",
+            RuntimeAllocBytesPerContext => "runtime_alloc_bytes_per_context",
+            TrustRoots => "trust_roots",
         }
     }
 
     pub fn unit(self) -> &'static str {
         use Metric::*;
         match self {
-            HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS => "1/s",
+            HandshakesPerS | CpuHandshakesPerS | ConnectionsPerS | ContextsPerS | CpuContextsPerS => "1/s",
+            TrustRoots => "roots",
             MbPerS | CpuMbPerS => "MB/s",
             GcPercent | WorkersBusyPercent => "%",
             LoadConcurrency => "connections",
@@ -427,8 +471,8 @@ impl Metric {
             HandshakeP50Ms | HandshakeP90Ms | HandshakeP99Ms | HandshakeMaxMs => "ms",
             CpuUserUsPerConnection | CpuSystemUsPerConnection => "µs",
             RecordsWritten => "records",
-            InstructionsPerHandshake | InstructionsPerMb => "instructions",
-            AllocationsPerHandshake | RuntimeAllocationsPerHandshake => "allocations",
+            InstructionsPerHandshake | InstructionsPerMb | InstructionsPerContext => "instructions",
+            AllocationsPerHandshake | RuntimeAllocationsPerHandshake | AllocationsPerContext => "allocations",
             FreesPerHandshake => "frees",
             BytesWritten
             | RuntimeAllocBytesPerHandshake
@@ -440,7 +484,10 @@ impl Metric {
             | HeapPeakPerConnectionBytes
             | GcLiveHeapPerConnectionBytes
             | RssPeakBytes
-            | RssPerConnectionBytes => "B",
+            | RssPerConnectionBytes
+            | HeapContextBytes
+            | HeapContextPeakBytes
+            | RuntimeAllocBytesPerContext => "B",
         }
     }
 
@@ -459,7 +506,11 @@ impl Metric {
         use Metric::*;
         matches!(
             self,
-            GcPercent | GcLiveHeapPerConnectionBytes | RuntimeAllocBytesPerHandshake | RuntimeAllocationsPerHandshake
+            GcPercent
+                | GcLiveHeapPerConnectionBytes
+                | RuntimeAllocBytesPerHandshake
+                | RuntimeAllocationsPerHandshake
+                | RuntimeAllocBytesPerContext
         )
     }
 
@@ -479,6 +530,8 @@ impl Metric {
                 | Metric::CpuHandshakesPerS
                 | Metric::CpuMbPerS
                 | Metric::ConnectionsPerS
+                | Metric::ContextsPerS
+                | Metric::CpuContextsPerS
         )
     }
 }

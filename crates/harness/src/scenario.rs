@@ -68,6 +68,12 @@ parameter!(
         Memory100 => "memory-100",
         Memory1000 => "memory-1000",
         Memory10000 => "memory-10000",
+        /// One server context built (chain, key, client-auth CA) and dropped (docs/scenarios.md).
+        ContextServer => "context-server",
+        /// One client context trusting the one test CA built and dropped.
+        ContextClient => "context-client",
+        /// One client context with the system's trust store built and dropped.
+        ContextClientSystem => "context-client-system",
     }
 );
 
@@ -112,14 +118,24 @@ impl Measure {
     /// The scenario kinds this measure applies to.
     pub fn kinds(self) -> &'static [Kind] {
         const HANDSHAKES: [Kind; 3] = [Kind::HandshakeFull, Kind::HandshakeResumeId, Kind::HandshakeResumeTicket];
+        const CONTEXTS: [Kind; 3] = Kind::CONTEXTS;
         match self {
-            Measure::Time | Measure::Instructions | Measure::Sync => {
-                &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer]
+            Measure::Time | Measure::Instructions => {
+                &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer, CONTEXTS[0], CONTEXTS[1], CONTEXTS[2]]
             }
+            Measure::Sync => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Transfer],
             Measure::Io => &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::IoProfile],
-            Measure::Heap => {
-                &[HANDSHAKES[0], HANDSHAKES[1], HANDSHAKES[2], Kind::Memory100, Kind::Memory1000, Kind::Memory10000]
-            }
+            Measure::Heap => &[
+                HANDSHAKES[0],
+                HANDSHAKES[1],
+                HANDSHAKES[2],
+                Kind::Memory100,
+                Kind::Memory1000,
+                Kind::Memory10000,
+                CONTEXTS[0],
+                CONTEXTS[1],
+                CONTEXTS[2],
+            ],
             Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
             Measure::Net => &HANDSHAKES,
         }
@@ -244,6 +260,18 @@ impl Group {
 }
 
 impl Kind {
+    /// The kinds that build a context and measure nothing else (docs/scenarios.md#contexts).
+    pub const CONTEXTS: [Kind; 3] = [Kind::ContextServer, Kind::ContextClient, Kind::ContextClientSystem];
+
+    /// The side whose context a context kind builds; None for every other kind.
+    pub fn context_side(self) -> Option<Side> {
+        match self {
+            Kind::ContextServer => Some(Side::Server),
+            Kind::ContextClient | Kind::ContextClientSystem => Some(Side::Client),
+            _ => None,
+        }
+    }
+
     pub fn is_resumption(self) -> bool {
         matches!(self, Kind::HandshakeResumeId | Kind::HandshakeResumeTicket)
     }
@@ -370,6 +398,22 @@ impl Scenario {
                 }
             }
         }
+        // Contexts: what a context holds depends on the key type and client auth, hardly on the
+        // suite or the group (one pin, and the libraries' defaults).
+        for kind in Kind::CONTEXTS {
+            let client_auths: &[ClientAuth] = match kind {
+                Kind::ContextClientSystem => &[ClientAuth::None],
+                _ => &[ClientAuth::None, ClientAuth::Required],
+            };
+            for &version in Version::ALL {
+                for &key in KeyType::ALL {
+                    for &client_auth in client_auths {
+                        let config = Config::Pinned { group: Group::X25519, suite: Suite::Aes128Gcm };
+                        all.extend(Scenario { kind, version, config, key, client_auth, ems: true }.validated());
+                    }
+                }
+            }
+        }
         // Each library as shipped: every workload that does not resume, with each key type and
         // client auth; transfer once per version.
         let as_shipped: Vec<Scenario> = all
@@ -431,6 +475,24 @@ impl Scenario {
         ];
         let headlines = HEADLINES.iter().map(|name| name.parse::<Scenario>().expect("the headlines are valid names"));
         headlines.filter(|s| measure.applies_to(s.kind)).collect()
+    }
+
+    /// What `--scenario KIND` (a kind's bare name) selects of a context kind: TLS 1.3 and 1.2
+    /// with RSA-2048 and ECDSA P-256, pinned; the server's with client auth too. None for the
+    /// other kinds, whose names are globs like any other.
+    pub fn focused_contexts(kind: Kind) -> Option<Vec<Scenario>> {
+        kind.context_side()?;
+        let mut focused = Vec::new();
+        for &version in Version::ALL {
+            for key in [KeyType::Rsa2048, KeyType::EcdsaP256] {
+                let scenario = Scenario::new(kind, version, Group::X25519, key, Suite::Aes128Gcm).ok();
+                focused.extend(scenario);
+                if kind == Kind::ContextServer && key == KeyType::EcdsaP256 {
+                    focused.extend(scenario.map(|s| Scenario { client_auth: ClientAuth::Required, ..s }));
+                }
+            }
+        }
+        Some(focused)
     }
 
     fn time_defaults() -> Vec<Scenario> {
@@ -612,8 +674,9 @@ mod tests {
         let full_common =
             defaults.iter().filter(|s| s.kind == Kind::HandshakeFull && s.client_auth == ClientAuth::None && s.ems);
         assert!(full_common.count() >= 24);
+        // The context kinds are measured only when asked for (`--scenario context-server`).
         for kind in Measure::Time.kinds() {
-            assert!(defaults.iter().any(|s| s.kind == *kind), "{kind}");
+            assert_eq!(defaults.iter().any(|s| s.kind == *kind), kind.context_side().is_none(), "{kind}");
         }
         for measure in Measure::ALL {
             assert!(Scenario::defaults_for(*measure).iter().all(|s| measure.applies_to(s.kind)), "{measure}");

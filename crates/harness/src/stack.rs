@@ -70,6 +70,22 @@ pub trait Stack: Sync {
     /// and groups are the library's own.
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError>;
 
+    /// A client config as [`Stack::client_config`], but trusting **the system's trust store**,
+    /// loaded the way the library's users load it (docs/scenarios.md#contexts): `SSL_CERT_FILE`
+    /// names the system's bundle with the test CA appended. None: the stack has no system trust
+    /// store to load (context-client-system is then unsupported).
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<Self::ClientConfig, LibError>> {
+        let _ = (scenario, pki);
+        None
+    }
+
+    /// The roots a client config trusts, where the library tells (the gate of
+    /// context-client-system); None where it does not.
+    fn trust_roots(&self, config: &Self::ClientConfig) -> Option<usize> {
+        let _ = config;
+        None
+    }
+
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError>;
     fn new_server(&self, config: &Self::ServerConfig, io: Endpoint) -> Result<Self::Server, LibError>;
 }

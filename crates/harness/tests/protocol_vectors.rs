@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tlsbench_harness::allocator::{Allocator, AllocatorInUse};
 use tlsbench_harness::build::BuildInfo;
+use tlsbench_harness::cold::{Cold, ColdReply, ColdSide};
 use tlsbench_harness::driver::check_measure;
 use tlsbench_harness::gate::Tally;
 use tlsbench_harness::io::{IoTrace, TraceReply};
@@ -428,6 +429,12 @@ fn example_replies() -> Vec<(&'static str, String)> {
     ] {
         examples.push(("sample_reply", compact(&sample_of(measure, kind, &both))));
     }
+    // A context scenario: the measured side only.
+    for (measure, kind, side) in
+        [(Measure::Time, Kind::ContextClientSystem, Side::Client), (Measure::Heap, Kind::ContextServer, Side::Server)]
+    {
+        examples.push(("sample_reply", compact(&sample_of(measure, kind, &[side]))));
+    }
     // A side of a split pair: its own side only.
     examples.push(("sample_reply", compact(&sample_of(Measure::Rss, Kind::Memory100, &[Side::Server]))));
     // Several pairs on threads, with the allocator and the build.
@@ -474,6 +481,20 @@ fn example_replies() -> Vec<(&'static str, String)> {
     };
     examples.push(("trace_reply", compact(&TraceReply::Ok(trace))));
     examples.push(("trace_reply", compact(&TraceReply::Unsupported { reason: "no trace".into() })));
+
+    let side = |first: u64, resumes: bool| ColdSide {
+        context_ns: first / 10,
+        first_ns: first,
+        second_ns: (!resumes).then_some(first / 3),
+        first_resume_ns: resumes.then_some(first / 5),
+        second_resume_ns: resumes.then_some(first / 6),
+    };
+    for (resumes, process_start_ns) in [(false, Some(1_834_000)), (true, None)] {
+        let cold = Cold { process_start_ns, client: side(930_000, resumes), server: side(1_210_000, resumes) };
+        let (client_library, server_library) = ("OpenSSL 3.5.0".into(), "OpenSSL 3.5.0".into());
+        examples.push(("cold_reply", compact(&ColdReply::Ok { cold, client_library, server_library, build: None })));
+    }
+    examples.push(("cold_reply", compact(&ColdReply::Unsupported { reason: "cold: not in this runner".into() })));
 
     let serving = Serving { listening: "127.0.0.1:4433".into(), stack: "go".into(), library: "Go".into(), workers: 2 };
     examples.push(("serving", compact(&serving)));
@@ -589,6 +610,18 @@ fn broken_replies(examples: &[(&'static str, String)]) -> Vec<(&'static str, &'s
             with(first("trace_reply", "ok"), &|v| v["events"][1]["records"][0]["length"] = json!(70000)),
         ),
         ("trace_reply", "needs_new_process outside a session", json!({ "status": "needs_new_process", "reason": "x" })),
+        (
+            "cold_reply",
+            "a side without its context",
+            with(first("cold_reply", "ok"), &|v| {
+                drop(v["cold"]["client"].as_object_mut().unwrap().remove("context_ns"))
+            }),
+        ),
+        (
+            "cold_reply",
+            "a negative time",
+            with(first("cold_reply", "ok"), &|v| v["cold"]["server"]["first_ns"] = json!(-1)),
+        ),
         ("serving", "no workers", json!({ "listening": "127.0.0.1:1", "stack": "go", "library": "Go" })),
         (
             "net_reply",

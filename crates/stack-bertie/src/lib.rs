@@ -95,7 +95,16 @@ impl Stack for Bertie {
             // its states encrypt only application data and read only application data or
             // handshake messages, so it can neither send nor read a close_notify (the adapter
             // keeps the default `close` and `peer_closed`, which fail).
-            kinds: vec![Kind::HandshakeFull, Kind::Transfer, Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            // No trust store of its own to load: not context-client-system.
+            kinds: vec![
+                Kind::HandshakeFull,
+                Kind::Transfer,
+                Kind::Memory100,
+                Kind::Memory1000,
+                Kind::Memory10000,
+                Kind::ContextServer,
+                Kind::ContextClient,
+            ],
             versions: vec![Version::Tls13],
             groups: vec![Group::X25519, Group::Secp256r1],
             // Its signature schemes: ECDSA P-256 with SHA-256, and RSA-PSS (RSAE) with SHA-256.

@@ -66,6 +66,19 @@ impl Stack for BoringSsl {
         Ok(ClientConfig { ctx: ctx.build(), session })
     }
 
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<ClientConfig, LibError>> {
+        let build = || {
+            let mut ctx = shared::client_context_system(context(Side::Client, scenario)?, scenario, pki)?;
+            let session = shared::keep_last_session(&mut ctx, scenario.kind);
+            Ok(ClientConfig { ctx: ctx.build(), session })
+        };
+        Some(build())
+    }
+
+    fn trust_roots(&self, config: &ClientConfig) -> Option<usize> {
+        Some(shared::trust_roots(&config.ctx))
+    }
+
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
         shared::server_config(context(Side::Server, scenario)?, scenario, pki)
     }

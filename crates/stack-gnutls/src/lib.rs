@@ -37,6 +37,8 @@ struct Shared {
     ticket_key: Option<sys::gnutls_datum_t>,
     /// Server, session-ID scenarios: the session cache behind the `gnutls_db_*` callbacks.
     cache: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    /// Client, context-client-system: the roots the system's bundle added.
+    roots: Option<usize>,
 }
 
 // SAFETY: GnuTLS's priority caches and credentials may be shared by sessions on several
@@ -99,6 +101,34 @@ impl Stack for GnuTls {
             shared.use_chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
         Ok(Config(Arc::new(shared)))
+    }
+
+    /// `gnutls_certificate_set_x509_trust_file` on `SSL_CERT_FILE`: GnuTLS's users' call
+    /// `gnutls_certificate_set_x509_system_trust` reads the same Debian bundle, but from a path
+    /// compiled into the library that no variable moves, so the bundle with the test CA is
+    /// loaded the way that call loads its file.
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<Config, LibError>> {
+        let build = || {
+            let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+            let mut shared = Shared::new(Side::Client, scenario)?;
+            let file = std::env::var_os("SSL_CERT_FILE")
+                .ok_or_else(|| LibError::new("SSL_CERT_FILE is not set: no system bundle to load"))?;
+            let file = CString::new(file.into_encoded_bytes()).map_err(LibError::new)?;
+            // SAFETY: live credentials and a NUL-terminated path; returns how many it added.
+            let added = unsafe {
+                sys::gnutls_certificate_set_x509_trust_file(shared.credentials, file.as_ptr(), sys::GNUTLS_X509_FMT_PEM)
+            };
+            shared.roots = Some(check(added, "loading the system's trust store")? as usize);
+            if scenario.client_auth == ClientAuth::Required {
+                shared.use_chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
+            }
+            Ok(Config(Arc::new(shared)))
+        };
+        Some(build())
+    }
+
+    fn trust_roots(&self, config: &Config) -> Option<usize> {
+        config.0.roots
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
@@ -205,6 +235,7 @@ impl Shared {
             session: Mutex::new(None),
             ticket_key: None,
             cache: Mutex::new(HashMap::new()),
+            roots: None,
         })
     }
 
@@ -723,6 +754,11 @@ mod sys {
         pub fn gnutls_priority_set(session: gnutls_session_t, p: gnutls_priority_t) -> c_int;
         pub fn gnutls_certificate_allocate_credentials(res: *mut gnutls_certificate_credentials_t) -> c_int;
         pub fn gnutls_certificate_free_credentials(res: gnutls_certificate_credentials_t);
+        pub fn gnutls_certificate_set_x509_trust_file(
+            res: gnutls_certificate_credentials_t,
+            cafile: *const c_char,
+            format: c_int,
+        ) -> c_int;
         pub fn gnutls_certificate_set_x509_trust_mem(
             res: gnutls_certificate_credentials_t,
             ca: *const gnutls_datum_t,

@@ -94,6 +94,9 @@ impl Stack for LibTls {
                 Kind::Memory100,
                 Kind::Memory1000,
                 Kind::Memory10000,
+                Kind::ContextServer,
+                Kind::ContextClient,
+                Kind::ContextClientSystem,
             ],
             groups: vec![Group::X25519, Group::Secp256r1, Group::Secp384r1],
             ems_off: false,
@@ -124,6 +127,27 @@ impl Stack for LibTls {
             shared.keypair(&credentials.client_chain_pem, &credentials.client_key_pem)?;
         }
         Ok(Config(Arc::new(shared)))
+    }
+
+    /// `tls_config_set_ca_file` on `SSL_CERT_FILE`: a new config's default CA file is a path
+    /// compiled into libtls that no variable moves. libtls only reads the file here; it parses
+    /// the roots into each connection's context at `tls_connect`, so that cost is the first
+    /// handshake's, not the config's (docs/scenarios.md#contexts).
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<Config, LibError>> {
+        let build = || {
+            let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+            let shared = Shared::new(Side::Client, scenario)?;
+            let file = std::env::var_os("SSL_CERT_FILE")
+                .ok_or_else(|| LibError::new("SSL_CERT_FILE is not set: no system bundle to load"))?;
+            let file = std::ffi::CString::new(file.into_encoded_bytes()).map_err(LibError::new)?;
+            // SAFETY: a live config and a NUL-terminated path, which libtls reads here.
+            shared.configured(|c| unsafe { sys::tls_config_set_ca_file(c, file.as_ptr()) }, "setting the CA file")?;
+            if scenario.client_auth == ClientAuth::Required {
+                shared.keypair(&credentials.client_chain_pem, &credentials.client_key_pem)?;
+            }
+            Ok(Config(Arc::new(shared)))
+        };
+        Some(build())
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
@@ -466,6 +490,7 @@ mod sys {
         pub fn tls_config_set_ciphers(config: *mut tls_config, ciphers: *const c_char) -> c_int;
         pub fn tls_config_set_ecdhecurves(config: *mut tls_config, curves: *const c_char) -> c_int;
         pub fn tls_config_set_ca_mem(config: *mut tls_config, ca: *const u8, len: usize) -> c_int;
+        pub fn tls_config_set_ca_file(config: *mut tls_config, ca_file: *const std::ffi::c_char) -> c_int;
         pub fn tls_config_set_keypair_mem(
             config: *mut tls_config,
             cert: *const u8,

@@ -115,6 +115,35 @@ macro_rules! shared_adapter_code {
             ) -> Result<SslContextBuilder, LibError> {
                 let credentials = pki.credentials(scenario.key).map_err(LibError)?;
                 ctx.set_cert_store(trust_store(credentials)?);
+                client_context_on(ctx, scenario, credentials)
+            }
+
+            /// [`client_context`] trusting the system's store instead, as the library's users
+            /// load it: `SSL_CTX_set_default_verify_paths` (the file named by `SSL_CERT_FILE`,
+            /// else the build's default file, and the default directory, looked up lazily).
+            pub(crate) fn client_context_system(
+                mut ctx: SslContextBuilder,
+                scenario: &Scenario,
+                pki: &Pki,
+            ) -> Result<SslContextBuilder, LibError> {
+                let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+                ctx.set_default_verify_paths().map_err(LibError::context("SSL_CTX_set_default_verify_paths"))?;
+                client_context_on(ctx, scenario, credentials)
+            }
+
+            /// The roots a context's store holds now (what the default paths' file loaded; the
+            /// directory's are looked up when needed, and not counted).
+            pub(crate) fn trust_roots(ctx: &SslContext) -> usize {
+                // Deprecated in `openssl` as unsound across threads; one thread reads it here.
+                #[allow(deprecated)]
+                ctx.cert_store().objects().len()
+            }
+
+            fn client_context_on(
+                mut ctx: SslContextBuilder,
+                scenario: &Scenario,
+                credentials: &Credentials,
+            ) -> Result<SslContextBuilder, LibError> {
                 ctx.set_verify(SslVerifyMode::PEER);
                 if scenario.client_auth == ClientAuth::Required {
                     use_chain_and_key(&mut ctx, &credentials.client_chain_pem, &credentials.client_key_pem)?;

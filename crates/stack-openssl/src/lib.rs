@@ -147,6 +147,18 @@ impl Stack for OpenSsl {
         Ok(ClientConfig { ctx: ctx.build(), sessions })
     }
 
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<ClientConfig, LibError>> {
+        let build = || {
+            let ctx = shared::client_context_system(context(Side::Client, scenario)?, scenario, pki)?;
+            Ok(ClientConfig { ctx: ctx.build(), sessions: Arc::new(Mutex::new(Sessions::new(1))) })
+        };
+        Some(build())
+    }
+
+    fn trust_roots(&self, config: &ClientConfig) -> Option<usize> {
+        Some(shared::trust_roots(&config.ctx))
+    }
+
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<SslContext, LibError> {
         shared::server_config(context(Side::Server, scenario)?, scenario, pki)
     }

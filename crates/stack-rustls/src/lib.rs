@@ -3,6 +3,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::ops::DerefMut;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rustls::client::{Resumption, Tls12Resumption};
@@ -60,6 +61,10 @@ pub struct Rustls {
     /// Whether the configs must be FIPS-approved (rustls's own `fips()` check), or fail.
     fips: bool,
 }
+
+/// The roots of the last system store loaded (context-client-system's gate): rustls's config
+/// does not tell them.
+static LAST_SYSTEM_ROOTS: AtomicUsize = AtomicUsize::new(0);
 
 impl Rustls {
     pub fn aws_lc_rs() -> Self {
@@ -127,6 +132,48 @@ impl Rustls {
         }
         Ok(Arc::new(provider))
     }
+
+    /// The client config of [`Stack::client_config_for`], trusting `roots`.
+    fn client_config_with(
+        &self,
+        scenario: &Scenario,
+        pki: &Pki,
+        in_flight: usize,
+        roots: RootCertStore,
+    ) -> Result<Arc<ClientConfig>, LibError> {
+        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+        let builder = ClientConfig::builder_with_provider(self.provider_for(scenario, &scenario.groups(Side::Client))?)
+            .with_protocol_versions(&[protocol_version(scenario.version)])
+            .map_err(LibError::new)?
+            .with_root_certificates(roots);
+        let mut config = match scenario.client_auth {
+            ClientAuth::Required => {
+                let (chain, key) = chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
+                builder.with_client_auth_cert(chain, key).map_err(LibError::new)?
+            }
+            ClientAuth::None | ClientAuth::Requested => builder.with_no_client_auth(),
+        };
+        config.resumption = match scenario.kind {
+            Kind::HandshakeResumeId => {
+                Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
+            }
+            Kind::HandshakeResumeTicket if in_flight > RUSTLS_TICKETS_PER_SERVER => {
+                Resumption::store(Arc::new(sessions::TicketPerConnection::new(SESSION_CACHE_SIZE, in_flight)))
+            }
+            Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
+            Kind::HandshakeFull
+            | Kind::Transfer
+            | Kind::IoProfile
+            | Kind::Memory100
+            | Kind::Memory1000
+            | Kind::Memory10000
+            | Kind::ContextServer
+            | Kind::ContextClient
+            | Kind::ContextClientSystem => Resumption::disabled(),
+        };
+        self.check_fips(config.fips())?;
+        Ok(Arc::new(config))
+    }
 }
 
 impl Stack for Rustls {
@@ -189,6 +236,28 @@ impl Stack for Rustls {
         self.client_config_for(scenario, pki, 1)
     }
 
+    /// rustls-native-certs, as rustls's users load the system's store: it reads `SSL_CERT_FILE`
+    /// (else the platform's bundle); the certificates rustls cannot parse are skipped, as
+    /// `add_parsable_certificates` does for its users.
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<Self::ClientConfig, LibError>> {
+        let load = || {
+            let loaded = rustls_native_certs::load_native_certs();
+            if let Some(error) = loaded.errors.first() {
+                return Err(LibError::new(format!("loading the system's certificates: {error}")));
+            }
+            let mut roots = RootCertStore::empty();
+            roots.add_parsable_certificates(loaded.certs);
+            LAST_SYSTEM_ROOTS.store(roots.len(), Ordering::Relaxed);
+            self.client_config_with(scenario, pki, 1, roots)
+        };
+        Some(load())
+    }
+
+    /// rustls's config does not tell its roots: the count of the last system store loaded.
+    fn trust_roots(&self, _config: &Self::ClientConfig) -> Option<usize> {
+        Some(LAST_SYSTEM_ROOTS.load(Ordering::Relaxed)).filter(|&n| n > 0)
+    }
+
     /// With more connections in flight than rustls's own store keeps tickets for a server (8),
     /// a store of the adapter's with one for each (see [`sessions`]).
     fn client_config_for(
@@ -198,34 +267,7 @@ impl Stack for Rustls {
         in_flight: usize,
     ) -> Result<Self::ClientConfig, LibError> {
         let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let builder = ClientConfig::builder_with_provider(self.provider_for(scenario, &scenario.groups(Side::Client))?)
-            .with_protocol_versions(&[protocol_version(scenario.version)])
-            .map_err(LibError::new)?
-            .with_root_certificates(roots(credentials)?);
-        let mut config = match scenario.client_auth {
-            ClientAuth::Required => {
-                let (chain, key) = chain_and_key(&credentials.client_chain_pem, &credentials.client_key_pem)?;
-                builder.with_client_auth_cert(chain, key).map_err(LibError::new)?
-            }
-            ClientAuth::None | ClientAuth::Requested => builder.with_no_client_auth(),
-        };
-        config.resumption = match scenario.kind {
-            Kind::HandshakeResumeId => {
-                Resumption::in_memory_sessions(SESSION_CACHE_SIZE).tls12_resumption(Tls12Resumption::SessionIdOnly)
-            }
-            Kind::HandshakeResumeTicket if in_flight > RUSTLS_TICKETS_PER_SERVER => {
-                Resumption::store(Arc::new(sessions::TicketPerConnection::new(SESSION_CACHE_SIZE, in_flight)))
-            }
-            Kind::HandshakeResumeTicket => Resumption::in_memory_sessions(SESSION_CACHE_SIZE),
-            Kind::HandshakeFull
-            | Kind::Transfer
-            | Kind::IoProfile
-            | Kind::Memory100
-            | Kind::Memory1000
-            | Kind::Memory10000 => Resumption::disabled(),
-        };
-        self.check_fips(config.fips())?;
-        Ok(Arc::new(config))
+        self.client_config_with(scenario, pki, in_flight, roots(credentials)?)
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Self::ServerConfig, LibError> {
@@ -266,7 +308,10 @@ impl Stack for Rustls {
             | Kind::IoProfile
             | Kind::Memory100
             | Kind::Memory1000
-            | Kind::Memory10000 => {}
+            | Kind::Memory10000
+            | Kind::ContextServer
+            | Kind::ContextClient
+            | Kind::ContextClientSystem => {}
         }
         Ok(Arc::new(config))
     }

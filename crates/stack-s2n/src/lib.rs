@@ -164,6 +164,9 @@ impl Stack for S2n {
                 Kind::Memory100,
                 Kind::Memory1000,
                 Kind::Memory10000,
+                Kind::ContextServer,
+                Kind::ContextClient,
+                Kind::ContextClientSystem,
             ],
             // No named policy prefers secp384r1 with AES-128-GCM (see `policies`).
             groups: vec![Group::X25519, Group::Secp256r1, Group::X25519Mlkem768],
@@ -193,28 +196,13 @@ impl Stack for S2n {
     }
 
     fn client_config(&self, scenario: &Scenario, pki: &Pki) -> Result<ClientConfig, LibError> {
-        let credentials = pki.credentials(scenario.key).map_err(LibError)?;
-        let (policy, _) = policies(scenario).map_err(LibError)?;
-        let mut builder = builder(policy)?;
-        // Only the scenario's CA: not the system's.
-        builder.with_system_certs(false).map_err(LibError::context("leaving out the system's CAs"))?;
-        builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
-        builder
-            .set_verify_host_callback(HostName(SERVER_NAME))
-            .map_err(LibError::context("setting the host name check"))?;
-        if scenario.client_auth == ClientAuth::Required {
-            let (chain, key) = (credentials.client_chain_pem.as_bytes(), credentials.client_key_pem.as_bytes());
-            builder.load_pem(chain, key).map_err(LibError::context("loading the client chain and key"))?;
-        }
-        let ticket = Arc::new(Mutex::new(None));
-        if scenario.kind == Kind::HandshakeResumeTicket {
-            builder.enable_session_tickets(true).map_err(LibError::context("enabling session tickets"))?;
-            builder
-                .set_session_ticket_callback(KeepTicket(ticket.clone()))
-                .map_err(LibError::context("setting the ticket callback"))?;
-        }
-        let config = builder.build().map_err(LibError::context("building the client config"))?;
-        Ok(ClientConfig { config, ticket })
+        client_config(scenario, pki, false)
+    }
+
+    /// s2n-tls's default: the config loads the system's certificates when it is built
+    /// (`s2n_config_load_system_certs`: libcrypto's default paths, which read `SSL_CERT_FILE`).
+    fn client_config_system(&self, scenario: &Scenario, pki: &Pki) -> Option<Result<ClientConfig, LibError>> {
+        Some(client_config(scenario, pki, true))
     }
 
     fn server_config(&self, scenario: &Scenario, pki: &Pki) -> Result<Config, LibError> {
@@ -264,6 +252,39 @@ impl Stack for S2n {
 }
 
 /// A config builder with the named policy.
+/// A client config of `scenario`: trusting its CA alone, or the system's store (`system`).
+fn client_config(scenario: &Scenario, pki: &Pki, system: bool) -> Result<ClientConfig, LibError> {
+    let credentials = pki.credentials(scenario.key).map_err(LibError)?;
+    let (policy, _) = policies(scenario).map_err(LibError)?;
+    let mut builder = builder(policy)?;
+    match system {
+        true => {
+            builder.with_system_certs(true).map_err(LibError::context("loading the system's CAs"))?;
+        }
+        false => {
+            // Only the scenario's CA: not the system's.
+            builder.with_system_certs(false).map_err(LibError::context("leaving out the system's CAs"))?;
+            builder.trust_pem(credentials.ca_pem.as_bytes()).map_err(LibError::context("trusting the CA"))?;
+        }
+    }
+    builder
+        .set_verify_host_callback(HostName(SERVER_NAME))
+        .map_err(LibError::context("setting the host name check"))?;
+    if scenario.client_auth == ClientAuth::Required {
+        let (chain, key) = (credentials.client_chain_pem.as_bytes(), credentials.client_key_pem.as_bytes());
+        builder.load_pem(chain, key).map_err(LibError::context("loading the client chain and key"))?;
+    }
+    let ticket = Arc::new(Mutex::new(None));
+    if scenario.kind == Kind::HandshakeResumeTicket {
+        builder.enable_session_tickets(true).map_err(LibError::context("enabling session tickets"))?;
+        builder
+            .set_session_ticket_callback(KeepTicket(ticket.clone()))
+            .map_err(LibError::context("setting the ticket callback"))?;
+    }
+    let config = builder.build().map_err(LibError::context("building the client config"))?;
+    Ok(ClientConfig { config, ticket })
+}
+
 fn builder(policy: &str) -> Result<config::Builder, LibError> {
     let policy =
         Policy::from_version(policy).map_err(LibError::context(&format!("finding the security policy {policy}")))?;

@@ -69,6 +69,12 @@ pub enum Command {
     ///
     /// Counts add up, latency histograms merge.
     Merge(MergeArgs),
+    /// Fresh processes: each side's first context and handshake against the warm ones after them.
+    ///
+    /// Per stack (with itself) and handshake scenario, N runners, each in a new process: the
+    /// process's start to `main`, each side's context, first and second full handshake (or first
+    /// and second resumption), in time or, under callgrind, instructions (docs/scenarios.md#cold-processes-tlsbench-cold).
+    Cold(ColdArgs),
     /// List the stacks (with their versions and what each supports) or the scenarios.
     /// Make this machine noisy on purpose, to try sampling under noise (docs/sampling.md).
     ///
@@ -115,7 +121,9 @@ pub struct RunArgs {
     pub server: Option<String>,
     /// Only scenarios whose names match this glob (`'*'`: all of them); repeat for several
     /// [default: each measure's focused set (docs/scenarios.md); with --quick, the headline
-    /// scenarios; in interop, full TLS 1.3 and 1.2 handshakes].
+    /// scenarios; in interop, full TLS 1.3 and 1.2 handshakes]. A context kind's bare name
+    /// (context-server, context-client, context-client-system: what a process pays before its
+    /// first handshake) selects its focused set.
     #[arg(long = "scenario", value_name = "GLOB")]
     pub scenarios: Vec<String>,
     /// What to measure (time, instructions, sync, io, heap, rss; net over TCP); repeat for
@@ -416,6 +424,27 @@ pub struct ReportArgs {
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+#[derive(Args)]
+pub struct ColdArgs {
+    /// A stack, measured with itself; repeat for several (`openssl@1.1.1 --stack openssl@3.5`
+    /// for releases) [default: every stack some runner holds, but the GPL-only wolfssl].
+    #[arg(long = "stack", value_name = "ID", value_parser = stacks::parse_id)]
+    pub stacks: Vec<String>,
+    /// A handshake scenario; repeat for several [default: full TLS 1.3 handshakes with ECDSA P-256
+    /// and RSA-2048, and the ticket resumption with ECDSA P-256].
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<Scenario>,
+    /// Fresh processes per stack and scenario [default: 5, or 3 with --quick].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub processes: Option<u32>,
+    /// 3 processes per stack and scenario.
+    #[arg(long)]
+    pub quick: bool,
+    /// time, or instructions (each side under callgrind, counted phase by phase).
+    #[arg(long, default_value_t = Measure::Time)]
+    pub measure: Measure,
 }
 
 #[derive(Args)]

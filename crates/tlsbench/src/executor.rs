@@ -129,7 +129,13 @@ fn start_on(
     cpus: Option<libc::cpu_set_t>,
 ) -> Result<Running> {
     let mut command = Command::new(program);
-    command.envs(env.iter().copied());
+    // An empty value removes the variable (the trust store's SSL_CERT_DIR, crate::trust).
+    for &(name, value) in env {
+        match value.is_empty() {
+            true => command.env_remove(name),
+            false => command.env(name, value),
+        };
+    }
     if let Some(set) = cpus {
         pin(&mut command, set);
     }

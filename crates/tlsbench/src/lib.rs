@@ -7,6 +7,7 @@
 pub mod builds;
 pub mod callgrind_file;
 pub mod cli;
+pub mod cold;
 pub mod commands;
 pub mod compare;
 pub mod cores;
@@ -35,3 +36,4 @@ pub mod stats;
 pub mod steady;
 pub mod store;
 pub mod sync;
+pub mod trust;

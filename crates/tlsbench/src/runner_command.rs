@@ -24,6 +24,16 @@ pub enum RunnerCommand<'a> {
     Side { role: Side, stack: &'a str, peer_stack: &'a str, peer: Peer<'a>, settings: SampleSettings<'a> },
     /// Every transport call of one connection, both sides in the runner.
     Trace { client: &'a str, server: &'a str, scenario: &'a Scenario, data_dir: &'a Path },
+    /// A fresh process's first context and handshakes (`spawned_at_ns`: the orchestrator's
+    /// CLOCK_MONOTONIC just before the spawn; `count_side`: under callgrind).
+    Cold {
+        client: &'a str,
+        server: &'a str,
+        scenario: &'a Scenario,
+        data_dir: &'a Path,
+        spawned_at_ns: Option<u64>,
+        count_side: Option<Side>,
+    },
     /// The network mode's server.
     Serve { net: NetSettings<'a>, listen: &'a str, workers: Option<u32>, response: Option<Page> },
     /// The network mode's load generator.
@@ -100,6 +110,16 @@ impl RunnerCommand<'_> {
             RunnerCommand::Trace { client, server, scenario, data_dir } => {
                 line.word("trace").flag("--client", client).flag("--server", server);
                 line.flag("--scenario", scenario.name()).flag("--data-dir", data_dir.display());
+            }
+            RunnerCommand::Cold { client, server, scenario, data_dir, spawned_at_ns, count_side } => {
+                line.word("cold").flag("--client", client).flag("--server", server);
+                line.flag("--scenario", scenario.name()).flag("--data-dir", data_dir.display());
+                if let Some(ns) = spawned_at_ns {
+                    line.flag("--spawned-at-ns", ns);
+                }
+                if let Some(side) = count_side {
+                    line.flag("--count-side", side);
+                }
             }
             RunnerCommand::Serve { net, listen, workers, response } => {
                 line.word("serve").net(net).flag("--listen", listen);

@@ -190,8 +190,11 @@ pub(crate) fn reply_of(reply: Result<Reply, String>) -> Result<SampleReport, (St
 
 /// The variable that sets a cell's runners on its allocator: always set, so that one left in
 /// the user's environment cannot put a cell of glibc's column on another allocator.
-pub(crate) fn allocator_env(cell: &Cell) -> [(&'static str, &'static str); 1] {
-    [(allocator::ENV, cell.allocator.unwrap_or(Allocator::Glibc).name())]
+/// And the trust store's bundle where the run has one (`crate::trust`).
+pub(crate) fn allocator_env(cell: &Cell) -> Vec<(&'static str, &'static str)> {
+    let mut env = vec![(allocator::ENV, cell.allocator.unwrap_or(Allocator::Glibc).name())];
+    env.extend(crate::trust::runner_env());
+    env
 }
 
 /// The runner's reply. A failed one, and one that cannot be read, carry the last lines the

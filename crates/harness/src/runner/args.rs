@@ -32,6 +32,9 @@ pub(super) enum Command {
     /// Takes `sample` and `side` requests from stdin, one per line (the command's words,
     /// tab-separated), and replies to each with one line, until the end of stdin.
     Session,
+    /// In this fresh process: each side's first context, first handshake, and the warm ones
+    /// after it (docs/runner-protocol.md#cold).
+    Cold(crate::cold::ColdArgs),
 }
 
 /// What both ends of the network mode take.
@@ -189,7 +192,7 @@ impl SampleSettings {
             Measure::Instructions | Measure::Sync => SampleSpec::Counted {
                 warmup: self.warmup_iterations,
                 iterations: self.iterations,
-                collect: own_side.or(self.count_side).ok_or_else(|| {
+                collect: own_side.or(self.count_side).or(self.scenario.kind.context_side()).ok_or_else(|| {
                     Reply::failed(format!(
                         "the {measure} measure counts one side per process: name it with --count-side client|server"
                     ))

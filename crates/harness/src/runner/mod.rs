@@ -71,6 +71,8 @@ fn reply(outcome: Result<crate::protocol::SampleReport, Error>) -> Reply {
 
 /// The whole of a runner binary's `main`.
 pub fn main<F: Family>() -> ExitCode {
+    // The process's start, for `cold`: before anything else runs.
+    let started_ns = crate::cpu_time::monotonic_ns();
     // First of all: nothing a library prints may reach the reply channel.
     let mut replies = match take_reply_channel() {
         Ok(channel) => channel,
@@ -103,6 +105,7 @@ pub fn main<F: Family>() -> ExitCode {
         Command::Serve(args) => serde_json::to_string(&net::serve::<F>(&args, &mut replies)),
         Command::Load(args) => serde_json::to_string(&net::load::<F>(&args)),
         Command::Session => return session::<F>(std::io::stdin().lock(), &mut replies),
+        Command::Cold(args) => serde_json::to_string(&crate::cold::run::<F>(&args, started_ns)),
     };
     match reply.map(|json| writeln!(replies, "{json}").and_then(|()| replies.flush())) {
         Ok(Ok(())) => ExitCode::SUCCESS,

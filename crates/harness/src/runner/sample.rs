@@ -21,6 +21,7 @@ pub(super) fn sample<F: Family>(args: &SampleArgs) -> Reply {
         threads: args.threads.map(|n| n as usize),
         contexts: args.contexts,
         cpus: args.cpus.clone().map(|list| list.0).unwrap_or_default(),
+        data_dir: args.settings.data_dir.clone().unwrap_or_else(crate::pki::default_data_dir),
     };
     match with_pair::<F, _>(&args.client, &args.server, measure) {
         Ok(outcome) => reply(outcome),
@@ -36,6 +37,7 @@ struct MeasurePair<'a> {
     threads: Option<usize>,
     contexts: Contexts,
     cpus: Vec<u32>,
+    data_dir: std::path::PathBuf,
 }
 
 impl PairVisitor for MeasurePair<'_> {
@@ -43,6 +45,9 @@ impl PairVisitor for MeasurePair<'_> {
     fn visit<C: Stack, S: Stack>(self, client: &C, server: &S) -> Self::Output {
         check_pair(client, server, self.scenario)?;
         driver::check_threads(self.measure, self.threads.unwrap_or(1))?;
+        if self.scenario.kind.context_side().is_some() {
+            return crate::context::sample(client, server, self.scenario, &self.data_dir, &self.spec, self.measure);
+        }
         match (self.measure, self.threads) {
             // On threads of their own, one too: glibc's malloc gives the main thread's heap back
             // to the system (and not the heaps of other threads), which a library that allocates

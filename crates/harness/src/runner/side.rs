@@ -53,6 +53,9 @@ impl StackVisitor for MeasureSide<'_> {
         let capabilities = stack.capabilities();
         capabilities.check(stack.id(), self.scenario)?;
         capabilities.check_peer(self.side, self.peer_stack)?;
+        if self.scenario.kind.context_side().is_some() {
+            return Err(Error::Unsupported("context scenarios are measured in one process".into()));
+        }
         match self.measure {
             Measure::Time | Measure::Instructions | Measure::Sync => {
                 crate::split::sample_side(stack, self.side, self.scenario, self.pki, &self.spec, self.peer)

@@ -45,6 +45,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
             crate::output::print(crate::output::stderr::wrapped(&probe.line(6, 12)));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cold(args) => crate::cold::cold(args),
         Command::List { what, stack } => list::list(what, stack.as_deref()).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -518,6 +518,9 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
 fn prepare_certificates(settings: &Settings, scenarios: &[Scenario]) -> Result<()> {
     let keys = first_seen(scenarios.iter().map(|s| s.key));
     Pki::load_or_generate(&settings.data_dir, &keys).map_err(anyhow::Error::msg)?;
+    if scenarios.iter().any(|s| s.kind == tlsbench_harness::Kind::ContextClientSystem) {
+        crate::trust::prepare(&settings.data_dir, &keys, std::path::Path::new(crate::trust::SYSTEM_BUNDLE))?;
+    }
     Ok(())
 }
 

@@ -47,8 +47,16 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
     }
     let all: Vec<Scenario> =
         Scenario::all().into_iter().filter(|s| measures.iter().any(|m| m.applies_to(s.kind))).collect();
-    let mut patterns = Vec::new();
+    let (mut patterns, mut focused) = (Vec::new(), Vec::new());
     for glob in globs {
+        // A context kind's bare name: its focused set (docs/scenarios.md#contexts).
+        if let Some(set) = glob.parse::<Kind>().ok().and_then(Scenario::focused_contexts) {
+            if !measures.iter().any(|m| m.applies_to(set[0].kind)) {
+                bail!("`{glob}` is measured by time, instructions or heap: add --measure");
+            }
+            focused.extend(set);
+            continue;
+        }
         let pattern =
             glob::Pattern::new(glob).map_err(|e| anyhow::anyhow!("scenario glob `{glob}` is malformed: {e}"))?;
         if !all.iter().any(|s| pattern.matches(&s.name())) {
@@ -69,7 +77,7 @@ pub fn select_scenarios(globs: &[String], measures: &[Measure]) -> Result<Vec<Sc
         }
         patterns.push(pattern);
     }
-    Ok(all.into_iter().filter(|s| patterns.iter().any(|p| p.matches(&s.name()))).collect())
+    Ok(all.into_iter().filter(|s| focused.contains(s) || patterns.iter().any(|p| p.matches(&s.name()))).collect())
 }
 
 /// The allocator column(s) of a run: none (`[None]`, the runners' default, unlabelled) unless
@@ -208,6 +216,10 @@ pub fn cells(
     for &measure in measures {
         for &scenario in scenarios.iter().filter(|s| measure.applies_to(s.kind)) {
             for (client, server) in pairs {
+                // A context is one stack's: measured with itself as the gate's peer, in one process.
+                if scenario.kind.context_side().is_some() && client != server {
+                    continue;
+                }
                 let (c, s) = ((client.as_str(), capabilities(client)), (server.as_str(), capabilities(server)));
                 let support = tlsbench_harness::check_pair(c, s, &scenario)
                     .and_then(|()| c.1.check_measure(measure))
@@ -218,6 +230,7 @@ pub fn cells(
                     (Measure::Rss, _, _) => &[Process::Split],
                     (Measure::Net, _, _) => &[Process::Tcp],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
+                    _ if scenario.kind.context_side().is_some() => &[Process::InProcess],
                     (_, ProcessChoice::Auto, _) => &[auto],
                     (_, ProcessChoice::Split, _)
                     | (_, ProcessChoice::Both, Process::Split | Process::Tcp | Process::TcpPeak) => &[Process::Split],

@@ -13,7 +13,7 @@ use crate::instructions::{counted, iterations, total, units, Callgrind};
 use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::runner_command::{strs, Peer, RunnerCommand};
-use crate::sample_call::{allocator_env, merge_sides, reply, Settings};
+use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, Settings};
 use crate::{executor, sync};
 
 /// One sample: each side counted in its own process under callgrind, both at once. In-process,
@@ -35,6 +35,18 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     let runners = settings.runners_for(cell);
     let runner = |id: &str| runners.of(id).map_err(|e| failed(e.to_string()));
     let env = allocator_env(cell);
+    // A context kind builds one side's context: only that side is counted.
+    if let (Some(side), Process::InProcess) = (cell.scenario.kind.context_side(), cell.process) {
+        let both = runner(&cell.client)?;
+        let (client, server, settings) = (&cell.client, &cell.server, counted(Some(side)));
+        let command = RunnerCommand::Sample { client, server, threads: None, contexts: None, cpus: None, settings };
+        let (program, args) = callgrind.command(both, &command, &out(side), options, &env);
+        let mut report = reply_of(reply(executor::call(&program, &strs(&args), limit))).map_err(beyond_valgrind)?;
+        report.values.retain(|v| v.metric == Metric::TrustRoots);
+        let count = total(&out(side)).map_err(|e| failed(format!("{side}: {e:#}")))?;
+        report.values.push(per_iteration(side, cell.scenario.kind, report.iterations, count));
+        return Ok(report);
+    }
     let (client, server) = match cell.process {
         Process::InProcess => {
             let both = runner(&cell.client)?;
@@ -69,7 +81,8 @@ pub(super) fn sample(cell: &Cell, settings: &Settings) -> Result<SampleReport, (
     };
     let mut report = merge_sides(reply(client), reply(server)).map_err(beyond_valgrind)?;
     // The values are the counts, read from callgrind's files.
-    report.values.clear();
+    // The roots a trust store held stay, for the gate on them.
+    report.values.retain(|v| v.metric == Metric::TrustRoots);
     for side in [Side::Client, Side::Server] {
         let values = match cell.measure {
             Measure::Sync => sync_counts(&out(side), side, cell.scenario.kind, report.iterations),
@@ -105,6 +118,7 @@ fn beyond_valgrind((status, reason): (Status, String)) -> (Status, String) {
 fn per_iteration(side: Side, kind: Kind, iterations: u64, total: u64) -> MetricValue {
     let metric = match kind {
         Kind::Transfer => Metric::InstructionsPerMb,
+        Kind::ContextServer | Kind::ContextClient | Kind::ContextClientSystem => Metric::InstructionsPerContext,
         _ => Metric::InstructionsPerHandshake,
     };
     MetricValue { side, metric, value: total as f64 / units(kind, iterations), seconds: 0.0 }

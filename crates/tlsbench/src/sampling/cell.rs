@@ -169,6 +169,7 @@ impl CellState {
             }
             _ => {}
         }
+        crate::trust::check_roots(&report.values).map_err(|reason| (Status::Failed, reason))?;
         self.allocator_used = report.allocator.as_ref().map(ToString::to_string);
         // The directory was checked when the run started; a runner replaced since must not
         // slip its numbers into another build's column.
