@@ -1,19 +1,20 @@
 package main
 
-// The cold command: what a fresh process pays before and at its first handshakes. The
-// orchestrator starts one runner per sample and passes its own CLOCK_MONOTONIC reading just
-// before the spawn (--spawned-at-ns); main reads the same clock first thing (startedNs), so
-// process_start_ns is the exec, the dynamic loader (none: Go links statically), Go's runtime
-// start-up and the packages' init functions. Then, both sides in this process, each side's
-// context is built (its files read and parsed, timed per side), a first full handshake and a
-// second one are made, and for a resumption scenario a first resumption and a second one, each
-// timed per side as the time measure times a side: only inside that side's calls.
+// The cold command (docs/runner-protocol.md#cold): what a fresh process pays before and at its
+// first handshakes. The orchestrator starts one runner per sample and passes its own
+// CLOCK_MONOTONIC reading just before the spawn (--spawned-at-ns); main reads the same clock first
+// thing (startedNs), so process_start_ns is the exec, the dynamic loader (none: the runner is
+// linked statically), Go's runtime start-up and the packages' init functions. Then, both sides in
+// this process, each side's context is built (server first; its files read and parsed, timed per
+// side), a first full handshake, then a second full one (handshake-full) or a first resumption
+// and a second one (resumption scenarios), each timed per side as the time measure times a side:
+// only inside that side's calls. Time only: callgrind cannot be switched on around a pure-Go
+// runner's calls (capabilities' measure_limits), so --count-side is unsupported.
 
 import (
 	"flag"
 	"fmt"
 	"slices"
-	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -41,21 +42,24 @@ type ColdReport struct {
 type ColdSide struct {
 	ContextNs      int64  `json:"context_ns"`
 	FirstNs        int64  `json:"first_ns"`
-	SecondNs       int64  `json:"second_ns"`
+	SecondNs       *int64 `json:"second_ns,omitempty"`
 	FirstResumeNs  *int64 `json:"first_resume_ns,omitempty"`
 	SecondResumeNs *int64 `json:"second_resume_ns,omitempty"`
 }
 
-// ColdReply is {"status":"ok","cold":{...}} or a status and its reason.
+// ColdReply is {"status":"ok","cold":{...},"client_library":..,"server_library":..} or a status
+// and its reason.
 type ColdReply struct {
-	Status string      `json:"status"`
-	Reason string      `json:"reason,omitempty"`
-	Cold   *ColdReport `json:"cold,omitempty"`
+	Status        string      `json:"status"`
+	Reason        string      `json:"reason,omitempty"`
+	Cold          *ColdReport `json:"cold,omitempty"`
+	ClientLibrary string      `json:"client_library,omitempty"`
+	ServerLibrary string      `json:"server_library,omitempty"`
 }
 
-// coldKinds are the kinds cold takes: handshakes, and a context kind as a full handshake whose
-// side builds that context (context-client-system: the client's first x509.SystemCertPool).
-var coldKinds = []Kind{HandshakeFull, HandshakeResumeTicket, ContextServer, ContextClient, ContextClientSystem}
+// coldKinds are the kinds cold takes: the handshakes, and context-client-system as a full
+// handshake whose client builds its first x509.SystemCertPool (what a Go process pays once).
+var coldKinds = []Kind{HandshakeFull, HandshakeResumeID, HandshakeResumeTicket, ContextClientSystem}
 
 func coldCommand(args []string) (*ColdReport, error) {
 	var s settings
@@ -71,17 +75,16 @@ func coldCommand(args []string) (*ColdReport, error) {
 			return nil, err
 		}
 	}
+	if !slices.Contains(coldKinds, scenario.Kind) {
+		return nil, unsupported("cold takes a handshake scenario (handshake-full, handshake-resume-id, "+
+			"handshake-resume-ticket; the Go runner also context-client-system), not %s", scenario.Kind)
+	}
 	caps := capabilities()
+	if given(f, "count-side") {
+		return nil, unsupported("%s", caps.MeasureLimits[0].Reason)
+	}
 	if err := caps.check(scenario); err != nil {
 		return nil, err
-	}
-	if !slices.Contains(coldKinds, scenario.Kind) {
-		names := make([]string, len(coldKinds))
-		for i, k := range coldKinds {
-			names[i] = string(k)
-		}
-		return nil, unsupported("go: cold does not apply to %s scenarios (it applies to: %s)",
-			scenario.Kind, strings.Join(names, ", "))
 	}
 	report := &ColdReport{}
 	if given(f, "spawned-at-ns") {
@@ -97,50 +100,48 @@ func coldCommand(args []string) (*ColdReport, error) {
 		return nil, err
 	}
 	defer p.close()
-	sides := [2]*ColdSide{&report.Client, &report.Server}
-	timed := func(resumed bool, into func(*ColdSide) *int64) error {
+	// One handshake on new connections with each side's clock, through the gates.
+	timed := func(resumed bool) ([2]int64, error) {
 		clocks := [2]*clock{{}, {}}
 		if err := p.checkedHandshake(&meter{clocks: clocks}, resumed); err != nil {
-			return trustHint(scenario, err)
+			return [2]int64{}, trustHint(scenario, err)
 		}
-		for _, side := range []Side{Client, Server} {
-			*into(sides[side]) = clocks[side].elapsed.Nanoseconds()
-		}
-		return nil
+		return [2]int64{clocks[Client].elapsed.Nanoseconds(), clocks[Server].elapsed.Nanoseconds()}, nil
 	}
-	resumes := scenario.Kind.isResumption()
-	cache := p.configs[Client].cache
-	for _, step := range []func(*ColdSide) *int64{
-		func(c *ColdSide) *int64 { return &c.FirstNs }, func(c *ColdSide) *int64 { return &c.SecondNs },
-	} {
-		// Both full: the client forgets the ticket the first one left.
-		if cache != nil {
-			cache.session = nil
-		}
-		if err := timed(false, step); err != nil {
-			return nil, err
+	sides := [2]*ColdSide{&report.Client, &report.Server}
+	// The first full handshake; a resumption scenario's is the seed whose session the next resumes
+	// (its client keeps sessions, so it makes no second full handshake).
+	ns, err := timed(false)
+	if err != nil {
+		return nil, err
+	}
+	for side, figures := range sides {
+		figures.FirstNs = ns[side]
+	}
+	steps := []func(*ColdSide) **int64{func(c *ColdSide) **int64 { return &c.SecondNs }}
+	if scenario.Kind.isResumption() {
+		steps = []func(*ColdSide) **int64{
+			func(c *ColdSide) **int64 { return &c.FirstResumeNs }, func(c *ColdSide) **int64 { return &c.SecondResumeNs },
 		}
 	}
-	if resumes {
-		for _, c := range sides {
-			c.FirstResumeNs, c.SecondResumeNs = new(int64), new(int64)
-		}
-		if err := timed(true, func(c *ColdSide) *int64 { return c.FirstResumeNs }); err != nil {
+	for _, field := range steps {
+		ns, err := timed(scenario.Kind.isResumption())
+		if err != nil {
 			return nil, err
 		}
-		if err := timed(true, func(c *ColdSide) *int64 { return c.SecondResumeNs }); err != nil {
-			return nil, err
+		for side, figures := range sides {
+			*field(figures) = &ns[side]
 		}
 	}
 	return report, nil
 }
 
-// coldPair builds each side's context, timed per side (the client's first), into report.
+// coldPair builds each side's context, timed per side (the server's first), into report.
 func coldPair(s Scenario, dataDir string, report *ColdReport) (*pair, error) {
 	p := &pair{scenario: s, link: newLink(false)}
 	// The coroutines that drive the handshakes are the runner's, made before either clock runs.
 	handshakers := [2]*handshaker{newHandshaker(), newHandshaker()}
-	for _, side := range []Side{Client, Server} {
+	for _, side := range []Side{Server, Client} {
 		b := newContextBuilder(side, s, dataDir)
 		c := &clock{}
 		var cfg *sideConfig

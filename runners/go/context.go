@@ -112,7 +112,7 @@ func (b *contextBuilder) build() (*tls.Config, *ticketCache, error) {
 		}
 	}
 	b.roots = cr.roots
-	config, cache := tlsConfig(b.side, b.scenario, &cr)
+	config, cache := tlsConfig(b.side, handshakeOf(b.scenario), &cr)
 	return config, cache, nil
 }
 
@@ -126,16 +126,31 @@ func (b *contextBuilder) trustRoots() int {
 	return len(b.roots.Subjects())
 }
 
+// certFileVar is where the orchestrator points the runner at the system's bundle with the test
+// CA appended (DATA_DIR/pki-v2/KEY/system-bundle.pem); x509.SystemCertPool reads it.
+const certFileVar = "SSL_CERT_FILE"
+
+// minTrustRoots: Debian's bundle holds about 140 roots, so fewer means the store loaded was not
+// the system's (protocol.rs, MIN_TRUST_ROOTS).
+const minTrustRoots = 100
+
 // contextSample measures one context scenario under the time or heap measure, in this process.
 func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec) (*SampleReport, error) {
 	side := s.Kind.contextSide()
+	if s.Kind == ContextClientSystem {
+		if info, err := os.Stat(os.Getenv(certFileVar)); err != nil || !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("context-client-system needs %s: the system's bundle with the test CA appended "+
+				"(tlsbench writes it as DATA_DIR/pki-v2/KEY/system-bundle.pem and sets the variable)", certFileVar)
+		}
+	}
 	b := newContextBuilder(side, s, dataDir)
 	var config *tls.Config
 	var cache *ticketCache
 	var err error
 	build := func() { config, cache, err = b.build() }
-	// The first build unmeasured: it loads Go's system pool, which later builds copy (the cold
-	// command measures that first call).
+	// The first build unmeasured: a process's first context pays for the library's
+	// initialisation, and it loads Go's system pool, which later builds copy (the cold command
+	// measures that first call).
 	if build(); err != nil {
 		return nil, failed(side, "context", err)
 	}
@@ -168,11 +183,8 @@ func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec)
 			}
 		}
 		iterations = heapHandshakes
-		values = []MetricValue{
-			{Side: side, Metric: "runtime_alloc_bytes_per_context", Value: float64(tally.bytes[side]) / heapHandshakes},
-			{Side: side, Metric: "runtime_allocations_per_context",
-				Value: float64(tally.objects[side]) / heapHandshakes},
-		}
+		values = []MetricValue{{Side: side, Metric: "runtime_alloc_bytes_per_context",
+			Value: float64(tally.bytes[side]) / heapHandshakes}}
 	default:
 		return nil, unsupported("measure %s is not taken by sample", measure)
 	}
@@ -181,7 +193,12 @@ func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec)
 		return nil, err
 	}
 	if b.systemTrust() {
-		values = append(values, MetricValue{Side: side, Metric: "trust_roots", Value: float64(b.trustRoots())})
+		roots := b.trustRoots()
+		if roots < minTrustRoots {
+			return nil, gateFailed("the system's trust store held %d roots (fewer than %d): is %s read?",
+				roots, minTrustRoots, certFileVar)
+		}
+		values = append(values, MetricValue{Side: side, Metric: "trust_roots", Value: float64(roots)})
 	}
 	report := &SampleReport{ClientLibrary: library(), ServerLibrary: library(), Iterations: iterations,
 		Values: values, Negotiated: g.list()}
@@ -191,20 +208,31 @@ func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec)
 	return report, nil
 }
 
-// verifyContext makes one full handshake with built (the side's last config) against the other
-// side's config of the scenario, and passes both sides through the gates: a client's store
-// that lacks the test CA fails here.
+// handshakeOf is the handshake whose contexts a context scenario builds: a full one, with the
+// name's other parts. A handshake scenario is its own.
+func handshakeOf(s Scenario) Scenario {
+	if s.Kind.isContext() {
+		s.Kind = HandshakeFull
+	}
+	return s
+}
+
+// verifyContext makes one full handshake with built (the side's last config) against a fresh
+// config of the other side, with handshake-full's gates: a client's store that lacks the test CA
+// fails here.
 func verifyContext(s Scenario, dataDir string, side Side, built *sideConfig) (*gates, error) {
+	handshake := handshakeOf(s)
 	cr, err := loadCredentials(dataDir, s.Key)
 	if err != nil {
 		return nil, err
 	}
-	p := &pair{scenario: s, link: newLink(false)}
+	p := &pair{scenario: handshake, link: newLink(false)}
 	p.configs[side] = built
-	p.configs[side.peer()] = newConfig(side.peer(), s, cr)
+	p.configs[side.peer()] = newConfig(side.peer(), handshake, cr)
 	defer p.close()
 	if err := p.checkedHandshake(&meter{}, false); err != nil {
-		return nil, fmt.Errorf("%w (the handshake from the last context built)", trustHint(s, err))
+		return nil, gateFailed("the handshake (%s) from the last context built did not complete: %v",
+			handshake, trustHint(s, err))
 	}
 	return &p.gates, nil
 }
@@ -214,7 +242,6 @@ func trustHint(s Scenario, err error) error {
 	if s.Kind != ContextClientSystem {
 		return err
 	}
-	return fmt.Errorf("%w (the trust store gate: the client's system store must verify the test CA's chain; "+
-		"the orchestrator points SSL_CERT_FILE at the system's bundle plus the test CA, SSL_CERT_FILE=%q here)",
-		err, os.Getenv("SSL_CERT_FILE"))
+	return fmt.Errorf("%w (the client's system store must verify the test CA's chain; %s=%q)",
+		err, certFileVar, os.Getenv(certFileVar))
 }

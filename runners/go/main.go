@@ -109,7 +109,10 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 	case "cold":
 		report, err := coldCommand(args)
 		r := replyOf(nil, err)
-		return ColdReply{Status: r.Status, Reason: r.Reason, Cold: report}
+		if report == nil {
+			return ColdReply{Status: r.Status, Reason: r.Reason}
+		}
+		return ColdReply{Status: r.Status, Cold: report, ClientLibrary: library(), ServerLibrary: library()}
 	case "trace":
 		trace, err := traceCommand(args)
 		r := replyOf(nil, err)

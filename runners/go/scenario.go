@@ -120,8 +120,10 @@ func (k KeyType) ecdsaCurve() Group {
 func (m Measure) kinds() []Kind {
 	handshakes := []Kind{HandshakeFull, HandshakeResumeID, HandshakeResumeTicket}
 	switch m {
-	case MeasureTime, MeasureInstructions, MeasureSync:
+	case MeasureTime, MeasureInstructions:
 		return append(append(handshakes, Transfer), contextKinds...)
+	case MeasureSync:
+		return append(handshakes, Transfer)
 	case MeasureIo:
 		return append(handshakes, IoProfile)
 	case MeasureHeap:
