@@ -14,15 +14,17 @@ import java.util.stream.Collectors;
  * is the same clock (System.nanoTime is CLOCK_MONOTONIC on Linux) as the main class initialises, so
  * process_start_ns is the launcher script, the JVM's start (libjvm, the heap, the module system, the class data
  * sharing archive) and loading the main class. Then each side's config is built with its files read (timed per
- * side), and a first full handshake, a second one, and for a resumption scenario a first resumption and a second
- * one, each side timed only inside its own calls, as the time measure times it. Everything runs as a fresh JVM
+ * side, the server's first), a first full handshake, then a second full one (handshake-full) or a first resumption
+ * and a second one (resumption scenarios), each side timed only inside its own calls, as the time measure times
+ * it. Time only: callgrind cannot follow a JVM's code (the instructions measure's limit), so --count-side is
+ * unsupported. Everything runs as a fresh JVM
  * runs it: classes load on first use (JSSE's, the JCA providers', Netty's and tcnative's JNI library) and the
  * code is interpreted until the JIT compiles it, which it does on its own threads meanwhile.
  */
 final class Cold {
-    /** The kinds cold takes: handshakes, and a context kind as a full handshake whose side builds that context. */
+    /** The kinds cold takes: the handshakes, and context-client-system (the client's first default trust store). */
     static final List<Kind> KINDS = List.of(Kind.HANDSHAKE_FULL, Kind.HANDSHAKE_RESUME_ID, Kind.HANDSHAKE_RESUME_TICKET,
-            Kind.CONTEXT_SERVER, Kind.CONTEXT_CLIENT, Kind.CONTEXT_CLIENT_SYSTEM);
+            Kind.CONTEXT_CLIENT_SYSTEM);
 
     private Cold() {
     }
@@ -31,12 +33,16 @@ final class Cold {
         Stack client = Main.stack(Main.required(flags, "client"));
         Stack server = Main.stack(Main.required(flags, "server"));
         Scenario scenario = Main.scenario(flags);
+        if (!KINDS.contains(scenario.kind)) {
+            throw new Unsupported("cold takes a handshake scenario (handshake-full, handshake-resume-id, "
+                    + "handshake-resume-ticket; the Java runner also context-client-system), not "
+                    + scenario.kind.text());
+        }
+        if (flags.containsKey("count-side")) {
+            client.capabilities().checkMeasure(Measure.INSTRUCTIONS);
+        }
         Main.check(client, scenario, Measure.TIME);
         Main.check(server, scenario, Measure.TIME);
-        if (!KINDS.contains(scenario.kind)) {
-            throw new Unsupported("cold does not apply to " + scenario.kind.text() + " scenarios (it applies to: "
-                    + KINDS.stream().map(Kind::text).collect(Collectors.joining(", ")) + ")");
-        }
         Json cold = Json.object();
         if (flags.containsKey("spawned-at-ns")) {
             long spawnedAt = Main.number(flags, "spawned-at-ns", -1);
@@ -54,52 +60,50 @@ final class Cold {
             // The PKCS12 store a deployment would have: made outside the clocks.
             SystemTrust.useBundle();
         }
-        Clock.Pair contexts = new Clock.Pair();
+        Clock.Pair clocks = new Clock.Pair();
         Stack.Config[] configs = new Stack.Config[2];
-        for (Side side : Side.values()) {
-            contexts.begin(side);
+        for (Side side : new Side[] {Side.SERVER, Side.CLIENT}) {
+            clocks.begin(side);
             try {
-                configs[side.ordinal()] = Contexts.build(side == Side.CLIENT ? client : server, scenario, side, dataDir);
+                Stack stack = side == Side.CLIENT ? client : server;
+                configs[side.ordinal()] = Contexts.build(stack, scenario, side, dataDir);
             } finally {
-                contexts.end(side);
+                clocks.end(side);
             }
         }
-        Pair pair = new Pair(client, server, scenario, configs[0], configs[1], new Link());
+        Scenario handshake = Contexts.handshakeOf(scenario);
+        Pair pair = new Pair(client, server, handshake, configs[0], configs[1], new Link());
         Json[] sides = {Json.object(), Json.object()};
-        for (Side side : Side.values()) {
-            sides[side.ordinal()].put("context_ns", contexts.of(side).elapsedNs);
-        }
+        take(clocks, sides, "context_ns");
         try {
+            // A resumption scenario's first handshake is the seed whose session the next resumes: its client keeps
+            // sessions, so it makes no second full handshake.
             handshake(pair, sides, "first_ns", false);
-            handshake(pair, sides, "second_ns", false);
             if (scenario.kind.isResumption()) {
                 handshake(pair, sides, "first_resume_ns", true);
                 handshake(pair, sides, "second_resume_ns", true);
+            } else {
+                handshake(pair, sides, "second_ns", false);
             }
         } catch (Failure e) {
-            throw Contexts.trustHint(scenario, e);
+            throw Failure.other(Contexts.trustHint(scenario, e.getMessage()));
         } finally {
             configs[0].close();
             configs[1].close();
         }
         cold.put("client", sides[0]).put("server", sides[1]);
-        return Json.object().put("status", "ok").put("cold", cold);
+        return Json.object().put("status", "ok").put("cold", cold).put("client_library", client.library())
+                .put("server_library", server.library());
     }
 
-    /**
-     * One handshake on new connections, each side timed, through the gates. After a full one the client's session
-     * is invalidated, so that the second full handshake of a resumption scenario is full; the resumptions resume the
-     * session the second left.
-     */
+    /** One handshake on new connections, each side timed inside its calls (creating and dropping included). */
     private static void handshake(Pair pair, Json[] sides, String field, boolean resumed) {
         Clock.Pair clocks = new Clock.Pair();
-        EngineConnection[] conns = pair.handshake(clocks);
-        pair.check(conns[0], conns[1], resumed);
-        if (!resumed && field.equals("first_ns")) {
-            pair.client.config().forgetSessions(conns[0].engine());
-        }
-        Pair.drop(pair.client, conns[0], Side.CLIENT, clocks);
-        Pair.drop(pair.server, conns[1], Side.SERVER, clocks);
+        pair.checkedHandshake(clocks, resumed);
+        take(clocks, sides, field);
+    }
+
+    private static void take(Clock.Pair clocks, Json[] sides, String field) {
         for (Side side : Side.values()) {
             sides[side.ordinal()].put(field, clocks.of(side).elapsedNs);
         }

@@ -15,19 +15,36 @@ final class Contexts {
     private Contexts() {
     }
 
-    /** Builds one side's config as the scenario says, files read now. */
+    /** Where the orchestrator points the runner at the system's bundle with the test CA appended. */
+    static final String CERT_FILE_VAR = "SSL_CERT_FILE";
+    /** Debian's bundle holds about 140 roots: fewer means the store loaded was not the system's (protocol.rs). */
+    static final int MIN_TRUST_ROOTS = 100;
+
+    /** The handshake whose contexts a context scenario builds: a full one, with its name's parts. */
+    static Scenario handshakeOf(Scenario scenario) {
+        return scenario.kind.isContext() ? scenario.withKind(Scenario.Kind.HANDSHAKE_FULL) : scenario;
+    }
+
+    /** Builds one side's config as the scenario's handshake builds it, files read now. */
     static Stack.Config build(Stack stack, Scenario scenario, Side side, Path dataDir) {
         boolean system = side == Side.CLIENT && scenario.kind == Scenario.Kind.CONTEXT_CLIENT_SYSTEM;
-        return Pair.config(stack, side, scenario, Pki.loadSide(dataDir, scenario, side, system));
+        return Pair.config(stack, side, handshakeOf(scenario), Pki.loadSide(dataDir, scenario, side, system));
     }
 
     static Json sample(Stack client, Stack server, Scenario scenario, Measure measure, Path dataDir, Driver.Spec spec) {
         Side side = scenario.kind.contextSide();
         Stack stack = side == Side.CLIENT ? client : server;
         if (scenario.kind == Scenario.Kind.CONTEXT_CLIENT_SYSTEM) {
+            String file = System.getenv(CERT_FILE_VAR);
+            if (file == null || !java.nio.file.Files.isRegularFile(Path.of(file))) {
+                throw Failure.other("context-client-system needs " + CERT_FILE_VAR + ": the system's bundle with the "
+                        + "test CA appended (tlsbench writes it as DATA_DIR/pki-v2/KEY/system-bundle.pem and sets the "
+                        + "variable)");
+            }
             SystemTrust.useBundle();
         }
-        // The first build unmeasured: the JDK loads the default store here and keeps it while it is in use.
+        // The first build unmeasured: a process's first context pays for the library's initialisation, and the
+        // JDK loads the default store here (it keeps it while the file is unchanged).
         build(stack, scenario, side, dataDir).close();
         long started = System.nanoTime();
         long warmupNs = measure == Measure.HEAP ? Math.max(spec.warmupNs(), Common.FIXED_WARMUP_MS * 1_000_000)
@@ -61,12 +78,17 @@ final class Contexts {
         }
         report.iterations = iterations;
         Stack.Config last = build(stack, scenario, side, dataDir);
+        int roots = last.trustRoots();
         Pair pair = verify(client, server, scenario, side, last, dataDir);
         report.clientLibrary = client.library();
         report.serverLibrary = server.library();
         report.negotiated = pair.gates.negotiated();
-        if (last.trustRoots() >= 0) {
-            report.value(side, "trust_roots", last.trustRoots(), 0);
+        if (roots >= 0 && scenario.kind == Scenario.Kind.CONTEXT_CLIENT_SYSTEM) {
+            if (roots < MIN_TRUST_ROOTS) {
+                throw Failure.gate("the system's trust store held " + roots + " roots (fewer than " + MIN_TRUST_ROOTS
+                        + "): is " + CERT_FILE_VAR + " read?");
+            }
+            report.value(side, "trust_roots", roots, 0);
         }
         return report.toJson();
     }
@@ -81,16 +103,21 @@ final class Contexts {
         }
     }
 
-    /** One full handshake from {@code built} against the other side's config of the scenario, through the gates. */
+    /**
+     * One full handshake from {@code built} against a fresh config of the other side, with handshake-full's gates:
+     * a client store that lacks the test CA fails here.
+     */
     static Pair verify(Stack client, Stack server, Scenario scenario, Side side, Stack.Config built, Path dataDir) {
+        Scenario handshake = handshakeOf(scenario);
         Pki pki = Pki.load(dataDir, scenario.key);
-        Stack.Config clientConfig = side == Side.CLIENT ? built : Pair.config(client, Side.CLIENT, scenario, pki);
-        Stack.Config serverConfig = side == Side.SERVER ? built : Pair.config(server, Side.SERVER, scenario, pki);
-        Pair pair = new Pair(client, server, scenario, clientConfig, serverConfig, new Link());
+        Stack.Config clientConfig = side == Side.CLIENT ? built : Pair.config(client, Side.CLIENT, handshake, pki);
+        Stack.Config serverConfig = side == Side.SERVER ? built : Pair.config(server, Side.SERVER, handshake, pki);
+        Pair pair = new Pair(client, server, handshake, clientConfig, serverConfig, new Link());
         try {
             pair.checkedHandshake(Step.Meter.NONE, false);
         } catch (Failure e) {
-            throw trustHint(scenario, e);
+            throw Failure.gate("the handshake (" + handshake.name() + ") from the last context built did not complete: "
+                    + trustHint(scenario, e.getMessage()));
         } finally {
             clientConfig.close();
             serverConfig.close();
@@ -98,11 +125,8 @@ final class Contexts {
         return pair;
     }
 
-    /** A failure of a context-client-system handshake says where the store came from. */
-    static Failure trustHint(Scenario scenario, Failure e) {
-        if (scenario.kind != Scenario.Kind.CONTEXT_CLIENT_SYSTEM) {
-            return e;
-        }
-        return Failure.other(e.getMessage() + SystemTrust.hint());
+    /** A context-client-system handshake's failure says where the store came from. */
+    static String trustHint(Scenario scenario, String reason) {
+        return scenario.kind == Scenario.Kind.CONTEXT_CLIENT_SYSTEM ? reason + SystemTrust.hint() : reason;
     }
 }

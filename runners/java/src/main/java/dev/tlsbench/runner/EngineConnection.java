@@ -286,10 +286,6 @@ public final class EngineConnection {
             this.config = config;
         }
 
-        Stack.Config config() {
-            return config;
-        }
-
         public EngineConnection open(Transport io) throws Exception {
             SSLEngine engine = config.newEngine();
             ByteBuffer[] buffers = pool.poll();

@@ -313,7 +313,8 @@ public final class Main {
                 known.addAll(SETTINGS);
             }
             case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
-            case "cold" -> known.addAll(List.of("client", "server", "scenario", "data-dir", "spawned-at-ns"));
+            case "cold" -> known.addAll(List.of("client", "server", "scenario", "data-dir", "spawned-at-ns",
+                    "count-side"));
             // --warmup-ms: this runner's own, the JIT's warm-up before the first connection (NetServe, NetLoad).
             case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers",
                     "response", "warmup-ms"));

@@ -190,17 +190,6 @@ public final class NettyTcnativeStack implements Stack {
             ReferenceCountUtil.release(engine);
         }
 
-        /**
-         * Invalidating the session leaves a TLS 1.3 ticket in Netty's client cache; switching the cache off empties it
-         * (OpenSslSessionContext.setSessionCacheEnabled), and it is switched on again.
-         */
-        @Override
-        public void forgetSessions(SSLEngine engine) {
-            OpenSslSessionContext sessions = (OpenSslSessionContext) context.sessionContext();
-            sessions.setSessionCacheEnabled(false);
-            sessions.setSessionCacheEnabled(true);
-        }
-
         /** Frees the SSL_CTX now rather than when the collector finalises the context. */
         @Override
         public void close() {

@@ -91,10 +91,14 @@ public final class Scenario {
                     Kind.HANDSHAKE_RESUME_TICKET);
             List<Kind> kinds = new ArrayList<>();
             switch (this) {
-                case TIME, INSTRUCTIONS, SYNC -> {
+                case TIME, INSTRUCTIONS -> {
                     kinds.addAll(handshakes);
                     kinds.add(Kind.TRANSFER);
                     kinds.addAll(Kind.CONTEXTS);
+                }
+                case SYNC -> {
+                    kinds.addAll(handshakes);
+                    kinds.add(Kind.TRANSFER);
                 }
                 case IO -> {
                     kinds.addAll(handshakes);
@@ -312,6 +316,11 @@ public final class Scenario {
 
     public boolean isPinned() {
         return group != null;
+    }
+
+    /** The same scenario with another kind. */
+    public Scenario withKind(Kind other) {
+        return new Scenario(other, version, group, key, suite, clientAuth, ems);
     }
 
     public static Scenario parse(String name) {

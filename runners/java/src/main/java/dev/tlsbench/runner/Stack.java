@@ -59,11 +59,6 @@ public interface Stack {
         default void close() {
         }
 
-        /** Forgets the sessions a client config keeps (the cold command's second full handshake is full). */
-        default void forgetSessions(SSLEngine engine) {
-            engine.getSession().invalidate();
-        }
-
         /** The roots its client trust store holds, where the stack tells (the system's store); -1 where not. */
         default int trustRoots() {
             return -1;

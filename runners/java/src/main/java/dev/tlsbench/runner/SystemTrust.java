@@ -98,9 +98,8 @@ final class SystemTrust {
     /** What a failed handshake of the system's store adds to its reason: where the store came from. */
     static String hint() {
         String store = System.getProperty("javax.net.ssl.trustStore");
-        return " (the trust store gate: the client's default store must verify the test CA's chain; the orchestrator "
-                + "points SSL_CERT_FILE at the system's bundle plus the test CA, and this runner makes a PKCS12 store of "
-                + "it; SSL_CERT_FILE=" + System.getenv("SSL_CERT_FILE") + ", javax.net.ssl.trustStore="
-                + (store == null ? "unset (the JDK's cacerts)" : store) + ")";
+        return " (the client's default store must verify the test CA's chain; this runner makes a PKCS12 store of "
+                + "SSL_CERT_FILE=" + System.getenv("SSL_CERT_FILE") + ": javax.net.ssl.trustStore="
+                + (store == null ? "unset, the JDK's cacerts" : store) + ")";
     }
 }
