@@ -133,8 +133,11 @@ func sideValues(side Side, kind Kind, iterations uint64, c *clock) []MetricValue
 		return float64(iterations) / seconds
 	}
 	wallMetric, cpuMetric := "handshakes_per_s", "cpu_handshakes_per_s"
-	if kind == Transfer {
+	switch {
+	case kind == Transfer:
 		wallMetric, cpuMetric = "mb_per_s", "cpu_mb_per_s"
+	case kind.isContext():
+		wallMetric, cpuMetric = "contexts_per_s", "cpu_contexts_per_s"
 	}
 	wall := c.elapsed.Seconds()
 	values := []MetricValue{{Side: side, Metric: wallMetric, Value: rate(wall), Seconds: wall}}
@@ -168,7 +171,9 @@ func newPair(s Scenario, cr *credentials, withLog bool) *pair {
 // close ends what the pair's configs keep running (sideConfig.close); each sample closes its pair.
 func (p *pair) close() {
 	for _, c := range p.configs {
-		c.close()
+		if c != nil {
+			c.close()
+		}
 	}
 }
 

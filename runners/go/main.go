@@ -35,6 +35,8 @@ func init() {
 }
 
 func main() {
+	// The cold command's start-up ends here (cold.go).
+	startedNs = monotonicNs()
 	// First of all: nothing a library prints may reach the reply channel.
 	replies, err := takeReplyChannel()
 	if err != nil {
@@ -104,6 +106,13 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 		return replyOf(sample(args))
 	case "side":
 		return replyOf(side(args, inSession))
+	case "cold":
+		report, err := coldCommand(args)
+		r := replyOf(nil, err)
+		if report == nil {
+			return ColdReply{Status: r.Status, Reason: r.Reason}
+		}
+		return ColdReply{Status: r.Status, Cold: report, ClientLibrary: library(), ServerLibrary: library()}
 	case "trace":
 		trace, err := traceCommand(args)
 		r := replyOf(nil, err)
@@ -117,7 +126,7 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 		return Reply{Status: "failed", Reason: fmt.Sprintf("session takes no flags (got %q)", args)}
 	}
 	return Reply{Status: "failed",
-		Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, trace, serve, load, session)", command)}
+		Reason: fmt.Sprintf("unknown command `%s` (valid: list, sample, side, cold, trace, serve, load, session)", command)}
 }
 
 // settings are the flags of sample and side (runner.rs's SampleSettings): all accepted, though
@@ -238,6 +247,9 @@ func sample(args []string) (*SampleReport, error) {
 	if err := checkPeers(caps, *client, *server); err != nil {
 		return nil, err
 	}
+	if scenario.Kind.isContext() {
+		return contextSample(scenario, measure, s.dataDir, spec(s))
+	}
 	cr, err := loadCredentials(s.dataDir, scenario.Key)
 	if err != nil {
 		return nil, err
@@ -317,6 +329,10 @@ func side(args []string, inSession bool) (*SampleReport, error) {
 	}
 	if err := supported(caps, measure, scenario); err != nil {
 		return nil, err
+	}
+	if scenario.Kind.isContext() {
+		return nil, unsupported("go: a context scenario is measured in one process (sample), where its gate's " +
+			"handshake runs against this runner's other side")
 	}
 	// As the harness's side: this stack's limits on its peer; the peer's runner checks the peer's.
 	if err := caps.checkPeer(own, *peerStack); err != nil {

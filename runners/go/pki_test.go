@@ -10,9 +10,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,6 +152,16 @@ func writeTestPKI(dir string, key KeyType) error {
 }
 
 func TestMain(m *testing.M) {
+	// A child of runInFreshProcess: the runner's main, in a process of its own.
+	if args := os.Getenv(freshProcessArgs); args != "" {
+		startedNs = monotonicNs()
+		line, err := jsonLine(run(strings.Split(args, "\t"), io.Discard, false))
+		if err != nil {
+			panic(err)
+		}
+		os.Stdout.Write(line)
+		os.Exit(0)
+	}
 	code := m.Run()
 	if testPKI.dir != "" {
 		os.RemoveAll(testPKI.dir)

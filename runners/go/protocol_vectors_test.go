@@ -370,6 +370,15 @@ func TestThisRunnersRepliesMatchTheSchema(t *testing.T) {
 		{"net_reply", netReplyOf(client, nil)},
 		{"net_reply", netReplyOf(server, nil)},
 		{"net_reply", command("load", "--stack", "go", "--scenario", transfer, "--connect", "127.0.0.1:1")},
+		{"sample_reply", command(append([]string{"sample", "--client", "go", "--server", "go",
+			"--scenario", "context-server_1.2_x25519_ecdsa-p256_aes-128-gcm_mtls"}, timed...)...)},
+		{"sample_reply", command("sample", "--measure", "heap", "--client", "go", "--server", "go",
+			"--scenario", "context-client_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir", dir)},
+		{"cold_reply", command("cold", "--client", "go", "--server", "go", "--scenario", full, "--data-dir", dir,
+			"--spawned-at-ns", "0")},
+		{"cold_reply", command("cold", "--client", "go", "--server", "go", "--data-dir", dir,
+			"--scenario", "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm")},
+		{"cold_reply", command("cold", "--client", "go", "--server", "go", "--scenario", transfer)},
 	}
 	statuses := map[string]bool{}
 	for _, r := range replies {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,9 @@ const (
 	Memory100             Kind = "memory-100"
 	Memory1000            Kind = "memory-1000"
 	Memory10000           Kind = "memory-10000"
+	ContextServer         Kind = "context-server"
+	ContextClient         Kind = "context-client"
+	ContextClientSystem   Kind = "context-client-system"
 
 	TLS12 Version = "1.2"
 	TLS13 Version = "1.3"
@@ -63,13 +67,15 @@ const (
 var (
 	allKinds = []Kind{
 		HandshakeFull, HandshakeResumeID, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000,
+		ContextServer, ContextClient, ContextClientSystem,
 	}
-	allVersions = []Version{TLS12, TLS13}
-	allGroups   = []Group{X25519, Secp256r1, Secp384r1, X25519MLKEM768}
-	allKeys     = []KeyType{RSA2048, RSA3072, RSA4096, ECDSAP256, ECDSAP384, Ed25519}
-	allSuites   = []Suite{AES128GCM, AES256GCM, ChaCha20Poly1305}
-	allAuths    = []ClientAuth{AuthNone, AuthRequired, AuthRequested}
-	allMeasures = []Measure{MeasureTime, MeasureInstructions, MeasureSync, MeasureIo, MeasureHeap, MeasureRss, MeasureNet}
+	contextKinds = []Kind{ContextServer, ContextClient, ContextClientSystem}
+	allVersions  = []Version{TLS12, TLS13}
+	allGroups    = []Group{X25519, Secp256r1, Secp384r1, X25519MLKEM768}
+	allKeys      = []KeyType{RSA2048, RSA3072, RSA4096, ECDSAP256, ECDSAP384, Ed25519}
+	allSuites    = []Suite{AES128GCM, AES256GCM, ChaCha20Poly1305}
+	allAuths     = []ClientAuth{AuthNone, AuthRequired, AuthRequested}
+	allMeasures  = []Measure{MeasureTime, MeasureInstructions, MeasureSync, MeasureIo, MeasureHeap, MeasureRss, MeasureNet}
 )
 
 // parseOne finds text among a parameter's values, or names the valid ones.
@@ -85,6 +91,17 @@ func parseOne[T ~string](what string, all []T, text string) (T, error) {
 }
 
 func (k Kind) isResumption() bool { return k == HandshakeResumeID || k == HandshakeResumeTicket }
+
+// isContext: one operation is building one side's context and dropping it (context.go).
+func (k Kind) isContext() bool { return slices.Contains(contextKinds, k) }
+
+// contextSide is the side a context kind builds and measures.
+func (k Kind) contextSide() Side {
+	if k == ContextServer {
+		return Server
+	}
+	return Client
+}
 
 func (k KeyType) isRSA() bool { return k == RSA2048 || k == RSA3072 || k == RSA4096 }
 
@@ -103,12 +120,14 @@ func (k KeyType) ecdsaCurve() Group {
 func (m Measure) kinds() []Kind {
 	handshakes := []Kind{HandshakeFull, HandshakeResumeID, HandshakeResumeTicket}
 	switch m {
-	case MeasureTime, MeasureInstructions, MeasureSync:
+	case MeasureTime, MeasureInstructions:
+		return append(append(handshakes, Transfer), contextKinds...)
+	case MeasureSync:
 		return append(handshakes, Transfer)
 	case MeasureIo:
 		return append(handshakes, IoProfile)
 	case MeasureHeap:
-		return append(handshakes, Memory100, Memory1000, Memory10000)
+		return append(append(handshakes, Memory100, Memory1000, Memory10000), contextKinds...)
 	case MeasureRss:
 		return []Kind{Memory100, Memory1000, Memory10000}
 	}

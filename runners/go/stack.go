@@ -118,7 +118,10 @@ type MeasureLimit struct {
 // machine (see tls13Suite); the others are excluded with the reason.
 func capabilities() Capabilities {
 	c := Capabilities{
-		Kinds:      []Kind{HandshakeFull, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000},
+		Kinds: []Kind{
+			HandshakeFull, HandshakeResumeTicket, Transfer, IoProfile, Memory100, Memory1000, Memory10000,
+			ContextServer, ContextClient, ContextClientSystem,
+		},
 		Versions:   allVersions,
 		Groups:     allGroups,
 		Keys:       allKeys,
@@ -292,9 +295,15 @@ func (c *sideConfig) close() { c.hs.stop() }
 // libraries' defaults only the version, the key and client auth are the scenario's, and the
 // client keeps no sessions.
 func newConfig(side Side, s Scenario, cr *credentials) *sideConfig {
+	t, cache := tlsConfig(side, s, cr)
+	return &sideConfig{side: side, tls: t, cache: cache, hs: newHandshaker()}
+}
+
+// tlsConfig is newConfig's crypto/tls part, what a context scenario builds (context.go): the
+// config, and the client's session store where the scenario resumes from tickets.
+func tlsConfig(side Side, s Scenario, cr *credentials) (*tls.Config, *ticketCache) {
 	v := map[Version]uint16{TLS12: tls.VersionTLS12, TLS13: tls.VersionTLS13}[s.Version]
-	c := &sideConfig{side: side, tls: &tls.Config{MinVersion: v, MaxVersion: v}, hs: newHandshaker()}
-	t := c.tls
+	t := &tls.Config{MinVersion: v, MaxVersion: v}
 	if side == Client {
 		t.RootCAs, t.ServerName = cr.roots, serverName
 		if s.ClientAuth == AuthRequired {
@@ -310,7 +319,7 @@ func newConfig(side Side, s Scenario, cr *credentials) *sideConfig {
 		}
 	}
 	if !s.Pinned {
-		return c
+		return t, nil
 	}
 	// Go orders the groups itself (CurvePreferences' order is ignored since Go 1.24) and, in
 	// TLS 1.2, never checks a client certificate's curve against its list: a Go server lists
@@ -327,11 +336,12 @@ func newConfig(side Side, s Scenario, cr *credentials) *sideConfig {
 	// Each 16 KiB write is one record from the first, as with every other stack.
 	t.DynamicRecordSizingDisabled = true
 	t.SessionTicketsDisabled = s.Kind != HandshakeResumeTicket
+	var cache *ticketCache
 	if side == Client && s.Kind == HandshakeResumeTicket {
-		c.cache = &ticketCache{}
-		t.ClientSessionCache = c.cache
+		cache = &ticketCache{}
+		t.ClientSessionCache = cache
 	}
-	return c
+	return t, cache
 }
 
 // ticketCache is a client's session store: the last session it was given. It counts them,

@@ -18,7 +18,7 @@ final class Heap {
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     /** At least this many measured handshakes, whatever --min-time-ms says. */
-    private static final int MIN_HANDSHAKES = 50;
+    static final int MIN_HANDSHAKES = 50;
 
     private Heap() {
     }

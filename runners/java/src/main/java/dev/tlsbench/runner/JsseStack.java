@@ -14,6 +14,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSessionContext;
+import javax.net.ssl.TrustManager;
 
 /**
  * The JDK's own TLS (SunJSSE) as JDK 17 ships it. Versions, suites and client auth are pinned per engine
@@ -100,7 +101,9 @@ public final class JsseStack implements Stack {
         KeyManager[] keys = scenario.clientAuth == ClientAuth.REQUIRED ? keyManagers(pki.clientKey, pki.clientChain)
                 : new KeyManager[0];
         SSLContext context = SSLContext.getInstance("TLS", "SunJSSE");
-        context.init(keys, pki.trust().getTrustManagers(), null);
+        // The system's store as JSSE's users load it: the default factory (SystemTrust).
+        TrustManager[] trust = pki.systemTrust ? SystemTrust.managers() : pki.trust().getTrustManagers();
+        context.init(keys, trust, null);
         boolean resumes = scenario.kind.isResumption();
         if (!resumes && scenario.isPinned()) {
             // JSSE's client cache cannot be switched off (0 means no limit): keep it to one session, which
@@ -111,14 +114,23 @@ public final class JsseStack implements Stack {
         // Verify the server's name for real: the trust manager checks it against the SNI name.
         parameters.setEndpointIdentificationAlgorithm("HTTPS");
         parameters.setServerNames(List.of(new SNIHostName(Pki.SERVER_NAME)));
-        return () -> {
-            // A client engine made with the peer's host and port looks up and keeps sessions for it; that is
-            // how JSSE resumes, and only the resumption kinds do it.
-            SSLEngine engine = resumes ? context.createSSLEngine(Pki.SERVER_NAME, Pki.SERVER_PORT)
-                    : context.createSSLEngine();
-            engine.setUseClientMode(true);
-            engine.setSSLParameters(parameters);
-            return engine;
+        int roots = pki.systemTrust ? SystemTrust.roots(trust) : -1;
+        return new Config() {
+            @Override
+            public SSLEngine newEngine() {
+                // A client engine made with the peer's host and port looks up and keeps sessions for it; that is
+                // how JSSE resumes, and only the resumption kinds do it.
+                SSLEngine engine = resumes ? context.createSSLEngine(Pki.SERVER_NAME, Pki.SERVER_PORT)
+                        : context.createSSLEngine();
+                engine.setUseClientMode(true);
+                engine.setSSLParameters(parameters);
+                return engine;
+            }
+
+            @Override
+            public int trustRoots() {
+                return roots;
+            }
         };
     }
 

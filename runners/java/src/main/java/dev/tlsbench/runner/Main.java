@@ -44,6 +44,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Either way System.out becomes System.err before anything else runs.
  */
 public final class Main {
+    /**
+     * CLOCK_MONOTONIC (System.nanoTime on Linux) as this class initialises, before main: where the cold
+     * command's process start ends ({@link Cold}).
+     */
+    static final long STARTED_NS = System.nanoTime();
     static final int PROTOCOL_VERSION = 4;
 
     private Main() {
@@ -272,7 +277,7 @@ public final class Main {
     static Json run(String[] args, OutputStream replies, boolean inSession) throws Exception {
         if (args.length == 0) {
             throw Failure.other(
-                    "usage: tlsbench-runner-java list|sample|side|trace|serve|load|session [--flag value]...");
+                    "usage: tlsbench-runner-java list|sample|side|cold|trace|serve|load|session [--flag value]...");
         }
         String command = args[0];
         Map<String, String> flags = flags(command, args);
@@ -280,6 +285,7 @@ public final class Main {
             case "list" -> list();
             case "sample" -> sample(flags);
             case "side" -> side(flags, inSession);
+            case "cold" -> Cold.run(flags);
             case "trace" -> trace(flags);
             case "serve" -> serve(flags, replies);
             case "load" -> load(flags);
@@ -287,7 +293,7 @@ public final class Main {
             case "session" -> throw Failure.other(
                     "a session is a process of its own: `session` takes no flags and is no request");
             default -> throw Failure.other("unknown command `" + command
-                    + "` (valid: list, sample, side, trace, serve, load, session)");
+                    + "` (valid: list, sample, side, cold, trace, serve, load, session)");
         };
     }
 
@@ -307,6 +313,8 @@ public final class Main {
                 known.addAll(SETTINGS);
             }
             case "trace" -> known.addAll(List.of("client", "server", "scenario", "data-dir"));
+            case "cold" -> known.addAll(List.of("client", "server", "scenario", "data-dir", "spawned-at-ns",
+                    "count-side"));
             // --warmup-ms: this runner's own, the JIT's warm-up before the first connection (NetServe, NetLoad).
             case "serve" -> known.addAll(List.of("stack", "scenario", "io-timeout-ms", "data-dir", "listen", "workers",
                     "response", "warmup-ms"));
@@ -339,7 +347,7 @@ public final class Main {
         return flags;
     }
 
-    private static String required(Map<String, String> flags, String name) {
+    static String required(Map<String, String> flags, String name) {
         String value = flags.get(name);
         if (value == null) {
             throw Failure.other("the following required argument was not provided: --" + name);
@@ -347,7 +355,7 @@ public final class Main {
         return value;
     }
 
-    private static long number(Map<String, String> flags, String name, long fallback) {
+    static long number(Map<String, String> flags, String name, long fallback) {
         String value = flags.get(name);
         try {
             return value == null ? fallback : Long.parseLong(value);
@@ -356,7 +364,7 @@ public final class Main {
         }
     }
 
-    private static Scenario scenario(Map<String, String> flags) {
+    static Scenario scenario(Map<String, String> flags) {
         try {
             return Scenario.parse(required(flags, "scenario"));
         } catch (IllegalArgumentException e) {
@@ -399,14 +407,14 @@ public final class Main {
      * The stack's own limits, then whether it can do the scenario (as check_pair does for its half). Its
      * declarations only: no TLS class is touched, so a scenario refused here fixes no JVM-wide pins.
      */
-    private static void check(Stack stack, Scenario scenario, Measure measure) {
+    static void check(Stack stack, Scenario scenario, Measure measure) {
         Capabilities caps = stack.capabilities();
         caps.check(stack.id(), scenario);
         caps.checkMeasure(measure);
     }
 
     /** The sides a JSSE stack plays in an in-process pair. */
-    private static Set<Side> jsseSides(Stack client, Stack server) {
+    static Set<Side> jsseSides(Stack client, Stack server) {
         Set<Side> sides = EnumSet.noneOf(Side.class);
         if (client instanceof JsseStack) {
             sides.add(Side.CLIENT);
@@ -418,7 +426,7 @@ public final class Main {
     }
 
     /** Whether netty-tcnative's native library loaded: after the pins, which loading it reads. */
-    private static void available(Stack stack) {
+    static void available(Stack stack) {
         if (stack instanceof NettyTcnativeStack && NettyTcnativeStack.unavailability() != null) {
             throw Failure.other("netty-tcnative is not available: "
                     + Failure.describe(NettyTcnativeStack.unavailability()));
@@ -430,12 +438,16 @@ public final class Main {
      * anything touches a TLS class, netty-tcnative's availability check included.
      */
     private static Pki prepare(Map<String, String> flags, Scenario scenario, Measure measure) {
+        cpuClock(flags, measure);
+        return Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
+    }
+
+    private static void cpuClock(Map<String, String> flags, Measure measure) {
         String cpu = flags.getOrDefault("cpu-clock", "on");
         if (!cpu.equals("on") && !cpu.equals("off")) {
             throw Failure.other("invalid value '" + cpu + "' for '--cpu-clock' (valid: on, off)");
         }
         Clock.setCpuEnabled(cpu.equals("on") && measure == Measure.TIME);
-        return Pki.load(Pki.dataDir(flags.get("data-dir")), scenario.key);
     }
 
     static Json sample(Map<String, String> flags) {
@@ -455,6 +467,10 @@ public final class Main {
         JvmPins.apply(scenario, jsseSides(client, server));
         available(client);
         available(server);
+        if (scenario.kind.isContext()) {
+            cpuClock(flags, measure);
+            return Contexts.sample(client, server, scenario, measure, Pki.dataDir(flags.get("data-dir")), spec(flags));
+        }
         Pki pki = prepare(flags, scenario, measure);
         return switch (measure) {
             case TIME -> Driver.sample(new Pair(client, server, scenario, pki, new Link()), spec(flags)).toJson();
@@ -526,6 +542,10 @@ public final class Main {
                 throw new Unsupported("measure " + measure.text() + " is taken in one process, not split-process");
             }
             measure.check(scenario);
+            if (scenario.kind.isContext()) {
+                throw new Unsupported("a context scenario is measured in one process (sample), where its gate's "
+                        + "handshake runs against this runner's other side");
+            }
             JvmPins.apply(scenario, stack instanceof JsseStack ? EnumSet.of(role) : EnumSet.noneOf(Side.class));
             available(stack);
             pki = prepare(flags, scenario, measure);

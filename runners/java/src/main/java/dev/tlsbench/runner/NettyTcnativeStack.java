@@ -100,8 +100,12 @@ public final class NettyTcnativeStack implements Stack {
     @Override
     public Config clientConfig(Scenario scenario, Pki pki) throws Exception {
         SslContextBuilder builder = pinned(SslContextBuilder.forClient(), scenario, Side.CLIENT)
-                .trustManager(pki.ca)
                 .endpointIdentificationAlgorithm("HTTPS");
+        if (!pki.systemTrust) {
+            builder.trustManager(pki.ca);
+        }
+        // Else no trust manager, as Netty's users build a client: Netty then initialises the JDK's default
+        // TrustManagerFactory (SystemTrust), and BoringSSL calls that Java trust manager to verify.
         if (scenario.clientAuth == ClientAuth.REQUIRED) {
             builder.keyManager(pki.clientKey, pki.clientChain);
         }
@@ -184,6 +188,12 @@ public final class NettyTcnativeStack implements Stack {
         @Override
         public void free(SSLEngine engine) {
             ReferenceCountUtil.release(engine);
+        }
+
+        /** Frees the SSL_CTX now rather than when the collector finalises the context. */
+        @Override
+        public void close() {
+            ReferenceCountUtil.release(context);
         }
     }
 }

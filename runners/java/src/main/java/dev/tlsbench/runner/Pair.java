@@ -13,12 +13,18 @@ final class Pair {
     final Gates gates = new Gates();
 
     Pair(Stack clientStack, Stack serverStack, Scenario scenario, Pki pki, Link link) {
+        this(clientStack, serverStack, scenario, config(clientStack, Side.CLIENT, scenario, pki),
+                config(serverStack, Side.SERVER, scenario, pki), link);
+    }
+
+    /** A pair on configs built already (a context scenario's, the cold command's). */
+    Pair(Stack clientStack, Stack serverStack, Scenario scenario, Stack.Config client, Stack.Config server, Link link) {
         this.clientStack = clientStack;
         this.serverStack = serverStack;
         this.scenario = scenario;
         this.link = link;
-        this.client = new EngineConnection.Opener(config(clientStack, Side.CLIENT, scenario, pki));
-        this.server = new EngineConnection.Opener(config(serverStack, Side.SERVER, scenario, pki));
+        this.client = new EngineConnection.Opener(client);
+        this.server = new EngineConnection.Opener(server);
     }
 
     static Stack.Config config(Stack stack, Side side, Scenario scenario, Pki pki) {

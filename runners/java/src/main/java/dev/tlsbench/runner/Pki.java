@@ -30,14 +30,17 @@ public final class Pki {
     public final PrivateKey key;
     public final X509Certificate[] clientChain;
     public final PrivateKey clientKey;
+    /** The client trusts the system's store ({@link SystemTrust}), not {@link #ca} (then null). */
+    public final boolean systemTrust;
 
     private Pki(X509Certificate ca, X509Certificate[] chain, PrivateKey key, X509Certificate[] clientChain,
-            PrivateKey clientKey) {
+            PrivateKey clientKey, boolean systemTrust) {
         this.ca = ca;
         this.chain = chain;
         this.key = key;
         this.clientChain = clientChain;
         this.clientKey = clientKey;
+        this.systemTrust = systemTrust;
     }
 
     /** The data directory: --data-dir, else $TLSBENCH_DATA_DIR, $XDG_DATA_HOME/tlsbench, ~/.local/share/tlsbench. */
@@ -65,7 +68,26 @@ public final class Pki {
         Path dir = dataDir.resolve("pki-v2").resolve(keyType.text());
         X509Certificate[] ca = certificates(dir.resolve("ca.pem"));
         return new Pki(ca[0], certificates(dir.resolve("chain.pem")), privateKey(dir.resolve("server.key"), keyType),
-                certificates(dir.resolve("client-chain.pem")), privateKey(dir.resolve("client.key"), keyType));
+                certificates(dir.resolve("client-chain.pem")), privateKey(dir.resolve("client.key"), keyType), false);
+    }
+
+    /**
+     * What one side's config reads, read and parsed now (a context scenario does it per context): the server's
+     * chain and key, and the root when it verifies client certificates; the client's root (none with the
+     * system's store) and, under mTLS, its chain and key. What the side does not read is null.
+     */
+    public static Pki loadSide(Path dataDir, Scenario scenario, Scenario.Side side, boolean systemTrust) {
+        Path dir = dataDir.resolve("pki-v2").resolve(scenario.key.text());
+        boolean client = side == Scenario.Side.CLIENT;
+        boolean verifies = client ? !systemTrust : scenario.clientAuth != Scenario.ClientAuth.NONE;
+        boolean hasCert = !client || scenario.clientAuth == Scenario.ClientAuth.REQUIRED;
+        String chain = client ? "client-chain.pem" : "chain.pem";
+        String key = client ? "client.key" : "server.key";
+        return new Pki(verifies ? certificates(dir.resolve("ca.pem"))[0] : null,
+                hasCert && !client ? certificates(dir.resolve(chain)) : null,
+                hasCert && !client ? privateKey(dir.resolve(key), scenario.key) : null,
+                hasCert && client ? certificates(dir.resolve(chain)) : null,
+                hasCert && client ? privateKey(dir.resolve(key), scenario.key) : null, client && systemTrust);
     }
 
     /** A PKIX trust manager factory whose only anchor is the scenario's root (not the JDK's cacerts). */

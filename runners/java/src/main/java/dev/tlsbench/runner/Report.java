@@ -40,11 +40,12 @@ public final class Report {
     void rates(Side side, Kind kind, long iterations, Clock clock) {
         boolean transfer = kind == Kind.TRANSFER;
         double work = transfer ? iterations * (double) TRANSFER_WRITE_SIZE / 1e6 : iterations;
+        String unit = transfer ? "mb_per_s" : kind.isContext() ? "contexts_per_s" : "handshakes_per_s";
         double wall = clock.seconds();
-        value(side, transfer ? "mb_per_s" : "handshakes_per_s", work / wall, wall);
+        value(side, unit, work / wall, wall);
         double cpu = clock.cpuSeconds();
         if (!Double.isNaN(cpu)) {
-            value(side, transfer ? "cpu_mb_per_s" : "cpu_handshakes_per_s", work / cpu, cpu);
+            value(side, "cpu_" + unit, work / cpu, cpu);
         }
     }
 

@@ -34,7 +34,12 @@ public final class Scenario {
         IO_PROFILE("io-profile"),
         MEMORY_100("memory-100"),
         MEMORY_1000("memory-1000"),
-        MEMORY_10000("memory-10000");
+        MEMORY_10000("memory-10000"),
+        CONTEXT_SERVER("context-server"),
+        CONTEXT_CLIENT("context-client"),
+        CONTEXT_CLIENT_SYSTEM("context-client-system");
+
+        static final List<Kind> CONTEXTS = List.of(CONTEXT_SERVER, CONTEXT_CLIENT, CONTEXT_CLIENT_SYSTEM);
 
         private final String text;
 
@@ -53,6 +58,16 @@ public final class Scenario {
 
         public boolean isHandshake() {
             return this == HANDSHAKE_FULL || isResumption();
+        }
+
+        /** One operation builds one side's context and drops it ({@link Contexts}). */
+        public boolean isContext() {
+            return CONTEXTS.contains(this);
+        }
+
+        /** The side a context kind builds and measures. */
+        public Side contextSide() {
+            return this == CONTEXT_SERVER ? Side.SERVER : Side.CLIENT;
         }
     }
 
@@ -76,7 +91,12 @@ public final class Scenario {
                     Kind.HANDSHAKE_RESUME_TICKET);
             List<Kind> kinds = new ArrayList<>();
             switch (this) {
-                case TIME, INSTRUCTIONS, SYNC -> {
+                case TIME, INSTRUCTIONS -> {
+                    kinds.addAll(handshakes);
+                    kinds.add(Kind.TRANSFER);
+                    kinds.addAll(Kind.CONTEXTS);
+                }
+                case SYNC -> {
                     kinds.addAll(handshakes);
                     kinds.add(Kind.TRANSFER);
                 }
@@ -87,6 +107,7 @@ public final class Scenario {
                 case HEAP -> {
                     kinds.addAll(handshakes);
                     kinds.addAll(List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
+                    kinds.addAll(Kind.CONTEXTS);
                 }
                 case RSS -> kinds.addAll(List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
                 case NET -> kinds.addAll(handshakes);
@@ -295,6 +316,11 @@ public final class Scenario {
 
     public boolean isPinned() {
         return group != null;
+    }
+
+    /** The same scenario with another kind. */
+    public Scenario withKind(Kind other) {
+        return new Scenario(other, version, group, key, suite, clientAuth, ems);
     }
 
     public static Scenario parse(String name) {

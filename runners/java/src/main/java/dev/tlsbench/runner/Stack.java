@@ -23,7 +23,10 @@ public interface Stack {
 
     Capabilities capabilities();
 
-    /** A client config: exactly the scenario's version, suite and groups where pinned; verifies the server for real. */
+    /**
+     * A client config: exactly the scenario's version, suite and groups where pinned; verifies the server for real,
+     * against the scenario's root, or with {@link Pki#systemTrust} the system's store as the stack's users load it.
+     */
     Config clientConfig(Scenario scenario, Pki pki) throws Exception;
 
     /** A server config: the scenario's key, version, suite and groups; client certificates as the scenario says. */
@@ -50,6 +53,15 @@ public interface Stack {
 
         /** Frees what the engine holds outside the Java heap, when its connection is dropped. */
         default void free(SSLEngine engine) {
+        }
+
+        /** Drops the config: frees what it holds outside the Java heap (a context scenario drops each it builds). */
+        default void close() {
+        }
+
+        /** The roots its client trust store holds, where the stack tells (the system's store); -1 where not. */
+        default int trustRoots() {
+            return -1;
         }
     }
 }

@@ -280,6 +280,17 @@ class ProtocolVectorsTest {
         replies.put(Main.reply(new String[] {"load", "--stack", tcnative,
             "--scenario", "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm", "--connect", "127.0.0.1:1"}, null, false),
             "net_reply");
+        // The context scenarios and cold, JSSE on both sides with the same pins.
+        Json context = Main.reply(concat(new String[] {"sample", "--client", "jsse", "--server", "jsse",
+            "--scenario", "context-server_1.3_x25519_ecdsa-p256_aes-128-gcm_mtls"}, timed), null, false);
+        assertEquals("ok", object(JsonReader.parse(context.toString())).get("status"), context.toString());
+        replies.put(context, "sample_reply");
+        Json cold = Main.reply(new String[] {"cold", "--client", "jsse", "--server", "jsse", "--scenario", full,
+            "--data-dir", dir, "--spawned-at-ns", "0"}, null, false);
+        assertEquals("ok", object(JsonReader.parse(cold.toString())).get("status"), cold.toString());
+        replies.put(cold, "cold_reply");
+        replies.put(Main.reply(new String[] {"cold", "--client", tcnative, "--server", tcnative, "--scenario",
+            "transfer_1.3_x25519_ecdsa-p256_aes-128-gcm"}, null, false), "cold_reply");
         List<Object> statuses = new ArrayList<>();
         for (Map.Entry<Json, String> reply : replies.entrySet()) {
             String line = reply.getKey().toString();
