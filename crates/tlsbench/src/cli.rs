@@ -73,9 +73,9 @@ pub enum Command {
     ///
     /// Per stack (with itself) and handshake scenario, N runners, each in a new process: the
     /// process's start to `main`, each side's context, first and second full handshake (or first
-    /// and second resumption), in time or, under callgrind, instructions (docs/scenarios.md#cold-processes-tlsbench-cold).
+    /// and second resumption), in time or, under callgrind, instructions
+    /// (docs/scenarios.md#cold-processes-tlsbench-cold).
     Cold(ColdArgs),
-    /// List the stacks (with their versions and what each supports) or the scenarios.
     /// Make this machine noisy on purpose, to try sampling under noise (docs/sampling.md).
     ///
     /// One thread per CPU alternates bursts of cache- and memory-thrashing work with pauses, each
@@ -87,6 +87,7 @@ pub enum Command {
     /// A fixed workload timed in 25 stretches of 20 ms: how much they vary, how many a
     /// neighbour slowed, and what that means for a run of 6 samples per cell.
     ProbeNoise,
+    /// List the stacks (with their versions and what each supports) or the scenarios.
     List {
         #[arg(value_enum)]
         what: ListWhat,
