@@ -35,12 +35,14 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         Command::ProbeNoise => {
             let probe = crate::noise::probe();
             println!(
-                "{} stretches of {:.0} ms: ±{:.1}% (half of p90 - p10), {:.0}% slowed, the rest ±{:.1}%",
+                "{} stretches of {:.0} ms: ±{:.1}% (half of p90 - p10), {:.0}% slowed, the rest ±{:.1}%; \
+                 over CPU time ±{:.1}%",
                 probe.stretches,
                 probe.stretch_ms,
                 probe.spread_percent,
                 probe.slowed_percent,
-                probe.kept_spread_percent
+                probe.kept_spread_percent,
+                probe.cpu_spread_percent.unwrap_or(f64::NAN)
             );
             crate::output::print(crate::output::stderr::wrapped(&probe.line(6, 12)));
             Ok(ExitCode::SUCCESS)

@@ -32,6 +32,11 @@ pub struct NoiseProbe {
     pub slowed_percent: f64,
     /// [`NoiseProbe::spread_percent`] of the stretches kept.
     pub kept_spread_percent: f64,
+    /// The same spread of the stretches' rates over the thread's CPU time: where it is much
+    /// narrower than the wall time's, the machine takes the CPU from the run rather than slowing
+    /// it on the CPU, and the cpu_* rates are the figures to compare. Absent from older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_spread_percent: Option<f64>,
 }
 
 /// Times the workload in [`STRETCHES`] stretches of [`STRETCH`] (about half a second).
@@ -39,14 +44,15 @@ pub fn probe() -> NoiseProbe {
     let table: Vec<u64> = (0..TABLE_WORDS as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
     // One stretch first, unrecorded: the first touches of the table and the code.
     stretch_rate(&table);
-    let rates: Vec<f64> = (0..STRETCHES).map(|_| stretch_rate(&table)).collect();
-    of_rates(&rates)
+    let (rates, cpu_rates): (Vec<f64>, Vec<f64>) = (0..STRETCHES).map(|_| stretch_rate(&table)).unzip();
+    of_rates(&rates, &cpu_rates)
 }
 
-/// The probe's figures from its stretches' rates.
-pub fn of_rates(rates: &[f64]) -> NoiseProbe {
+/// The probe's figures from its stretches' rates over wall time and over CPU time.
+pub fn of_rates(rates: &[f64], cpu_rates: &[f64]) -> NoiseProbe {
     let kept = stats::kept(rates);
     NoiseProbe {
+        cpu_spread_percent: Some(rounded(half_spread_percent(cpu_rates), 2)),
         stretch_ms: STRETCH.as_secs_f64() * 1e3,
         stretches: rates.len(),
         spread_percent: rounded(half_spread_percent(rates), 2),
@@ -63,9 +69,9 @@ fn half_spread_percent(values: &[f64]) -> f64 {
     50.0 * (at(0.9) - at(0.1)) / at(0.5)
 }
 
-/// Rounds of the workload per second over one stretch.
-fn stretch_rate(table: &[u64]) -> f64 {
-    let started = Instant::now();
+/// Rounds of the workload per second over one stretch, of wall time and of the thread's CPU time.
+fn stretch_rate(table: &[u64]) -> (f64, f64) {
+    let (started, cpu_started) = (Instant::now(), tlsbench_harness::cpu_time::thread_cpu_ns());
     let (mut rounds, mut x) = (0u64, black_box(0x2545_f491_4f6c_dd1du64));
     while started.elapsed() < STRETCH {
         for _ in 0..256 {
@@ -75,7 +81,8 @@ fn stretch_rate(table: &[u64]) -> f64 {
         rounds += 1;
     }
     black_box(x);
-    rounds as f64 / started.elapsed().as_secs_f64()
+    let cpu_s = tlsbench_harness::cpu_time::thread_cpu_ns().saturating_sub(cpu_started) as f64 / 1e9;
+    (rounds as f64 / started.elapsed().as_secs_f64(), rounds as f64 / cpu_s.max(1e-9))
 }
 
 impl NoiseProbe {
@@ -90,9 +97,20 @@ impl NoiseProbe {
             ),
             false => String::new(),
         };
+        let cpu = match self.takes_the_cpu() {
+            Some(cpu) => format!(
+                "; over CPU time they vary ±{cpu:.1}%: the machine takes the CPU from the run, and the cpu_* rates \
+                 are the figures to compare"
+            ),
+            None => String::new(),
+        };
+        let told = match resolution < 100.0 {
+            true => format!("wall-time differences under about {resolution:.0}% cannot be told apart"),
+            false => "no wall-time difference can be told apart".into(),
+        };
         format!(
-            "this machine now: {:.0}-ms stretches of a fixed workload vary ±{:.1}%{slowed}; with {samples} samples \
-             per cell, differences under about {resolution:.0}% cannot be told apart{}",
+            "this machine now: {:.0}-ms stretches of a fixed workload vary ±{:.1}%{slowed}{cpu}; with {samples} \
+             samples per cell, {told}{}",
             self.stretch_ms,
             self.spread_percent,
             if resolution > QUIET_RESOLUTION_PERCENT {
@@ -103,10 +121,18 @@ impl NoiseProbe {
         )
     }
 
+    /// The CPU-time stretches' spread where the wall time's is noisy (above the quiet
+    /// resolution's half) and at least twice it: the CPU was taken, not slowed.
+    pub fn takes_the_cpu(&self) -> Option<f64> {
+        let cpu = self.cpu_spread_percent?;
+        (self.spread_percent > QUIET_RESOLUTION_PERCENT / 2.0 && self.spread_percent > 2.0 * cpu).then_some(cpu)
+    }
+
     /// The smallest difference two cells' intervals can tell apart, in %: twice what one
-    /// interval spans, the kept stretches' ± widened by the drift the run adds to each end.
+    /// interval spans, about a kept stretch's ± and 1% of drift at each end (a quiet machine here:
+    /// stretches ±1.5 to 4%, the quick comparison's intervals ±4.4% typical).
     pub fn resolution_percent(&self) -> f64 {
-        2.0 * (self.kept_spread_percent + self.kept_spread_percent.max(1.0))
+        2.0 * (self.kept_spread_percent + 1.0)
     }
 }
 
@@ -120,12 +146,12 @@ mod tests {
     #[test]
     fn a_quiet_machine_says_only_what_it_allows() {
         let rates: Vec<f64> = (0..25).map(|i| 1000.0 + (i % 5) as f64 * 5.0).collect();
-        let probe = of_rates(&rates);
+        let probe = of_rates(&rates, &rates);
         assert_eq!((probe.slowed_percent, probe.stretches), (0.0, 25));
         assert_eq!(
             probe.line(6, 8),
             "this machine now: 20-ms stretches of a fixed workload vary ±1.0%; with 6 samples per cell, \
-             differences under about 4% cannot be told apart"
+             wall-time differences under about 4% cannot be told apart"
         );
     }
 
@@ -134,7 +160,7 @@ mod tests {
         // A fifth of the stretches 30% slower, the rest within ±2%.
         let rates: Vec<f64> =
             (0..25).map(|i| if i % 5 == 0 { 700.0 } else { 1000.0 + (i % 4) as f64 * 10.0 - 15.0 }).collect();
-        let probe = of_rates(&rates);
+        let probe = of_rates(&rates, &rates);
         assert_eq!(probe.slowed_percent, 20.0);
         assert!(probe.spread_percent > 10.0 && probe.kept_spread_percent < 2.0, "{probe:?}");
         let line = probe.line(6, 12);
@@ -144,8 +170,21 @@ mod tests {
         assert!(!line.contains("a quieter machine"), "the kept stretches are quiet: {line}");
         // Where even the kept stretches spread, it says what tells smaller differences.
         let wide: Vec<f64> = (0..25).map(|i| 1000.0 + (i % 5) as f64 * 30.0).collect();
-        assert!(of_rates(&wide)
+        assert!(of_rates(&wide, &wide)
             .line(6, 12)
             .ends_with("(a quieter machine, --target-ci or --measure instructions tell smaller ones)"));
+    }
+
+    #[test]
+    fn a_machine_that_takes_the_cpu_points_to_the_cpu_time_rates() {
+        // Wall time loses a random share of each stretch; the thread's CPU time does not.
+        let wall: Vec<f64> = (0..25).map(|i| 1000.0 * (1.0 - 0.05 * (i % 7) as f64)).collect();
+        let cpu: Vec<f64> = (0..25).map(|i| 1000.0 + (i % 3) as f64 * 5.0).collect();
+        let probe = of_rates(&wall, &cpu);
+        assert!(probe.takes_the_cpu().is_some_and(|c| c < 1.0), "{probe:?}");
+        let line = probe.line(6, 12);
+        assert!(line.contains("the machine takes the CPU from the run, and the cpu_* rates are the figures"), "{line}");
+        // Slowed alike over both clocks: not taken, slowed; nothing said of the cpu_* rates.
+        assert_eq!(of_rates(&wall, &wall).takes_the_cpu(), None);
     }
 }

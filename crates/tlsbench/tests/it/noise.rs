@@ -69,7 +69,7 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
     assert!(err.lines().all(|l| l.chars().count() <= 120), "{err}");
     let err = unwrapped(&output.stderr);
     assert!(err.starts_with("this machine now: 20-ms stretches of a fixed workload vary ±"), "{err}");
-    assert!(err.contains("with 6 samples per cell, differences under about"), "{err}");
+    assert!(err.contains("with 6 samples per cell, wall-time differences under about"), "{err}");
 
     let doc = read_json(&dir.path().join("run.json"));
     let probe = &doc["run"]["environment"]["conditions"]["noise"];
