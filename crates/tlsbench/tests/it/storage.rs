@@ -146,7 +146,8 @@ fn a_killed_run_keeps_its_samples_and_resume_completes_it() {
     assert_eq!(doc["run"]["samples"], 6);
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["status"], "ok", "{r}");
-        assert_eq!(r["samples"].as_array().unwrap().len(), 6, "{r}");
+        // Further samples only in place of those a noisy machine slowed, at most as many again.
+        assert!((6..=12).contains(&r["samples"].as_array().unwrap().len()), "{r}");
     }
     // What was measured before the kill is kept, first, not measured again.
     for (stack, side, values) in &kept {
