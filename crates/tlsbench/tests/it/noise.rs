@@ -69,7 +69,9 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
     assert!(err.lines().all(|l| l.chars().count() <= 120), "{err}");
     let err = unwrapped(&output.stderr);
     assert!(err.starts_with("this machine now: 20-ms stretches of a fixed workload vary ±"), "{err}");
-    assert!(err.contains("with 6 samples per cell, wall-time differences under about"), "{err}");
+    // What it can tell apart, or, on a machine this noisy, that it can tell nothing apart.
+    let told = ["with 6 samples per cell, wall-time differences under about", "with 6 samples per cell, no wall-time"];
+    assert!(told.iter().any(|t| err.contains(t)), "{err}");
 
     let doc = read_json(&dir.path().join("run.json"));
     let probe = &doc["run"]["environment"]["conditions"]["noise"];
@@ -88,8 +90,9 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
         let samples: Vec<f64> = rate["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         let slowed: Vec<usize> =
             rate["slowed"].as_array().map_or(Vec::new(), |s| s.iter().map(|v| v.as_u64().unwrap() as usize).collect());
-        // At least the run's samples kept, unless the cell took as many more as it may.
-        assert!(samples.len() - slowed.len() >= 6 || samples.len() == 12, "{rate}");
+        // At least the run's samples kept, unless the cell took as many more as it may (2, or 6 where
+        // the probe saw slowed stretches).
+        assert!(samples.len() - slowed.len() >= 6 || samples.len() >= 8, "{rate}");
         let mut kept: Vec<f64> =
             samples.iter().enumerate().filter(|(i, _)| !slowed.contains(i)).map(|(_, &x)| x).collect();
         kept.sort_by(f64::total_cmp);
