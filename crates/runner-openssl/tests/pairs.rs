@@ -175,7 +175,10 @@ fn a_split_pair_that_fails_fails_on_both_sides_with_the_cause() {
 /// between s2n-tls and `peer`; returns how many per direction.
 fn check_s2n_against<P: Stack>(s2n: &tlsbench_stack_s2n::S2n, peer: &P) -> usize {
     let (mut measured, mut failures) = (0, Vec::new());
-    for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
+    for scenario in Scenario::all()
+        .into_iter()
+        .filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind) && s.kind.context_side().is_none())
+    {
         let supported = |id, caps: tlsbench_harness::Capabilities| caps.check(id, &scenario).is_ok();
         if !supported(s2n.id(), s2n.capabilities()) || !supported(peer.id(), peer.capabilities()) {
             continue;
@@ -317,7 +320,10 @@ fn bertie_s_client_interoperates_and_its_server_is_refused_for_its_missing_inter
     // both 32 or 33 bytes long, so about one signature in 128 from another signer (a shorter r
     // or s) fails its handshake with INVALID_SIGNATURE (140): a real run fails such a cell.
     let mut measured = 0;
-    for scenario in Scenario::all().into_iter().filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind)) {
+    for scenario in Scenario::all()
+        .into_iter()
+        .filter(|s| tlsbench_harness::Measure::Time.applies_to(s.kind) && s.kind.context_side().is_none())
+    {
         if Bertie.capabilities().check("bertie", &scenario).is_err() || !scenario.key.is_rsa() {
             continue;
         }
