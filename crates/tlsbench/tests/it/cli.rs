@@ -454,7 +454,8 @@ fn target_ci_takes_further_samples_until_met_or_says_which_cells_missed_it() {
         "{table}"
     );
     let doc = read_json(&json);
-    assert!(results(&doc).iter().all(|r| r["samples"].as_array().unwrap().len() == 6));
+    // No further round for the target; samples beyond 6 only in place of slowed ones (at most 6 more).
+    assert!(results(&doc).iter().all(|r| (6..=12).contains(&r["samples"].as_array().unwrap().len())));
     assert_eq!((doc["run"]["target_ci"].as_f64(), doc["run"]["time_budget_s"].as_f64()), (Some(99.0), Some(60.0)));
     // Out of reach: further rounds until the budget is spent, every sample kept, and the table
     // names what missed.
