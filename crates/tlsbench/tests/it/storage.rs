@@ -294,7 +294,13 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
     assert!(report.contains(&format!("B: slower.json: run {id}")), "{report}");
     let worse: Vec<&str> = report.lines().filter(|l| l.ends_with(" worse")).collect();
     assert_eq!(worse.len(), 2, "{report}");
-    assert!(worse.iter().all(|l| l.contains("rustls-ring") && l.contains("0.001x") && l.contains("0.029")), "{report}");
+    // p: 0.029 with 4 samples against 4, the smallest the exact test gives; less where a cell took a
+    // sample in place of a slowed one (docs/sampling.md, "A noisy machine").
+    let p = |l: &str| l.split_whitespace().rev().nth(1).and_then(|p| p.parse::<f64>().ok());
+    assert!(
+        worse.iter().all(|l| l.contains("rustls-ring") && l.contains("0.001x") && p(l).is_some_and(|p| p <= 0.029)),
+        "{report}"
+    );
     assert!(
         report.contains(&format!(
             "summary: time 0 better, 2 worse, {} ~; io 0 better, 0 worse, {io_cells} ~",
