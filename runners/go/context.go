@@ -9,9 +9,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,17 +35,7 @@ func (b *contextBuilder) systemTrust() bool {
 
 // read is one file of the key type's directory, a missing one named by its path.
 func (b *contextBuilder) read(name string) ([]byte, error) {
-	path := filepath.Join(b.dir, name)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err
-		}
-		return nil, fmt.Errorf(
-			"reading %s: %v (the orchestrator creates the certificates before it starts a runner)", path, err)
-	}
-	return data, nil
+	return readPKIFile(filepath.Join(b.dir, name))
 }
 
 func (b *contextBuilder) keyPair(chain, key string) (tls.Certificate, error) {

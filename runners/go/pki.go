@@ -39,15 +39,9 @@ func loadCredentials(dataDir string, key KeyType) (*credentials, error) {
 	dir := filepath.Join(dataDir, "pki-v2", string(key))
 	files := map[string][]byte{}
 	for _, name := range []string{"ca.pem", "chain.pem", "server.key", "client-chain.pem", "client.key"} {
-		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
+		b, err := readPKIFile(filepath.Join(dir, name))
 		if err != nil {
-			var pathErr *fs.PathError
-			if errors.As(err, &pathErr) {
-				err = pathErr.Err
-			}
-			return nil, fmt.Errorf(
-				"reading %s: %v (the orchestrator creates the certificates before it starts a runner)", path, err)
+			return nil, err
 		}
 		files[name] = b
 	}
@@ -63,4 +57,18 @@ func loadCredentials(dataDir string, key KeyType) (*credentials, error) {
 		return nil, fmt.Errorf("%s, client.key: %w", filepath.Join(dir, "client-chain.pem"), err)
 	}
 	return c, nil
+}
+
+// readPKIFile reads one certificate or key file; a missing one is named by its path.
+func readPKIFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return nil, fmt.Errorf(
+			"reading %s: %v (the orchestrator creates the certificates before it starts a runner)", path, err)
+	}
+	return data, nil
 }
