@@ -110,15 +110,20 @@ fn ci_rank(n: usize) -> Option<usize> {
     rank
 }
 
+/// The median absolute deviation of `values` from their `median`.
+fn mad(values: &[f64], median: f64) -> f64 {
+    let mut deviations: Vec<f64> = values.iter().map(|x| (x - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    median_of_sorted(&deviations)
+}
+
 /// Indices of the samples whose modified z-score `0.6745 (x - median) / MAD` exceeds the threshold.
 ///
 /// When the MAD is 0, at least half the samples equal the median (typical of deterministic
 /// measures such as instruction counts) and every other sample would score infinity, however
 /// small its difference; so nothing is flagged rather than everything.
 fn outliers(samples: &[f64], median: f64) -> Vec<usize> {
-    let mut deviations: Vec<f64> = samples.iter().map(|x| (x - median).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
-    let mad = median_of_sorted(&deviations);
+    let mad = mad(samples, median);
     if mad == 0.0 {
         return Vec::new();
     }
@@ -147,9 +152,7 @@ pub fn slowed(rates: &[f64]) -> Vec<usize> {
     let mut sorted = rates.to_vec();
     sorted.sort_by(f64::total_cmp);
     let median = median_of_sorted(&sorted);
-    let mut deviations: Vec<f64> = rates.iter().map(|x| (x - median).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
-    let mad = median_of_sorted(&deviations);
+    let mad = mad(rates, median);
     let far_below = |x: f64| x < median * (1.0 - SLOWED_BELOW_PERCENT / 100.0);
     let outlier = |x: f64| mad == 0.0 || MAD_TO_Z * (median - x) / mad > OUTLIER_THRESHOLD;
     (0..rates.len()).filter(|&i| far_below(rates[i]) && outlier(rates[i])).collect()
