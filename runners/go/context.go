@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"time"
 )
 
@@ -122,7 +124,10 @@ const certFileVar = "SSL_CERT_FILE"
 // the system's (protocol.rs, MIN_TRUST_ROOTS).
 const minTrustRoots = 100
 
-// contextSample measures one context scenario under the time or heap measure, in this process.
+// rssContexts is how many contexts the rss measure builds and holds (context.rs, RSS_CONTEXTS).
+const rssContexts = 100
+
+// contextSample measures one context scenario under the time, heap or rss measure, in this process.
 func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec) (*SampleReport, error) {
 	side := s.Kind.contextSide()
 	if s.Kind == ContextClientSystem {
@@ -173,6 +178,18 @@ func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec)
 		iterations = heapHandshakes
 		values = []MetricValue{{Side: side, Metric: "runtime_alloc_bytes_per_context",
 			Value: float64(tally.bytes[side]) / heapHandshakes}}
+	case MeasureRss:
+		grown, rssErr := heldContexts(func() (any, error) {
+			if build(); err != nil {
+				return nil, failed(side, "context", err)
+			}
+			return config, nil
+		})
+		if rssErr != nil {
+			return nil, rssErr
+		}
+		iterations = rssContexts
+		values = []MetricValue{{Side: side, Metric: "rss_context_bytes", Value: grown / rssContexts}}
 	default:
 		return nil, unsupported("measure %s is not taken by sample", measure)
 	}
@@ -194,6 +211,32 @@ func contextSample(s Scenario, measure Measure, dataDir string, spec sampleSpec)
 		report.GCReport = gc.report
 	}
 	return report, nil
+}
+
+// heldContexts builds rssContexts contexts and holds them: the growth of the process's peak
+// resident size from a full collection that gives back what the heap does not hold. As with
+// memory-N's rss, the peak includes the garbage the builds left for a collection that had not
+// come yet (Go's heap grows to twice its live size before it collects): what a process pays.
+func heldContexts(build func() (any, error)) (float64, error) {
+	held := make([]any, 0, rssContexts)
+	debug.FreeOSMemory()
+	before, err := resetPeakRSS()
+	if err != nil {
+		return 0, err
+	}
+	for range rssContexts {
+		config, err := build()
+		if err != nil {
+			return 0, err
+		}
+		held = append(held, config)
+	}
+	peak, err := statusField("VmHWM")
+	if err != nil {
+		return 0, err
+	}
+	runtime.KeepAlive(held)
+	return grew(peak, before), nil
 }
 
 // handshakeOf is the handshake whose contexts a context scenario builds: a full one, with the

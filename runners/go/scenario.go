@@ -129,7 +129,7 @@ func (m Measure) kinds() []Kind {
 	case MeasureHeap:
 		return append(append(handshakes, Memory100, Memory1000, Memory10000), contextKinds...)
 	case MeasureRss:
-		return []Kind{Memory100, Memory1000, Memory10000}
+		return append([]Kind{Memory100, Memory1000, Memory10000}, contextKinds...)
 	}
 	return handshakes
 }

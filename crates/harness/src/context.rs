@@ -1,7 +1,8 @@
 //! The context kinds (docs/scenarios.md#contexts): one operation builds one side's context as
 //! the drivers build the contexts of their handshakes, the key type's certificate files read
 //! and parsed each time, and drops it. Measured under time, instructions (callgrind collects
-//! inside the operations) and heap (what one live context holds). After the measured part, one
+//! inside the operations), heap (what one live context holds) and rss (what a process's resident
+//! memory grows by per context held, over [`RSS_CONTEXTS`] of them). After the measured part, one
 //! full handshake from the last context built against a fresh context of the pair's other stack,
 //! with the gates of handshake-full, shows that what was measured works: for the system's trust
 //! store, that the store loaded holds the test CA and verified the server's chain.
@@ -17,6 +18,11 @@ use crate::{Error, Kind, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Where the orchestrator points the runner at the system's bundle with the test CA appended.
 pub const CERT_FILE_VAR: &str = "SSL_CERT_FILE";
+
+/// How many contexts the rss measure builds and holds: enough that pages half filled at either end
+/// are a small share of the growth, few enough for the heaviest (OpenSSL 3.0 holds about 700 KB
+/// for the system's store).
+pub const RSS_CONTEXTS: usize = 100;
 
 /// The handshake whose contexts a scenario builds: a context kind's is a full one, with its
 /// name's parts; a handshake scenario's is its own.
@@ -95,6 +101,7 @@ pub fn sample<C: Stack, S: Stack>(
     let mut server_cfg = None;
     let (iterations, mut values) = match measure {
         Measure::Heap => (1, contexts.heap(side, &mut server_cfg)?),
+        Measure::Rss => (RSS_CONTEXTS as u64, contexts.rss(side, &mut server_cfg)?),
         _ => contexts.operations(side, spec, &mut server_cfg)?,
     };
     let roots = contexts.client_cfg.as_ref().and_then(|config| client.trust_roots(config));
@@ -204,6 +211,32 @@ impl<C: Stack, S: Stack> Contexts<'_, C, S> {
             value(Metric::HeapContextPeakBytes, built.peak as f64 - base.held as f64),
             value(Metric::AllocationsPerContext, (built.allocations - base.allocations) as f64),
         ])
+    }
+
+    /// Rss: one unmeasured operation (the library's lazy initialisation, its tables), then the
+    /// peak resident size reset and [`RSS_CONTEXTS`] contexts built and held: the peak's growth
+    /// per context. The runner is a process of its own for each sample (the orchestrator's
+    /// one-shot), so pages freed by earlier cells do not hide the growth.
+    fn rss(&mut self, side: Side, server_cfg: &mut Option<S::ServerConfig>) -> Result<Vec<MetricValue>, Error> {
+        use crate::split::rss;
+        if heap::enabled() {
+            return Err(Error::Other("rss is measured in a process that has not recorded its heap (heap::enable)".into()));
+        }
+        self.operation(side, &mut Clock::default(), server_cfg)?;
+        drop(server_cfg.take());
+        drop(self.client_cfg.take());
+        let (mut servers, mut clients) = (Vec::with_capacity(RSS_CONTEXTS), Vec::with_capacity(RSS_CONTEXTS));
+        let before = rss::reset_peak().map_err(Error::Other)?;
+        for _ in 0..RSS_CONTEXTS {
+            self.operation(side, &mut Clock::default(), server_cfg)?;
+            servers.extend(server_cfg.take());
+            clients.extend(self.client_cfg.take());
+        }
+        let peak = rss::peak().map_err(Error::Other)?;
+        // The last one built is the gate's.
+        (*server_cfg, self.client_cfg) = (servers.pop(), clients.pop());
+        let per_context = (peak as f64 - before as f64) / RSS_CONTEXTS as f64;
+        Ok(vec![MetricValue { side, metric: Metric::RssContextBytes, value: per_context, seconds: 0.0 }])
     }
 
     /// One full handshake from the last context built, against a fresh context of the other

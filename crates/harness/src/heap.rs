@@ -81,6 +81,12 @@ pub fn enable() -> Result<(), String> {
     Ok(())
 }
 
+/// Whether this process records its heap: each block's entry then touches a page of the table,
+/// which a reading of resident memory would count.
+pub fn enabled() -> bool {
+    ENABLED.load(Relaxed)
+}
+
 /// The allocations `side` makes inside `call` are its own; frees are charged to whoever
 /// allocated the block.
 #[inline]

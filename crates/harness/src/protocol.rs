@@ -316,6 +316,9 @@ pub enum Metric {
     AllocationsPerContext,
     /// Bytes a garbage-collected runtime allocated on its managed heap per context built.
     RuntimeAllocBytesPerContext,
+    /// The growth of the process's peak resident memory while it built and held
+    /// `context::RSS_CONTEXTS` contexts, per context.
+    RssContextBytes,
     /// context-client-system: the roots the last context's trust store held, where the library
     /// tells; the orchestrator fails a cell below [`MIN_TRUST_ROOTS`].
     TrustRoots,
@@ -366,6 +369,9 @@ impl Metric {
                 RuntimeAllocBytesPerHandshake,
                 RuntimeAllocationsPerHandshake,
             ],
+            (Measure::Rss, Kind::ContextServer | Kind::ContextClient | Kind::ContextClientSystem) => {
+                &[RssContextBytes, TrustRoots]
+            }
             (Measure::Rss, _) => &[RssPeakBytes, RssPerConnectionBytes],
             (Measure::Net, _) => &[
                 ConnectionsPerS,
@@ -451,6 +457,7 @@ impl Metric {
             HeapContextPeakBytes => "heap_context_peak_bytes",
             AllocationsPerContext => "allocations_per_context",
             RuntimeAllocBytesPerContext => "runtime_alloc_bytes_per_context",
+            RssContextBytes => "rss_context_bytes",
             TrustRoots => "trust_roots",
         }
     }
@@ -487,7 +494,8 @@ impl Metric {
             | RssPerConnectionBytes
             | HeapContextBytes
             | HeapContextPeakBytes
-            | RuntimeAllocBytesPerContext => "B",
+            | RuntimeAllocBytesPerContext
+            | RssContextBytes => "B",
         }
     }
 
@@ -519,6 +527,12 @@ impl Metric {
     /// iterations, not summed.
     pub fn is_per_iteration(self) -> bool {
         matches!(self, Metric::ContendedWaitsPerHandshake | Metric::ContendedWaitsPerMb)
+    }
+
+    /// Whether the value is a property of what was measured rather than a cost or a speed, so
+    /// that neither way is better: the roots a trust store held.
+    pub fn is_property(self) -> bool {
+        self == Metric::TrustRoots
     }
 
     /// Whether a larger value is better: for rates.

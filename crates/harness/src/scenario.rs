@@ -136,7 +136,9 @@ impl Measure {
                 CONTEXTS[1],
                 CONTEXTS[2],
             ],
-            Measure::Rss => &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000],
+            Measure::Rss => {
+                &[Kind::Memory100, Kind::Memory1000, Kind::Memory10000, CONTEXTS[0], CONTEXTS[1], CONTEXTS[2]]
+            }
             Measure::Net => &HANDSHAKES,
         }
     }

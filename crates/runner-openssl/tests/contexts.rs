@@ -1,5 +1,5 @@
 //! The context scenarios and the cold command (issue 41) on known cases: a stack whose context
-//! holds a known number of bytes, the gate on the system's trust store (a
+//! holds a known number of bytes (on the heap, and resident when held), the gate on the system's trust store (a
 //! bundle without the test CA, none at all, one of too few roots), and a cold sample's split
 //! into its phases.
 //!
@@ -19,13 +19,17 @@ use tlsbench_stack_openssl::OpenSsl;
 
 tlsbench_harness::interpose_malloc!();
 
-/// The bytes each of [`Padded`]'s contexts holds.
+/// The bytes each of [`Padded`]'s contexts holds for the heap measure, and for rss (pages).
 const PAD: usize = 10_000;
+const RSS_PAD: usize = 1 << 20;
 
 fn main() {
     let dir = tempfile::tempdir().expect("a data directory");
     Pki::load_or_generate(dir.path(), &[tlsbench_harness::KeyType::Rsa2048]).expect("the certificates");
+    // Before the heap is recorded: its table's pages would count as resident.
+    resident_memory_grows_by_what_each_held_context_holds(dir.path());
     a_context_that_holds_known_bytes_more_is_measured_that_much_larger(dir.path());
+    rss_is_refused_once_the_heap_is_recorded(dir.path());
     time_reports_the_measured_side_only_with_the_handshake_it_gated(dir.path());
     the_system_trust_store_must_hold_the_test_ca_and_be_a_system_store(dir.path());
     a_cold_sample_reports_each_phase_of_each_side(dir.path());
@@ -46,13 +50,37 @@ fn a_context_that_holds_known_bytes_more_is_measured_that_much_larger(data_dir: 
         let held = |report: &SampleReport| value(report, side, Metric::HeapContextBytes).expect("heap_context_bytes");
         let plain = context::sample(&OpenSsl, &OpenSsl, &scenario(name), data_dir, &ONCE, Measure::Heap)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let padded = context::sample(&Padded, &Padded, &scenario(name), data_dir, &ONCE, Measure::Heap)
+        let padded = context::sample(&Padded(PAD), &Padded(PAD), &scenario(name), data_dir, &ONCE, Measure::Heap)
             .unwrap_or_else(|e| panic!("{name} padded: {e}"));
         assert!(held(&plain) > 0.0, "{name}: OpenSSL's context holds something");
         assert_eq!(held(&padded), PAD as f64, "{name}: the padding, and nothing else");
         // The side that is not measured reports nothing.
         assert!(plain.values.iter().all(|v| v.side == side), "{name}: {:?}", plain.values);
     }
+}
+
+fn resident_memory_grows_by_what_each_held_context_holds(data_dir: &Path) {
+    let name = "context-server_1.3_x25519_rsa-2048_aes-128-gcm";
+    let padded = Padded(RSS_PAD);
+    let report = context::sample(&padded, &padded, &scenario(name), data_dir, &ONCE, Measure::Rss)
+        .unwrap_or_else(|e| panic!("{name} padded: {e}"));
+    assert_eq!(report.iterations, context::RSS_CONTEXTS as u64, "every context built is held");
+    let grown = value(&report, Side::Server, Metric::RssContextBytes).expect("rss_context_bytes");
+    // The padding's pages, and little else: a page at either end, the config's own few bytes.
+    assert!((RSS_PAD as f64..RSS_PAD as f64 * 1.05).contains(&grown), "{grown} per context for {RSS_PAD}");
+    assert_eq!(report.negotiated.len(), 2, "the gate's handshake: {:?}", report.negotiated);
+
+    let report = context::sample(&OpenSsl, &OpenSsl, &scenario(name), data_dir, &ONCE, Measure::Rss).unwrap();
+    let grown = value(&report, Side::Server, Metric::RssContextBytes).expect("rss_context_bytes");
+    assert!(grown > 0.0 && grown < RSS_PAD as f64, "OpenSSL's server context: {grown} B resident");
+    assert!(report.values.iter().all(|v| v.side == Side::Server), "{:?}", report.values);
+}
+
+fn rss_is_refused_once_the_heap_is_recorded(data_dir: &Path) {
+    let name = "context-client_1.3_x25519_rsa-2048_aes-128-gcm";
+    let error = context::sample(&OpenSsl, &OpenSsl, &scenario(name), data_dir, &ONCE, Measure::Rss)
+        .expect_err("the heap's table would count as resident");
+    assert!(error.to_string().contains("has not recorded its heap"), "{error}");
 }
 
 fn time_reports_the_measured_side_only_with_the_handshake_it_gated(data_dir: &Path) {
@@ -132,9 +160,9 @@ fn a_cold_sample_reports_each_phase_of_each_side(data_dir: &Path) {
     assert!(matches!(error, Error::Unsupported(_)), "{error}");
 }
 
-/// A stack whose context holds exactly `PAD` bytes: OpenSSL's context it connects with is
-/// built at its first connection (outside the measured build), from the test's certificates.
-struct Padded;
+/// A stack whose context holds exactly the bytes it is given: OpenSSL's context it connects with
+/// is built at its first connection (outside the measured build), from the test's certificates.
+struct Padded(usize);
 
 struct Padding<T> {
     scenario: Scenario,
@@ -142,9 +170,9 @@ struct Padding<T> {
     _pad: Vec<u8>,
 }
 
-fn padded<T>(scenario: &Scenario) -> Padding<T> {
-    // Written, so that the allocation is not elided.
-    Padding { scenario: *scenario, inner: OnceLock::new(), _pad: std::hint::black_box(vec![1u8; PAD]) }
+fn padded<T>(scenario: &Scenario, pad: usize) -> Padding<T> {
+    // Written, so that the allocation is not elided and its pages are resident.
+    Padding { scenario: *scenario, inner: OnceLock::new(), _pad: std::hint::black_box(vec![1u8; pad]) }
 }
 
 impl Stack for Padded {
@@ -170,11 +198,11 @@ impl Stack for Padded {
     }
 
     fn client_config(&self, scenario: &Scenario, _: &Pki) -> Result<Self::ClientConfig, LibError> {
-        Ok(padded(scenario))
+        Ok(padded(scenario, self.0))
     }
 
     fn server_config(&self, scenario: &Scenario, _: &Pki) -> Result<Self::ServerConfig, LibError> {
-        Ok(padded(scenario))
+        Ok(padded(scenario, self.0))
     }
 
     fn new_client(&self, config: &Self::ClientConfig, io: Endpoint) -> Result<Self::Client, LibError> {

@@ -129,6 +129,8 @@ pub enum Verdict {
     Worse,
     /// No significant difference beyond the threshold.
     Same,
+    /// A property neither way of which is better (the roots a trust store held) differs.
+    Changed,
 }
 
 impl fmt::Display for Verdict {
@@ -137,6 +139,7 @@ impl fmt::Display for Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Same => "~",
+            Verdict::Changed => "changed",
         })
     }
 }
@@ -325,6 +328,9 @@ fn judge_cells(a: &CellResult, b: &CellResult, threshold: f64) -> Option<Judgeme
     let from_or_to_zero = (median_a == 0.0) != (median_b == 0.0);
     if (median_b - median_a).abs() < least_change(measure) && !from_or_to_zero {
         judgement.verdict = Verdict::Same;
+    }
+    if a.better == "neither" && judgement.verdict != Verdict::Same {
+        judgement.verdict = Verdict::Changed;
     }
     Some(judgement)
 }

@@ -154,7 +154,8 @@ pub struct CellResult {
     pub side: Side,
     pub metric: String,
     pub unit: String,
-    /// "higher" or "lower".
+    /// "higher" or "lower", or "neither" for a property of what was measured (the roots a trust
+    /// store held): [`bracket`] titles it.
     pub better: String,
     pub samples: Vec<f64>,
     pub median: Option<f64>,
@@ -336,5 +337,14 @@ pub mod fixture {
             sample_cpus: Vec::new(),
             warmups: Vec::new(),
         }
+    }
+}
+
+/// What a metric's title says in brackets: `1/s, higher is better`, or the unit alone for a
+/// property neither way of which is better.
+pub fn bracket(unit: &str, better: &str) -> String {
+    match better {
+        "higher" | "lower" => format!("{unit}, {better} is better"),
+        _ => unit.to_string(),
     }
 }

@@ -69,7 +69,7 @@ impl PairVisitor for MeasurePair<'_> {
             (Measure::Io, _) => crate::io::sample(client, server, self.scenario, self.pki),
             (Measure::Heap, _) => crate::memory::sample(client, server, self.scenario, self.pki),
             (Measure::Rss, _) => {
-                Err(Error::Unsupported("measure rss is taken one process per side (split-process)".into()))
+                Err(Error::Unsupported("measure rss of memory-N is taken one process per side (split-process)".into()))
             }
             (Measure::Net, _) => {
                 Err(Error::Unsupported("measure net is taken over TCP, by the commands serve and load".into()))

@@ -187,7 +187,11 @@ fn summary(comparison: &Comparison) -> String {
         let rows = comparison.rows.iter().filter(|r| measure.is_none_or(|m| r.a.key.measure == m));
         let verdicts: Vec<Verdict> = rows.filter_map(|r| r.judgement.as_ref().map(|j| j.verdict)).collect();
         let n = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
-        format!("{} better, {} worse, {} ~", n(Verdict::Better), n(Verdict::Worse), n(Verdict::Same))
+        let changed = match n(Verdict::Changed) {
+            0 => String::new(),
+            changed => format!(", {changed} changed"),
+        };
+        format!("{} better, {} worse, {} ~{changed}", n(Verdict::Better), n(Verdict::Worse), n(Verdict::Same))
     };
     let mut line = match measures.len() > 1 {
         true => format!(

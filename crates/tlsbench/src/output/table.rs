@@ -36,7 +36,7 @@ pub fn render_grouped(doc: &RunDocument, by: Option<GroupBy>) -> String {
     let mut out = String::new();
     for (metric, unit, better) in metrics {
         let of_metric = |c: &&CellResult| (&c.metric[..], &c.unit[..]) == (metric, unit);
-        let title = format!("{metric} ({unit}, {better} is better)");
+        let title = format!("{metric} ({})", crate::results::bracket(unit, better));
         let Some(groups) = &groups else {
             let cells: Vec<&CellResult> = doc.results.iter().filter(of_metric).collect();
             out += &metric_block(&title, &cells, &reasons);

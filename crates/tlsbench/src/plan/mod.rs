@@ -198,8 +198,9 @@ fn check_allocator(
 
 /// The cells of every measure, scenario it applies to, pair and process model. The process
 /// choice is for time; io and heap are taken in one process, where one runner tags each side's
-/// calls, rss in one process per side, since a process has one peak, and net over TCP. Support is what the
-/// runners' `list` said of each stack, and of the peers each can work with.
+/// calls, rss in one process per side (a context's in one), since a process has one peak, and net
+/// over TCP. Support is what the runners' `list` said of each stack, and of the peers each can work
+/// with.
 #[allow(clippy::too_many_arguments, reason = "one list per axis; a cell key of all axes (issue 25) replaces them")]
 pub fn cells(
     pairs: &[(String, String)],
@@ -227,10 +228,11 @@ pub fn cells(
                     .map_err(|e| e.to_string());
                 let auto = Process::auto(runners, client, server);
                 let processes: &[Process] = match (measure, choice, auto) {
+                    // One stack's context, under any measure: one process (rss: a fresh one per sample).
+                    _ if scenario.kind.context_side().is_some() => &[Process::InProcess],
                     (Measure::Rss, _, _) => &[Process::Split],
                     (Measure::Net, _, _) => &[Process::Tcp],
                     (Measure::Io | Measure::Heap, _, _) => &[Process::InProcess],
-                    _ if scenario.kind.context_side().is_some() => &[Process::InProcess],
                     (_, ProcessChoice::Auto, _) => &[auto],
                     (_, ProcessChoice::Split, _)
                     | (_, ProcessChoice::Both, Process::Split | Process::Tcp | Process::TcpPeak) => &[Process::Split],

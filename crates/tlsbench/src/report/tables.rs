@@ -71,7 +71,7 @@ impl<'a> MetricTable<'a> {
 
     /// `handshakes_per_s (1/s, higher is better)`
     pub fn title(&self) -> String {
-        let title = format!("{} ({}, {} is better)", self.metric, self.unit, self.better);
+        let title = format!("{} ({})", self.metric, crate::results::bracket(self.unit, self.better));
         match &self.group {
             Some(group) => format!("{title}, {group}"),
             None => title,

@@ -250,7 +250,12 @@ impl CellState {
                     side,
                     metric: metric.name().into(),
                     unit: metric.unit().into(),
-                    better: if metric.higher_is_better() { "higher" } else { "lower" }.into(),
+                    better: match (metric.is_property(), metric.higher_is_better()) {
+                        (true, _) => "neither",
+                        (false, true) => "higher",
+                        (false, false) => "lower",
+                    }
+                    .into(),
                     samples: samples.unwrap_or_default(),
                     median: summary.as_ref().map(|s| s.median),
                     ci95: summary.as_ref().map(|s| s.ci95),

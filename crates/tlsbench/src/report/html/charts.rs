@@ -36,7 +36,7 @@ pub(super) fn charts(doc: &RunDocument, pairs: &[String]) -> String {
                 .collect();
             let chart = BarChart {
                 title: format!("{kind_name}, {side} side: {metric}"),
-                axis: format!("{metric} ({unit}, {better} is better)"),
+                axis: format!("{metric} ({})", crate::results::bracket(unit, better)),
                 series: chart_pairs.iter().map(|p| series_of(p, pairs)).collect(),
                 groups,
             };

@@ -3,13 +3,15 @@ package dev.tlsbench.runner;
 import dev.tlsbench.runner.Scenario.Measure;
 import dev.tlsbench.runner.Scenario.Side;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The context scenarios (context-server, context-client, context-client-system): one operation builds one side's
  * config (JSSE's SSLContext, Netty's SslContext over an SSL_CTX) with its files read and parsed, and drops it
  * (Netty's SSL_CTX freed), as a process that makes a context pays. Only that side is measured. After the measured
  * loop, one handshake from a config built the same way, against the scenario's other side, must pass the gates:
- * nothing is measured that did not load.
+ * nothing is measured that did not load. Under rss, {@link #RSS_CONTEXTS} are built and held.
  */
 final class Contexts {
     private Contexts() {
@@ -19,6 +21,8 @@ final class Contexts {
     static final String CERT_FILE_VAR = "SSL_CERT_FILE";
     /** Debian's bundle holds about 140 roots: fewer means the store loaded was not the system's (protocol.rs). */
     static final int MIN_TRUST_ROOTS = 100;
+    /** How many contexts the rss measure builds and holds (context.rs, RSS_CONTEXTS). */
+    static final int RSS_CONTEXTS = 100;
 
     /** The handshake whose contexts a context scenario builds: a full one, with its name's parts. */
     static Scenario handshakeOf(Scenario scenario) {
@@ -47,8 +51,12 @@ final class Contexts {
         // JDK loads the default store here (it keeps it while the file is unchanged).
         build(stack, scenario, side, dataDir).close();
         long started = System.nanoTime();
-        long warmupNs = measure == Measure.HEAP ? Math.max(spec.warmupNs(), Common.FIXED_WARMUP_MS * 1_000_000)
-                : spec.warmupNs();
+        // No warm-up under rss: the heap it grows would hold the contexts measured after it.
+        long warmupNs = switch (measure) {
+            case HEAP -> Math.max(spec.warmupNs(), Common.FIXED_WARMUP_MS * 1_000_000);
+            case RSS -> 0;
+            default -> spec.warmupNs();
+        };
         while (System.nanoTime() - started < warmupNs) {
             build(stack, scenario, side, dataDir).close();
         }
@@ -73,6 +81,9 @@ final class Contexts {
                 iterations++;
             }
             report.value(side, "runtime_alloc_bytes_per_context", meter.bytes[side.ordinal()] / (double) iterations, 0);
+        } else if (measure == Measure.RSS) {
+            iterations = RSS_CONTEXTS;
+            report.value(side, "rss_context_bytes", rssPerContext(stack, scenario, side, dataDir), 0);
         } else {
             throw new Unsupported("measure " + measure.text() + " is not taken by the Java runner");
         }
@@ -91,6 +102,31 @@ final class Contexts {
             report.value(side, "trust_roots", roots, 0);
         }
         return report.toJson();
+    }
+
+    /**
+     * The growth of the process's peak resident size while {@link #RSS_CONTEXTS} contexts are built and held, per
+     * context, from a full collection. It includes the garbage the builds left for a collection that had not come
+     * yet, and the heap the JVM committed for it: what the process pays, by the JVM's own policy.
+     */
+    private static double rssPerContext(Stack stack, Scenario scenario, Side side, Path dataDir) {
+        List<Stack.Config> held = new ArrayList<>(RSS_CONTEXTS);
+        Memory.liveHeap();
+        long before = Memory.resetPeak();
+        try {
+            for (int i = 0; i < RSS_CONTEXTS; i++) {
+                held.add(build(stack, scenario, side, dataDir));
+            }
+            Long peak = Net.residentBytes("VmHWM");
+            if (peak == null) {
+                throw Failure.other("/proc/self/status has no VmHWM");
+            }
+            return (peak - before) / (double) RSS_CONTEXTS;
+        } finally {
+            for (Stack.Config config : held) {
+                config.close();
+            }
+        }
     }
 
     /** One build and drop on the side's meter. */

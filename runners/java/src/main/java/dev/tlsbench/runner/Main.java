@@ -455,8 +455,8 @@ public final class Main {
         Stack server = stack(required(flags, "server"));
         Scenario scenario = scenario(flags);
         Measure measure = measure(flags);
-        if (measure == Measure.RSS) {
-            throw new Unsupported("measure rss is taken one process per side (split-process)");
+        if (measure == Measure.RSS && !scenario.kind.isContext()) {
+            throw new Unsupported("measure rss of memory-N is taken one process per side (split-process)");
         }
         if (measure == Measure.NET) {
             throw new Unsupported("measure net is taken over TCP, by the commands serve and load");

@@ -193,7 +193,7 @@ final class Memory {
     }
 
     /** Resets the peak resident size to the current one (Linux: 5 into clear_refs) and returns it. */
-    private static long resetPeak() {
+    static long resetPeak() {
         try {
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
         } catch (IOException e) {

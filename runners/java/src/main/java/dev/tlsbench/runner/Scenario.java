@@ -109,7 +109,10 @@ public final class Scenario {
                     kinds.addAll(List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
                     kinds.addAll(Kind.CONTEXTS);
                 }
-                case RSS -> kinds.addAll(List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
+                case RSS -> {
+                    kinds.addAll(List.of(Kind.MEMORY_100, Kind.MEMORY_1000, Kind.MEMORY_10000));
+                    kinds.addAll(Kind.CONTEXTS);
+                }
                 case NET -> kinds.addAll(handshakes);
             }
             return kinds;

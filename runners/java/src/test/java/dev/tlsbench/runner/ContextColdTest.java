@@ -88,6 +88,14 @@ class ContextColdTest {
                 assertTrue(reply.get("negotiated").toString().contains(scenario.contains("_1.3_") ? "1.3" : "1.2"));
             }
         }
+        // Under rss: the contexts held, and what the process's resident size grew by for each.
+        Map<String, Object> rss = run(null, "sample", "--client", "jsse", "--server", "jsse", "--measure", "rss",
+                "--scenario", "context-server_1.3_x25519_ecdsa-p256_aes-128-gcm", "--data-dir",
+                TestPki.dataDir().toString());
+        assertEquals("ok", rss.get("status"), rss.toString());
+        assertEquals(Set.of("server/rss_context_bytes"), values(rss).keySet(), rss.toString());
+        assertTrue(values(rss).get("server/rss_context_bytes") > 0, rss.toString());
+        assertEquals(Contexts.RSS_CONTEXTS, ((Number) rss.get("iterations")).intValue(), rss.toString());
         Map<String, Object> side = run(null, "side", "--role", "client", "--stack", "jsse", "--peer-stack", "openssl",
                 "--peer-fd", "0", "--scenario", "context-client_1.3_x25519_ecdsa-p256_aes-128-gcm");
         assertEquals("unsupported", side.get("status"), side.toString());
