@@ -220,7 +220,9 @@ impl<C: Stack, S: Stack> Contexts<'_, C, S> {
     fn rss(&mut self, side: Side, server_cfg: &mut Option<S::ServerConfig>) -> Result<Vec<MetricValue>, Error> {
         use crate::split::rss;
         if heap::enabled() {
-            return Err(Error::Other("rss is measured in a process that has not recorded its heap (heap::enable)".into()));
+            return Err(Error::Other(
+                "rss is measured in a process that has not recorded its heap (heap::enable)".into(),
+            ));
         }
         self.operation(side, &mut Clock::default(), server_cfg)?;
         drop(server_cfg.take());

@@ -437,6 +437,22 @@ mod tests {
     }
 
     #[test]
+    fn a_property_that_differs_is_changed_neither_better_nor_worse() {
+        let cells = |a: &[f64], b: &[f64]| {
+            let mut cell = fixture::document().results.remove(0);
+            (cell.key.measure, cell.metric, cell.better) = ("time".into(), "trust_roots".into(), "neither".into());
+            let (mut cell_a, mut cell_b) = (cell.clone(), cell);
+            (cell_a.samples, cell_b.samples) = (a.to_vec(), b.to_vec());
+            judge_cells(&cell_a, &cell_b, 0.05).unwrap().verdict
+        };
+        assert_eq!(cells(&[145.0; 6], &[120.0; 6]), Verdict::Changed);
+        assert_eq!(cells(&[120.0; 6], &[145.0; 6]), Verdict::Changed);
+        assert_eq!(cells(&[145.0; 6], &[145.0; 6]), Verdict::Same);
+        assert_eq!(crate::results::bracket("roots", "neither"), "roots");
+        assert_eq!(crate::results::bracket("1/s", "higher"), "1/s, higher is better");
+    }
+
+    #[test]
     fn too_few_samples_are_never_significant() {
         assert_eq!(judge(&[1000.0, 1001.0], &[2000.0, 2001.0], true, 0.05, false).unwrap().verdict, Verdict::Same);
         assert_eq!(smallest_p(2, 2), 1.0 / 3.0);

@@ -10,6 +10,7 @@ mod aws_lc;
 mod builds;
 mod cli;
 mod conformance;
+mod contexts;
 mod families;
 mod faulty_runners;
 mod html_report;
