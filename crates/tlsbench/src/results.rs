@@ -211,6 +211,15 @@ pub enum Status {
     Failed,
 }
 
+/// What a metric's title says in brackets: `1/s, higher is better`, or the unit alone for a
+/// property neither way of which is better.
+pub fn bracket(unit: &str, better: &str) -> String {
+    match better {
+        "higher" | "lower" => format!("{unit}, {better} is better"),
+        _ => unit.to_string(),
+    }
+}
+
 /// A small run document for the tests of the tables, the reports and the exporters: two pairs,
 /// a failed and an unsupported cell, outliers, two metrics.
 #[cfg(test)]
@@ -337,14 +346,5 @@ pub mod fixture {
             sample_cpus: Vec::new(),
             warmups: Vec::new(),
         }
-    }
-}
-
-/// What a metric's title says in brackets: `1/s, higher is better`, or the unit alone for a
-/// property neither way of which is better.
-pub fn bracket(unit: &str, better: &str) -> String {
-    match better {
-        "higher" | "lower" => format!("{unit}, {better} is better"),
-        _ => unit.to_string(),
     }
 }
