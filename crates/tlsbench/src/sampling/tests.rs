@@ -455,3 +455,19 @@ fn a_result_from_another_library_is_refused() {
     assert!(results.iter().all(|r| r.status == Status::Failed && r.median.is_none() && r.samples.is_empty()));
     assert_eq!(state.missing(3), 0);
 }
+
+#[test]
+fn a_warm_up_reads_each_side_s_rate_and_a_context_kind_s_measured_side_alone() {
+    let handshakes = report("OpenSSL 3.0.19");
+    assert_eq!(warm::rate(&handshakes, Side::Client), Some(1000.0));
+    assert_eq!(warm::rate(&handshakes, Side::Server), Some(2000.0));
+    // A context kind's warm-up follows its measured side's contexts per second (a warm-up with no
+    // rate never becomes steady and runs to its bound).
+    let context = |metric, value| MetricValue { side: Side::Server, metric, value, seconds: 0.1 };
+    let contexts = SampleReport {
+        values: vec![context(Metric::ContextsPerS, 900.0), context(Metric::CpuContextsPerS, 950.0)],
+        ..handshakes
+    };
+    assert_eq!(warm::rate(&contexts, Side::Server), Some(900.0));
+    assert_eq!(warm::rate(&contexts, Side::Client), None);
+}

@@ -315,13 +315,11 @@ const PEER_GONE: Duration = Duration::from_secs(5);
 /// A warm process's samples are at least this long too.
 pub const WINDOW_MS: u64 = 100;
 
-/// A side's rate in a time sample (handshakes or MB per second).
-fn rate(report: &SampleReport, side: Side) -> Option<f64> {
-    report
-        .values
-        .iter()
-        .find(|v| v.side == side && matches!(v.metric, Metric::HandshakesPerS | Metric::MbPerS))
-        .map(|v| v.value)
+/// A side's rate in a time sample (handshakes, MB or contexts per second): the context kinds'
+/// measured side has one, the other none.
+pub(super) fn rate(report: &SampleReport, side: Side) -> Option<f64> {
+    let rates = [Metric::HandshakesPerS, Metric::MbPerS, Metric::ContextsPerS];
+    report.values.iter().find(|v| v.side == side && rates.contains(&v.metric)).map(|v| v.value)
 }
 
 /// What a runner of a JIT or a collector says of its runtime beside a sample: how long its JIT
