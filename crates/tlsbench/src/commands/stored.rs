@@ -14,7 +14,7 @@ use crate::{compare, export, output, profile, report, sampling};
 
 pub(super) fn runs(db: &Path) -> Result<()> {
     let store = Store::open_existing(db)?;
-    output::print(output::run_list::render(&store.runs()?, db));
+    output::print(output::run_list::render(&store.runs()?, &store.cold_runs()?, db));
     Ok(())
 }
 
@@ -132,6 +132,9 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
         None => store.latest()?,
     };
     let stored = match store.load(&id) {
+        Err(e @ StoreError::UnknownRun { .. }) if store.has_run(&id, true)? => {
+            bail!("{e}: `{id}` is a cold run (`tlsbench cold`), which `tlsbench cold --show {id}` prints")
+        }
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,
     };
