@@ -87,7 +87,8 @@ pub fn cold(args: ColdArgs) -> Result<ExitCode> {
         for id in &ids {
             let runner = runners.of(id)?;
             let mut outcome = Outcome { processes: Vec::new(), library: None, end: None };
-            for _ in 0..processes {
+            // Until the first process that replies without figures.
+            while outcome.end.is_none() && outcome.processes.len() < processes {
                 let reply = match &callgrind {
                     None => timed(runner, id, scenario, &data_dir),
                     Some(callgrind) => counted(callgrind, runner, id, scenario, &data_dir),
@@ -97,10 +98,7 @@ pub fn cold(args: ColdArgs) -> Result<ExitCode> {
                         outcome.processes.push(cold);
                         outcome.library = outcome.library.or(library);
                     }
-                    Err(end) => {
-                        outcome.end = Some(end);
-                        break;
-                    }
+                    Err(end) => outcome.end = Some(end),
                 }
             }
             rows.push((id.clone(), outcome));
@@ -133,8 +131,8 @@ fn show(id: Option<&str>, args: &ColdArgs) -> Result<ExitCode> {
         None => store.latest_cold()?,
     };
     let doc = match store.load_cold(&id) {
-        Err(e @ StoreError::UnknownColdRun { .. }) if store.has_run(&id, false)? => {
-            bail!("{e}; `{id}` is a run of `tlsbench run`: `tlsbench show {id}` prints it")
+        Err(StoreError::UnknownColdRun { .. }) if store.has_run(&id, false)? => {
+            bail!("`{id}` is a run of `tlsbench run`, not a cold run: `tlsbench show {id}` prints it")
         }
         doc => doc?,
     };

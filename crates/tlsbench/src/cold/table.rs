@@ -81,8 +81,8 @@ pub fn render(scenario: &ColdScenario, measure: Measure, processes: usize) -> St
         text.push('\n');
     }
     for (n, note) in notes.iter().enumerate() {
+        // wrap ends its lines itself.
         text.push_str(&output::columns::wrap(&format!("[{}] {note}", n + 1), output::WIDTH, 4));
-        text.push('\n');
     }
     text
 }
@@ -95,5 +95,43 @@ fn label(phase: &str) -> &str {
         "first_resume" => "resume 1",
         "second_resume" => "resume 2",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cold::document::fixture;
+
+    #[test]
+    fn a_row_per_stack_with_its_medians_and_a_note_per_row_without_figures() {
+        let doc = fixture::document();
+        let full = render(&doc.scenarios[0], Measure::Time, 2);
+        let lines: Vec<&str> = full.lines().collect();
+        assert_eq!(lines[0], format!("cold {}", fixture::FULL));
+        assert!(lines[1].starts_with("medians of 2 fresh processes, µs inside"), "{full}");
+        // Of 2 processes the upper median, the second's: 2.1 ms start, client 410 µs context,
+        // 1200 first, 300 second (4× the first), server 280 second.
+        assert_eq!(
+            lines[4],
+            "openssl             2.1 |    410.0   1200.0    300.0    4.00×|    510.0    900.0    280.0    3.21×"
+        );
+        assert_eq!(lines[6], "boringssl        [1]");
+        assert_eq!(lines[7], "[1] boringssl: runner was killed by signal 9");
+        let resume = render(&doc.scenarios[1], Measure::Time, 2);
+        assert!(resume.contains(" resume 1 resume 2  1st÷2nd|"), "{resume}");
+        assert!(resume.ends_with("\n[1] boringssl: unsupported: boringssl: no session ids\n"), "{resume}");
+        let all = render_all(&doc);
+        assert_eq!(all, format!("{full}\n{resume}"));
+        assert!(all.lines().all(|l| l.chars().count() <= output::WIDTH), "{all}");
+    }
+
+    #[test]
+    fn instructions_in_thousands_and_no_start_under_callgrind() {
+        let mut doc = fixture::document();
+        doc.scenarios[0].rows.iter_mut().flat_map(|r| &mut r.processes).for_each(|p| p.start_ns = None);
+        let table = render(&doc.scenarios[0], Measure::Instructions, 2);
+        assert!(table.contains("k instructions inside each side's calls"), "{table}");
+        assert!(table.contains("\nopenssl               - |    410.0"), "{table}");
     }
 }

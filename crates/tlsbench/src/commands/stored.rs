@@ -132,8 +132,8 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
         None => store.latest()?,
     };
     let stored = match store.load(&id) {
-        Err(e @ StoreError::UnknownRun { .. }) if store.has_run(&id, true)? => {
-            bail!("{e}: `{id}` is a cold run (`tlsbench cold`), which `tlsbench cold --show {id}` prints")
+        Err(StoreError::UnknownRun { .. }) if store.has_run(&id, true)? => {
+            bail!("`{id}` is a cold run (`tlsbench cold`), not a run of `tlsbench run`: `tlsbench cold --show {id}` prints it")
         }
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,

@@ -1,0 +1,102 @@
+//! End-to-end: a `tlsbench cold` run stored in the results database as it printed it, listed by
+//! `tlsbench runs`, read back by `cold --show` and exported; an unknown id names those there are.
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::common::{one_message, read_json, succeeded, tlsbench};
+
+/// Every figure stored for the only cold run: (scenario, stack, process, side, phase, value).
+fn stored(db: &std::path::Path) -> Vec<(String, String, u64, String, String, u64)> {
+    let conn = Connection::open(db).unwrap();
+    let mut statement = conn
+        .prepare(
+            "SELECT r.scenario, r.stack, v.process, v.side, v.phase, v.value
+             FROM cold_values v JOIN cold_rows r ON (r.run_id, r.position) = (v.run_id, v.cold_row)
+             ORDER BY r.position, v.process, v.side, v.phase",
+        )
+        .unwrap();
+    let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)));
+    let mut rows: Vec<_> = rows.unwrap().map(Result::unwrap).collect();
+    rows.sort();
+    rows
+}
+
+/// The same figures from the exported JSON document.
+fn exported(doc: &Value) -> Vec<(String, String, u64, String, String, u64)> {
+    let mut rows = Vec::new();
+    for scenario in doc["scenarios"].as_array().unwrap() {
+        let name = scenario["scenario"].as_str().unwrap();
+        for row in scenario["rows"].as_array().unwrap() {
+            let stack = row["stack"].as_str().unwrap();
+            for (index, process) in row["processes"].as_array().unwrap().iter().enumerate() {
+                let mut figure = |side: &str, phase: &str, value: &Value| {
+                    let value = value.as_u64().unwrap();
+                    rows.push((name.into(), stack.into(), index as u64, side.into(), phase.into(), value));
+                };
+                figure("process", "start", &process["start_ns"]);
+                for side in ["client", "server"] {
+                    for (phase, value) in process[side].as_object().unwrap() {
+                        figure(side, phase, value);
+                    }
+                }
+            }
+        }
+    }
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_cold_run_is_stored_listed_shown_again_and_exported_as_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, json) = (dir.path().join("cold.db"), dir.path().join("cold.json"));
+    let run = ["cold", "--quick", "--processes", "1", "--stack", "openssl", "--db", "cold.db", "--json", "cold.json"];
+    let printed = succeeded(tlsbench(dir.path()).args(run).output().unwrap());
+    let doc = read_json(&json);
+    let id = doc["run"]["id"].as_str().unwrap().to_string();
+    assert_eq!((doc["run"]["measure"].as_str(), doc["run"]["unit"].as_str()), (Some("time"), Some("ns")));
+    assert_eq!(doc["run"]["processes"], 1);
+    assert!(doc["run"]["environment"]["kernel"].is_string() && doc["run"]["environment"]["cpu"].is_string());
+    let scenarios = doc["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 3, "the 3 default scenarios");
+    for scenario in scenarios {
+        let row = &scenario["rows"][0];
+        assert_eq!((row["stack"].as_str(), row["status"].as_str()), (Some("openssl"), Some("ok")), "{row}");
+        assert!(row["library"].as_str().unwrap().starts_with("OpenSSL "), "{row}");
+        let phases = scenario["phases"].as_array().unwrap();
+        for side in ["client", "server"] {
+            assert_eq!(row["processes"][0][side].as_object().unwrap().len(), phases.len(), "{row}");
+        }
+    }
+
+    // The database holds exactly the figures the JSON does, every one of them measured.
+    let figures = stored(&db);
+    assert_eq!(figures, exported(&doc));
+    assert_eq!(figures.len(), 3 + 2 * (3 + 3 + 4), "a start and each phase of each side, per scenario");
+    assert!(figures.iter().all(|f| f.5 > 0), "{figures:?}");
+
+    let runs = succeeded(tlsbench(dir.path()).args(["runs", "--db", "cold.db"]).output().unwrap());
+    let runs = String::from_utf8(runs.stdout).unwrap();
+    assert!(runs.starts_with("cold run "), "{runs}");
+    let line = runs.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{runs}"));
+    assert!(line.contains(" time ") && line.contains(" openssl ") && line.ends_with(" complete"), "{line}");
+
+    // Read back: the tables as printed, and the same document exported again.
+    let show = ["cold", "--show", "--db", "cold.db", "--json", "again.json", "--csv", "again.csv"];
+    let shown = succeeded(tlsbench(dir.path()).args(show).output().unwrap());
+    assert_eq!(String::from_utf8(shown.stdout).unwrap(), String::from_utf8(printed.stdout).unwrap());
+    assert_eq!(read_json(&dir.path().join("again.json")), doc);
+    let csv = std::fs::read_to_string(dir.path().join("again.csv")).unwrap();
+    assert_eq!(csv.lines().next(), Some("scenario,stack,process,side,phase,value,unit,library,status,reason"));
+    assert_eq!(csv.lines().count(), 1 + figures.len());
+
+    let unknown = tlsbench(dir.path()).args(["cold", "--show", "nope", "--db", "cold.db"]).output().unwrap();
+    assert!(!unknown.status.success());
+    let expected = format!("error: no cold run `nope` in cold.db (cold runs: {id})");
+    assert_eq!(one_message(&unknown.stderr), expected);
+    // `show` takes runs of `tlsbench run`, and says where a cold one is shown.
+    let show = tlsbench(dir.path()).args(["show", &id, "--db", "cold.db"]).output().unwrap();
+    assert!(!show.status.success());
+    assert!(one_message(&show.stderr).ends_with(&format!("`tlsbench cold --show {id}` prints it")), "{show:?}");
+}
