@@ -133,7 +133,10 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
     };
     let stored = match store.load(&id) {
         Err(StoreError::UnknownRun { .. }) if store.has_run(&id, true)? => {
-            bail!("`{id}` is a cold run (`tlsbench cold`), not a run of `tlsbench run`: `tlsbench cold --show {id}` prints it")
+            bail!(
+                "`{id}` is a cold run (`tlsbench cold`), not a run of `tlsbench run`: `tlsbench cold --show {id}` \
+                   prints it"
+            )
         }
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,
