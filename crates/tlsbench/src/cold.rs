@@ -4,21 +4,19 @@
 //! ones. Under `--measure instructions`, each side of each sample runs under callgrind, which
 //! dumps its count after each phase. Each run is stored as it goes (store/cold.rs), read back by
 //! `cold --show` and exported with `--json` and `--csv` (export/cold.rs), all from one document
-//! (document.rs) whose tables table.rs prints.
-
-pub mod document;
-pub mod table;
+//! (cold_document.rs) whose tables output/cold_table.rs prints.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context, Result};
-use tlsbench_harness::cold::{Cold, ColdReply, ColdSide, PHASES};
+use tlsbench_harness::cold::{Cold, ColdReply, ColdSide};
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
-use self::document::{ColdDocument, ColdEnvironment, ColdRun, ColdScenario, Outcome, COLD_SCHEMA_VERSION};
 use crate::cli::ColdArgs;
+use crate::cold_document::COLD_SCHEMA_VERSION;
+use crate::cold_document::{self as document, phases, ColdDocument, ColdEnvironment, ColdRun, ColdScenario, Outcome};
 use crate::instructions::{total, Callgrind};
 use crate::results::Status;
 use crate::runner_command::{strs, RunnerCommand};
@@ -107,7 +105,7 @@ pub fn cold(args: ColdArgs) -> Result<ExitCode> {
         if i > 0 {
             output::print("\n");
         }
-        output::print(table::render(&measured, measure, processes));
+        output::print(output::cold_table::render(&measured, measure, processes));
         store.record_cold_scenario(&doc.run.id, i, &measured)?;
         doc.scenarios.push(measured);
     }
@@ -136,7 +134,7 @@ fn show(id: Option<&str>, args: &ColdArgs) -> Result<ExitCode> {
         }
         doc => doc?,
     };
-    output::print(table::render_all(&doc));
+    output::print(output::cold_table::render_all(&doc));
     let (measured, planned) = (doc.scenarios.len(), doc.run.planned_scenarios.len());
     if measured < planned {
         output::stderr::line(format!(
@@ -218,7 +216,7 @@ fn failed(e: anyhow::Error) -> (Status, String) {
 }
 
 /// The phases' counts from callgrind's dumps `OUT.1`, `OUT.2`, ... in the order the runner dumped
-/// them (its phases, [`PHASES`]).
+/// them (its phases, [`tlsbench_harness::cold::PHASES`]).
 fn phase_counts(out: &Path, kind: Kind) -> Result<ColdSide, String> {
     let phases = phases(kind);
     let mut side = ColdSide::default();
@@ -234,14 +232,6 @@ fn phase_counts(out: &Path, kind: Kind) -> Result<ColdSide, String> {
         }
     }
     Ok(side)
-}
-
-/// The phases a cold sample of `kind` has, in order.
-pub fn phases(kind: Kind) -> Vec<&'static str> {
-    match kind.is_resumption() {
-        false => PHASES[..3].to_vec(),
-        true => vec![PHASES[0], PHASES[1], PHASES[3], PHASES[4]],
-    }
 }
 
 /// A process's figures with the library its runner reported, or how and why it ended without.

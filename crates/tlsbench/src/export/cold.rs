@@ -1,7 +1,7 @@
 //! A `tlsbench cold` run's exports (docs/results.md, "Cold runs"): JSON, the whole cold document in
 //! its serde form; CSV, one row per scenario, stack, process, side and phase, with its unit.
 
-use crate::cold::document::{ColdDocument, ColdProcess};
+use crate::cold_document::{ColdDocument, ColdProcess};
 
 /// The CSV's columns; `side` is `client`, `server`, or `process` for the process's start
 /// (phase `start`, in ns whatever the measure).
@@ -55,7 +55,7 @@ fn figures<'a>(process: &'a ColdProcess, phases: &'a [String], unit: &'a str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cold::document::fixture;
+    use crate::cold_document::fixture;
 
     #[test]
     fn the_json_holds_the_run_the_machine_and_every_figure_with_its_unit() {

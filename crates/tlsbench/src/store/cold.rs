@@ -6,8 +6,8 @@ use rusqlite::{params, OptionalExtension};
 use tlsbench_harness::{Measure, Scenario};
 
 use super::{json, parse_status, sqlite, status_name, Store, StoreError};
-use crate::cold::document::{unit, COLD_SCHEMA_VERSION};
-use crate::cold::document::{ColdDocument, ColdEnvironment, ColdProcess, ColdRow, ColdRun, ColdScenario};
+use crate::cold_document::{phases, unit, COLD_SCHEMA_VERSION};
+use crate::cold_document::{ColdDocument, ColdEnvironment, ColdProcess, ColdRow, ColdRun, ColdScenario};
 use crate::results::Status;
 
 /// One cold run's line of `tlsbench runs`.
@@ -236,7 +236,7 @@ impl Store {
             if scenarios.last().is_none_or(|(p, _)| *p != position) {
                 let parsed: Scenario =
                     scenario.parse().map_err(|e| self.unreadable(run, format!("scenario `{scenario}`: {e}")))?;
-                let phases = crate::cold::phases(parsed.kind).into_iter().map(String::from).collect();
+                let phases = phases(parsed.kind).into_iter().map(String::from).collect();
                 scenarios.push((position, ColdScenario { scenario, phases, rows: Vec::new() }));
             }
             let status: Status =

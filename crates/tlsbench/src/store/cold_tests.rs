@@ -6,8 +6,8 @@ use rusqlite::Connection;
 use super::schema::{FIRST_READABLE_VERSION, MIGRATIONS};
 use super::tests::file_of_version;
 use super::*;
-use crate::cold::document::{fixture, ColdDocument};
-use crate::cold::table;
+use crate::cold_document::{fixture, ColdDocument};
+use crate::output::cold_table as table;
 
 /// Stores `doc` as `tlsbench cold` does: its header, then each scenario.
 fn store(store: &mut Store, doc: &ColdDocument) {

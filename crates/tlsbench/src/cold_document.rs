@@ -1,13 +1,13 @@
 //! A `tlsbench cold` run as a document (docs/results.md, "Cold runs"): the run, the machine, and per
 //! scenario and stack each fresh process's figures as measured. The same document is stored
-//! (store/cold.rs), printed (table.rs) and exported (export/cold.rs), so that what is read back
-//! or handed on is what was printed.
+//! (store/cold.rs), printed (output/cold_table.rs) and exported (export/cold.rs), so that what is
+//! read back or handed on is what was printed.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tlsbench_harness::cold::Cold;
-use tlsbench_harness::Measure;
+use tlsbench_harness::cold::{Cold, PHASES};
+use tlsbench_harness::{Kind, Measure};
 
 use crate::results::Status;
 
@@ -143,6 +143,14 @@ impl ColdScenario {
     }
 }
 
+/// The phases a cold sample of `kind` has, in order.
+pub fn phases(kind: Kind) -> Vec<&'static str> {
+    match kind.is_resumption() {
+        false => PHASES[..3].to_vec(),
+        true => vec![PHASES[0], PHASES[1], PHASES[3], PHASES[4]],
+    }
+}
+
 /// The unit of a measure's phase values.
 pub fn unit(measure: Measure) -> &'static str {
     match measure {
@@ -188,7 +196,7 @@ pub mod fixture {
     }
 
     pub fn document() -> ColdDocument {
-        let phases = |kind: &str| crate::cold::phases(kind.parse::<tlsbench_harness::Scenario>().unwrap().kind);
+        let phases = |kind: &str| super::phases(kind.parse::<tlsbench_harness::Scenario>().unwrap().kind);
         let killed = (Status::Failed, "runner was killed by signal 9".to_string());
         let full = ColdScenario::new(
             FULL.into(),

@@ -1,9 +1,9 @@
-//! The tables of `tlsbench cold`, one per scenario, from the cold document: printed as the run
-//! goes and again, from the database, by `cold --show`.
+//! The tables of `tlsbench cold`, one per scenario, from its document (cold_document.rs):
+//! printed as the run goes and again, from the database, by `cold --show`.
 
 use tlsbench_harness::{Measure, Side};
 
-use super::document::{ColdDocument, ColdProcess, ColdScenario};
+use crate::cold_document::{ColdDocument, ColdProcess, ColdScenario};
 use crate::output;
 use crate::results::Status;
 
@@ -101,7 +101,7 @@ fn label(phase: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cold::document::fixture;
+    use crate::cold_document::fixture;
 
     #[test]
     fn a_row_per_stack_with_its_medians_and_a_note_per_row_without_figures() {
