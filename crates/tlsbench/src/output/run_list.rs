@@ -31,7 +31,8 @@ fn runs_table(runs: &[RunSummary]) -> Table {
 }
 
 fn cold_table(runs: &[ColdRunSummary]) -> Table {
-    let header = ["started", "measure", "processes", "stacks", "scenarios", "ok", "failed", "n/a", "state"];
+    // No `started`: a cold run's id is its start, and the stacks need the room.
+    let header = ["measure", "processes", "stacks", "scenarios", "ok", "failed", "n/a", "state"];
     let mut table = Table::with_header(&["cold run"], &header);
     for run in runs {
         // An interrupted run stored the scenarios it measured, and not those after them.
@@ -42,13 +43,13 @@ fn cold_table(runs: &[ColdRunSummary]) -> Table {
         let counts = [run.processes, run.ok, run.failed, run.unsupported].map(|n| n.to_string());
         let [processes, ok, failed, unsupported] = counts.map(Cell::number);
         let scenarios = Cell::number(scenarios);
-        let cells = [Cell::text(&run.started), Cell::text(&run.measure), processes, Cell::text(run.stacks.join(", "))];
+        let cells = [Cell::text(&run.measure), processes, Cell::text(run.stacks.join(", "))];
         let cells = cells.into_iter().chain([scenarios, ok, failed, unsupported, Cell::text(state)]);
         table.push_row(vec![run.id.clone()], cells.collect());
     }
     table.notes.push(
-        "cold runs: fresh processes per stack and scenario, each stack with itself (`tlsbench cold --show RUN` \
-         prints one); ok, failed, n/a: rows (stack x scenario) by how they ended"
+        "cold runs (each id is its start, UTC): fresh processes per stack and scenario, each stack with itself \
+         (`tlsbench cold --show RUN` prints one); ok, failed, n/a: rows (stack x scenario) by how they ended"
             .into(),
     );
     table
@@ -87,7 +88,6 @@ ok, failed, n/a: cells (pair x scenario) by how they ended
     fn lists_cold_runs_after_the_runs_marked_as_cold() {
         let cold = |id: &str, measured| ColdRunSummary {
             id: id.into(),
-            started: "2026-11-29T05:20:00Z".into(),
             measure: "time".into(),
             processes: 3,
             stacks: vec!["openssl".into(), "rustls-ring".into()],
@@ -98,13 +98,13 @@ ok, failed, n/a: cells (pair x scenario) by how they ended
             unsupported: 0,
         };
         let expected = "\
-cold run | started               measure  processes  stacks                scenarios  ok  failed  n/a  state
-c-1      | 2026-11-29T05:20:00Z  time             3  openssl, rustls-ring          3   6       0    0  complete
-c-2      | 2026-11-29T05:20:00Z  time             3  openssl, rustls-ring     1 of 3   2       0    0  interrupted
-cold runs: fresh processes per stack and scenario, each stack with itself (`tlsbench cold --show RUN` prints one); ok,
-  failed, n/a: rows (stack x scenario) by how they ended
+cold run              | measure  processes  stacks                scenarios  ok  failed  n/a  state
+20261129T052000Z-3755 | time             3  openssl, rustls-ring          3   6       0    0  complete
+20261129T052100Z-0a1f | time             3  openssl, rustls-ring     1 of 3   2       0    0  interrupted
+cold runs (each id is its start, UTC): fresh processes per stack and scenario, each stack with itself (`tlsbench cold
+  --show RUN` prints one); ok, failed, n/a: rows (stack x scenario) by how they ended
 ";
-        let colds = [cold("c-1", 3), cold("c-2", 1)];
+        let colds = [cold("20261129T052000Z-3755", 3), cold("20261129T052100Z-0a1f", 1)];
         assert_eq!(render(&[], &colds, Path::new("x.db")), expected);
         // Beside runs: their table, a blank line, the cold runs'.
         let runs = render(&[run("r-1", 0)], &[], Path::new("x.db"));

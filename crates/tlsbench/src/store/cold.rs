@@ -14,7 +14,6 @@ use crate::results::Status;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColdRunSummary {
     pub id: String,
-    pub started: String,
     pub measure: String,
     pub processes: usize,
     pub stacks: Vec<String>,
@@ -113,7 +112,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(&format!(
-                "SELECT r.id, r.started, r.measure, r.processes, r.stacks, r.scenarios, {}), {} AND status = 'ok'),
+                "SELECT r.id, r.measure, r.processes, r.stacks, r.scenarios, {}), {} AND status = 'ok'),
                         {} AND status = 'failed'), {} AND status = 'unsupported')
                  FROM cold_runs r ORDER BY r.rowid",
                 count("DISTINCT scenario_position"),
@@ -127,17 +126,16 @@ impl Store {
                 let n = |i| row.get::<_, i64>(i).map(|n| n as usize);
                 let summary = ColdRunSummary {
                     id: row.get(0)?,
-                    started: row.get(1)?,
-                    measure: row.get(2)?,
-                    processes: n(3)?,
+                    measure: row.get(1)?,
+                    processes: n(2)?,
                     stacks: Vec::new(),
                     scenarios: 0,
-                    measured: n(6)?,
-                    ok: n(7)?,
-                    failed: n(8)?,
-                    unsupported: n(9)?,
+                    measured: n(5)?,
+                    ok: n(6)?,
+                    failed: n(7)?,
+                    unsupported: n(8)?,
                 };
-                Ok((summary, row.get::<_, String>(4)?, row.get::<_, String>(5)?))
+                Ok((summary, row.get::<_, String>(3)?, row.get::<_, String>(4)?))
             })
             .map_err(|e| self.error(e))?;
         let mut runs = Vec::new();

@@ -53,7 +53,6 @@ fn each_scenario_is_kept_as_it_is_stored_and_an_interrupted_run_says_so() {
     assert_eq!(reader.load_cold("cold-1").unwrap().scenarios, doc.scenarios[..1]);
     let summary = ColdRunSummary {
         id: "cold-1".into(),
-        started: "2026-11-29T05:20:00Z".into(),
         measure: "time".into(),
         processes: 2,
         stacks: vec!["openssl".into(), "rustls-ring".into(), "boringssl".into()],
