@@ -4,7 +4,9 @@
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::common::{one_message, read_json, succeeded, tlsbench};
+use crate::common::{one_message, read_json, succeeded, tlsbench, QUICK};
+
+const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// Every figure stored for the only cold run: (scenario, stack, process, side, phase, value).
 fn stored(db: &std::path::Path) -> Vec<(String, String, u64, String, String, u64)> {
@@ -95,8 +97,21 @@ fn a_cold_run_is_stored_listed_shown_again_and_exported_as_measured() {
     assert!(!unknown.status.success());
     let expected = format!("error: no cold run `nope` in cold.db (cold runs: {id})");
     assert_eq!(one_message(&unknown.stderr), expected);
-    // `show` takes runs of `tlsbench run`, and says where a cold one is shown.
+    // `show` takes runs of `tlsbench run`, and says where a cold one is shown; and the other way round.
     let show = tlsbench(dir.path()).args(["show", &id, "--db", "cold.db"]).output().unwrap();
     assert!(!show.status.success());
     assert!(one_message(&show.stderr).ends_with(&format!("`tlsbench cold --show {id}` prints it")), "{show:?}");
+    let run = ["run", "--stack", "openssl", "--scenario", FULL, "--db", "cold.db"];
+    succeeded(tlsbench(dir.path()).args(run).args(QUICK).output().unwrap());
+    let run_id: String = Connection::open(&db).unwrap().query_row("SELECT id FROM runs", [], |r| r.get(0)).unwrap();
+    let shown = tlsbench(dir.path()).args(["cold", "--show", &run_id, "--db", "cold.db"]).output().unwrap();
+    assert!(!shown.status.success());
+    let expected =
+        format!("error: `{run_id}` is a run of `tlsbench run`, not a cold run: `tlsbench show {run_id}` prints it");
+    assert_eq!(one_message(&shown.stderr), expected);
+    // Both listed: the runs, then the cold runs.
+    let runs = succeeded(tlsbench(dir.path()).args(["runs", "--db", "cold.db"]).output().unwrap());
+    let runs = String::from_utf8(runs.stdout).unwrap();
+    assert!(runs.starts_with("run ") && runs.contains(&format!("\n{run_id} ")), "{runs}");
+    assert!(runs.find("\ncold run ").unwrap() > runs.find(&run_id).unwrap(), "{runs}");
 }
