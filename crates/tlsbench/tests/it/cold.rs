@@ -1,6 +1,9 @@
 //! End-to-end: a `tlsbench cold` run stored in the results database as it printed it, listed by
 //! `tlsbench runs`, read back by `cold --show` and exported; an unknown id names those there are.
 
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -114,4 +117,35 @@ fn a_cold_run_is_stored_listed_shown_again_and_exported_as_measured() {
     let runs = String::from_utf8(runs.stdout).unwrap();
     assert!(runs.starts_with("run ") && runs.contains(&format!("\n{run_id} ")), "{runs}");
     assert!(runs.find("\ncold run ").unwrap() > runs.find(&run_id).unwrap(), "{runs}");
+}
+
+#[test]
+fn a_killed_cold_run_keeps_the_scenarios_it_printed_and_says_it_was_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cold.db");
+    // Enough processes that each scenario takes a while: the run is killed after its first.
+    let run = ["cold", "--processes", "300", "--stack", "openssl", "--db", "cold.db"];
+    let mut child = tlsbench(dir.path()).args(run).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let rows = || {
+        let conn = Connection::open(&db).ok()?;
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn.query_row("SELECT COUNT(*) FROM cold_rows", [], |r| r.get::<_, i64>(0)).ok()
+    };
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while rows().unwrap_or(0) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "tlsbench cold ended before its first scenario was stored");
+        assert!(Instant::now() < deadline, "no scenario stored within 5 minutes");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let runs = succeeded(tlsbench(dir.path()).args(["runs", "--db", "cold.db"]).output().unwrap());
+    let runs = String::from_utf8(runs.stdout).unwrap();
+    assert!(runs.lines().nth(1).is_some_and(|l| l.contains(" 1 of 3 ") && l.ends_with(" interrupted")), "{runs}");
+    let shown = succeeded(tlsbench(dir.path()).args(["cold", "--show", "--db", "cold.db"]).output().unwrap());
+    let (tables, note) = (String::from_utf8(shown.stdout).unwrap(), one_message(&shown.stderr));
+    assert_eq!(tables.matches("\ncold ").count() + usize::from(tables.starts_with("cold ")), 1, "{tables}");
+    assert!(tables.lines().any(|l| l.starts_with("openssl ")), "{tables}");
+    assert!(note.ends_with("was interrupted: 1 of its 3 scenarios were measured"), "{note}");
 }
