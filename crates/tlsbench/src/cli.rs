@@ -31,7 +31,8 @@ pub enum Command {
     /// aes-128-gcm; 2 short samples per pair (whether it works, and roughly at what rate). Takes
     /// the options of `run`.
     Interop(RunArgs),
-    /// List the stored runs, oldest first: stacks, cells and whether each run is complete.
+    /// List the stored runs, oldest first: stacks, cells and whether each run is complete; then the
+    /// cold runs (`tlsbench cold`).
     Runs(DbArg),
     /// Print a stored run's table as `run` printed it (the latest run without RUN); export it.
     Show(ShowArgs),
@@ -74,7 +75,8 @@ pub enum Command {
     /// Per stack (with itself) and handshake scenario, N runners, each in a new process: the
     /// process's start to `main`, each side's context, first and second full handshake (or first
     /// and second resumption), in time or, under callgrind, instructions
-    /// (docs/scenarios.md#cold-processes-tlsbench-cold).
+    /// (docs/scenarios.md#cold-processes-tlsbench-cold). Each run is stored in the results
+    /// database; `cold --show [ID]` prints it again.
     Cold(ColdArgs),
     /// Make this machine noisy on purpose, to try sampling under noise (docs/sampling.md).
     ///
@@ -446,6 +448,24 @@ pub struct ColdArgs {
     /// time, or instructions (each side under callgrind, counted phase by phase).
     #[arg(long, default_value_t = Measure::Time)]
     pub measure: Measure,
+    /// Measure nothing: print a stored cold run's tables again as the run printed them, the
+    /// latest without ID (`tlsbench runs` lists them); --json and --csv export it.
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        conflicts_with_all = ["stacks", "scenarios", "processes", "quick", "measure"]
+    )]
+    pub show: Option<Option<String>>,
+    /// Write the run as a JSON document: the run, the machine, every process's figures per side
+    /// and phase, with their units (docs/results.md, "Cold runs").
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the run as CSV: one row per scenario, stack, process, side and phase, with its unit.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 #[derive(Args)]

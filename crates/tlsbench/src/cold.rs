@@ -2,20 +2,26 @@
 //! processes, each replying with its first context, its first handshake and the warm ones after
 //! it, per side (docs/runner-protocol.md#cold); the table puts the cold figures beside the warm
 //! ones. Under `--measure instructions`, each side of each sample runs under callgrind, which
-//! dumps its count after each phase.
+//! dumps its count after each phase. Each run is stored as it goes (store/cold.rs), read back by
+//! `cold --show` and exported with `--json` and `--csv` (export/cold.rs), all from one document
+//! (cold_document.rs) whose tables output/cold_table.rs prints.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context, Result};
-use tlsbench_harness::cold::{Cold, ColdReply, ColdSide, PHASES};
+use tlsbench_harness::cold::{Cold, ColdReply, ColdSide};
 use tlsbench_harness::{pki, Kind, Measure, Pki, Scenario, Side};
 
 use crate::cli::ColdArgs;
+use crate::cold_document::COLD_SCHEMA_VERSION;
+use crate::cold_document::{self as document, phases, ColdDocument, ColdEnvironment, ColdRun, ColdScenario, Outcome};
 use crate::instructions::{total, Callgrind};
+use crate::results::Status;
 use crate::runner_command::{strs, RunnerCommand};
-use crate::{executor, output};
+use crate::store::{Store, StoreError};
+use crate::{executor, export, output};
 
 /// What one cold process may take, valgrind's start included.
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -29,6 +35,9 @@ pub const DEFAULT_SCENARIOS: [&str; 3] = [
 ];
 
 pub fn cold(args: ColdArgs) -> Result<ExitCode> {
+    if let Some(id) = &args.show {
+        return show(id.as_deref(), &args);
+    }
     let measure = args.measure;
     if !matches!(measure, Measure::Time | Measure::Instructions) {
         bail!("cold measures time or instructions, not {measure}");
@@ -53,26 +62,97 @@ pub fn cold(args: ColdArgs) -> Result<ExitCode> {
         Measure::Instructions => Some(Callgrind::find()?),
         _ => None,
     };
-    let mut failed = 0;
+    // The run is stored before it measures, each scenario as its table is printed: an
+    // interrupted run keeps what it measured.
+    let mut store = Store::create_or_open(&args.db.db)?;
+    let started = SystemTime::now();
+    let run = ColdRun {
+        id: crate::commands::run_id(started),
+        started: humantime::format_rfc3339_seconds(started).to_string(),
+        tlsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        measure,
+        unit: document::unit(measure).to_string(),
+        processes,
+        stacks: ids.clone(),
+        planned_scenarios: scenarios.iter().map(Scenario::name).collect(),
+        environment: ColdEnvironment::detect(),
+    };
+    store.insert_cold_run(&run)?;
+    let mut doc = ColdDocument { schema_version: COLD_SCHEMA_VERSION, run, scenarios: Vec::new() };
     for (i, scenario) in scenarios.iter().enumerate() {
         let mut rows = Vec::new();
         for id in &ids {
             let runner = runners.of(id)?;
-            let outcome = (0..processes)
-                .map(|_| match &callgrind {
+            let mut outcome = Outcome { processes: Vec::new(), library: None, end: None };
+            // Until the first process that replies without figures.
+            while outcome.end.is_none() && outcome.processes.len() < processes {
+                let reply = match &callgrind {
                     None => timed(runner, id, scenario, &data_dir),
                     Some(callgrind) => counted(callgrind, runner, id, scenario, &data_dir),
-                })
-                .collect::<Result<Vec<Cold>, String>>();
-            failed += usize::from(matches!(outcome, Err(ref reason) if !reason.starts_with("unsupported: ")));
+                };
+                match reply {
+                    Ok((cold, library)) => {
+                        outcome.processes.push(cold);
+                        outcome.library = outcome.library.or(library);
+                    }
+                    Err(end) => outcome.end = Some(end),
+                }
+            }
             rows.push((id.clone(), outcome));
         }
+        let measured = ColdScenario::new(scenario.name(), &phases(scenario.kind), rows);
         if i > 0 {
             output::print("\n");
         }
-        output::print(render(scenario, measure, processes, &rows));
+        output::print(output::cold_table::render(&measured, measure, processes));
+        store.record_cold_scenario(&doc.run.id, i, &measured)?;
+        doc.scenarios.push(measured);
     }
+    output::stderr::line(format!(
+        "stored as cold run {} in {}; `tlsbench cold --show {}` prints it again",
+        doc.run.id,
+        args.db.db.display(),
+        doc.run.id
+    ));
+    export(&args, &doc)?;
+    let failed = doc.scenarios.iter().flat_map(|s| &s.rows).filter(|r| r.status == Status::Failed).count();
     Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// `cold --show [ID]`: a stored cold run's tables as the run printed them (the latest without
+/// ID), exported as a run's are.
+fn show(id: Option<&str>, args: &ColdArgs) -> Result<ExitCode> {
+    let store = Store::open_existing(&args.db.db)?;
+    let id = match id {
+        Some(id) => id.to_string(),
+        None => store.latest_cold()?,
+    };
+    let doc = match store.load_cold(&id) {
+        Err(StoreError::UnknownColdRun { .. }) if store.has_run(&id, false)? => {
+            bail!("`{id}` is a run of `tlsbench run`, not a cold run: `tlsbench show {id}` prints it")
+        }
+        doc => doc?,
+    };
+    output::print(output::cold_table::render_all(&doc));
+    let (measured, planned) = (doc.scenarios.len(), doc.run.planned_scenarios.len());
+    if measured < planned {
+        output::stderr::line(format!(
+            "note: cold run {id} was interrupted: {measured} of its {planned} scenarios were measured"
+        ));
+    }
+    export(args, &doc)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(args: &ColdArgs, doc: &ColdDocument) -> Result<()> {
+    if let Some(path) = &args.json {
+        export::write_bytes(path, export::cold::json(doc))?;
+    }
+    if let Some(path) = &args.csv {
+        export::write_bytes(path, export::cold::csv(doc))?;
+    }
+    Ok(())
 }
 
 fn is_handshake(kind: Kind) -> bool {
@@ -88,7 +168,7 @@ fn monotonic_ns() -> u64 {
 }
 
 /// One fresh process, timed.
-fn timed(runner: &Path, id: &str, scenario: &Scenario, data_dir: &Path) -> Result<Cold, String> {
+fn timed(runner: &Path, id: &str, scenario: &Scenario, data_dir: &Path) -> Reply {
     let command = |spawned_at_ns| RunnerCommand::Cold {
         client: id,
         server: id,
@@ -103,19 +183,14 @@ fn timed(runner: &Path, id: &str, scenario: &Scenario, data_dir: &Path) -> Resul
     let at = words.iter().position(|w| w == "--spawned-at-ns").expect("the flag is there") + 1;
     let mut words = words;
     words[at] = monotonic_ns().to_string();
-    let output = executor::call_with(runner, &strs(&words), &env, TIMEOUT).map_err(|e| format!("{e:#}"))?;
+    let output = executor::call_with(runner, &strs(&words), &env, TIMEOUT).map_err(failed)?;
     reply(&output.stdout, output.stderr.as_deref())
 }
 
 /// One fresh process per side under callgrind, each counting its side's calls, phase by phase.
-fn counted(
-    callgrind: &Callgrind,
-    runner: &Path,
-    id: &str,
-    scenario: &Scenario,
-    data_dir: &Path,
-) -> Result<Cold, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("a directory for callgrind's output: {e}"))?;
+fn counted(callgrind: &Callgrind, runner: &Path, id: &str, scenario: &Scenario, data_dir: &Path) -> Reply {
+    let dir = tempfile::tempdir().map_err(|e| (Status::Failed, format!("a directory for callgrind's output: {e}")))?;
+    let mut library = None;
     let mut sides = [ColdSide::default(), ColdSide::default()];
     for (slot, side) in [Side::Client, Side::Server].into_iter().enumerate() {
         let out = dir.path().join(format!("{side}.callgrind"));
@@ -128,16 +203,20 @@ fn counted(
             count_side: Some(side),
         };
         let (program, args) = callgrind.command(runner, &command, &out, &[], &crate::trust::runner_env());
-        let output = executor::call(&program, &strs(&args), TIMEOUT).map_err(|e| format!("{e:#}"))?;
-        reply(&output.stdout, output.stderr.as_deref())?;
-        sides[slot] = phase_counts(&out, scenario.kind)?;
+        let output = executor::call(&program, &strs(&args), TIMEOUT).map_err(failed)?;
+        library = library.or(reply(&output.stdout, output.stderr.as_deref())?.1);
+        sides[slot] = phase_counts(&out, scenario.kind).map_err(|reason| (Status::Failed, reason))?;
     }
     let [client, server] = sides;
-    Ok(Cold { process_start_ns: None, client, server })
+    Ok((Cold { process_start_ns: None, client, server }, library))
+}
+
+fn failed(e: anyhow::Error) -> (Status, String) {
+    (Status::Failed, format!("{e:#}"))
 }
 
 /// The phases' counts from callgrind's dumps `OUT.1`, `OUT.2`, ... in the order the runner dumped
-/// them (its phases, [`PHASES`]).
+/// them (its phases, [`tlsbench_harness::cold::PHASES`]).
 fn phase_counts(out: &Path, kind: Kind) -> Result<ColdSide, String> {
     let phases = phases(kind);
     let mut side = ColdSide::default();
@@ -155,107 +234,22 @@ fn phase_counts(out: &Path, kind: Kind) -> Result<ColdSide, String> {
     Ok(side)
 }
 
-/// The phases a cold sample of `kind` has, in order.
-pub fn phases(kind: Kind) -> Vec<&'static str> {
-    match kind.is_resumption() {
-        false => PHASES[..3].to_vec(),
-        true => vec![PHASES[0], PHASES[1], PHASES[3], PHASES[4]],
-    }
-}
+/// A process's figures with the library its runner reported, or how and why it ended without.
+type Reply = Result<(Cold, Option<String>), (Status, String)>;
 
-fn reply(stdout: &str, stderr: Option<&str>) -> Result<Cold, String> {
+fn reply(stdout: &str, stderr: Option<&str>) -> Reply {
     let with_stderr = |reason: String| match stderr {
         Some(printed) => format!("{reason} (stderr: {printed})"),
         None => reason,
     };
     match serde_json::from_str::<ColdReply>(stdout).context("the runner printed an unreadable cold reply") {
-        Ok(ColdReply::Ok { cold, .. }) => Ok(cold),
-        Ok(ColdReply::Unsupported { reason }) => Err(format!("unsupported: {reason}")),
-        Ok(ColdReply::Failed { reason }) => Err(with_stderr(reason)),
-        Err(e) => Err(with_stderr(format!("{e:#}"))),
-    }
-}
-
-/// The median of the processes' figures.
-fn median(mut values: Vec<u64>) -> u64 {
-    values.sort_unstable();
-    values[values.len() / 2]
-}
-
-/// The table of one scenario: a row per stack, per side its phases' medians and the first
-/// (cold) against the last (warm) handshake of its kind.
-pub fn render(
-    scenario: &Scenario,
-    measure: Measure,
-    processes: usize,
-    rows: &[(String, Result<Vec<Cold>, String>)],
-) -> String {
-    let phases = phases(scenario.kind);
-    let (unit, scale) = match measure {
-        Measure::Instructions => ("k instructions", 1_000.0),
-        _ => ("µs", 1_000.0),
-    };
-    let mut text = format!(
-        "cold {scenario}\nmedians of {processes} fresh processes, {unit} inside each side's calls; \
-         start: from the spawn to the runner's main\n"
-    );
-    let names: Vec<&str> = phases.iter().map(|p| label(p)).collect();
-    let mut side_header = String::new();
-    for name in names.iter().chain(["1st÷2nd"].iter()) {
-        side_header.push_str(&format!(" {name:>8}"));
-    }
-    let width = side_header.chars().count();
-    text.push_str(&format!("{:<16} {:>6} |{:<width$}| server\n", "", "start", " client"));
-    text.push_str(&format!("{:<16} {:>6} |{side_header}|{side_header}\n", "stack", "ms"));
-    let mut notes = Vec::new();
-    for (id, outcome) in rows {
-        let samples = match outcome {
-            Ok(samples) => samples,
-            Err(reason) => {
-                notes.push(format!("{id}: {reason}"));
-                text.push_str(&format!("{id:<16} [{}]\n", notes.len()));
-                continue;
-            }
-        };
-        let start = samples.iter().filter_map(|s| s.process_start_ns).collect::<Vec<_>>();
-        let start = match start.len() == samples.len() && !start.is_empty() {
-            true => format!("{:.1}", median(start) as f64 / 1e6),
-            false => "-".into(),
-        };
-        text.push_str(&format!("{id:<16} {start:>6} |"));
-        for side in [Side::Client, Side::Server] {
-            let of = |cold: &Cold| match side {
-                Side::Client => cold.client,
-                Side::Server => cold.server,
-            };
-            let medians: Vec<u64> = phases
-                .iter()
-                .map(|phase| median(samples.iter().map(|s| of(s).phase(phase).unwrap_or(0)).collect()))
-                .collect();
-            for m in &medians {
-                text.push_str(&format!(" {:>8.1}", *m as f64 / scale));
-            }
-            // The first handshake of the kind measured against the last (warm) one.
-            let (first, warm) = (medians[phases.len() - 2], medians[phases.len() - 1]);
-            let ratio = if warm > 0 { format!("{:.2}×", first as f64 / warm as f64) } else { "-".into() };
-            text.push_str(&format!(" {ratio:>8}|"));
+        Ok(ColdReply::Ok { cold, client_library, server_library, .. }) => {
+            // One stack on both sides: one library, whichever side named it.
+            let library = [client_library, server_library].into_iter().find(|l| !l.is_empty());
+            Ok((cold, library))
         }
-        text.pop();
-        text.push('\n');
-    }
-    for (n, note) in notes.iter().enumerate() {
-        text.push_str(&output::columns::wrap(&format!("[{}] {note}", n + 1), output::WIDTH, 4));
-        text.push('\n');
-    }
-    text
-}
-
-fn label(phase: &str) -> &'static str {
-    match phase {
-        "context" => "context",
-        "first" => "first",
-        "second" => "second",
-        "first_resume" => "resume 1",
-        _ => "resume 2",
+        Ok(ColdReply::Unsupported { reason }) => Err((Status::Unsupported, reason)),
+        Ok(ColdReply::Failed { reason }) => Err((Status::Failed, with_stderr(reason))),
+        Err(e) => Err((Status::Failed, with_stderr(format!("{e:#}")))),
     }
 }

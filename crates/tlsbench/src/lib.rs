@@ -8,6 +8,7 @@ pub mod builds;
 pub mod callgrind_file;
 pub mod cli;
 pub mod cold;
+pub mod cold_document;
 pub mod commands;
 pub mod compare;
 pub mod cores;

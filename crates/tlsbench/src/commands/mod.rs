@@ -15,6 +15,7 @@ use anyhow::Result;
 use crate::cli::{Command, ExportArgs};
 use crate::export;
 use crate::results::RunDocument;
+pub(crate) use run::run_id;
 
 /// Does what the command line asked: each subcommand's outcome, or the error to print.
 pub fn execute(command: Command) -> Result<ExitCode> {

@@ -559,7 +559,7 @@ impl sampling::Recorder for DbRecorder<'_> {
 }
 
 /// A run id that sorts by time: `20261122T031500Z-3fa2`.
-fn run_id(started: SystemTime) -> String {
+pub(crate) fn run_id(started: SystemTime) -> String {
     let stamp: String =
         humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!("{stamp}-{:04x}", fastrand::u16(..))

@@ -14,7 +14,7 @@ use crate::{compare, export, output, profile, report, sampling};
 
 pub(super) fn runs(db: &Path) -> Result<()> {
     let store = Store::open_existing(db)?;
-    output::print(output::run_list::render(&store.runs()?, db));
+    output::print(output::run_list::render(&store.runs()?, &store.cold_runs()?, db));
     Ok(())
 }
 
@@ -132,6 +132,12 @@ fn load(name: Option<&str>, db: &Path) -> Result<Loaded> {
         None => store.latest()?,
     };
     let stored = match store.load(&id) {
+        Err(StoreError::UnknownRun { .. }) if store.has_run(&id, true)? => {
+            bail!(
+                "`{id}` is a cold run (`tlsbench cold`), not a run of `tlsbench run`: `tlsbench cold --show {id}` \
+                   prints it"
+            )
+        }
         Err(e @ StoreError::UnknownRun { .. }) => bail!("{e}, and there is no file `{id}`"),
         stored => stored?,
     };

@@ -1,7 +1,9 @@
 //! Exports of a run's results document to files (docs/results.md): JSON, CSV, Markdown and the
-//! formats continuous-benchmarking services read, each one small type behind [`Exporter`].
+//! formats continuous-benchmarking services read, each one small type behind [`Exporter`]; and
+//! a `tlsbench cold` run's document, in JSON and CSV (cold.rs).
 
 mod bencher;
+pub mod cold;
 mod csv;
 mod github_action;
 mod json;
@@ -25,7 +27,12 @@ pub trait Exporter {
 
 /// Serializes `doc` with `exporter` and writes it to `path`, replacing any file there.
 pub fn write_to(path: &Path, exporter: &dyn Exporter, doc: &RunDocument) -> anyhow::Result<()> {
-    let bytes = exporter.serialize(doc).with_context(|| format!("cannot export results to {}", path.display()))?;
+    write_bytes(path, exporter.serialize(doc))
+}
+
+/// Writes an export's bytes to `path`, replacing any file there; either failure names the file.
+pub fn write_bytes(path: &Path, bytes: anyhow::Result<Vec<u8>>) -> anyhow::Result<()> {
+    let bytes = bytes.with_context(|| format!("cannot export results to {}", path.display()))?;
     std::fs::write(path, bytes).with_context(|| format!("cannot write results to {}", path.display()))
 }
 

@@ -1,5 +1,6 @@
 //! What tlsbench prints: the results table on stdout, progress on stderr.
 
+pub mod cold_table;
 pub mod columns;
 pub mod comparison;
 pub mod format;

@@ -2,8 +2,12 @@
 //! environment and settings, and every sample, each written in its own transaction as it is taken.
 //!
 //! This file opens it and holds what is stored; its tables and how an older file is migrated
-//! are schema.rs, storing a run and each sample as it comes write.rs, reading runs back read.rs.
+//! are schema.rs, storing a run and each sample as it comes write.rs, reading runs back read.rs;
+//! `tlsbench cold`'s runs, stored and read back, cold.rs.
 
+mod cold;
+#[cfg(test)]
+mod cold_tests;
 mod read;
 mod schema;
 #[cfg(test)]
@@ -19,6 +23,7 @@ use tlsbench_harness::protocol::MetricValue;
 use crate::key::CellKey;
 use crate::results::{RunInfo, Status};
 use crate::steady::Warmup;
+pub use cold::ColdRunSummary;
 pub use schema::DB_SCHEMA_VERSION;
 
 /// The default database file, in the working directory.
@@ -40,21 +45,24 @@ pub enum StoreError {
     SchemaVersion { path: PathBuf, found: i64 },
     #[error("{0} is not a tlsbench results database; choose another file with --db PATH")]
     NotOurs(PathBuf),
-    #[error("no run `{id}` in {path} ({})", known_runs(.known))]
+    #[error("no run `{id}` in {path} ({})", known_runs(.known, "runs"))]
     UnknownRun { id: String, path: PathBuf, known: Vec<String> },
+    #[error("no cold run `{id}` in {path} ({})", known_runs(.known, "cold runs"))]
+    UnknownColdRun { id: String, path: PathBuf, known: Vec<String> },
     #[error("results database {path}: {source}")]
     Sqlite { path: PathBuf, source: rusqlite::Error },
     #[error("results database {path}: run {run} holds unreadable data: {what}")]
     Unreadable { path: PathBuf, run: String, what: String },
 }
 
-/// The valid choices for an unknown run id: the latest few, or that there are none.
-fn known_runs(known: &[String]) -> String {
+/// The valid choices for an unknown id of a run of kind `runs`: the latest few, or that there
+/// are none.
+fn known_runs(known: &[String], runs: &str) -> String {
     const SHOWN: usize = 5;
     match known.len() {
-        0 => "it holds no runs yet".to_string(),
-        n if n <= SHOWN => format!("runs: {}", known.join(", ")),
-        n => format!("latest runs: {}; `tlsbench runs` lists all {n}", known[n - SHOWN..].join(", ")),
+        0 => format!("it holds no {runs} yet"),
+        n if n <= SHOWN => format!("{runs}: {}", known.join(", ")),
+        n => format!("latest {runs}: {}; `tlsbench runs` lists all {n}", known[n - SHOWN..].join(", ")),
     }
 }
 

@@ -287,11 +287,16 @@ impl Store {
 
     /// Reads JSON that tlsbench wrote; a stack description or metric this build does not know
     /// (written by another version) is reported, not guessed at.
-    fn parse<T: serde::de::DeserializeOwned>(&self, run: &str, what: &str, text: &str) -> Result<T, StoreError> {
+    pub(super) fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        run: &str,
+        what: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
         serde_json::from_str(text).map_err(|e| self.unreadable(run, format!("{what} `{text}`: {e}")))
     }
 
-    fn unreadable(&self, run: &str, what: String) -> StoreError {
+    pub(super) fn unreadable(&self, run: &str, what: String) -> StoreError {
         StoreError::Unreadable { path: self.path.clone(), run: run.to_string(), what }
     }
 }

@@ -49,6 +49,19 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE samples ADD COLUMN cpus TEXT; ALTER TABLE runs ADD COLUMN core_speeds TEXT;",
     // 15: the forks and warm-up bound of processes that stay up, to resume a run with them.
     "ALTER TABLE runs ADD COLUMN forks INTEGER; ALTER TABLE runs ADD COLUMN warmup_max_ms INTEGER;",
+    // 16: `tlsbench cold`'s runs, their rows and every process's figures.
+    "CREATE TABLE cold_runs (id TEXT PRIMARY KEY, started TEXT NOT NULL, tlsbench_version TEXT NOT NULL,
+                             command_line TEXT NOT NULL, measure TEXT NOT NULL, processes INTEGER NOT NULL,
+                             stacks TEXT NOT NULL, scenarios TEXT NOT NULL, cpu TEXT NOT NULL, cores INTEGER NOT NULL,
+                             kernel TEXT NOT NULL, rustc TEXT NOT NULL, aslr TEXT NOT NULL, governor TEXT NOT NULL);
+     CREATE TABLE cold_rows (run_id TEXT NOT NULL REFERENCES cold_runs (id), position INTEGER NOT NULL,
+                             scenario_position INTEGER NOT NULL, scenario TEXT NOT NULL, stack TEXT NOT NULL,
+                             status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')), reason TEXT,
+                             library TEXT, PRIMARY KEY (run_id, position));
+     CREATE TABLE cold_values (run_id TEXT NOT NULL, cold_row INTEGER NOT NULL, process INTEGER NOT NULL,
+                               side TEXT NOT NULL, phase TEXT NOT NULL, value INTEGER NOT NULL,
+                               PRIMARY KEY (run_id, cold_row, process, side, phase),
+                               FOREIGN KEY (run_id, cold_row) REFERENCES cold_rows (run_id, position));",
 ];
 
 const SCHEMA: &str = "
@@ -138,6 +151,42 @@ CREATE TABLE warmups (
     gc_percent   REAL,            -- its time in % of the measured stretches,
     gc_sample_ms INTEGER,         -- and each side's measured time per sample chosen from them
     FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
+);
+-- `tlsbench cold`'s runs (schema 16): fresh processes per stack and handshake scenario.
+CREATE TABLE cold_runs (
+    id               TEXT PRIMARY KEY,  -- in the style of runs' ids, and not one of them
+    started          TEXT NOT NULL,     -- RFC 3339, UTC
+    tlsbench_version TEXT NOT NULL,
+    command_line     TEXT NOT NULL,     -- JSON array of the arguments
+    measure          TEXT NOT NULL,     -- 'time' (values in ns) or 'instructions'
+    processes        INTEGER NOT NULL,  -- fresh processes per stack and scenario
+    stacks           TEXT NOT NULL,     -- JSON array: the stacks, each with itself, in row order
+    scenarios        TEXT NOT NULL,     -- JSON array: the scenarios planned, in order
+    cpu TEXT NOT NULL, cores INTEGER NOT NULL, kernel TEXT NOT NULL, rustc TEXT NOT NULL,
+    aslr TEXT NOT NULL, governor TEXT NOT NULL
+);
+-- One stack in one scenario, stored with its scenario's others when its table is printed.
+CREATE TABLE cold_rows (
+    run_id            TEXT NOT NULL REFERENCES cold_runs (id),
+    position          INTEGER NOT NULL,  -- counts from 0 over the whole run, in the order printed
+    scenario_position INTEGER NOT NULL,  -- the scenario's place in the plan
+    scenario          TEXT NOT NULL,
+    stack             TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unsupported')),
+    reason            TEXT,              -- why it failed or is unsupported
+    library           TEXT,              -- the version its runner reported; NULL: no reply said
+    PRIMARY KEY (run_id, position)
+);
+-- Every figure of every process of a row, as measured.
+CREATE TABLE cold_values (
+    run_id  TEXT NOT NULL,
+    cold_row INTEGER NOT NULL,  -- the row's position
+    process  INTEGER NOT NULL,  -- counts from 0 in the order run
+    side     TEXT NOT NULL,     -- 'client', 'server', or 'process' for its start
+    phase    TEXT NOT NULL,     -- 'context', 'first', 'second', 'first_resume', 'second_resume'; 'start'
+    value    INTEGER NOT NULL,  -- in the measure's unit; a start in ns
+    PRIMARY KEY (run_id, cold_row, process, side, phase),
+    FOREIGN KEY (run_id, cold_row) REFERENCES cold_rows (run_id, position)
 );
 ";
 

@@ -263,7 +263,7 @@ const SCHEMA_V2: &str = "
 
 /// A file of `version`: version 2's tables, the migration steps up to `version`, and the
 /// fixture's run "old" in version 2's columns (which every later version has).
-fn file_of_version(dir: &Path, version: i64) -> PathBuf {
+pub(super) fn file_of_version(dir: &Path, version: i64) -> PathBuf {
     let path = dir.join(format!("v{version}.db"));
     let conn = Connection::open(&path).unwrap();
     conn.execute_batch(SCHEMA_V2).unwrap();

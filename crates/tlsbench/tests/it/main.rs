@@ -9,6 +9,7 @@ mod allocators;
 mod aws_lc;
 mod builds;
 mod cli;
+mod cold;
 mod conformance;
 mod contexts;
 mod families;
