@@ -192,18 +192,22 @@ final class Memory {
         }
     }
 
-    /** Resets the peak resident size to the current one (Linux: 5 into clear_refs) and returns it. */
+    /**
+     * Resets the peak resident size to the current one (Linux: 5 into clear_refs) and returns the peak as reset: the
+     * JVM's own threads move the resident size between the reset and a later reading of it, which a growth from that
+     * reading would count (below zero, where they gave memory back).
+     */
     static long resetPeak() {
         try {
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
         } catch (IOException e) {
             throw Failure.other("resetting the peak RSS: " + e.getMessage());
         }
-        Long rss = Net.residentBytes("VmRSS");
-        if (rss == null) {
-            throw Failure.other("/proc/self/status has no VmRSS");
+        Long peak = Net.residentBytes("VmHWM");
+        if (peak == null) {
+            throw Failure.other("/proc/self/status has no VmHWM");
         }
-        return rss;
+        return peak;
     }
 
     /** N connections of this side through their handshakes in lockstep with the peer process's N, gates passed. */
