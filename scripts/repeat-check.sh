@@ -53,7 +53,7 @@ def cells(path):
     return out
 
 a, b = cells(sys.argv[1]), cells(sys.argv[2])
-rows, by_group = [], {}
+rows, by_group, by_clock = [], {}, {}
 for key in sorted(a.keys() & b.keys()):
     (ma, ca), (mb, cb) = a[key], b[key]
     ratio = mb / ma
@@ -65,6 +65,10 @@ for key in sorted(a.keys() & b.keys()):
     g["ratios"].append(ratio)
     g["holds"] += [holds_a, holds_b]
     g["widths"] += [width_a, width_b]
+    c = by_clock.setdefault("cpu" if key[4].startswith("cpu_") else "wall", {"moves": [], "holds": [], "widths": []})
+    c["moves"].append(abs(ratio - 1) * 100)
+    c["holds"] += [holds_a, holds_b]
+    c["widths"] += [width_a, width_b]
     scenario = key[1].replace("_x25519_ecdsa-p256_aes-128-gcm", "")
     rows.append(f"{key[0][:24]:<24} {scenario[:30]:<30} {key[3]:<6} {key[4][:20]:<20} {ma:>11.1f} {mb:>11.1f} "
                 f"{ratio:>6.3f} ±{width_a:>4.1f}% {'y' if holds_a else 'n'} "
@@ -84,9 +88,19 @@ for name in ["aot", "go", "jit"]:
           f"{statistics.median(g['widths']):>15.1f}%")
 everything = [h for g in by_group.values() for h in g["holds"]]
 print(f"all    {len(everything) // 2:>5} {'':>20} {sum(everything) / len(everything) * 100:>11.0f}%")
+print()
+print(f"{'clock':<6} {'cells':>5} {'median move':>12} {'within 5%':>10} {'holds other':>12} {'typical interval':>17}")
+for name in ["wall", "cpu"]:
+    c = by_clock.get(name)
+    if not c:
+        continue
+    n, within = len(c["moves"]), sum(m <= 5 for m in c["moves"])
+    holds = sum(c["holds"]) / len(c["holds"]) * 100
+    print(f"{name:<6} {n:>5} {statistics.median(c['moves']):>11.1f}% {within:>4} ({within * 100 // n:>2}%) "
+          f"{holds:>11.0f}% {statistics.median(c['widths']):>15.1f}%")
 EOF
 "$root/target/release/tlsbench" compare "$out/a.json" "$out/b.json" >"$out/compare.txt" 2>&1 || true
 echo
 echo "tlsbench compare A B, its summary:"
-tail -n 4 "$out/compare.txt"
+sed -n '/^summary:/,$p' "$out/compare.txt"
 echo "runs, JSON and compare's table in $out"

@@ -234,6 +234,7 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
             ));
         }
     }
+    notes.extend(machine_speed(a, b, comparison));
     if let (Some(runners_a), Some(runners_b)) = (&env_a.builds, &env_b.builds) {
         if runners_a != runners_b {
             notes.push(format!("A's runners: {runners_a}; B's: {runners_b}"));
@@ -252,6 +253,37 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
         }
     }
     notes
+}
+
+/// How far the machine's speed moved between the runs, beside how far the time rates did: each
+/// run times a fixed loop before and after it (environment.rs), so a host slower in B than in A
+/// (a busier neighbour on its caches, a lower clock) shows in the loop too; a shift that every
+/// cell shares, and the loop with them, is the machine's, not the stacks'. None under 1% both.
+fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Option<String> {
+    let loop_ms = |d: &RunDocument| {
+        let c = d.run.environment.conditions.as_ref()?;
+        Some((c.calibration_before.median_ms + c.calibration_after.median_ms) / 2.0)
+    };
+    let speed = loop_ms(a)? / loop_ms(b)?;
+    let mut factors: Vec<f64> = comparison
+        .rows
+        .iter()
+        .filter(|r| r.a.key.measure == "time" && r.a.better == "higher")
+        .filter_map(|r| Some(r.judgement.as_ref()?.factor))
+        .collect();
+    factors.sort_by(f64::total_cmp);
+    let rates = factors.get(factors.len() / 2).copied();
+    let moved = |x: f64| (x - 1.0).abs() >= 0.01;
+    if !moved(speed) && !rates.is_some_and(moved) {
+        return None;
+    }
+    let rates = match rates {
+        Some(median) => format!(", and its time rates' median cell at {median:.3}x A's"),
+        None => String::new(),
+    };
+    Some(format!(
+        "the machine's speed: B ran the fixed loop timed before and after each run at {speed:.3}x A's speed{rates};          a shift every cell shares with the loop is the machine's, not the stacks'"
+    ))
 }
 
 /// A hint when some compared cells have too few samples for any difference to be significant.
@@ -326,6 +358,56 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
   in each run (--samples)
 ";
         assert_eq!(rest, expected_rest);
+    }
+
+    #[test]
+    fn a_slower_machine_in_b_is_named_beside_the_time_rates_median_move() {
+        let conditions = |loop_ms: f64| crate::results::Conditions {
+            load_average_start: 0.5,
+            load_average_end: 0.5,
+            steal_percent: None,
+            calibration_before: crate::results::Calibration {
+                median_ms: loop_ms,
+                spread_percent: 1.0,
+                kept_spread_percent: None,
+                max_over_min: 1.01,
+            },
+            calibration_after: crate::results::Calibration {
+                median_ms: loop_ms,
+                spread_percent: 1.0,
+                kept_spread_percent: None,
+                max_over_min: 1.01,
+            },
+            noise: None,
+        };
+        let (mut a, mut b) = (fixture::document(), fixture::document());
+        a.run.environment.conditions = Some(conditions(2.80));
+        b.run.environment.conditions = Some(conditions(2.80));
+        let text = |a: &RunDocument, b: &RunDocument| {
+            let comparison = compare(a, b, None);
+            unwrapped(&render(&Named { name: "a", doc: a }, &Named { name: "b", doc: b }, &comparison, None))
+        };
+        assert!(!text(&a, &b).contains("the machine's speed"), "the same speed: no note");
+        b.run.environment.conditions = Some(conditions(2.856));
+        for cell in b.results.iter_mut().filter(|c| c.key.measure == "time" && c.better == "higher") {
+            cell.samples.iter_mut().for_each(|x| *x *= 0.98);
+        }
+        let said = text(&a, &b);
+        assert!(
+            said.contains(
+                "B ran the fixed loop timed before and after each run at 0.980x A's speed, and its time \
+                 rates' median cell at 0.980x A's"
+            ),
+            "{said}"
+        );
+        // Runs stored before the conditions were kept say nothing of it.
+        b.run.environment.conditions = None;
+        assert!(!text(&a, &b).contains("the machine's speed"));
+    }
+
+    /// The words of a rendered text, one space apart (its lines are wrapped at 120 columns).
+    fn unwrapped(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     #[test]
