@@ -46,7 +46,7 @@ pub fn render(a: &Named, b: &Named, comparison: &Comparison, threshold: Option<f
     for note in notes(a.doc, b.doc, comparison) {
         out += &wrap(&format!("note: {note}"));
     }
-    if let Some(warning) = few_samples_warning(comparison) {
+    for warning in [common_shift_warning(comparison), few_samples_warning(comparison)].into_iter().flatten() {
         out += &wrap(&format!("warning: {warning}"));
     }
     out
@@ -265,24 +265,60 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
         Some((c.calibration_before.median_ms + c.calibration_after.median_ms) / 2.0)
     };
     let speed = loop_ms(a)? / loop_ms(b)?;
-    let mut factors: Vec<f64> = comparison
-        .rows
-        .iter()
-        .filter(|r| r.a.key.measure == "time" && r.a.better == "higher")
-        .filter_map(|r| Some(r.judgement.as_ref()?.factor))
-        .collect();
-    factors.sort_by(f64::total_cmp);
+    let factors = time_rate_factors(comparison);
     let rates = factors.get(factors.len() / 2).copied();
     let moved = |x: f64| (x - 1.0).abs() >= 0.01;
     if !moved(speed) && !rates.is_some_and(moved) {
         return None;
     }
     let rates = match rates {
-        Some(median) => format!(", and its time rates' median cell at {median:.3}x A's"),
+        Some(median) if (median / speed - 1.0).abs() < 0.02 => format!(
+            ", and its time rates' median cell at {median:.3}x A's: the same shift, which is the machine's, not the \
+             stacks'"
+        ),
+        Some(median) => format!(
+            ", and its time rates' median cell at {median:.3}x A's: the loop did not move as the cells did, so it \
+             does not tell whether the machine did"
+        ),
         None => String::new(),
     };
     Some(format!(
-        "the machine's speed: B ran the fixed loop timed before and after each run at {speed:.3}x A's speed{rates};          a shift every cell shares with the loop is the machine's, not the stacks'"
+        "the machine's speed: B ran the fixed loop timed before and after each run at {speed:.3}x A's speed{rates}"
+    ))
+}
+
+/// B's median over A's of every time rate judged, in order.
+fn time_rate_factors(comparison: &Comparison) -> Vec<f64> {
+    let time_rates = comparison.rows.iter().filter(|r| r.a.key.measure == "time" && r.a.better == "higher");
+    let mut factors: Vec<f64> = time_rates.filter_map(|r| Some(r.judgement.as_ref()?.factor)).collect();
+    factors.sort_by(f64::total_cmp);
+    factors
+}
+
+/// Many time rates that moved together, the same way and by more than half the time measure's
+/// threshold: what a machine that ran slower or faster in B does to every cell (on a shared host
+/// for minutes at a time, measured 2026-11-29: every cell 10% slower three minutes later), which
+/// the verdicts cannot tell from the stacks' own changes.
+fn common_shift_warning(comparison: &Comparison) -> Option<String> {
+    let factors = time_rate_factors(comparison);
+    if factors.len() < 10 {
+        return None;
+    }
+    let median = factors[factors.len() / 2];
+    let same_way = factors.iter().filter(|&&f| (f < 1.0) == (median < 1.0)).count();
+    let share = same_way as f64 / factors.len() as f64;
+    if (median - 1.0).abs() <= crate::compare::default_threshold("time") / 2.0 || share < 0.8 {
+        return None;
+    }
+    Some(format!(
+        "B's time rates moved together: the median of {} cells is {median:.3}x A's, {:.0}% of them {}; a machine \
+         that ran {} in B (a busier host, another clock) moves every cell so, and the time verdicts cannot tell that \
+         from the stacks' own changes: compare stacks within one run, run both again on a quieter machine, or \
+         compare --measure instructions",
+        factors.len(),
+        share * 100.0,
+        if median < 1.0 { "lower" } else { "higher" },
+        if median < 1.0 { "slower" } else { "faster" },
     ))
 }
 
@@ -396,13 +432,46 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         assert!(
             said.contains(
                 "B ran the fixed loop timed before and after each run at 0.980x A's speed, and its time \
-                 rates' median cell at 0.980x A's"
+                 rates' median cell at 0.980x A's: the same shift, which is the machine's"
             ),
             "{said}"
         );
         // Runs stored before the conditions were kept say nothing of it.
         b.run.environment.conditions = None;
         assert!(!text(&a, &b).contains("the machine's speed"));
+    }
+
+    #[test]
+    fn time_rates_that_all_moved_one_way_are_named_as_the_machine_s_move() {
+        let mut a = fixture::document();
+        let template = a.results.iter().find(|c| c.key.measure == "time" && c.better == "higher").unwrap().clone();
+        a.results = (0..12)
+            .map(|i| {
+                let mut cell = template.clone();
+                cell.key.scenario = format!("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_{i}");
+                cell.samples = vec![1000.0 + i as f64, 1010.0, 990.0, 1005.0, 995.0, 1000.0];
+                cell
+            })
+            .collect();
+        let shifted = |factor: f64| {
+            let mut b = a.clone();
+            b.results.iter_mut().for_each(|c| c.samples.iter_mut().for_each(|x| *x *= factor));
+            b
+        };
+        let warned = |b: &RunDocument| common_shift_warning(&compare(&a, b, None));
+        let slower = warned(&shifted(0.90)).expect("every cell 10% slower");
+        assert!(
+            slower.starts_with(
+                "B's time rates moved together: the median of 12 cells is 0.900x A's, 100% of them \
+             lower; a machine that ran slower in B"
+            ),
+            "{slower}"
+        );
+        // Within half the threshold, or cells that moved both ways: no warning.
+        assert_eq!(warned(&shifted(0.98)), None);
+        let mut mixed = shifted(0.90);
+        mixed.results.iter_mut().take(4).for_each(|c| c.samples.iter_mut().for_each(|x| *x *= 1.3));
+        assert_eq!(warned(&mixed), None, "8 of 12 lower is not together");
     }
 
     /// The words of a rendered text, one space apart (its lines are wrapped at 120 columns).
