@@ -4,8 +4,10 @@
 # prints, for every rate cell (stack, scenario, side, wall and CPU): each run's median, their
 # ratio, each run's printed interval and whether it holds the other run's median; then, per
 # group of stacks (JIT, Go, compiled ahead of time), the worst ratio, the share of intervals that
-# hold the other run's median and the typical (median) interval; then `tlsbench compare`'s
-# verdicts. A benchmark, not a test: nothing is asserted.
+# hold the other run's median and the typical (median) interval; per clock (wall, CPU), the
+# median cell's move, the move every cell shares (the machine's speed between the runs) and the
+# moves beside it (how the stacks stand against each other from run to run); then `tlsbench
+# compare`'s verdicts. A benchmark, not a test: nothing is asserted.
 #
 #   scripts/repeat-check.sh [OUT_DIR] [-- tlsbench run arguments]
 #   scripts/repeat-check.sh --analyze OUT_DIR      (the analysis again, of runs already there)
@@ -65,8 +67,10 @@ for key in sorted(a.keys() & b.keys()):
     g["ratios"].append(ratio)
     g["holds"] += [holds_a, holds_b]
     g["widths"] += [width_a, width_b]
-    c = by_clock.setdefault("cpu" if key[4].startswith("cpu_") else "wall", {"moves": [], "holds": [], "widths": []})
+    c = by_clock.setdefault("cpu" if key[4].startswith("cpu_") else "wall",
+                            {"moves": [], "ratios": [], "holds": [], "widths": []})
     c["moves"].append(abs(ratio - 1) * 100)
+    c["ratios"].append(ratio)
     c["holds"] += [holds_a, holds_b]
     c["widths"] += [width_a, width_b]
     scenario = key[1].replace("_x25519_ecdsa-p256_aes-128-gcm", "")
@@ -89,15 +93,23 @@ for name in ["aot", "go", "jit"]:
 everything = [h for g in by_group.values() for h in g["holds"]]
 print(f"all    {len(everything) // 2:>5} {'':>20} {sum(everything) / len(everything) * 100:>11.0f}%")
 print()
-print(f"{'clock':<6} {'cells':>5} {'median move':>12} {'within 5%':>10} {'holds other':>12} {'typical interval':>17}")
+# "shared": the median B/A of the clock's cells, a move they all share (the machine's speed between
+# the runs); "beside it": each cell's move once that is divided out, how the stacks stand against
+# each other from one run to the next.
+print(f"{'clock':<6} {'cells':>5} {'median move':>12} {'within 5%':>10} {'holds other':>12} {'typical interval':>17} "
+      f"{'shared':>7} {'beside it':>10} {'within 5%':>10}")
 for name in ["wall", "cpu"]:
     c = by_clock.get(name)
     if not c:
         continue
     n, within = len(c["moves"]), sum(m <= 5 for m in c["moves"])
     holds = sum(c["holds"]) / len(c["holds"]) * 100
+    shared = statistics.median(c["ratios"])
+    beside = [abs(r / shared - 1) * 100 for r in c["ratios"]]
+    within_beside = sum(m <= 5 for m in beside)
     print(f"{name:<6} {n:>5} {statistics.median(c['moves']):>11.1f}% {within:>4} ({within * 100 // n:>2}%) "
-          f"{holds:>11.0f}% {statistics.median(c['widths']):>15.1f}%")
+          f"{holds:>11.0f}% {statistics.median(c['widths']):>16.1f}% {shared:>7.3f} {statistics.median(beside):>9.1f}% "
+          f"{within_beside:>4} ({within_beside * 100 // n:>2}%)")
 EOF
 "$root/target/release/tlsbench" compare "$out/a.json" "$out/b.json" >"$out/compare.txt" 2>&1 || true
 echo
