@@ -400,6 +400,12 @@ pub struct CompareArgs {
     /// Only B's cells of this stack (see --stack-a).
     #[arg(long, value_name = "ID", requires = "stack_a")]
     pub stack_b: Option<String>,
+    /// Judge the time rates beside the move they all share: B's samples divided by the median
+    /// cell's B/A (a host that ran slower or faster in B moves every cell so) before the test;
+    /// the figures stay as measured. For runs of many cells, 10 time rates at least
+    /// (docs/sampling.md#a-noisy-machine).
+    #[arg(long)]
+    pub beside_shift: bool,
     #[command(flatten)]
     pub db: DbArg,
 }

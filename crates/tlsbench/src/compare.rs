@@ -198,6 +198,9 @@ pub struct Comparison<'a> {
     pub rows: Vec<Row<'a>>,
     pub only_in_a: Vec<&'a CellResult>,
     pub only_in_b: Vec<&'a CellResult>,
+    /// Where the time rates were judged beside their shared move ([`judge_beside_shift`]): the
+    /// median cell's B/A, which B's samples were divided by.
+    pub beside_shift: Option<f64>,
 }
 
 impl Comparison<'_> {
@@ -295,7 +298,49 @@ pub fn compare_with_history<'a>(
     }
     let only_in_b =
         b.results.iter().filter(|cell_b| !a.results.iter().any(|cell_a| key(cell_a) == key(cell_b))).collect();
-    Comparison { rows, only_in_a, only_in_b }
+    Comparison { rows, only_in_a, only_in_b, beside_shift: None }
+}
+
+/// Whether a row is a time rate (its measure's rates, the ones a machine's speed moves).
+pub fn is_time_rate(cell: &CellResult) -> bool {
+    cell.key.measure == "time" && cell.better == "higher"
+}
+
+/// B's median over A's of every time rate judged, in order.
+pub fn time_rate_factors(comparison: &Comparison) -> Vec<f64> {
+    let time_rates = comparison.rows.iter().filter(|r| is_time_rate(r.a));
+    let mut factors: Vec<f64> = time_rates.filter_map(|r| Some(r.judgement.as_ref()?.factor)).collect();
+    factors.sort_by(f64::total_cmp);
+    factors
+}
+
+/// The fewest time rates whose median B/A is taken as the move they share.
+pub const LEAST_FOR_SHIFT: usize = 10;
+
+/// Judges the time rates again beside the move they all share: B's kept samples divided by the
+/// median of the rows' B/A before the test, each row held to the threshold it had. What a host
+/// that ran slower or faster in B did to every cell is left out, and with it a change that every
+/// stack made alike: the rows' factors and figures stay as measured. Err with fewer than
+/// [`LEAST_FOR_SHIFT`] time rates judged.
+pub fn judge_beside_shift(comparison: &mut Comparison) -> Result<f64, String> {
+    let factors = time_rate_factors(comparison);
+    if factors.len() < LEAST_FOR_SHIFT {
+        return Err(format!(
+            "--beside-shift needs at least {LEAST_FOR_SHIFT} time rates judged in both runs to find the move they \
+             share; these runs have {}",
+            factors.len()
+        ));
+    }
+    let shift = factors[factors.len() / 2];
+    for row in comparison.rows.iter_mut().filter(|r| is_time_rate(r.a)) {
+        let Some(judgement) = &mut row.judgement else { continue };
+        let b_kept: Vec<f64> = kept_samples(row.b).iter().map(|x| x / shift).collect();
+        if let Some(beside) = judge(&kept_samples(row.a), &b_kept, true, judgement.threshold, false) {
+            (judgement.p, judgement.verdict) = (beside.p, beside.verdict);
+        }
+    }
+    comparison.beside_shift = Some(shift);
+    Ok(shift)
 }
 
 /// The noisier run's noise probe (crate::noise), as a threshold for the time measure's rates: a
@@ -303,7 +348,7 @@ pub fn compare_with_history<'a>(
 /// exceed to be called (the measure's default is for a quiet machine). None for other cells, or
 /// runs stored before the probe.
 pub fn noise_floor(a: &RunDocument, b: &RunDocument, cell: &CellResult) -> Option<f64> {
-    if cell.key.measure != "time" || cell.better != "higher" {
+    if !is_time_rate(cell) {
         return None;
     }
     let noise = |d: &RunDocument| d.run.environment.conditions.as_ref()?.noise.as_ref().map(|n| n.kept_spread_percent);
@@ -450,6 +495,41 @@ mod tests {
         assert_eq!(cells(&[145.0; 6], &[145.0; 6]), Verdict::Same);
         assert_eq!(crate::results::bracket("roots", "neither"), "roots");
         assert_eq!(crate::results::bracket("1/s", "higher"), "1/s, higher is better");
+    }
+
+    #[test]
+    fn beside_the_shift_every_cell_shares_only_the_cell_that_moved_apart_is_judged_worse() {
+        let mut a = fixture::document();
+        let template = a.results.iter().find(|c| is_time_rate(c)).unwrap().clone();
+        a.results = (0..12)
+            .map(|i| {
+                let mut cell = template.clone();
+                cell.key.scenario = format!("handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm_{i}");
+                cell.samples = vec![1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0];
+                cell
+            })
+            .collect();
+        // The host ran 10% slower in B; the last stack lost 20% of its own besides.
+        let mut b = a.clone();
+        for (i, cell) in b.results.iter_mut().enumerate() {
+            let factor = if i == 11 { 0.9 * 0.8 } else { 0.9 };
+            cell.samples.iter_mut().for_each(|x| *x *= factor);
+        }
+        let mut comparison = compare(&a, &b, None);
+        assert_eq!(comparison.count(Verdict::Worse), 12, "as measured, every cell is worse");
+        let shift = judge_beside_shift(&mut comparison).unwrap();
+        assert!((shift - 0.9).abs() < 1e-9, "{shift}");
+        assert_eq!(comparison.count(Verdict::Worse), 1);
+        let worse = comparison.rows.iter().find(|r| r.judgement.as_ref().unwrap().verdict == Verdict::Worse).unwrap();
+        assert!(worse.a.key.scenario.ends_with("_11"));
+        // The factors stay as measured.
+        assert!((worse.judgement.as_ref().unwrap().factor - 0.72).abs() < 1e-9);
+        // Too few time rates to find a shared move.
+        let (mut few_a, mut few_b) = (a.clone(), b.clone());
+        few_a.results.truncate(9);
+        few_b.results.truncate(9);
+        let error = judge_beside_shift(&mut compare(&few_a, &few_b, None)).unwrap_err();
+        assert!(error.starts_with("--beside-shift needs at least 10 time rates judged in both runs"), "{error}");
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub(super) fn compare(args: CompareArgs) -> Result<ExitCode> {
         true => compare::History::default(),
         false => history(&args.db.db, &b.doc.run.id)?,
     };
-    let comparison = compare::compare_with_history(&a.doc, &b.doc, args.threshold, &history);
+    let mut comparison = compare::compare_with_history(&a.doc, &b.doc, args.threshold, &history);
+    if args.beside_shift {
+        compare::judge_beside_shift(&mut comparison).map_err(anyhow::Error::msg)?;
+    }
     let named_a = output::comparison::Named { name: &a.name, doc: &a.doc };
     let named_b = output::comparison::Named { name: &b.name, doc: &b.doc };
     output::print(output::comparison::render(&named_a, &named_b, &comparison, args.threshold));

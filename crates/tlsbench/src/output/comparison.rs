@@ -235,6 +235,12 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
         }
     }
     notes.extend(machine_speed(a, b, comparison));
+    if let Some(shift) = comparison.beside_shift {
+        notes.push(format!(
+            "--beside-shift: the time rates are judged on B's samples divided by {shift:.3}, the median of their \
+             B/A (the move they share); B and B/A are as measured, and a change every stack made alike is not judged"
+        ));
+    }
     if let (Some(runners_a), Some(runners_b)) = (&env_a.builds, &env_b.builds) {
         if runners_a != runners_b {
             notes.push(format!("A's runners: {runners_a}; B's: {runners_b}"));
@@ -265,7 +271,7 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
         Some((c.calibration_before.median_ms + c.calibration_after.median_ms) / 2.0)
     };
     let speed = loop_ms(a)? / loop_ms(b)?;
-    let factors = time_rate_factors(comparison);
+    let factors = crate::compare::time_rate_factors(comparison);
     let rates = factors.get(factors.len() / 2).copied();
     let moved = |x: f64| (x - 1.0).abs() >= 0.01;
     if !moved(speed) && !rates.is_some_and(moved) {
@@ -287,21 +293,13 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
     ))
 }
 
-/// B's median over A's of every time rate judged, in order.
-fn time_rate_factors(comparison: &Comparison) -> Vec<f64> {
-    let time_rates = comparison.rows.iter().filter(|r| r.a.key.measure == "time" && r.a.better == "higher");
-    let mut factors: Vec<f64> = time_rates.filter_map(|r| Some(r.judgement.as_ref()?.factor)).collect();
-    factors.sort_by(f64::total_cmp);
-    factors
-}
-
 /// Many time rates that moved together, the same way and by more than half the time measure's
 /// threshold: what a machine that ran slower or faster in B does to every cell (on a shared host
 /// for minutes at a time, measured 2026-11-29: every cell 10% slower three minutes later), which
 /// the verdicts cannot tell from the stacks' own changes.
 fn common_shift_warning(comparison: &Comparison) -> Option<String> {
-    let factors = time_rate_factors(comparison);
-    if factors.len() < 10 {
+    let factors = crate::compare::time_rate_factors(comparison);
+    if factors.len() < crate::compare::LEAST_FOR_SHIFT || comparison.beside_shift.is_some() {
         return None;
     }
     let median = factors[factors.len() / 2];
@@ -313,8 +311,8 @@ fn common_shift_warning(comparison: &Comparison) -> Option<String> {
     Some(format!(
         "B's time rates moved together: the median of {} cells is {median:.3}x A's, {:.0}% of them {}; a machine \
          that ran {} in B (a busier host, another clock) moves every cell so, and the time verdicts cannot tell that \
-         from the stacks' own changes: compare stacks within one run, run both again on a quieter machine, or \
-         compare --measure instructions",
+         from the stacks' own changes: judge them beside it (--beside-shift), run both again on a quieter machine, \
+         or compare --measure instructions",
         factors.len(),
         share * 100.0,
         if median < 1.0 { "lower" } else { "higher" },
