@@ -321,6 +321,12 @@ fn stored_runs_compare_with_verdicts_and_export_again() {
         )),
         "{improved}"
     );
+    // Eight time rates are too few to find the move they share (docs/usage.md, compare).
+    let beside =
+        tlsbench(dir.path()).args(["compare", &id, "slower.json", "--beside-shift", "--db"]).arg(&db).output().unwrap();
+    assert!(!beside.status.success());
+    let said = text(&beside.stderr);
+    assert!(said.contains("--beside-shift needs at least 10 time rates judged in both runs"), "{said}");
 }
 
 #[test]
