@@ -31,8 +31,7 @@ pub enum Command {
     /// aes-128-gcm; 2 short samples per pair (whether it works, and roughly at what rate). Takes
     /// the options of `run`.
     Interop(RunArgs),
-    /// List the stored runs, oldest first: stacks, cells and whether each run is complete; then the
-    /// cold runs (`tlsbench cold`).
+    /// List the stored runs, oldest first: stacks, cells, whether each is complete; then cold runs.
     Runs(DbArg),
     /// Print a stored run's table as `run` printed it (the latest run without RUN); export it.
     Show(ShowArgs),
