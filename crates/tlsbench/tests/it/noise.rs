@@ -97,7 +97,8 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
             samples.iter().enumerate().filter(|(i, _)| !slowed.contains(i)).map(|(_, &x)| x).collect();
         kept.sort_by(f64::total_cmp);
         let median = (kept[(kept.len() - 1) / 2] + kept[kept.len() / 2]) / 2.0;
-        assert_eq!(rate["median"].as_f64().unwrap(), median, "{rate}");
+        // The same median up to the last bits (the two middle values are averaged in another order).
+        assert!((rate["median"].as_f64().unwrap() / median - 1.0).abs() < 1e-12, "{median}: {rate}");
         assert_eq!(rate["min"].as_f64().unwrap(), kept[0], "{rate}");
         // Only samples below the median are ever set aside.
         assert!(slowed.iter().all(|&i| samples[i] < median), "{rate}");
