@@ -306,12 +306,20 @@ pub fn is_time_rate(cell: &CellResult) -> bool {
     cell.key.measure == "time" && cell.better == "higher"
 }
 
-/// B's median over A's of every time rate judged, in order.
-pub fn time_rate_factors(comparison: &Comparison) -> Vec<f64> {
+/// The move the time rates share between the runs: the median of their B/A, which is the machine's
+/// speed in B against A where many cells share it.
+pub struct SharedMove {
+    pub median: f64,
+    /// B's median over A's of every time rate judged, in order.
+    pub factors: Vec<f64>,
+}
+
+/// The time rates' [`SharedMove`]; None without a time rate judged in both runs.
+pub fn shared_move(comparison: &Comparison) -> Option<SharedMove> {
     let time_rates = comparison.rows.iter().filter(|r| is_time_rate(r.a));
     let mut factors: Vec<f64> = time_rates.filter_map(|r| Some(r.judgement.as_ref()?.factor)).collect();
     factors.sort_by(f64::total_cmp);
-    factors
+    Some(SharedMove { median: *factors.get(factors.len() / 2)?, factors })
 }
 
 /// The fewest time rates whose median B/A is taken as the move they share.
@@ -323,15 +331,16 @@ pub const LEAST_FOR_SHIFT: usize = 10;
 /// stack made alike: the rows' factors and figures stay as measured. Err with fewer than
 /// [`LEAST_FOR_SHIFT`] time rates judged.
 pub fn judge_beside_shift(comparison: &mut Comparison) -> Result<f64, String> {
-    let factors = time_rate_factors(comparison);
-    if factors.len() < LEAST_FOR_SHIFT {
-        return Err(format!(
-            "--beside-shift needs at least {LEAST_FOR_SHIFT} time rates judged in both runs to find the move they \
-             share; these runs have {}",
-            factors.len()
-        ));
-    }
-    let shift = factors[factors.len() / 2];
+    let shift = match shared_move(comparison) {
+        Some(shared) if shared.factors.len() >= LEAST_FOR_SHIFT => shared.median,
+        shared => {
+            return Err(format!(
+                "--beside-shift needs at least {LEAST_FOR_SHIFT} time rates judged in both runs to find the move \
+                 they share; these runs have {}",
+                shared.map_or(0, |s| s.factors.len())
+            ))
+        }
+    };
     for row in comparison.rows.iter_mut().filter(|r| is_time_rate(r.a)) {
         let Some(judgement) = &mut row.judgement else { continue };
         let b_kept: Vec<f64> = kept_samples(row.b).iter().map(|x| x / shift).collect();

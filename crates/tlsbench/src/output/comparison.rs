@@ -271,8 +271,7 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
         Some((c.calibration_before.median_ms + c.calibration_after.median_ms) / 2.0)
     };
     let speed = loop_ms(a)? / loop_ms(b)?;
-    let factors = crate::compare::time_rate_factors(comparison);
-    let rates = factors.get(factors.len() / 2).copied();
+    let rates = crate::compare::shared_move(comparison).map(|shared| shared.median);
     let moved = |x: f64| (x - 1.0).abs() >= 0.01;
     if !moved(speed) && !rates.is_some_and(moved) {
         return None;
@@ -298,11 +297,11 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
 /// for minutes at a time, measured 2026-11-29: every cell 10% slower three minutes later), which
 /// the verdicts cannot tell from the stacks' own changes.
 fn common_shift_warning(comparison: &Comparison) -> Option<String> {
-    let factors = crate::compare::time_rate_factors(comparison);
+    let shared = crate::compare::shared_move(comparison)?;
+    let (median, factors) = (shared.median, shared.factors);
     if factors.len() < crate::compare::LEAST_FOR_SHIFT || comparison.beside_shift.is_some() {
         return None;
     }
-    let median = factors[factors.len() / 2];
     let same_way = factors.iter().filter(|&&f| (f < 1.0) == (median < 1.0)).count();
     let share = same_way as f64 / factors.len() as f64;
     if (median - 1.0).abs() <= crate::compare::default_threshold("time") / 2.0 || share < 0.8 {
