@@ -290,12 +290,13 @@ func (t *splitManyTurns) unread() int {
 }
 
 // resetPeakRSS resets the process's peak resident size to its current one (Linux: `5` into
-// clear_refs) and returns it.
+// clear_refs) and returns the peak as reset: the runtime's own threads may move the resident
+// size before a later reading of it, which a growth from that reading would count.
 func resetPeakRSS() (uint64, error) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return 0, fmt.Errorf("resetting the peak RSS: %w", err)
 	}
-	return statusField("VmRSS")
+	return statusField("VmHWM")
 }
 
 // statusField is a /proc/self/status field in bytes, or why it cannot be read.

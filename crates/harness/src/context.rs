@@ -218,7 +218,7 @@ impl<C: Stack, S: Stack> Contexts<'_, C, S> {
     /// per context. The runner is a process of its own for each sample (the orchestrator's
     /// one-shot), so pages freed by earlier cells do not hide the growth.
     fn rss(&mut self, side: Side, server_cfg: &mut Option<S::ServerConfig>) -> Result<Vec<MetricValue>, Error> {
-        use crate::split::rss;
+        use crate::rss;
         if heap::enabled() {
             return Err(Error::Other(
                 "rss is measured in a process that has not recorded its heap (heap::enable)".into(),

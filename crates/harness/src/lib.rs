@@ -19,6 +19,7 @@ pub mod net;
 pub mod pin;
 pub mod pki;
 pub mod protocol;
+pub mod rss;
 pub mod runner;
 pub mod scenario;
 pub mod split;

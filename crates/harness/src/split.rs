@@ -120,9 +120,9 @@ fn held_open<C: Connection>(
     use crate::protocol::{Metric, MetricValue};
     let side = relay.side;
     lockstep_with_peer(relay, scenario, gates, 1, &mut open)?;
-    let before = rss::reset_peak().map_err(Error::Other)?;
+    let before = crate::rss::reset_peak().map_err(Error::Other)?;
     let connections = lockstep_with_peer(relay, scenario, gates, n, &mut open)?;
-    let peak = rss::peak().map_err(Error::Other)?;
+    let peak = crate::rss::peak().map_err(Error::Other)?;
     drop(connections);
     let value = |metric, value| MetricValue { side, metric, value, seconds: 0.0 };
     Ok(vec![
@@ -216,32 +216,6 @@ impl<C: Connection, M: Meter> Turns for Split<'_, C, M> {
     fn unread(&self) -> usize {
         let mine: usize = self.links.iter().map(|link| link.unread_by(self.relay.side)).sum();
         mine + self.sent + self.peer_unread
-    }
-}
-
-/// The process's resident memory, from /proc.
-pub(crate) mod rss {
-    /// Resets the peak to the current resident size (Linux: `5` into clear_refs) and returns it.
-    pub fn reset_peak() -> Result<u64, String> {
-        std::fs::write("/proc/self/clear_refs", "5").map_err(|e| format!("resetting the peak RSS: {e}"))?;
-        field("VmRSS")
-    }
-
-    pub fn peak() -> Result<u64, String> {
-        field("VmHWM")
-    }
-
-    pub fn current() -> Result<u64, String> {
-        field("VmRSS")
-    }
-
-    /// A `/proc/self/status` field in bytes.
-    fn field(name: &str) -> Result<u64, String> {
-        let status =
-            std::fs::read_to_string("/proc/self/status").map_err(|e| format!("reading /proc/self/status: {e}"))?;
-        let line = status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
-        let kib = line.and_then(|l| l.trim().strip_suffix("kB")?.trim().parse::<u64>().ok());
-        kib.map(|k| k * 1024).ok_or_else(|| format!("/proc/self/status has no {name}"))
     }
 }
 

@@ -45,7 +45,7 @@ pub fn serve<P: Peer>(
     stop: &AtomicBool,
 ) -> NetReport {
     listener.set_nonblocking(true).expect("a listening socket can be made non-blocking");
-    let rss_start = crate::split::rss::current().ok();
+    let rss_start = crate::rss::current().ok();
     let chunk = settings.page.chunk();
     let open = AtomicU64::new(0);
     let max_open = AtomicU64::new(0);
@@ -82,7 +82,7 @@ pub fn serve<P: Peer>(
         handshake_latency: Latency::default(),
         first_byte_latency: Latency::default(),
         rss_start_bytes: rss_start,
-        rss_peak_bytes: crate::split::rss::peak().ok(),
+        rss_peak_bytes: crate::rss::peak().ok(),
         max_open: max_open.load(Ordering::Relaxed),
         run_id: None,
         build: None,
