@@ -6,8 +6,9 @@
 # group of stacks (JIT, Go, compiled ahead of time), the worst ratio, the share of intervals that
 # hold the other run's median and the typical (median) interval; per clock (wall, CPU), the
 # median cell's move, the move every cell shares (the machine's speed between the runs) and the
-# moves beside it (how the stacks stand against each other from run to run); then `tlsbench
-# compare`'s verdicts. A benchmark, not a test: nothing is asserted.
+# moves beside it (how the stacks stand against each other from run to run); the same per clock
+# for other estimators on the same samples (docs/sampling.md "Which estimator repeats under
+# noise"); then `tlsbench compare`'s verdicts. A benchmark, not a test: nothing is asserted.
 #
 #   scripts/repeat-check.sh [OUT_DIR] [-- tlsbench run arguments]
 #   scripts/repeat-check.sh --analyze OUT_DIR      (the analysis again, of runs already there)
