@@ -44,8 +44,8 @@ fn median(doc: &Value, stack: &str, scenario: &str, side: &str, metric: &str) ->
 fn go_and_java_report_the_live_heap_per_connection_after_a_collection_and_their_rss() {
     let stacks = ["go", "jsse", "netty-tcnative"];
     let mut doc = run(&stacks, &["heap"], 3);
-    // rss takes a fresh process per side and sample, where a cold JVM's 1,000 handshakes take seconds
-    // (about 8 s here), and what is asserted of it has a wide margin: one sample each.
+    // rss takes a fresh process per side and sample (a JVM's sample took 20 s at memory-100 and 30 s
+    // at memory-1000 here), and what is asserted of it has a wide margin: one sample each.
     let rss = run(&stacks, &["rss"], 1);
     doc["results"].as_array_mut().unwrap().extend(rss["results"].as_array().unwrap().iter().cloned());
     let [small, large] = SCENARIOS;
