@@ -167,13 +167,19 @@ fi
 echo "openssl $line: building its runner" >&2
 started=$SECONDS
 cargo_log="$out/cargo.log"
-export CARGO_TARGET_DIR="$versions/cargo" OPENSSL_DIR="$install" OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1
+# openssl-sys's settings under the host's prefix (X86_64_UNKNOWN_LINUX_GNU_OPENSSL_DIR), which it
+# reads before the plain names: aws-lc-sys, built in the same target directory for the harness,
+# rebuilds AWS-LC (a minute or more) whenever a plain OPENSSL_DIR changes, and does not watch these.
+host=$(rustc -vV | sed -n 's/^host: //p' | tr 'a-z-' 'A-Z_')
+unset OPENSSL_DIR OPENSSL_STATIC OPENSSL_NO_VENDOR OPENSSL_LIB_DIR OPENSSL_INCLUDE_DIR OPENSSL_LIBS
+unset "${host}_OPENSSL_LIB_DIR" "${host}_OPENSSL_INCLUDE_DIR" "${host}_OPENSSL_LIBS"
+export CARGO_TARGET_DIR="$versions/cargo" "${host}_OPENSSL_DIR=$install" "${host}_OPENSSL_STATIC=1" \
+    "${host}_OPENSSL_NO_VENDOR=1"
 # The runner lists and answers to its stack as openssl@LABEL (the family's release).
 export TLSBENCH_OPENSSL_RELEASE="$label" TLSBENCH_OPENSSL_SOURCE="$source"
-unset OPENSSL_LIB_DIR OPENSSL_INCLUDE_DIR OPENSSL_LIBS
 # OpenSSL 3's own install puts its libraries in lib64 on x86_64 unless told --libdir=lib.
 if [ ! -f "$install/lib/libssl.a" ] && [ -f "$install/lib64/libssl.a" ]; then
-    export OPENSSL_LIB_DIR="$install/lib64" OPENSSL_INCLUDE_DIR="$install/include"
+    export "${host}_OPENSSL_LIB_DIR=$install/lib64" "${host}_OPENSSL_INCLUDE_DIR=$install/include"
 fi
 if ! cargo build --release --locked -p tlsbench-runner-openssl-static --features static >"$cargo_log" 2>&1; then
     reason=$(grep -m1 -E '^error' "$cargo_log" || tail -n1 "$cargo_log")

@@ -97,12 +97,15 @@ stage "cargo test: the release runners' tests"
 cargo test --release --workspace --locked --test it -- --ignored versions \
     --skip versions::built_on_demand:: --skip versions_netty::
 # The adapter's own tests against OpenSSL 1.1.1, whose code paths differ from 3's (docs/stacks.md#openssl-111):
-# in the release runners' target directory, linked as its runner is.
+# in the release runners' target directory, linked as its runner is, with openssl-sys's settings under the
+# host's prefix as scripts/build-openssl.sh gives them (a plain OPENSSL_DIR would rebuild AWS-LC there).
 stage "cargo test: the openssl adapter at OpenSSL 1.1.1"
 (
     flock 9
-    CARGO_TARGET_DIR=target/versions/cargo OPENSSL_DIR="$PWD/target/versions/openssl@1.1.1/install" \
-        OPENSSL_STATIC=1 OPENSSL_NO_VENDOR=1 cargo test --release --locked -p tlsbench-stack-openssl
+    host=$(rustc -vV | sed -n 's/^host: //p' | tr 'a-z-' 'A-Z_')
+    export CARGO_TARGET_DIR=target/versions/cargo "${host}_OPENSSL_DIR=$PWD/target/versions/openssl@1.1.1/install" \
+        "${host}_OPENSSL_STATIC=1" "${host}_OPENSSL_NO_VENDOR=1"
+    cargo test --release --locked -p tlsbench-stack-openssl
 ) 9>target/versions/.lock
 stage "benches compile"
 cargo build --release --workspace --benches --locked
