@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Do the quick comparison's figures repeat? (issue 33, docs/sampling.md) Runs the same
 # `tlsbench run` twice in a row (by default the quick comparison's: --quick --measure time) and
-# prints, for every rate cell (stack, scenario, side, wall and CPU): each run's median, their
-# ratio, each run's printed interval and whether it holds the other run's median; then, per
-# group of stacks (JIT, Go, compiled ahead of time), the worst ratio, the share of intervals that
-# hold the other run's median and the typical (median) interval; per clock (wall, CPU), the
+# prints, for every rate cell (stack, scenario, side, wall and CPU): each run's figure (a time
+# rate's faster-half mean; the median in runs from before it), their ratio, each run's printed
+# interval and whether it holds the other run's figure; then, per group of stacks (JIT, Go,
+# compiled ahead of time), the worst ratio, the share of intervals that hold the other run's
+# figure and the typical (median) interval; per clock (wall, CPU), the
 # median cell's move, the move every cell shares (the machine's speed between the runs) and the
 # moves beside it (how the stacks stand against each other from run to run); the same per clock
 # for other estimators on the same samples (docs/sampling.md "Which estimator repeats under
@@ -52,13 +53,14 @@ def cells(path):
         pair = r["client_stack"] if r["client_stack"] == r["server_stack"] else \
             f'{r["client_stack"]}->{r["server_stack"]}'
         key = (pair, r["scenario"], r["process"], r["side"], r["metric"])
-        out[key] = (r["median"], r["ci95"], r["samples"])
+        # The printed figure: a time rate's faster-half mean (runs before it: the median).
+        out[key] = (r.get("faster_half_mean", r["median"]), r["ci95"], r["samples"], r["median"])
     return out
 
 a, b = cells(sys.argv[1]), cells(sys.argv[2])
 rows, by_group, by_clock = [], {}, {}
 for key in sorted(a.keys() & b.keys()):
-    (ma, ca, _), (mb, cb, _) = a[key], b[key]
+    (ma, ca, *_), (mb, cb, *_) = a[key], b[key]
     ratio = mb / ma
     holds_a = ca[0] <= mb <= ca[1]
     holds_b = cb[0] <= ma <= cb[1]
@@ -122,9 +124,10 @@ def upper_quartile(xs):
     at = (len(xs) - 1) * 0.75
     low = int(at)
     return xs[low] + (xs[min(low + 1, len(xs) - 1)] - xs[low]) * (at - low)
-estimators = {"as printed (kept median)": lambda cell: cell[0], "median of all samples": lambda cell: statistics.median(
-    cell[2]), "mean of the upper half": lambda cell: upper_half_mean(cell[2]), "upper quartile": lambda cell:
-    upper_quartile(cell[2])}
+estimators = {"as printed": lambda cell: cell[0], "kept median": lambda cell: cell[3],
+              "median of all samples": lambda cell: statistics.median(cell[2]),
+              "mean of the upper half": lambda cell: upper_half_mean(cell[2]),
+              "upper quartile": lambda cell: upper_quartile(cell[2])}
 print(f"{'clock':<6} {'estimator':<26} {'median move':>12} {'within 5%':>10} {'shared':>7} {'beside it':>10} "
       f"{'within 5%':>10}")
 for clock in ["wall", "cpu"]:

@@ -35,7 +35,7 @@ pub enum Command {
     Runs(DbArg),
     /// Print a stored run's table as `run` printed it (the latest run without RUN); export it.
     Show(ShowArgs),
-    /// Compare two runs cell by cell: B's median over A's and whether the difference is real.
+    /// Compare two runs cell by cell: B's figure over A's and whether the difference is real.
     Compare(CompareArgs),
     /// A run's tables across stacks with factors against a baseline; Markdown, or HTML with charts.
     Report(ReportArgs),

@@ -9,7 +9,7 @@ use tlsbench_harness::Side;
 use crate::key::CellKey;
 use crate::order::first_seen;
 use crate::results::{CellResult, RunDocument, Status};
-use crate::stats::{mann_whitney_p, summarize};
+use crate::stats::{mann_whitney_p, Figure};
 
 /// A difference is significant when the test's p-value is below this.
 pub const ALPHA: f64 = 0.05;
@@ -79,7 +79,7 @@ impl History {
     /// Adds a run's medians; runs are added oldest first.
     pub fn add(&mut self, doc: &RunDocument) {
         for cell in doc.results.iter().filter(|c| c.status == Status::Ok) {
-            if let Some(median) = cell.median.filter(|m| *m != 0.0) {
+            if let Some(median) = cell.figure().filter(|m| *m != 0.0) {
                 self.medians.entry(Self::key(cell)).or_default().push(median);
             }
         }
@@ -147,7 +147,7 @@ impl fmt::Display for Verdict {
 /// The outcome of testing B's samples against A's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Judgement {
-    /// B's median over A's.
+    /// B's figure over A's (the medians', or the time rates' faster-half means).
     pub factor: f64,
     pub p: f64,
     /// The threshold the change was held against, as a fraction.
@@ -156,12 +156,19 @@ pub struct Judgement {
 }
 
 /// Whether B is better or worse than A: the samples must differ significantly (with `by_range`,
-/// see [`judged_by_range`]: not overlap at all) AND the medians by more than `threshold` (a
+/// see [`judged_by_range`]: not overlap at all) AND their `figure`s by more than `threshold` (a
 /// fraction); which way is better follows `higher_is_better`. `None` without samples on either
 /// side.
-pub fn judge(a: &[f64], b: &[f64], higher_is_better: bool, threshold: f64, by_range: bool) -> Option<Judgement> {
+pub fn judge(
+    a: &[f64],
+    b: &[f64],
+    figure: Figure,
+    higher_is_better: bool,
+    threshold: f64,
+    by_range: bool,
+) -> Option<Judgement> {
     let p = mann_whitney_p(a, b)?;
-    let (median_a, median_b) = (summarize(a)?.median, summarize(b)?.median);
+    let (median_a, median_b) = (figure.of(a)?, figure.of(b)?);
     let factor = match (median_a, median_b) {
         (a, b) if a == b => 1.0, // also 0 / 0
         (a, b) => b / a,
@@ -306,11 +313,20 @@ pub fn is_time_rate(cell: &CellResult) -> bool {
     cell.key.measure == "time" && cell.better == "higher"
 }
 
+/// The figure a cell's samples are judged by: a time rate's faster-half mean (also for a run stored
+/// before tlsbench printed it, whose samples give it as well), else the median.
+fn figure(cell: &CellResult) -> Figure {
+    match is_time_rate(cell) {
+        true => Figure::FasterHalfMean,
+        false => Figure::Median,
+    }
+}
+
 /// The move the time rates share between the runs: the median of their B/A, which is the machine's
 /// speed in B against A where many cells share it.
 pub struct SharedMove {
     pub median: f64,
-    /// B's median over A's of every time rate judged, in order.
+    /// B's figure over A's of every time rate judged, in order.
     pub factors: Vec<f64>,
 }
 
@@ -344,7 +360,8 @@ pub fn judge_beside_shift(comparison: &mut Comparison) -> Result<f64, String> {
     for row in comparison.rows.iter_mut().filter(|r| is_time_rate(r.a)) {
         let Some(judgement) = &mut row.judgement else { continue };
         let b_kept: Vec<f64> = kept_samples(row.b).iter().map(|x| x / shift).collect();
-        if let Some(beside) = judge(&kept_samples(row.a), &b_kept, true, judgement.threshold, false) {
+        let beside = judge(&kept_samples(row.a), &b_kept, figure(row.a), true, judgement.threshold, false);
+        if let Some(beside) = beside {
             (judgement.p, judgement.verdict) = (beside.p, beside.verdict);
         }
     }
@@ -377,8 +394,9 @@ fn kept_samples(cell: &CellResult) -> Vec<f64> {
 fn judge_cells(a: &CellResult, b: &CellResult, threshold: f64) -> Option<Judgement> {
     let measure = a.key.measure.as_str();
     let (a_kept, b_kept) = (kept_samples(a), kept_samples(b));
-    let mut judgement = judge(&a_kept, &b_kept, a.better != "lower", threshold, judged_by_range(measure))?;
-    let (median_a, median_b) = (summarize(&a_kept)?.median, summarize(&b_kept)?.median);
+    let figure = figure(a);
+    let mut judgement = judge(&a_kept, &b_kept, figure, a.better != "lower", threshold, judged_by_range(measure))?;
+    let (median_a, median_b) = (figure.of(&a_kept)?, figure.of(&b_kept)?);
     let from_or_to_zero = (median_a == 0.0) != (median_b == 0.0);
     if (median_b - median_a).abs() < least_change(measure) && !from_or_to_zero {
         judgement.verdict = Verdict::Same;
@@ -410,22 +428,25 @@ mod tests {
     #[test]
     fn clearly_different_samples_are_better_or_worse_in_the_metric_s_direction() {
         let (a, b) = (around(1000.0, 0.01, 10), around(1200.0, 0.01, 10));
-        let higher = judge(&a, &b, true, 0.05, false).unwrap();
+        let higher = judge(&a, &b, Figure::Median, true, 0.05, false).unwrap();
         assert_eq!(higher.verdict, Verdict::Better);
         assert!((higher.factor - 1.2).abs() < 1e-12 && higher.p < 0.001, "{higher:?}");
-        assert_eq!(judge(&b, &a, true, 0.05, false).unwrap().verdict, Verdict::Worse);
+        assert_eq!(judge(&b, &a, Figure::Median, true, 0.05, false).unwrap().verdict, Verdict::Worse);
         // Where lower is better (bytes, instructions), the same change is the other way round.
-        assert_eq!(judge(&a, &b, false, 0.05, false).unwrap().verdict, Verdict::Worse);
-        assert_eq!(judge(&b, &a, false, 0.05, false).unwrap().verdict, Verdict::Better);
+        assert_eq!(judge(&a, &b, Figure::Median, false, 0.05, false).unwrap().verdict, Verdict::Worse);
+        assert_eq!(judge(&b, &a, Figure::Median, false, 0.05, false).unwrap().verdict, Verdict::Better);
     }
 
     #[test]
     fn identical_samples_are_the_same() {
         let a = around(1000.0, 0.02, 10);
-        let same = judge(&a, &a, true, 0.05, false).unwrap();
+        let same = judge(&a, &a, Figure::Median, true, 0.05, false).unwrap();
         assert_eq!(same, Judgement { factor: 1.0, p: 1.0, threshold: 0.05, verdict: Verdict::Same });
         // Deterministic counts: every sample equal in both runs.
-        assert_eq!(judge(&[5000.0; 6], &[5000.0; 6], false, 0.01, false).unwrap().verdict, Verdict::Same);
+        assert_eq!(
+            judge(&[5000.0; 6], &[5000.0; 6], Figure::Median, false, 0.01, false).unwrap().verdict,
+            Verdict::Same
+        );
     }
 
     #[test]
@@ -433,7 +454,7 @@ mod tests {
         // Medians 1000 and 1100 (10% apart), but the samples interleave: not significant.
         let a = [700.0, 1300.0, 800.0, 1000.0, 1250.0, 900.0, 1400.0, 600.0];
         let b = [750.0, 1350.0, 1100.0, 850.0, 1450.0, 950.0, 1200.0, 1150.0];
-        let noisy = judge(&a, &b, true, 0.05, false).unwrap();
+        let noisy = judge(&a, &b, Figure::Median, true, 0.05, false).unwrap();
         assert!(noisy.p > 0.2 && (noisy.factor - 1.0).abs() > 0.05, "{noisy:?}");
         assert_eq!(noisy.verdict, Verdict::Same);
     }
@@ -442,12 +463,15 @@ mod tests {
     fn the_threshold_decides_a_small_but_significant_difference() {
         // A consistent 3% gain: significant, but within wall time's 5% noise threshold.
         let (a, b) = (around(1000.0, 0.002, 10), around(1030.0, 0.002, 10));
-        let small = judge(&a, &b, true, default_threshold("time"), false).unwrap();
+        let small = judge(&a, &b, Figure::Median, true, default_threshold("time"), false).unwrap();
         assert!(small.p < 0.001, "{small:?}");
         assert_eq!(small.verdict, Verdict::Same);
         // Beyond the 1% of deterministic measures, or a --threshold of 1%.
-        assert_eq!(judge(&a, &b, true, default_threshold("instructions"), false).unwrap().verdict, Verdict::Better);
-        assert_eq!(judge(&a, &b, true, 0.01, false).unwrap().verdict, Verdict::Better);
+        assert_eq!(
+            judge(&a, &b, Figure::Median, true, default_threshold("instructions"), false).unwrap().verdict,
+            Verdict::Better
+        );
+        assert_eq!(judge(&a, &b, Figure::Median, true, 0.01, false).unwrap().verdict, Verdict::Better);
     }
 
     #[test]
@@ -456,18 +480,18 @@ mod tests {
         assert!(threshold < 0.005 && judged_by_range("instructions") && !judged_by_range("time"));
         // Three samples each, 0.5% apart and not overlapping: worse, though p can only be 0.1.
         let (a, b) = ([1_000_000.0, 1_000_100.0, 1_000_050.0], [1_005_000.0, 1_005_200.0, 1_004_900.0]);
-        let worse = judge(&a, &b, false, threshold, true).unwrap();
+        let worse = judge(&a, &b, Figure::Median, false, threshold, true).unwrap();
         assert!(worse.p >= ALPHA, "{worse:?}");
         assert_eq!(worse.verdict, Verdict::Worse);
-        assert_eq!(judge(&b, &a, false, threshold, true).unwrap().verdict, Verdict::Better);
+        assert_eq!(judge(&b, &a, Figure::Median, false, threshold, true).unwrap().verdict, Verdict::Better);
         // The same change judged by the test is ~.
-        assert_eq!(judge(&a, &b, false, threshold, false).unwrap().verdict, Verdict::Same);
+        assert_eq!(judge(&a, &b, Figure::Median, false, threshold, false).unwrap().verdict, Verdict::Same);
         // Overlapping ranges are ~, however far the medians.
         let spread = [990_000.0, 1_010_000.0, 1_020_000.0];
-        assert_eq!(judge(&a, &spread, false, threshold, true).unwrap().verdict, Verdict::Same);
+        assert_eq!(judge(&a, &spread, Figure::Median, false, threshold, true).unwrap().verdict, Verdict::Same);
         // Apart but within the threshold: ~.
         let close = [1_001_000.0, 1_001_100.0, 1_001_200.0];
-        assert_eq!(judge(&a, &close, false, threshold, true).unwrap().verdict, Verdict::Same);
+        assert_eq!(judge(&a, &close, Figure::Median, false, threshold, true).unwrap().verdict, Verdict::Same);
     }
 
     #[test]
@@ -543,11 +567,14 @@ mod tests {
 
     #[test]
     fn too_few_samples_are_never_significant() {
-        assert_eq!(judge(&[1000.0, 1001.0], &[2000.0, 2001.0], true, 0.05, false).unwrap().verdict, Verdict::Same);
+        assert_eq!(
+            judge(&[1000.0, 1001.0], &[2000.0, 2001.0], Figure::Median, true, 0.05, false).unwrap().verdict,
+            Verdict::Same
+        );
         assert_eq!(smallest_p(2, 2), 1.0 / 3.0);
         assert_eq!(smallest_p(6, 6), 2.0 / 924.0);
         assert!(smallest_p(3, 3) >= ALPHA && smallest_p(4, 4) < ALPHA);
-        assert_eq!(judge(&[], &[1.0], true, 0.05, false), None);
+        assert_eq!(judge(&[], &[1.0], Figure::Median, true, 0.05, false), None);
     }
 
     #[test]

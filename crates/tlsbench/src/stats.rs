@@ -6,7 +6,11 @@
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
     pub median: f64,
-    /// `[low, high]`; below 95% coverage when there are 5 samples or fewer (see [`summarize`]).
+    /// The series' figure where it is not the median: the mean of the faster half
+    /// ([`faster_half`]), for the rates a noisy machine slows.
+    pub faster_half_mean: Option<f64>,
+    /// `[low, high]` of the figure; below 95% coverage when there are 5 samples or fewer (see
+    /// [`summarize`]); of the faster half's mean as [`faster_half`] gives it.
     pub ci95: [f64; 2],
     pub min: f64,
     pub max: f64,
@@ -48,11 +52,86 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
         Some(j) => [sorted[j - 1], sorted[n - j]],
         None => [sorted[0], sorted[n - 1]],
     };
-    Some(Summary { median, ci95, min: sorted[0], max: sorted[n - 1], outliers: outliers(samples, median) })
+    Some(Summary {
+        median,
+        faster_half_mean: None,
+        ci95,
+        min: sorted[0],
+        max: sorted[n - 1],
+        outliers: outliers(samples, median),
+    })
+}
+
+impl Summary {
+    /// The figure a table prints: the faster half's mean where there is one, else the median.
+    pub fn figure(&self) -> f64 {
+        self.faster_half_mean.unwrap_or(self.median)
+    }
+
+    /// The summary with the faster half's mean as its figure, and its interval ([`faster_half`]).
+    pub fn of_faster_half(self, samples: &[f64]) -> Summary {
+        match faster_half(samples) {
+            Some((mean, interval)) => Summary { faster_half_mean: Some(mean), ci95: interval, ..self },
+            None => self,
+        }
+    }
+}
+
+/// What a series' figure is: its median, or the mean of its faster half ([`faster_half`]: the
+/// time measure's rates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    Median,
+    FasterHalfMean,
+}
+
+impl Figure {
+    /// The figure of `samples`; `None` without samples.
+    pub fn of(self, samples: &[f64]) -> Option<f64> {
+        match self {
+            Figure::Median => summarize(samples).map(|s| s.median),
+            Figure::FasterHalfMean => faster_half(samples).map(|(mean, _)| mean),
+        }
+    }
+
+    /// The figure's interval; `None` without samples.
+    pub fn interval(self, samples: &[f64]) -> Option<[f64; 2]> {
+        match self {
+            Figure::Median => summarize(samples).map(|s| s.ci95),
+            Figure::FasterHalfMean => faster_half(samples).map(|(_, interval)| interval),
+        }
+    }
+}
+
+/// The figure of a series that a noisy machine slows (the time measure's rates; docs/sampling.md,
+/// "The faster half"), and its interval; `None` without samples.
+///
+/// The figure is the mean of the faster half: the samples at or above the median (with an odd
+/// count, the median among them). Noise on a shared machine only slows a sample, each by a share
+/// of its own, so slowed samples that reach the middle move a median from one run to the next;
+/// the faster half is the machine's speed between the bursts. The interval lies about that mean,
+/// as far as the farther of the fastest sample and the fastest of the slower half. It is not
+/// distribution-free like the median's: it was chosen by how often it held the next run's figure
+/// (docs/sampling.md), and is widened for the machine's drift as the median's was.
+pub fn faster_half(samples: &[f64]) -> Option<(f64, [f64; 2])> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let half = &sorted[n / 2..];
+    let mean = half.iter().sum::<f64>() / half.len() as f64;
+    let reach = match n {
+        1 => 0.0,
+        _ => (mean - sorted[n / 2 - 1]).max(sorted[n - 1] - mean),
+    };
+    Some((mean, [mean - reach, mean + reach]))
 }
 
 /// `summary` of samples taken by several processes (`forks`, parallel to `samples`; None for a
-/// process of its own) with its interval widened to span each fork's median: samples of one
+/// process of its own) with its interval widened to span each fork's figure (its median, or its
+/// faster half's mean where that is the summary's figure): samples of one
 /// process share its state (its JIT's code, its heap's layout), so a difference between
 /// processes widens the interval rather than hiding in it (JMH reports its forks likewise).
 pub fn spanning_forks(mut summary: Summary, samples: &[f64], forks: &[Option<u32>]) -> Summary {
@@ -64,10 +143,14 @@ pub fn spanning_forks(mut summary: Summary, samples: &[f64], forks: &[Option<u32
     }
     for id in ids {
         let of_fork: Vec<f64> = samples.iter().zip(forks).filter(|(_, f)| **f == Some(id)).map(|(v, _)| *v).collect();
-        let mut sorted = of_fork;
-        sorted.sort_by(f64::total_cmp);
-        let median = median_of_sorted(&sorted);
-        summary.ci95 = [summary.ci95[0].min(median), summary.ci95[1].max(median)];
+        // The fork's own figure, of the summary's kind.
+        let figure = match summary.faster_half_mean {
+            Some(_) => faster_half(&of_fork).map(|(mean, _)| mean),
+            None => summarize(&of_fork).map(|s| s.median),
+        };
+        if let Some(figure) = figure {
+            summary.ci95 = [summary.ci95[0].min(figure), summary.ci95[1].max(figure)];
+        }
     }
     summary
 }
@@ -273,9 +356,55 @@ mod tests {
         // One process, or samples of their own processes: the interval is the pooled one.
         assert_eq!(spanning_forks(pooled.clone(), &samples, &[Some(0); 21]), pooled);
         assert_eq!(spanning_forks(pooled.clone(), &samples, &[None; 21]), pooled);
+        // A faster half's summary spans each fork's faster-half mean: where two of three forks
+        // settled at 130, the pooled interval lies about them, and the third's (102.75: its
+        // samples at or above its median, 100, 102, 104 and 105) is below it.
+        let samples: Vec<f64> = [fork(100.0), fork(130.0), fork(130.0)].concat();
+        let faster = summarize(&samples).unwrap().of_faster_half(&samples);
+        assert!(faster.ci95[0] > 110.0, "{:?}", faster.ci95);
+        let spanned = spanning_forks(faster.clone(), &samples, &forks);
+        assert_eq!(spanned.ci95, [102.75, faster.ci95[1]]);
     }
 
     use super::*;
+
+    /// Six samples of a quiet machine, spread ±1%.
+    const QUIET: [f64; 6] = [99.0, 99.5, 100.0, 100.2, 100.5, 101.0];
+
+    #[test]
+    fn the_faster_half_is_the_mean_of_the_samples_at_or_above_the_median() {
+        let (mean, interval) = faster_half(&QUIET).unwrap();
+        assert!((mean - (100.2 + 100.5 + 101.0) / 3.0).abs() < 1e-12);
+        // About the mean, as far as the farther of the slower half's fastest (100) and the fastest.
+        let reach = mean - 100.0;
+        assert!((interval[0] - 100.0).abs() < 1e-12 && (interval[1] - (mean + reach)).abs() < 1e-12, "{interval:?}");
+        // An odd count: the median is in the faster half.
+        assert_eq!(faster_half(&[3.0, 1.0, 2.0]).unwrap(), (2.5, [1.0, 4.0]));
+        assert_eq!(faster_half(&[7.0]).unwrap(), (7.0, [7.0, 7.0]));
+        assert_eq!(faster_half(&[]), None);
+        assert_eq!(Figure::FasterHalfMean.of(&QUIET), Some(mean));
+        assert_eq!(Figure::Median.of(&QUIET), Some(100.1));
+    }
+
+    #[test]
+    fn samples_a_noisy_neighbour_slowed_hardly_move_the_faster_half() {
+        // Any two of the six slowed, each by 5 to 35% (the noisy VM's slowed samples lost 25 to
+        // 35%; the injector's a random share): the figure stays within the quiet samples' spread
+        // of the quiet figure, below it, and its interval holds the quiet figure.
+        let (quiet, _) = faster_half(&QUIET).unwrap();
+        for first in 0..6 {
+            for second in first..6 {
+                for (slow_first, slow_second) in [(0.95, 0.65), (0.8, 0.8), (0.65, 0.9), (0.7, 1.0)] {
+                    let mut samples = QUIET;
+                    samples[first] *= slow_first;
+                    samples[second] *= slow_second;
+                    let (mean, [low, high]) = faster_half(&samples).unwrap();
+                    assert!(mean <= quiet && quiet / mean - 1.0 < 0.01, "{samples:?}: {mean} against {quiet}");
+                    assert!(low <= quiet && quiet <= high, "{samples:?}: [{low}, {high}] against {quiet}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn no_samples() {
@@ -285,7 +414,10 @@ mod tests {
     #[test]
     fn one_sample() {
         let s = summarize(&[7.0]).unwrap();
-        assert_eq!(s, Summary { median: 7.0, ci95: [7.0, 7.0], min: 7.0, max: 7.0, outliers: vec![] });
+        assert_eq!(
+            s,
+            Summary { median: 7.0, faster_half_mean: None, ci95: [7.0, 7.0], min: 7.0, max: 7.0, outliers: vec![] }
+        );
     }
 
     #[test]

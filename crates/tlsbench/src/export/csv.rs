@@ -8,7 +8,7 @@ use crate::results::{CellResult, RunDocument};
 pub struct CsvExporter;
 
 /// The columns after the key's (`CellKey::COLUMNS`, which come first), in the order of `rest`.
-const REST: [&str; 18] = [
+const REST: [&str; 19] = [
     "client_library",
     "server_library",
     "side",
@@ -17,6 +17,7 @@ const REST: [&str; 18] = [
     "better",
     "status",
     "median",
+    "faster_half_mean",
     "ci95_low",
     "ci95_high",
     "min",
@@ -58,6 +59,7 @@ fn rest(cell: &CellResult) -> [String; REST.len()] {
         cell.better.clone(),
         status.as_str().expect("a status is a name").to_string(),
         number(cell.median),
+        number(cell.faster_half_mean),
         number(cell.ci95.map(|ci| ci[0])),
         number(cell.ci95.map(|ci| ci[1])),
         number(cell.min),
@@ -85,19 +87,19 @@ mod tests {
             lines[0],
             "scenario,client_stack,server_stack,measure,process,allocator,threads,contexts,build,compiler,\
              client_library,server_library,\
-             side,metric,unit,better,status,median,ci95_low,ci95_high,min,max,samples,outliers,reason,\
+             side,metric,unit,better,status,median,faster_half_mean,ci95_low,ci95_high,min,max,samples,outliers,reason,\
              scaling_efficiency,scaling_efficiency_ci_low,scaling_efficiency_ci_high"
         );
         assert_eq!(
             lines[3],
             "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm,rustls-aws-lc-rs,rustls-aws-lc-rs,time,in-process,,,,,,\
-             rustls-aws-lc-rs 1.0,rustls-aws-lc-rs 1.0,client,handshakes_per_s,1/s,higher,ok,987.65,980,990,980,990,\
+             rustls-aws-lc-rs 1.0,rustls-aws-lc-rs 1.0,client,handshakes_per_s,1/s,higher,ok,987.65,,980,990,980,990,\
              980;987.65;990,2,,,,"
         );
         assert_eq!(
             lines[6],
             "handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305,openssl,openssl,time,in-process,,,,,,openssl 1.0,\
-             openssl 1.0,server,handshakes_per_s,1/s,higher,unsupported,,,,,,,,\
+             openssl 1.0,server,handshakes_per_s,1/s,higher,unsupported,,,,,,,,,\
              openssl: cipher suite chacha20-poly1305 not supported,,,"
         );
     }

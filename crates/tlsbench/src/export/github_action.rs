@@ -18,7 +18,7 @@ struct Entry {
     name: String,
     unit: String,
     value: f64,
-    /// The farther end of the median's 95% interval, as the action shows it: `± 148.1`.
+    /// The farther end of the figure's interval, as the action shows it: `± 148.1`.
     range: String,
     extra: String,
 }

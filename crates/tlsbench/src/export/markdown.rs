@@ -80,14 +80,14 @@ mod tests {
 | --- | --- | ---: |
 | handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm | server | 45,678 |
 
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median \
-    (a count has one only when it is wider than the noise threshold of `tlsbench compare`); \
+figure ±x%: the median (a time rate: the mean of its faster half of samples) ± the farther end of its interval, \
+    relative to it (a count shows one only beyond `tlsbench compare`'s noise threshold); \
     *: some samples are outliers (MAD test), kept in the statistics
 
 ## Notes
 
-- some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95% \
-    confidence; use --samples 6 or more
+- some cells have fewer than 6 samples: a median's ± is then their whole range, at less than 95% confidence, \
+    and a time rate's figure the mean of 1 to 3; use --samples 6 or more
 - openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
 - openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: \
     openssl: cipher suite chacha20-poly1305 not supported

@@ -41,9 +41,10 @@ fn benchmark_name(cell: &CellResult) -> String {
     format!("{}/{}/{}", cell.key.scenario, cell.key.pair_label(), cell.side)
 }
 
-/// The cells that have a number, with their median and 95% interval, in the document's order.
+/// The cells that have a number, with their figure (the median, or a time rate's faster-half mean)
+/// and its interval, in the document's order.
 fn with_numbers(doc: &RunDocument) -> impl Iterator<Item = (&CellResult, f64, [f64; 2])> {
-    doc.results.iter().filter(|c| c.status == Status::Ok).filter_map(|c| Some((c, c.median?, c.ci95?)))
+    doc.results.iter().filter(|c| c.status == Status::Ok).filter_map(|c| Some((c, c.figure()?, c.ci95?)))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! What `tlsbench compare` prints: the two runs, one row per matched cell with both medians,
+//! What `tlsbench compare` prints: the two runs, one row per matched cell with both figures,
 //! B/A, the p-value and the verdict, then what could not be compared and why to doubt it.
 
 use crate::compare::{
@@ -151,9 +151,10 @@ fn legend(comparison: &Comparison, threshold: Option<f64>) -> String {
         false => "",
     };
     format!(
-        "B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to \
-         {EXACT_MANN_WHITNEY_MAX} samples in all, normal approximation beyond); verdict: better or worse in the \
-         metric's direction when p < {ALPHA} and the medians differ by more than the noise threshold \
+        "B/A: B's figure over A's (a time rate's the mean of its faster half, others' the median); p: two-sided \
+         Mann-Whitney U test on the samples (exact up to {EXACT_MANN_WHITNEY_MAX} samples in all, normal \
+         approximation beyond); verdict: better or worse in the metric's direction when p < {ALPHA} and the figures \
+         differ by more than the noise threshold \
          ({thresholds}), else ~{history}{by_range}\n"
     )
 }
@@ -351,7 +352,8 @@ mod tests {
         let six = |c: &mut CellResult, values: [f64; 6]| {
             c.samples = values.to_vec();
             c.median = Some((values[2] + values[3]) / 2.0);
-            c.ci95 = Some([values[0], values[5]]);
+            let (mean, interval) = crate::stats::faster_half(&values).unwrap();
+            (c.faster_half_mean, c.ci95) = (Some(mean), Some(interval));
             c.outliers = vec![];
         };
         let mut a = a;
@@ -365,7 +367,7 @@ A: run run-1 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 B: b.json: run run-2 (started 2025-01-02T03:04:05Z, 3 samples per cell)
 handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm
 pair             | side    metric                        A              B     B/A      p  verdict
-rustls-aws-lc-rs | server  handshakes_per_s   12,250 ±2.0%    9,250 ±2.7%  0.755x  0.002    worse
+rustls-aws-lc-rs | server  handshakes_per_s   12,400 ±1.6%    9,400 ±2.1%  0.758x  0.002    worse
 openssl          | server  handshakes_per_s         failed         failed       -      -        -
 rustls-aws-lc-rs | client  handshakes_per_s  987.6 ±0.8% *  987.6 ±0.8% *  1.000x  1.000        ~
 openssl          | client  handshakes_per_s         failed         failed       -      -        -
@@ -380,9 +382,9 @@ openssl | server  handshakes_per_s  n/a  n/a    -  -        -
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
         let rest = &text[expected.len()..];
         let expected_rest = "\
-B/A: B's median over A's; p: two-sided Mann-Whitney U test on the samples (exact up to 40 samples in all, normal
-  approximation beyond); verdict: better or worse in the metric's direction when p < 0.05 and the medians differ by more
-  than the noise threshold (time 5%; heap 1%), else ~
+B/A: B's figure over A's (a time rate's the mean of its faster half, others' the median); p: two-sided Mann-Whitney U
+  test on the samples (exact up to 40 samples in all, normal approximation beyond); verdict: better or worse in the
+  metric's direction when p < 0.05 and the figures differ by more than the noise threshold (time 5%; heap 1%), else ~
 summary: time 0 better, 1 worse, 1 ~; heap 0 better, 0 worse, 1 ~, 3 without numbers in A or B
 note: only in A: handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 rustls-aws-lc-rs server handshakes_per_s
 note: openssl: A ran openssl 1.0, B ran openssl 1.1
@@ -403,12 +405,14 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
                 median_ms: loop_ms,
                 spread_percent: 1.0,
                 kept_spread_percent: None,
+                fast_spread_percent: None,
                 max_over_min: 1.01,
             },
             calibration_after: crate::results::Calibration {
                 median_ms: loop_ms,
                 spread_percent: 1.0,
                 kept_spread_percent: None,
+                fast_spread_percent: None,
                 max_over_min: 1.01,
             },
             noise: None,
@@ -485,7 +489,8 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         }
         let comparison = crate::compare::compare_with_history(&a, &b, None, &history);
         let text = render(&Named { name: "run-1", doc: &a }, &Named { name: "run-1", doc: &b }, &comparison, None);
-        let legend: String = text.lines().skip_while(|l| !l.starts_with("B/A:")).take(4).collect::<Vec<_>>().join(" ");
+        let legend =
+            unwrapped(&text.lines().skip_while(|l| !l.starts_with("B/A:")).take(6).collect::<Vec<_>>().join(" "));
         // Every judged cell has 5 past changes of 0: each is held to its measure's floor.
         assert!(
             legend.contains("(time 1.00% from history (3 cells, floor 1%); heap 0.50% from history (1 cells,"),

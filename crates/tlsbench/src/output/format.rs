@@ -6,9 +6,9 @@ use crate::compare::default_threshold;
 use crate::results::{CellResult, Status};
 
 /// Explains the cell notation; printed under every table.
-pub const LEGEND: &str = "median ±x%: the farther end of the median's 95% confidence interval, relative to the \
-                          median (a count has one only when it is wider than the noise threshold of `tlsbench \
-                          compare`); *: some samples are outliers (MAD test), kept in the statistics";
+pub const LEGEND: &str = "figure ±x%: the median (a time rate: the mean of its faster half of samples) ± the farther \
+                          end of its interval, relative to it (a count shows one only beyond `tlsbench compare`'s \
+                          noise threshold); *: some samples are outliers (MAD test), kept in the statistics";
 
 /// The legend, with the mark of a figure measured still warming where some cell of `cells` has it.
 pub fn legend<'a>(cells: impl IntoIterator<Item = &'a CellResult>) -> String {
@@ -36,7 +36,7 @@ pub const EFFICIENCY_LEGEND: &str = "(92 ±6%): scaling efficiency, the rate per
 /// measure to (an ECDSA signature a byte shorter moves bytes written by 0.1%, noise; a resident
 /// size that moves by a tenth is not), so that a noisy count never looks exact.
 pub fn format_cell(cell: &CellResult) -> String {
-    let median = match (cell.status, cell.median) {
+    let median = match (cell.status, cell.figure()) {
         (Status::Failed, _) => return "failed".to_string(),
         (Status::Unsupported, _) => return "n/a".to_string(),
         (Status::Ok, None) => return "-".to_string(),
@@ -135,12 +135,12 @@ fn decimals_for(a: f64) -> usize {
     }
 }
 
-/// The table's ±: the width of a cell's interval in % of its median. None for one sample, whose
+/// The table's ±: the width of a cell's interval in % of its figure. None for one sample, whose
 /// "interval" is the sample itself and says nothing about the spread.
 pub(super) fn spread(cell: &CellResult) -> Option<f64> {
     match cell.samples.len() {
         0 | 1 => None,
-        _ => cell.median.zip(cell.ci95).and_then(|(median, ci)| crate::stats::ci_percent(median, ci)),
+        _ => cell.figure().zip(cell.ci95).and_then(|(figure, ci)| crate::stats::ci_percent(figure, ci)),
     }
 }
 

@@ -250,7 +250,7 @@ fn typical_wall_interval(doc: &RunDocument) -> Option<f64> {
     widths.get(widths.len().checked_sub(1)? / 2).copied()
 }
 
-/// `95% intervals of the medians: wall time ±x% typical, ±y% widest (cell); ...`: the median and
+/// `intervals of the figures: wall time ±x% typical, ±y% widest (cell); ...`: the median and
 /// the widest of the rates' intervals, wall time and CPU time apart (counts are exact), then
 /// what `--target-ci` reached or how to ask for narrower ones.
 pub fn intervals(doc: &RunDocument) -> Option<String> {
@@ -316,7 +316,7 @@ pub fn intervals(doc: &RunDocument) -> Option<String> {
         }
         _ => String::new(),
     };
-    Some(format!("95% intervals of the medians{drift}: {}; {outcome}", parts.join("; ")))
+    Some(format!("intervals of the figures{drift}: {}; {outcome}", parts.join("; ")))
 }
 
 /// A width in %, with one decimal below 10%.
@@ -380,8 +380,9 @@ pub fn few_samples_warning<'a>(results: impl IntoIterator<Item = &'a CellResult>
     };
     results.into_iter().any(few).then(|| {
         format!(
-            "some cells have fewer than {MIN_SAMPLES_FOR_CI95} samples: their ± is the whole range and covers \
-             the median with less than 95% confidence; use --samples {MIN_SAMPLES_FOR_CI95} or more"
+            "some cells have fewer than {MIN_SAMPLES_FOR_CI95} samples: a median's ± is then their whole range, \
+             at less than 95% confidence, and a time rate's figure the mean of 1 to 3; use --samples \
+             {MIN_SAMPLES_FOR_CI95} or more"
         )
     })
 }
@@ -399,7 +400,7 @@ mod tests {
         assert_eq!(
             intervals(&doc).unwrap(),
             format!(
-                "95% intervals of the medians: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs {} server); \
+                "intervals of the figures: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs {} server); \
                  3 samples per cell: for ±2% use --target-ci 2",
                 fixture::CHACHA
             )

@@ -357,7 +357,7 @@ sync: lock acquisitions (mutex, rdlock, wrlock) and atomic read-modify-writes pe
         let doc = document();
         let table = crate::output::table::render(&doc);
         assert!(table.ends_with(&render(&doc)), "{table}");
-        assert!(table.lines().all(|l| l.len() <= WIDTH), "{table}");
+        assert!(table.lines().all(|l| l.chars().count() <= WIDTH), "{table}");
         let plain = fixture::document();
         assert_eq!(render(&plain), "");
         assert!(!crate::output::table::render(&plain).contains("scaling of"));
@@ -410,7 +410,7 @@ sync: lock acquisitions (mutex, rdlock, wrlock) and atomic read-modify-writes pe
         doc.results.extend(resumed);
         doc.results.iter_mut().for_each(long);
         let text = render(&doc);
-        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         let label = |line: &str| line.split(" | ").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
         let row = "openssl (jemalloc) [native] handshake-full client shared";
         let rows: Vec<&str> = text.lines().filter(|l| label(l) == row).collect();

@@ -241,6 +241,7 @@ mod tests {
             median_ms: 3.0,
             spread_percent,
             kept_spread_percent: None,
+            fast_spread_percent: None,
             max_over_min: 1.5,
         };
         doc.run.environment.conditions = Some(Conditions {
@@ -299,14 +300,14 @@ heap_peak_bytes (B, lower is better), scenarios handshake-full_1.3_x25519_ecdsa-
                  | server
 rustls-aws-lc-rs | 45,678
 
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when
-  it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the
-  statistics; [n]: the reason numbered n below
-warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95%
-  confidence; use --samples 6 or more
+figure ±x%: the median (a time rate: the mean of its faster half of samples) ± the farther end of its interval, relative
+  to it (a count shows one only beyond `tlsbench compare`'s noise threshold); *: some samples are outliers (MAD test),
+  kept in the statistics; [n]: the reason numbered n below
+warning: some cells have fewer than 6 samples: a median's ± is then their whole range, at less than 95% confidence, and
+  a time rate's figure the mean of 1 to 3; use --samples 6 or more
 [1] failed: negotiated TLS 1.2, expected TLS 1.3
 [2] n/a: openssl: cipher suite chacha20-poly1305 not supported
-95% intervals of the medians: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs
+intervals of the figures: wall time ±1.2% typical, ±6.7% widest (rustls-aws-lc-rs
   handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305 server); 3 samples per cell: for ±2% use --target-ci 2
 ";
         assert_eq!(render(&fixture::document()), expected);

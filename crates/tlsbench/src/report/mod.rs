@@ -104,18 +104,18 @@ handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305  server |      1,500 ±6
 heap_peak_bytes (B, lower is better)
 scenario                                          side   | rustls-aws-lc-rs
 handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm  server |           45,678
-median ±x%: the farther end of the median's 95% confidence interval, relative to the median (a count has one only when
-  it is wider than the noise threshold of `tlsbench compare`); *: some samples are outliers (MAD test), kept in the
-  statistics
-a/openssl: the median of stack a over the median of openssl in the same row (above 1: larger)
-warning: some cells have fewer than 6 samples: their ± is the whole range and covers the median with less than 95%
-  confidence; use --samples 6 or more
+figure ±x%: the median (a time rate: the mean of its faster half of samples) ± the farther end of its interval, relative
+  to it (a count shows one only beyond `tlsbench compare`'s noise threshold); *: some samples are outliers (MAD test),
+  kept in the statistics
+a/openssl: the figure of stack a over the figure of openssl in the same row (above 1: larger)
+warning: some cells have fewer than 6 samples: a median's ± is then their whole range, at less than 95% confidence, and
+  a time rate's figure the mean of 1 to 3; use --samples 6 or more
 note: openssl: failed on handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm: negotiated TLS 1.2, expected TLS 1.3
 note: openssl: unsupported on handshake-full_1.2_secp256r1_rsa-2048_chacha20-poly1305: openssl: cipher suite
   chacha20-poly1305 not supported
 ";
         assert_eq!(text, expected);
-        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
     }
 
     #[test]

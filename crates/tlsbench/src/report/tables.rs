@@ -113,9 +113,9 @@ impl<'a> MetricTable<'a> {
     }
 }
 
-/// A cell's median over the baseline's, when both have a number.
+/// A cell's figure over the baseline's, when both have a number.
 pub fn factor(cell: Option<&CellResult>, baseline: Option<&CellResult>) -> Option<f64> {
-    let median = |c: Option<&CellResult>| c.filter(|c| c.status == Status::Ok).and_then(|c| c.median);
+    let median = |c: Option<&CellResult>| c.filter(|c| c.status == Status::Ok).and_then(|c| c.figure());
     let (value, base) = (median(cell)?, median(baseline)?);
     (base != 0.0).then(|| value / base)
 }
@@ -127,7 +127,7 @@ pub fn format_factor(factor: f64) -> String {
 
 /// Explains the factor columns, under tables that have them.
 pub fn factor_legend(baseline: &str) -> String {
-    format!("a/{baseline}: the median of stack a over the median of {baseline} in the same row (above 1: larger)")
+    format!("a/{baseline}: the figure of stack a over the figure of {baseline} in the same row (above 1: larger)")
 }
 
 #[cfg(test)]
@@ -209,7 +209,7 @@ mod tests {
                 let cells: String = row.iter().map(|c| format!("<td class=\"num\">{c}</td>")).collect();
                 assert!(html.contains(&format!("{cells}</tr>")), "{row:?}:\n{html}");
             }
-            assert!(terminal.lines().all(|l| l.len() <= WIDTH), "{terminal}");
+            assert!(terminal.lines().all(|l| l.chars().count() <= WIDTH), "{terminal}");
         }
     }
 

@@ -106,7 +106,7 @@ impl CellState {
     }
 
     /// The widest 95% interval of the cell's results, as the table prints it (the farther end,
-    /// in % of the median); None for a cell that has ended or has no samples yet. Contended waits
+    /// in % of the figure); None for a cell that has ended or has no samples yet. Contended waits
     /// are left out: a count near 0 that varies with how threads interleave, whose interval in %
     /// of its median no number of samples narrows.
     pub fn widest_ci(&self) -> Option<f64> {
@@ -118,7 +118,7 @@ impl CellState {
             .iter()
             .filter(|(_, metric, _)| !metric.is_per_iteration())
             .filter_map(|(_, metric, samples)| self.summary(*metric, samples).map(|(s, _)| s))
-            .filter_map(|s| stats::ci_percent(s.median, s.ci95));
+            .filter_map(|s| stats::ci_percent(s.figure(), s.ci95));
         spreads.reduce(f64::max)
     }
 
@@ -131,17 +131,22 @@ impl CellState {
         self.outcome.is_ok() && self.taken >= samples && self.taken < most && self.series.iter().any(short)
     }
 
-    /// The summary of one series of samples, with its interval spanning each fork's median, and
+    /// The summary of one series of samples, with its interval spanning each fork's figure, and
     /// the samples set aside as slowed (indices): the time measure's rates are summarized
-    /// without them, outliers indexed into all the samples.
+    /// without them, by the mean of their faster half (`stats::faster_half`), outliers indexed
+    /// into all the samples.
     fn summary(&self, metric: Metric, samples: &[f64]) -> Option<(stats::Summary, Vec<usize>)> {
-        let slowed = match sets_aside_slowed(self.cell.measure, metric) {
+        let noisy = sets_aside_slowed(self.cell.measure, metric);
+        let slowed = match noisy {
             true => stats::slowed(samples),
             false => Vec::new(),
         };
         let kept: Vec<usize> = (0..samples.len()).filter(|i| !slowed.contains(i)).collect();
         let values: Vec<f64> = kept.iter().map(|&i| samples[i]).collect();
         let mut summary = stats::summarize(&values)?;
+        if noisy {
+            summary = summary.of_faster_half(&values);
+        }
         summary.outliers = summary.outliers.iter().map(|&k| kept[k]).collect();
         if self.forks.len() == samples.len() {
             let forks: Vec<Option<u32>> = kept.iter().map(|&i| self.forks[i]).collect();
@@ -258,6 +263,7 @@ impl CellState {
                     .into(),
                     samples: samples.unwrap_or_default(),
                     median: summary.as_ref().map(|s| s.median),
+                    faster_half_mean: summary.as_ref().and_then(|s| s.faster_half_mean),
                     ci95: summary.as_ref().map(|s| s.ci95),
                     min: summary.as_ref().map(|s| s.min),
                     max: summary.as_ref().map(|s| s.max),
@@ -281,8 +287,8 @@ impl CellState {
     }
 }
 
-/// Whether a series' slowed samples are set aside: the time measure's rates, which a noisy
-/// neighbour slows; counts (instructions, IO, heap) it does not move, and the collector's share
+/// Whether a series' slowed samples are set aside, and its figure is its faster half's mean: the
+/// time measure's rates, which a noisy neighbour slows; counts (instructions, IO, heap) it does not move, and the collector's share
 /// or contended waits are not rates.
 fn sets_aside_slowed(measure: tlsbench_harness::Measure, metric: Metric) -> bool {
     measure == tlsbench_harness::Measure::Time && metric.higher_is_better() && !metric.is_per_iteration()

@@ -1,9 +1,10 @@
 //! The one-thread rate that an N-thread cell's rate per thread is compared with (its scaling
 //! efficiency, document.rs). In a run with `--threads` the one-thread row's samples are pinned to
 //! each CPU of the largest N in turn, and the N threads one per CPU (crate::cores): the reference
-//! is then the mean, over the CPUs the N threads ran on, of each CPU's one-thread median, so that
-//! a machine's unequal cores cancel out. Without pinned samples (a run from before, a runner that
-//! does not pin), it is the one-thread median, as it was.
+//! is then the mean, over the CPUs the N threads ran on, of each CPU's one-thread figure (its
+//! median, or a time rate's faster-half mean), so that a machine's unequal cores cancel out.
+//! Without pinned samples (a run from before, a runner that does not pin), it is the one-thread
+//! figure, as it was.
 
 use crate::results::CellResult;
 use crate::stats;
@@ -11,16 +12,19 @@ use crate::stats;
 /// The reference rate and its 95% interval.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Reference {
-    pub median: f64,
+    pub figure: f64,
     pub ci95: Option<[f64; 2]>,
 }
 
 /// The reference of `threads` (a cell of N threads) in `one` (its one-thread row, same side and
 /// metric); `widen` is the factor by which the run widened its rates' intervals for drift (the
-/// one-thread row's own interval is widened already). None without a one-thread median.
+/// one-thread row's own interval is widened already). None without a one-thread figure.
 pub(super) fn one_thread_reference(one: &CellResult, threads: &CellResult, widen: f64) -> Option<Reference> {
-    let median = one.median?;
-    let as_it_was = Reference { median, ci95: one.ci95 };
+    let as_it_was = Reference { figure: one.figure()?, ci95: one.ci95 };
+    let kind = match one.faster_half_mean {
+        Some(_) => stats::Figure::FasterHalfMean,
+        None => stats::Figure::Median,
+    };
     let thread_cpus: Vec<u32> = threads.sample_cpus.iter().flatten().copied().collect();
     if thread_cpus.is_empty() || one.sample_cpus.len() != one.samples.len() {
         return Some(as_it_was);
@@ -35,23 +39,23 @@ pub(super) fn one_thread_reference(one: &CellResult, threads: &CellResult, widen
             _ => None,
         })
         .collect();
-    let cpu_median = |cpu: u32| {
+    let cpu_figure = |cpu: u32| {
         let values: Vec<f64> = on_cpu.iter().filter(|(c, _)| *c == cpu).map(|(_, v)| *v).collect();
-        stats::summarize(&values).map(|s| s.median)
+        kind.of(&values)
     };
     // A CPU the threads ran on without a one-thread sample (a run stopped early): as it was.
-    let Some(medians) = thread_cpus.iter().map(|&cpu| cpu_median(cpu)).collect::<Option<Vec<f64>>>() else {
+    let Some(figures) = thread_cpus.iter().map(|&cpu| cpu_figure(cpu)).collect::<Option<Vec<f64>>>() else {
         return Some(as_it_was);
     };
-    let reference = medians.iter().sum::<f64>() / medians.len() as f64;
+    let reference = figures.iter().sum::<f64>() / figures.len() as f64;
     // The interval from the one-thread samples' spread with each CPU's level taken out: each
-    // sample over its CPU's median, times the reference.
+    // sample over its CPU's figure, times the reference.
     let normalized: Vec<f64> = on_cpu
         .iter()
-        .filter_map(|&(cpu, value)| cpu_median(cpu).filter(|&m| m > 0.0).map(|m| value / m * reference))
+        .filter_map(|&(cpu, value)| cpu_figure(cpu).filter(|&m| m > 0.0).map(|m| value / m * reference))
         .collect();
-    let ci95 = stats::summarize(&normalized).map(|s| [s.ci95[0] / widen, s.ci95[1] * widen]);
-    Some(Reference { median: reference, ci95 })
+    let ci95 = kind.interval(&normalized).map(|[low, high]| [low / widen, high * widen]);
+    Some(Reference { figure: reference, ci95 })
 }
 
 #[cfg(test)]
@@ -80,10 +84,10 @@ mod tests {
         );
         let two = result(&[1750.0, 1740.0], &[&[0, 1], &[0, 1]]);
         let reference = one_thread_reference(&one, &two, 1.0).unwrap();
-        assert_eq!(reference.median, (1000.0 + 750.0) / 2.0);
+        assert_eq!(reference.figure, (1000.0 + 750.0) / 2.0);
         // Two threads on CPU 0 alone (threads beyond the CPUs): CPU 0's median counts twice.
         let both_on_0 = result(&[1900.0], &[&[0, 0]]);
-        assert_eq!(one_thread_reference(&one, &both_on_0, 1.0).unwrap().median, 1000.0);
+        assert_eq!(one_thread_reference(&one, &both_on_0, 1.0).unwrap().figure, 1000.0);
         // The interval holds the reference, narrower than the one-thread samples' own, which
         // spans both CPUs' levels.
         let [low, high] = reference.ci95.unwrap();
@@ -104,7 +108,7 @@ mod tests {
         let on_2_and_3 = result(&[1750.0], &[&[2, 3]]);
         for (one, two) in [(&unpinned_one, &pinned_two), (&pinned_one, &unpinned_two), (&pinned_one, &on_2_and_3)] {
             let reference = one_thread_reference(one, two, 1.0).unwrap();
-            assert_eq!(reference, Reference { median: 1000.0, ci95: one.ci95 }, "{:?} {:?}", one.sample_cpus, two);
+            assert_eq!(reference, Reference { figure: 1000.0, ci95: one.ci95 }, "{:?} {:?}", one.sample_cpus, two);
         }
         let none = CellResult { median: None, ..unpinned_one };
         assert_eq!(one_thread_reference(&none, &pinned_two, 1.0), None);

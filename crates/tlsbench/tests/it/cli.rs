@@ -171,6 +171,8 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
             _ => ("io", "lower"),
         };
         assert_eq!((r["measure"].as_str().unwrap(), r["better"].as_str().unwrap()), (measure, better), "{r}");
+        // The time rates' figure is their faster half's mean; counts have their median alone.
+        assert_eq!(r["faster_half_mean"].is_f64(), measure == "time", "{r}");
         let library = r["client_library"].as_str().unwrap();
         match r["client_stack"].as_str().unwrap() {
             "openssl" => assert!(library.starts_with("OpenSSL 3."), "{library}"),
@@ -193,24 +195,33 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         );
         let ci = r["ci95"].as_array().unwrap();
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
-        // Up to eight samples kept: the interval of the median is their range, and a rate's is
-        // widened on the ratio scale by the machine's drift (half the calibration loop's spread
-        // without the loops a neighbour slowed).
+        // A count's interval is the median's: up to eight samples kept, their range. A time rate's
+        // is its figure's, the mean of the faster half, as far as the farther of the fastest sample
+        // and the slower half's fastest; widened on the ratio scale by the machine's drift (the
+        // spread of the calibration loop's faster half, p90 - p50 of its rates).
         let by = match r["measure"] == "time" {
             true => {
                 let conditions = &doc["run"]["environment"]["conditions"];
-                let spread = |when: &str| {
-                    let calibration = &conditions[when];
-                    calibration["kept_spread_percent"].as_f64().or(calibration["spread_percent"].as_f64()).unwrap()
-                };
-                1.0 + spread("calibration_before").max(spread("calibration_after")) / 200.0
+                let spread = |when: &str| conditions[when]["fast_spread_percent"].as_f64().unwrap();
+                1.0 + spread("calibration_before").max(spread("calibration_after")) / 100.0
             }
             false => 1.0,
         };
         assert!(min > 0.0 && low > 0.0 && low <= median && median <= high, "{r}");
-        match kept.len() <= 8 {
-            true => assert!((low * by / min - 1.0).abs() < 1e-9 && (high / by / max - 1.0).abs() < 1e-9, "{r}"),
-            false => assert!(low * by >= min && high / by <= max, "{r}"),
+        match r["faster_half_mean"].as_f64() {
+            Some(figure) => {
+                assert_eq!(measure, "time", "{r}");
+                assert!((figure / common::faster_half_mean(kept.clone()) - 1.0).abs() < 1e-12, "{r}");
+                let mut sorted = kept.clone();
+                sorted.sort_by(f64::total_cmp);
+                let reach = (figure - sorted[sorted.len() / 2 - 1]).max(max - figure);
+                let (expected_low, expected_high) = ((figure - reach) / by, (figure + reach) * by);
+                assert!((low / expected_low - 1.0).abs() < 1e-9 && (high / expected_high - 1.0).abs() < 1e-9, "{r}");
+            }
+            None if kept.len() <= 8 => {
+                assert!((low * by / min - 1.0).abs() < 1e-9 && (high / by / max - 1.0).abs() < 1e-9, "{r}")
+            }
+            None => assert!(low * by >= min && high / by <= max, "{r}"),
         }
         let units: &[(&str, &str)] = match r["scenario"].as_str().unwrap().starts_with("transfer") {
             true => &[("mb_per_s", "MB/s"), ("cpu_mb_per_s", "MB/s")],
@@ -238,7 +249,7 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         header.starts_with("scenario,client_stack,server_stack,measure,process,allocator,threads,contexts,build,"),
         "{header}"
     );
-    assert!(header.contains(",side,metric,unit,better,status,median,ci95_low,ci95_high,"), "{header}");
+    assert!(header.contains(",side,metric,unit,better,status,median,faster_half_mean,ci95_low,ci95_high,"), "{header}");
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("transfer_1.2_x25519_ecdsa-p256_aes-256-gcm") && md.contains("| scenario"), "{md}");
 }

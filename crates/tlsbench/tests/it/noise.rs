@@ -99,6 +99,11 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
         let median = (kept[(kept.len() - 1) / 2] + kept[kept.len() / 2]) / 2.0;
         // The same median up to the last bits (the two middle values are averaged in another order).
         assert!((rate["median"].as_f64().unwrap() / median - 1.0).abs() < 1e-12, "{median}: {rate}");
+        // Its figure, the mean of the kept samples' faster half, within its interval.
+        let figure = crate::common::faster_half_mean(kept.clone());
+        assert!((rate["faster_half_mean"].as_f64().unwrap() / figure - 1.0).abs() < 1e-12, "{figure}: {rate}");
+        let interval = rate["ci95"].as_array().unwrap();
+        assert!(interval[0].as_f64().unwrap() <= figure && figure <= interval[1].as_f64().unwrap(), "{rate}");
         assert_eq!(rate["min"].as_f64().unwrap(), kept[0], "{rate}");
         // Only samples below the median are ever set aside.
         assert!(slowed.iter().all(|&i| samples[i] < median), "{rate}");

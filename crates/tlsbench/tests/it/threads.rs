@@ -17,6 +17,21 @@ use crate::fake_go;
 use common::{succeeded, tlsbench};
 use fake_go::{runner_dir, runners_with_a_runtime_stack};
 
+/// The one-thread rate an efficiency is against: the mean over the CPUs of each CPU's one-thread
+/// figure, where the row's samples were pinned to each in turn (docs/axes.md); else its figure.
+fn one_thread_reference(one: &Value) -> f64 {
+    let (samples, cpus) = (one["samples"].as_array().unwrap(), one["sample_cpus"].as_array());
+    let Some(cpus) = cpus.filter(|c| c.len() == samples.len()) else { return common::figure(one) };
+    let mut ids: Vec<u64> = cpus.iter().map(|c| c[0].as_u64().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let on = |id: u64| {
+        let on_cpu = samples.iter().zip(cpus).filter(|(_, c)| c[0] == id).map(|(v, _)| v.as_f64().unwrap());
+        common::faster_half_mean(on_cpu.collect())
+    };
+    ids.iter().map(|&id| on(id)).sum::<f64>() / ids.len() as f64
+}
+
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 fn runner_sample(data: &Path, stack: &str, scenario: &str, extra: &[&str]) -> Reply {
@@ -202,13 +217,10 @@ fn a_run_with_threads_gives_one_and_two_threads_the_rate_per_thread_and_the_effi
             let two = find(stack, "handshakes_per_s", side, Some(2));
             assert_eq!((&one["status"], &two["status"]), (&Value::from("ok"), &Value::from("ok")), "{one} {two}");
             let per_thread = find(stack, "handshakes_per_s_per_thread", side, Some(2));
-            let (aggregate, one_thread) = (two["median"].as_f64().unwrap(), one["median"].as_f64().unwrap());
+            let (aggregate, one_thread) = (common::figure(&two), one_thread_reference(&one));
             // The rate per thread is the aggregate's share of each thread; the efficiency is
             // against the one-thread cell of this run.
-            assert!(
-                (per_thread["median"].as_f64().unwrap() - aggregate / 2.0).abs() <= 1e-9 * aggregate,
-                "{per_thread}"
-            );
+            assert!((common::figure(&per_thread) - aggregate / 2.0).abs() <= 1e-9 * aggregate, "{per_thread}");
             let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
             assert!(
                 (efficiency - aggregate / (2.0 * one_thread)).abs() < 1e-12,
@@ -287,14 +299,14 @@ fn a_run_with_both_contexts_gives_each_its_cells_and_efficiency_against_the_same
         found.unwrap_or_else(|| panic!("{stack} {metric} {threads} {contexts} in {results:?}")).clone()
     };
     for stack in ["openssl", "rustls-ring"] {
-        let one = find(stack, "handshakes_per_s", None, None)["median"].as_f64().expect("one thread measured");
+        let one = one_thread_reference(&find(stack, "handshakes_per_s", None, None));
         for contexts in ["own", "shared"] {
             let two = find(stack, "handshakes_per_s", Some(2), Some(contexts));
             assert_eq!(two["status"], "ok", "{two}");
             // Each mode's efficiency is its own rate per thread over the same one thread's.
             let per_thread = find(stack, "handshakes_per_s_per_thread", Some(2), Some(contexts));
             let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
-            assert!((efficiency - two["median"].as_f64().unwrap() / (2.0 * one)).abs() < 1e-12, "{per_thread}");
+            assert!((efficiency - common::figure(&two) / (2.0 * one)).abs() < 1e-12, "{per_thread}");
             let interval = per_thread["scaling_efficiency_ci"].as_array().expect("an interval").clone();
             assert!(interval[0].as_f64().unwrap() <= efficiency && efficiency <= interval[1].as_f64().unwrap());
         }

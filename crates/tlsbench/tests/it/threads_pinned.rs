@@ -9,7 +9,7 @@ use std::process::{Child, Command};
 use serde_json::Value;
 use tlsbench_harness::pin;
 
-use crate::common::{read_json, succeeded, tlsbench};
+use crate::common::{faster_half_mean, figure, read_json, succeeded, tlsbench};
 
 const SCENARIO: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
@@ -54,12 +54,6 @@ impl Drop for Spinners {
             let _ = child.wait();
         }
     }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    (values[(n - 1) / 2] + values[n / 2]) / 2.0
 }
 
 /// The result of `metric` on `side` for the cell of `threads` (None: the one-thread row).
@@ -113,7 +107,7 @@ fn with_one_cpu_made_slower_the_efficiency_compares_with_one_thread_on_the_same_
     assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
 
     // (c) The efficiency is against one thread on the same two CPUs: the 2-thread rate over twice
-    // the mean of each CPU's one-thread median, where an unpinned one-thread row would have run on
+    // the mean of each CPU's one-thread figure (the faster half's mean), where an unpinned one-thread row would have run on
     // the idle CPU alone. The slow CPU's one-thread rate is below the fast one's (the spinners'
     // doing, measured), so the efficiency is above that naive ratio. Quiet, it reads about 100%
     // where the naive one reads (1 + 1/(k + 1)) / 2 with k spinners; the tests beside this one
@@ -122,11 +116,13 @@ fn with_one_cpu_made_slower_the_efficiency_compares_with_one_thread_on_the_same_
     for side in ["client", "server"] {
         let per_thread = result(&doc, "handshakes_per_s_per_thread", side, Some(2));
         let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
-        let aggregate = result(&doc, "handshakes_per_s", side, Some(2))["median"].as_f64().unwrap();
+        let aggregate = figure(result(&doc, "handshakes_per_s", side, Some(2)));
         let one = result(&doc, "handshakes_per_s", side, None);
         let on = |cpu: u32| -> f64 {
             let samples = one["samples"].as_array().unwrap().iter().zip(&cpus);
-            median(samples.filter(|(_, c)| **c == [u64::from(cpu)]).map(|(v, _)| v.as_f64().unwrap()).collect())
+            faster_half_mean(
+                samples.filter(|(_, c)| **c == [u64::from(cpu)]).map(|(v, _)| v.as_f64().unwrap()).collect(),
+            )
         };
         let (on_fast, on_slow) = (on(fast), on(slow));
         assert!(on_slow < on_fast, "{side}: one thread on CPU {slow} {on_slow}, on CPU {fast} {on_fast}");

@@ -60,9 +60,10 @@ fn bar(cell: &CellResult, pairs: &[String]) -> Bar {
     Bar { series, value: number(cell), tooltip: format!("{pair}: {}", detail(cell)) }
 }
 
-/// The cell's median and 95% interval, or the text shown instead of a number.
+/// The cell's figure (its median, or a time rate's faster-half mean) and its interval, or the text
+/// shown instead of a number.
 pub(super) fn number(cell: &CellResult) -> Result<(f64, [f64; 2]), String> {
-    match (cell.status, cell.median, cell.ci95) {
+    match (cell.status, cell.figure(), cell.ci95) {
         (Status::Ok, Some(median), Some(ci)) => Ok((median, ci)),
         (Status::Ok, _, _) => Err("no samples".into()),
         (Status::Failed, _, _) => Err("failed".into()),

@@ -23,7 +23,7 @@ pub(super) fn scaling(doc: &RunDocument, pairs: &[String]) -> String {
     html += "<p class=\"legend\">The rate per thread against the number of threads side by side (per worker of a \
              server's workers over TCP), both on one axis from 0: a line per stack, dashed where the threads shared \
              one context; dotted across, the stack's rate on one thread, which perfect scaling keeps at every \
-             count. Whiskers: the 95% intervals of the medians. The tables under the charts give each point's \
+             count. Whiskers: the figures' intervals. The tables under the charts give each point's \
              efficiency.</p>\n";
     for scenario in first_seen(curves.iter().map(|c| c.scenario)) {
         let _ = writeln!(html, "<section class=\"scaling-group\">\n<h3>{}</h3>", escape(scenario));

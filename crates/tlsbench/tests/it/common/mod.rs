@@ -56,3 +56,17 @@ pub fn one_message(text: &[u8]) -> String {
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+/// The mean of the faster half of `values` (the samples at or above their median), as a time rate's
+/// figure is taken (docs/sampling.md, "The faster half").
+pub fn faster_half_mean(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let half = &values[values.len() / 2..];
+    half.iter().sum::<f64>() / half.len() as f64
+}
+
+/// A result's figure: a time rate's `faster_half_mean`, else its `median`.
+#[track_caller]
+pub fn figure(result: &Value) -> f64 {
+    result.get("faster_half_mean").unwrap_or(&result["median"]).as_f64().unwrap_or_else(|| panic!("{result}"))
+}
