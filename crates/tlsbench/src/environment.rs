@@ -150,8 +150,6 @@ fn calibration_of(sorted: &[f64]) -> Calibration {
         median_ms: rounded(median, 4),
         spread_percent: rounded(100.0 * (at(0.9) - at(0.1)) / median, 2),
         kept_spread_percent: Some(rounded(100.0 * (kept_at(0.9) - kept_at(0.1)) / kept_at(0.5), 2)),
-        // Rates: the p90 rate is the p10 time's.
-        fast_spread_percent: Some(rounded(100.0 * (median / at(0.1) - 1.0), 2)),
         max_over_min: rounded(sorted[sorted.len() - 1] / sorted[0], 3),
     }
 }
@@ -267,7 +265,6 @@ mod tests {
             median_ms: 3.0,
             spread_percent,
             kept_spread_percent: None,
-            fast_spread_percent: None,
             max_over_min: 1.0 + spread_percent / 100.0,
         }
     }
@@ -324,8 +321,6 @@ mod tests {
         let c = calibration_of(&times);
         assert_eq!((c.median_ms, c.max_over_min), (11.0, 21.0));
         assert_eq!(c.spread_percent, 145.45); // 100 (19 - 3) / 11
-                                              // The faster half's: p90 - p50 of the rates, 1/3 - 1/11 over 1/11.
-        assert_eq!(c.fast_spread_percent, Some(266.67));
     }
 
     #[test]

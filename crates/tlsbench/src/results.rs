@@ -109,20 +109,11 @@ impl Conditions {
     /// rate's interval is widened by this much at each end (sampling/document.rs), so that it holds
     /// what the same build measures in the next run: widened so, the 6-sample intervals of two
     /// quick comparisons held the other's median in 97% of the rate cells, against 69% unwidened.
-    ///
-    /// Where the loop's faster half was measured, the spread is that half's, p90 - p50 of its rates
-    /// (the same as half of p90 - p10 for a quiet machine's even spread), as a time rate's figure is
-    /// its faster half's: a noisy neighbour's bursts slow the loops they hit, which widened the
-    /// intervals of a run under the injector by 4 to 5% at each end while the runs' figures moved
-    /// by 1% (docs/sampling.md, "The faster half"). Before, half of p90 - p10 of the loops kept.
     pub fn drift_percent(&self) -> f64 {
-        let spread = |c: &Calibration| match c.fast_spread_percent {
-            Some(fast) => fast,
-            // Without the loops a neighbour slowed, as the rates' intervals were without their
-            // slowed samples (docs/sampling.md, "A noisy machine").
-            None => c.kept_spread_percent.unwrap_or(c.spread_percent) / 2.0,
-        };
-        let spread = spread(&self.calibration_before).max(spread(&self.calibration_after));
+        // Without the loops a neighbour slowed, as the rates' intervals are without their slowed
+        // samples (docs/sampling.md, "A noisy machine").
+        let kept = |c: &Calibration| c.kept_spread_percent.unwrap_or(c.spread_percent);
+        let spread = kept(&self.calibration_before).max(kept(&self.calibration_after)) / 2.0;
         if spread.is_finite() {
             spread
         } else {
@@ -141,10 +132,6 @@ pub struct Calibration {
     /// absent from runs before tlsbench set them aside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_spread_percent: Option<f64>,
-    /// (p90 - p50) / p50 of the loop's rates, in %: the faster half's spread, which a neighbour's
-    /// bursts do not reach; absent from runs before tlsbench took it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fast_spread_percent: Option<f64>,
     pub max_over_min: f64,
 }
 

@@ -37,6 +37,11 @@ pub struct NoiseProbe {
     /// it on the CPU, and the cpu_* rates are the figures to compare. Absent from older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_spread_percent: Option<f64>,
+    /// The stretches' rates over wall time, in the order taken (rounds of the workload per
+    /// second): what a cell's figure and interval would be of samples like them. Absent from older
+    /// runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<f64>,
 }
 
 /// Times the workload in [`STRETCHES`] stretches of [`STRETCH`] (about half a second).
@@ -58,6 +63,7 @@ pub fn of_rates(rates: &[f64], cpu_rates: &[f64]) -> NoiseProbe {
         spread_percent: rounded(half_spread_percent(rates), 2),
         slowed_percent: rounded(100.0 * (rates.len() - kept.len()) as f64 / rates.len() as f64, 1),
         kept_spread_percent: rounded(half_spread_percent(&kept), 2),
+        rates: rates.iter().map(|r| r.round()).collect(),
     }
 }
 
@@ -88,7 +94,7 @@ fn stretch_rate(table: &[u64]) -> (f64, f64) {
 impl NoiseProbe {
     /// The line a run prints before its first round: what the machine allows.
     pub fn line(&self, samples: usize, most: usize) -> String {
-        let resolution = self.resolution_percent();
+        let resolution = self.resolution_percent(samples);
         let slowed = match self.slowed_percent > 0.0 {
             true => format!(
                 ", {:.0}% of them slowed by a neighbour: a cell's slowed samples are set aside and taken again \
@@ -129,11 +135,36 @@ impl NoiseProbe {
     }
 
     /// The smallest difference two cells' intervals can tell apart, in %: twice what one
-    /// interval spans, about a kept stretch's ± and 1% of drift at each end (a quiet machine here:
-    /// stretches ±1.5 to 4%, the quick comparison's intervals ±4.4% typical).
-    pub fn resolution_percent(&self) -> f64 {
-        2.0 * (self.kept_spread_percent + 1.0)
+    /// interval spans, 1% of drift at each end beside the typical interval of a time rate's figure
+    /// (`stats::faster_half`) of `samples` of the stretches, drawn at random (a fixed seed) as a
+    /// cell's samples are taken across rounds. A probe stored without its rates: the kept
+    /// stretches' ± for the interval, as the median's was.
+    pub fn resolution_percent(&self, samples: usize) -> f64 {
+        let Some(reach) = typical_reach_percent(&self.rates, samples) else {
+            return 2.0 * (self.kept_spread_percent + 1.0);
+        };
+        2.0 * (reach + 1.0)
     }
+}
+
+/// The median, over draws of `samples` of `rates` each, of the figure's interval as the table
+/// prints it (the farther end, in % of the faster half's mean); None without enough rates.
+fn typical_reach_percent(rates: &[f64], samples: usize) -> Option<f64> {
+    const DRAWS: usize = 101;
+    if samples < 2 || rates.len() < samples {
+        return None;
+    }
+    let mut rng = fastrand::Rng::with_seed(42);
+    let mut reaches: Vec<f64> = (0..DRAWS)
+        .filter_map(|_| {
+            let mut pool = rates.to_vec();
+            rng.shuffle(&mut pool);
+            let (mean, interval) = stats::faster_half(&pool[..samples])?;
+            stats::ci_percent(mean, interval)
+        })
+        .collect();
+    reaches.sort_by(f64::total_cmp);
+    reaches.get(reaches.len() / 2).copied()
 }
 
 /// At or below this, the machine is as quiet as this kind of machine gets: no advice.
@@ -173,6 +204,21 @@ mod tests {
         assert!(of_rates(&wide, &wide)
             .line(6, 12)
             .ends_with("(a quieter machine, --target-ci or --measure instructions tell smaller ones)"));
+    }
+
+    #[test]
+    fn what_a_noisy_machine_allows_is_of_the_faster_half_as_a_cell_reports_it() {
+        // Each stretch loses a random share, up to 30%: spread evenly, few are set aside as slowed,
+        // and the kept stretches vary ±15%; a cell's faster half varies much less.
+        let wall: Vec<f64> = (0..25).map(|i| 1000.0 * (1.0 - 0.05 * ((i * 3) % 7) as f64)).collect();
+        let probe = of_rates(&wall, &wall);
+        let as_the_median = 2.0 * (probe.kept_spread_percent + 1.0);
+        let resolution = probe.resolution_percent(6);
+        assert!(resolution < as_the_median / 1.5 && resolution > 2.0, "{resolution} against {as_the_median}");
+        // More samples per cell narrow it; a probe stored without its stretches says what it said.
+        assert!(probe.resolution_percent(12) < resolution, "{probe:?}");
+        let stored = NoiseProbe { rates: Vec::new(), ..probe };
+        assert_eq!(stored.resolution_percent(6), as_the_median);
     }
 
     #[test]

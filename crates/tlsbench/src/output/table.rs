@@ -241,7 +241,6 @@ mod tests {
             median_ms: 3.0,
             spread_percent,
             kept_spread_percent: None,
-            fast_spread_percent: None,
             max_over_min: 1.5,
         };
         doc.run.environment.conditions = Some(Conditions {

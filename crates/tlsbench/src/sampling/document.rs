@@ -161,7 +161,6 @@ mod drift_tests {
             median_ms,
             spread_percent,
             kept_spread_percent: None,
-            fast_spread_percent: None,
             max_over_min: 1.05,
         };
         Conditions {
@@ -178,15 +177,6 @@ mod drift_tests {
     fn the_drift_is_half_the_calibration_loops_wider_spread() {
         assert!((conditions((2.0, 1.5), (2.04, 2.5)).drift_percent() - 1.25).abs() < 1e-9);
         assert!((conditions((2.0, 3.0), (2.0, 1.0)).drift_percent() - 1.5).abs() < 1e-9);
-    }
-
-    #[test]
-    fn where_the_loops_faster_half_was_measured_the_drift_is_its_spread() {
-        // A neighbour's bursts spread the loop by 10% (p90 - p10), its faster half by 1.2%.
-        let mut noisy = conditions((2.0, 10.0), (2.0, 9.0));
-        noisy.calibration_before.fast_spread_percent = Some(1.2);
-        noisy.calibration_after.fast_spread_percent = Some(0.8);
-        assert!((noisy.drift_percent() - 1.2).abs() < 1e-9);
     }
 
     #[test]

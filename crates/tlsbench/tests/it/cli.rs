@@ -197,13 +197,16 @@ fn a_run_exports_the_design_s_json_csv_and_markdown() {
         let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         // A count's interval is the median's: up to eight samples kept, their range. A time rate's
         // is its figure's, the mean of the faster half, as far as the farther of the fastest sample
-        // and the slower half's fastest; widened on the ratio scale by the machine's drift (the
-        // spread of the calibration loop's faster half, p90 - p50 of its rates).
+        // and the slower half's fastest; widened on the ratio scale by the machine's drift (half
+        // the calibration loop's spread without the loops a neighbour slowed).
         let by = match r["measure"] == "time" {
             true => {
                 let conditions = &doc["run"]["environment"]["conditions"];
-                let spread = |when: &str| conditions[when]["fast_spread_percent"].as_f64().unwrap();
-                1.0 + spread("calibration_before").max(spread("calibration_after")) / 100.0
+                let spread = |when: &str| {
+                    let calibration = &conditions[when];
+                    calibration["kept_spread_percent"].as_f64().or(calibration["spread_percent"].as_f64()).unwrap()
+                };
+                1.0 + spread("calibration_before").max(spread("calibration_after")) / 200.0
             }
             false => 1.0,
         };
