@@ -288,8 +288,8 @@ impl CellState {
 }
 
 /// Whether a series' slowed samples are set aside, and its figure is its faster half's mean: the
-/// time measure's rates, which a noisy neighbour slows; counts (instructions, IO, heap) it does not move, and the collector's share
-/// or contended waits are not rates.
+/// time measure's rates, which a noisy neighbour slows; counts (instructions, IO, heap) it does
+/// not move, and the collector's share or contended waits are not rates.
 fn sets_aside_slowed(measure: tlsbench_harness::Measure, metric: Metric) -> bool {
     measure == tlsbench_harness::Measure::Time && metric.higher_is_better() && !metric.is_per_iteration()
 }

@@ -107,8 +107,8 @@ fn with_one_cpu_made_slower_the_efficiency_compares_with_one_thread_on_the_same_
     assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
 
     // (c) The efficiency is against one thread on the same two CPUs: the 2-thread rate over twice
-    // the mean of each CPU's one-thread figure (the faster half's mean), where an unpinned one-thread row would have run on
-    // the idle CPU alone. The slow CPU's one-thread rate is below the fast one's (the spinners'
+    // the mean of each CPU's one-thread figure (the faster half's mean), where an unpinned
+    // one-thread row would have run on the idle CPU alone. The slow CPU's one-thread rate is below the fast one's (the spinners'
     // doing, measured), so the efficiency is above that naive ratio. Quiet, it reads about 100%
     // where the naive one reads (1 + 1/(k + 1)) / 2 with k spinners; the tests beside this one
     // load the same CPUs at other times, so no band around 100% is asserted, only what follows
