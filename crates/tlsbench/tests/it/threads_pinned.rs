@@ -108,11 +108,11 @@ fn with_one_cpu_made_slower_the_efficiency_compares_with_one_thread_on_the_same_
 
     // (c) The efficiency is against one thread on the same two CPUs: the 2-thread rate over twice
     // the mean of each CPU's one-thread figure (the faster half's mean), where an unpinned
-    // one-thread row would have run on the idle CPU alone. The slow CPU's one-thread rate is below the fast one's (the spinners'
-    // doing, measured), so the efficiency is above that naive ratio. Quiet, it reads about 100%
-    // where the naive one reads (1 + 1/(k + 1)) / 2 with k spinners; the tests beside this one
-    // load the same CPUs at other times, so no band around 100% is asserted, only what follows
-    // from the samples.
+    // one-thread row would have run on the idle CPU alone. The slow CPU's one-thread rate is below
+    // the fast one's (the spinners' doing, measured), so the efficiency is above that naive ratio.
+    // Quiet, it reads about 100% where the naive one reads (1 + 1/(k + 1)) / 2 with k spinners;
+    // the tests beside this one load the same CPUs at other times, so no band around 100% is
+    // asserted, only what follows from the samples.
     for side in ["client", "server"] {
         let per_thread = result(&doc, "handshakes_per_s_per_thread", side, Some(2));
         let efficiency = per_thread["scaling_efficiency"].as_f64().unwrap();
