@@ -74,7 +74,7 @@ fn slowed(doc: &RunDocument) -> Option<String> {
     });
     Some(format!(
         "slowed by the machine and set aside: {samples} sample value(s) in {} result(s){seen}; each such cell took \
-         others in their place, and its median and interval are of the rest (`slowed` in the JSON export)",
+         others in their place, and its figure and interval are of the rest (`slowed` in the JSON export)",
         cells.len()
     ))
 }
