@@ -164,8 +164,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS")]
     pub warmup_max_ms: Option<u64>,
     /// The processes a cell of a stack with a JIT or a garbage collector takes its time and io
-    /// samples from, each warmed up once and asked in turn; the 95% interval spans each one's
-    /// median [default: 2; 1 with --quick and in interop, whose ± then leaves out the spread
+    /// samples from, each warmed up once and asked in turn; the interval spans each one's
+    /// figure [default: 2; 1 with --quick and in interop, whose ± then leaves out the spread
     /// between processes]. Other stacks take each sample in a process of its own.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub forks: Option<u32>,
@@ -361,9 +361,9 @@ pub struct CompareArgs {
     pub a: String,
     /// The run judged: a run id or an exported JSON file.
     pub b: String,
-    /// Medians closer than this many percent are noise, in every cell [default: each cell's own
+    /// Figures closer than this many percent are noise, in every cell [default: each cell's own
     /// threshold from its history, where the database holds 5 or more past run-to-run changes
-    /// of its median (in runs other than B): the upper fence (Q3 + 1.5 IQR) of those changes,
+    /// of its figure (in runs other than B): the upper fence (Q3 + 1.5 IQR) of those changes,
     /// at least a floor per measure (docs/usage.md, "Comparing two runs"); else its measure's:
     /// 0.3 for instructions, 0 for sync (which must also move by one per handshake or MB, or
     /// from or to 0), 1 for heap and io, 5 for time and rss].
