@@ -67,9 +67,9 @@ pub enum ThresholdFrom {
     Default { changes: usize },
 }
 
-/// The medians each cell had in the stored runs, oldest first (a cell as `compare` matches it,
-/// its build included): how much it moves from run to run when nothing changed, as rustc-perf
-/// and rustls's CI judge a change by the cell's own past.
+/// The figures (medians, or the time rates' faster-half means) each cell had in the stored runs,
+/// oldest first (a cell as `compare` matches it, its build included): how much it moves from run
+/// to run when nothing changed, as rustc-perf and rustls's CI judge a change by the cell's own past.
 #[derive(Default)]
 pub struct History {
     medians: HashMap<(CellKey, Side, String), Vec<f64>>,
@@ -79,8 +79,8 @@ impl History {
     /// Adds a run's medians; runs are added oldest first.
     pub fn add(&mut self, doc: &RunDocument) {
         for cell in doc.results.iter().filter(|c| c.status == Status::Ok) {
-            if let Some(median) = cell.figure().filter(|m| *m != 0.0) {
-                self.medians.entry(Self::key(cell)).or_default().push(median);
+            if let Some(figure) = cell.figure().filter(|m| *m != 0.0) {
+                self.medians.entry(Self::key(cell)).or_default().push(figure);
             }
         }
     }
@@ -168,8 +168,8 @@ pub fn judge(
     by_range: bool,
 ) -> Option<Judgement> {
     let p = mann_whitney_p(a, b)?;
-    let (median_a, median_b) = (figure.of(a)?, figure.of(b)?);
-    let factor = match (median_a, median_b) {
+    let (figure_a, figure_b) = (figure.of(a)?, figure.of(b)?);
+    let factor = match (figure_a, figure_b) {
         (a, b) if a == b => 1.0, // also 0 / 0
         (a, b) => b / a,
     };
@@ -396,9 +396,9 @@ fn judge_cells(a: &CellResult, b: &CellResult, threshold: f64) -> Option<Judgeme
     let (a_kept, b_kept) = (kept_samples(a), kept_samples(b));
     let figure = figure(a);
     let mut judgement = judge(&a_kept, &b_kept, figure, a.better != "lower", threshold, judged_by_range(measure))?;
-    let (median_a, median_b) = (figure.of(&a_kept)?, figure.of(&b_kept)?);
-    let from_or_to_zero = (median_a == 0.0) != (median_b == 0.0);
-    if (median_b - median_a).abs() < least_change(measure) && !from_or_to_zero {
+    let (figure_a, figure_b) = (figure.of(&a_kept)?, figure.of(&b_kept)?);
+    let from_or_to_zero = (figure_a == 0.0) != (figure_b == 0.0);
+    if (figure_b - figure_a).abs() < least_change(measure) && !from_or_to_zero {
         judgement.verdict = Verdict::Same;
     }
     if a.better == "neither" && judgement.verdict != Verdict::Same {
