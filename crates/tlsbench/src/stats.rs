@@ -68,6 +68,14 @@ impl Summary {
         self.faster_half_mean.unwrap_or(self.median)
     }
 
+    /// Which figure it is.
+    pub fn kind(&self) -> Figure {
+        match self.faster_half_mean {
+            Some(_) => Figure::FasterHalfMean,
+            None => Figure::Median,
+        }
+    }
+
     /// The summary with the faster half's mean as its figure, and its interval ([`faster_half`]).
     pub fn of_faster_half(self, samples: &[f64]) -> Summary {
         match faster_half(samples) {
@@ -144,11 +152,7 @@ pub fn spanning_forks(mut summary: Summary, samples: &[f64], forks: &[Option<u32
     for id in ids {
         let of_fork: Vec<f64> = samples.iter().zip(forks).filter(|(_, f)| **f == Some(id)).map(|(v, _)| *v).collect();
         // The fork's own figure, of the summary's kind.
-        let figure = match summary.faster_half_mean {
-            Some(_) => faster_half(&of_fork).map(|(mean, _)| mean),
-            None => summarize(&of_fork).map(|s| s.median),
-        };
-        if let Some(figure) = figure {
+        if let Some(figure) = summary.kind().of(&of_fork) {
             summary.ci95 = [summary.ci95[0].min(figure), summary.ci95[1].max(figure)];
         }
     }
