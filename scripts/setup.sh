@@ -15,6 +15,7 @@ need=()
 # s2n-tls-sys compiles s2n-tls's C code with the same compiler.
 # libgnutls28-dev: the `gnutls` stack links the system's GnuTLS.
 # libtls-dev: the `libtls` stack links LibreTLS's libtls (on the system's OpenSSL).
+# libsqlite3-dev: the results database (rusqlite) links the system's SQLite.
 # libclang-dev: boring-sys generates BoringSSL's Rust bindings with bindgen (the `boringssl` stack);
 # cmake and the C/C++ compiler above build BoringSSL itself (Go is needed only for its tests and FIPS).
 # chromium: the tests open `tlsbench report --html` in a real headless browser.
@@ -28,8 +29,8 @@ need=()
 # nginx, which tlsbench load connects to, and `openssl s_time`, which connects to tlsbench serve.
 # On Debian 12 the package `nginx` holds the server itself (nginx-light and the others only add
 # modules). The tests start it with a config of their own and never use Debian's service.
-for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev cmake gcc g++ make perl libclang-dev chromium \
-    valgrind libc6-dbg strace nginx openssl; do
+for pkg in pkg-config libssl-dev libgnutls28-dev libtls-dev libsqlite3-dev cmake gcc g++ make perl libclang-dev \
+    chromium valgrind libc6-dbg strace nginx openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # The Java runner (runners/java): a JDK 17 or later and Maven, which fetches its pinned
