@@ -25,7 +25,6 @@ pub mod scenario;
 pub mod split;
 pub mod stack;
 pub mod step;
-#[cfg(feature = "testing")]
 pub mod testing;
 pub mod transport;
 

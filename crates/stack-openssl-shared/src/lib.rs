@@ -11,10 +11,9 @@
 //! a resumed TLS 1.2 handshake, each one's group and ticket reporting) stays in its adapter,
 //! commented there.
 //!
-//! With the feature `testing`, [`testing`] holds what the pairs tests of runner-openssl,
-//! runner-boringssl and runner-aws-lc share.
+//! [`testing`] holds what the pairs tests of runner-openssl, runner-boringssl and runner-aws-lc
+//! share.
 
-#[cfg(feature = "testing")]
 pub mod testing;
 
 /// Expands into `mod $name`, the functions both adapters share, written against the crates
