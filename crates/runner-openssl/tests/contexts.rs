@@ -66,8 +66,10 @@ fn resident_memory_grows_by_what_each_held_context_holds(data_dir: &Path) {
         .unwrap_or_else(|e| panic!("{name} padded: {e}"));
     assert_eq!(report.iterations, context::RSS_CONTEXTS as u64, "every context built is held");
     let grown = value(&report, Side::Server, Metric::RssContextBytes).expect("rss_context_bytes");
-    // The padding's pages, and little else: a page at either end, the config's own few bytes.
-    assert!((RSS_PAD as f64..RSS_PAD as f64 * 1.05).contains(&grown), "{grown} per context for {RSS_PAD}");
+    // The padding's pages, and little else: a page at either end, the config's own few bytes. Not
+    // quite all of them at worst: Linux 6.2 and later keep a process's resident pages counted per
+    // CPU, and /proc reads that count with a lag of some pages (here once 1,047,511 B per context).
+    assert!((RSS_PAD as f64 * 0.99..RSS_PAD as f64 * 1.05).contains(&grown), "{grown} per context for {RSS_PAD}");
     assert_eq!(report.negotiated.len(), 2, "the gate's handshake: {:?}", report.negotiated);
 
     let report = context::sample(&OpenSsl, &OpenSsl, &scenario(name), data_dir, &ONCE, Measure::Rss).unwrap();
