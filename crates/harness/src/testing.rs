@@ -1,4 +1,4 @@
-//! Test support for the stack adapters (feature `testing`): one set of certificates per test
+//! Test support for the stack adapters (built always: docs/tests.md): one set of certificates per test
 //! binary, a handshake stepped by hand for configs built from different scenarios, and the
 //! every-supported-scenario check that each adapter runs against itself and its peers, and the
 //! check of its configs shared by threads; and [`Wrapped`], a stack passed on with hooks around
