@@ -72,15 +72,15 @@ pub enum ThresholdFrom {
 /// to run when nothing changed, as rustc-perf and rustls's CI judge a change by the cell's own past.
 #[derive(Default)]
 pub struct History {
-    medians: HashMap<(CellKey, Side, String), Vec<f64>>,
+    figures: HashMap<(CellKey, Side, String), Vec<f64>>,
 }
 
 impl History {
-    /// Adds a run's medians; runs are added oldest first.
+    /// Adds a run's figures; runs are added oldest first.
     pub fn add(&mut self, doc: &RunDocument) {
         for cell in doc.results.iter().filter(|c| c.status == Status::Ok) {
             if let Some(figure) = cell.figure().filter(|m| *m != 0.0) {
-                self.medians.entry(Self::key(cell)).or_default().push(figure);
+                self.figures.entry(Self::key(cell)).or_default().push(figure);
             }
         }
     }
@@ -89,10 +89,10 @@ impl History {
         (cell.key.for_matching(true), cell.side, cell.metric.clone())
     }
 
-    /// The relative changes between the cell's consecutive past medians.
+    /// The relative changes between the cell's consecutive past figures.
     fn changes(&self, cell: &CellResult) -> Vec<f64> {
-        let medians = self.medians.get(&Self::key(cell)).map(Vec::as_slice).unwrap_or_default();
-        medians.windows(2).map(|w| (w[1] / w[0] - 1.0).abs()).collect()
+        let figures = self.figures.get(&Self::key(cell)).map(Vec::as_slice).unwrap_or_default();
+        figures.windows(2).map(|w| (w[1] / w[0] - 1.0).abs()).collect()
     }
 
     /// The cell's threshold and where it came from: its history's where it has enough, else
