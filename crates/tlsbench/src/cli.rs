@@ -141,8 +141,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "T", default_value_t = Transport::Memory)]
     pub transport: Transport,
     /// Samples per cell [default: 20 with the time measure, else 10; 6 with --quick: the fewest
-    /// that give a 95% interval; a run of instructions or sync only, 3 (2 with --quick); in
-    /// interop, 2].
+    /// that give a 95% interval; a cell of counts that repeat (instructions, sync, io), 3 (2 with
+    /// --quick); in interop, 2].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: Option<u32>,
     /// A short run: fewer and shorter samples (6 of 20 ms per side) and, without --scenario,

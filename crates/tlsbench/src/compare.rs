@@ -116,11 +116,12 @@ impl History {
 }
 
 /// Whether a measure's verdict rests on its samples' ranges rather than on the test: the counts
-/// under callgrind (instructions, sync) barely vary, so a run takes only a few samples, too few
-/// for the test ever to be significant (3 against 3 give p ≥ 0.1); a change is real when the two
-/// runs' samples do not overlap at all and the medians differ beyond the threshold.
+/// under callgrind (instructions, sync) and io's per handshake barely vary, so a run takes only a
+/// few samples, too few for the test ever to be significant (3 against 3 give p ≥ 0.1); a change
+/// is real when the two runs' samples do not overlap at all and the medians differ beyond the
+/// threshold.
 pub fn judged_by_range(measure: &str) -> bool {
-    matches!(measure, "instructions" | "sync")
+    matches!(measure, "instructions" | "sync" | "io")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,6 +493,17 @@ mod tests {
         // Apart but within the threshold: ~.
         let close = [1_001_000.0, 1_001_100.0, 1_001_200.0];
         assert_eq!(judge(&a, &close, Figure::Median, false, threshold, true).unwrap().verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn io_counts_of_two_samples_are_judged_by_their_ranges() {
+        // A quick run's two samples per cell: a signature's byte more or less is no change, one
+        // record or tens of bytes more per handshake are, though two against two give p ≥ 0.3.
+        let (threshold, by_range) = (default_threshold("io"), judged_by_range("io"));
+        let judge = |a: &[f64], b: &[f64]| judge(a, b, Figure::Median, false, threshold, by_range).unwrap().verdict;
+        assert_eq!(judge(&[1156.0, 1158.0], &[1157.0, 1159.0]), Verdict::Same);
+        assert_eq!(judge(&[1156.0, 1158.0], &[1190.0, 1192.0]), Verdict::Worse);
+        assert_eq!(judge(&[4.0, 4.0], &[3.0, 3.0]), Verdict::Better);
     }
 
     #[test]

@@ -23,6 +23,9 @@ use crate::runners::Runners;
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub samples: usize,
+    /// The samples of a cell whose counts repeat (the measures `compare` judges by their range:
+    /// instructions, sync, io): a few show that they do.
+    pub count_samples: usize,
     pub min_time_ms: u64,
     pub warmup_ms: u64,
     /// The user's `--timeout`: what a sample is given beyond its planned work (see
@@ -85,9 +88,13 @@ impl Settings {
             && takes_threads(&cell.server)
     }
 
-    /// The samples `cell` takes before further rounds: the run's, and in a run with `--threads`
-    /// at least one on each CPU of the one-thread reference for its one-thread row.
+    /// The samples `cell` takes before further rounds: the run's (a count's, for a measure whose
+    /// counts repeat), and in a run with `--threads` at least one on each CPU of the one-thread
+    /// reference for its one-thread row.
     pub fn samples_for(&self, cell: &Cell) -> usize {
+        if crate::compare::judged_by_range(cell.measure.name()) {
+            return self.count_samples;
+        }
         match &self.pinning {
             Some(pinning) if cell.threads.is_none() && self.cpus_for(cell, 0).is_some() => {
                 self.samples.max(pinning.reference.len())

@@ -55,6 +55,7 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
                 timeout: settings.timeout,
                 forks: Some(settings.forks),
                 warmup_max: Some(settings.warmup_max),
+                count_samples: Some(settings.count_samples),
                 cells,
             })?;
             (info, states, settings)
@@ -173,11 +174,16 @@ fn plan_run(args: &RunArgs, view: View) -> Result<(RunInfo, Vec<CellState>, Sett
         true => first_seen(measures.iter().flat_map(|&m| Scenario::quick_for(m))),
         false => plan::select_scenarios(&globs, &measures)?,
     };
+    let samples = args.samples.map(|n| n as usize);
     let settings = Settings {
-        samples: args.samples.map(|n| n as usize).unwrap_or(match view {
+        samples: samples.unwrap_or(match view {
             View::Matrix => INTEROP_SAMPLES,
             View::Table if peak.is_some() => PEAK_SAMPLES[usize::from(args.quick)],
             View::Table => default_samples(&measures, args.quick),
+        }),
+        count_samples: samples.unwrap_or(match view {
+            View::Matrix => INTEROP_SAMPLES,
+            View::Table => COUNT_SAMPLES[usize::from(args.quick)],
         }),
         min_time_ms: args.min_time_ms.unwrap_or(match (tcp, args.quick || view == View::Matrix) {
             (false, false) => DEFAULT_MIN_TIME_MS,
@@ -305,12 +311,12 @@ fn describe_builds(settings: &Settings, axis: &[(Option<Build>, Option<Compiler>
     parts.join("; ")
 }
 
-/// Samples per cell unless `--samples` says: the counts under callgrind (instructions, sync)
-/// repeat, so a few samples show that they do; wall time needs more.
+/// Samples per cell unless `--samples` says: counts that repeat (instructions and sync under
+/// callgrind, io's calls, records and bytes per handshake) take `COUNT_SAMPLES`, and a run of
+/// those only says so; wall time needs more.
 fn default_samples(measures: &[Measure], quick: bool) -> usize {
-    match (measures.iter().all(|&m| matches!(m, Measure::Instructions | Measure::Sync)), quick) {
-        (true, true) => 2,
-        (true, false) => 3,
+    match (measures.iter().all(|m| crate::compare::judged_by_range(m.name())), quick) {
+        (true, quick) => COUNT_SAMPLES[usize::from(quick)],
         (false, true) => 6,
         // The time measure takes more, shorter samples (see DEFAULT_TIME_SAMPLES).
         (false, false) if measures.contains(&Measure::Time) => DEFAULT_TIME_SAMPLES,
@@ -326,6 +332,12 @@ fn default_samples(measures: &[Measure], quick: bool) -> usize {
 const DEFAULT_TIME_SAMPLES: usize = 20;
 const DEFAULT_MIN_TIME_MS: u64 = 50;
 const DEFAULT_WARMUP_MS: u64 = 25;
+
+/// Samples per cell of a measure whose counts repeat, without and with --quick: a few show that
+/// they do. In a quick comparison's six samples, io's calls and records per handshake did not
+/// move at all, and its bytes by two at most (a signature's length), where a change is a call, a
+/// record or tens of bytes (docs/measures.md).
+const COUNT_SAMPLES: [usize; 2] = [3, 2];
 
 /// Samples per cell of a server's peak, without and with --quick: each is a search of up to
 /// seven steps of --min-time-ms.
@@ -465,6 +477,8 @@ fn resume(store: &Store, id: &str) -> Result<(RunInfo, Vec<CellState>, Settings)
         // `run` without --quick (those of --quick and interop came later).
         forks: stored.forks.unwrap_or(2),
         warmup_max: stored.warmup_max.unwrap_or(Duration::from_millis(DEFAULT_WARMUP_MAX_MS)),
+        // A run stored before it was kept took the run's samples in every cell.
+        count_samples: stored.count_samples.unwrap_or(info.samples),
         threaded: states.iter().any(|s| s.cell.threads.is_some_and(|n| n > 1)),
         pinning: match states
             .iter()

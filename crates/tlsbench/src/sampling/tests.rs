@@ -75,8 +75,14 @@ fn a_stored_run_rebuilds_the_same_document() {
 
     let info = fixture::document().run;
     let live = document(info.clone(), &[ok, failed]);
-    let run =
-        StoredRun { info: info.clone(), timeout: Duration::from_secs(1), forks: None, warmup_max: None, cells: stored };
+    let run = StoredRun {
+        info: info.clone(),
+        timeout: Duration::from_secs(1),
+        forks: None,
+        warmup_max: None,
+        count_samples: None,
+        cells: stored,
+    };
     let restored = restore(&run).unwrap();
     assert_eq!(restored.iter().map(|s| s.missing(3)).collect::<Vec<_>>(), [1, 0]);
     assert_eq!(document(info, &restored), live);

@@ -146,12 +146,16 @@ fn measure(
         let cpu = crate::executor::first_allowed_cpu();
         sessions.iter().for_each(|s| s.pin(cpu));
     }
-    // At least a warm-up window: the length at which the process was found steady (a JIT's
-    // 20 ms samples moved by ±20% from one to the next, issue 33); longer where its warm-up chose
-    // a length for its collector.
+    // A rate's sample lasts at least a warm-up window: the length at which the process was found
+    // steady (a JIT's 20 ms samples moved by ±20% from one to the next, issue 33); longer where
+    // its warm-up chose a length for its collector. io's counts per handshake are the same
+    // whatever the JIT or the collector did meanwhile, so its samples take the run's length.
     let scenario = cell.scenario.name();
     let chosen = sessions.iter().filter_map(|s| s.sample_ms.get(&scenario).copied()).max();
-    let min_time_ms = chosen.unwrap_or(0).max(settings.min_time_ms).max(WINDOW_MS);
+    let min_time_ms = match cell.measure {
+        Measure::Io => settings.min_time_ms,
+        _ => chosen.unwrap_or(0).max(settings.min_time_ms).max(WINDOW_MS),
+    };
     let report = ask(cell, settings, sockets, sessions, min_time_ms, settings.warmup_ms(cell));
     if split {
         sessions.iter().for_each(|s| s.pin(None));

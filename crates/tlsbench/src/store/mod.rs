@@ -76,6 +76,9 @@ pub struct StoredRun {
     pub forks: Option<usize>,
     /// `--warmup-max-ms` as the run had it; None likewise.
     pub warmup_max: Option<Duration>,
+    /// The samples of a cell whose counts repeat; None in a run stored before it was kept
+    /// (schema 17), whose cells all took `info.samples`.
+    pub count_samples: Option<usize>,
     pub cells: Vec<StoredCell>,
 }
 

@@ -99,7 +99,7 @@ impl Store {
             .query_row(
                 "SELECT started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                         cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci, time_budget_s,
-                        builds, core_speeds, forks, warmup_max_ms
+                        builds, core_speeds, forks, warmup_max_ms, count_samples
                  FROM runs WHERE id = ?",
                 [id],
                 |row| {
@@ -133,12 +133,15 @@ impl Store {
                         row.get::<_, Option<String>>(14)?,
                         row.get::<_, Option<String>>(18)?,
                         (row.get::<_, Option<i64>>(19)?, row.get::<_, Option<i64>>(20)?),
+                        row.get::<_, Option<i64>>(21)?,
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.error(e))?;
-        let Some((mut info, command_line, timeout, conditions, core_speeds, (forks, warmup_max_ms))) = header else {
+        let Some((mut info, command_line, timeout, conditions, core_speeds, (forks, warmup_max_ms), count_samples)) =
+            header
+        else {
             let known = self.runs()?.into_iter().map(|r| r.id).collect();
             return Err(StoreError::UnknownRun { id: id.to_string(), path: self.path.clone(), known });
         };
@@ -154,6 +157,7 @@ impl Store {
             timeout: Duration::from_secs_f64(timeout),
             forks: forks.map(|n| n as usize),
             warmup_max: warmup_max_ms.map(|ms| Duration::from_millis(ms as u64)),
+            count_samples: count_samples.map(|n| n as usize),
             cells,
         })
     }

@@ -62,6 +62,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
                                side TEXT NOT NULL, phase TEXT NOT NULL, value INTEGER NOT NULL,
                                PRIMARY KEY (run_id, cold_row, process, side, phase),
                                FOREIGN KEY (run_id, cold_row) REFERENCES cold_rows (run_id, position));",
+    // 17: the samples of a cell whose counts repeat (io, instructions, sync), to resume with;
+    // before, every cell took the run's samples.
+    "ALTER TABLE runs ADD COLUMN count_samples INTEGER;",
 ];
 
 const SCHEMA: &str = "
@@ -82,7 +85,8 @@ CREATE TABLE runs (
     builds        TEXT,              -- the runners' builds as they reported them (--build); NULL before schema 9
     core_speeds   TEXT,              -- JSON: each CPU a run with --threads used, its loop's time; NULL: none
     forks         INTEGER,           -- --forks and --warmup-max-ms, to resume with; NULL before schema 15
-    warmup_max_ms INTEGER
+    warmup_max_ms INTEGER,
+    count_samples INTEGER            -- samples per cell of io, instructions, sync; NULL before schema 17
 );
 CREATE TABLE run_stacks (
     run_id       TEXT NOT NULL REFERENCES runs (id),

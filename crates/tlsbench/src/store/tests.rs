@@ -60,6 +60,7 @@ fn run(id: &str) -> StoredRun {
         timeout: Duration::from_millis(1500),
         forks: None,
         warmup_max: None,
+        count_samples: None,
         cells: vec![
             cell("rustls-aws-lc-rs", Status::Ok, None, vec![sample(1000.0, 2000.0), sample(1001.5, 2002.25)]),
             cell(
@@ -365,7 +366,7 @@ fn columns(path: &Path) -> Vec<(String, Vec<Column>)> {
 fn run_with_everything(id: &str) -> StoredRun {
     let mut stored = run_with_backends(id);
     (stored.info.target_ci, stored.info.time_budget_s) = (Some(2.0), Some(300.0));
-    (stored.forks, stored.warmup_max) = (Some(1), Some(Duration::from_millis(5000)));
+    (stored.forks, stored.warmup_max, stored.count_samples) = (Some(1), Some(Duration::from_millis(5000)), Some(2));
     stored.info.environment.conditions = Some(conditions());
     stored.info.environment.builds = Some("native (cargo profile release, RUSTFLAGS -C target-cpu=native)".into());
     let cell = &mut stored.cells[0];

@@ -19,8 +19,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, started, tlsbench_version, command_line, samples, min_time_ms, warmup_ms, timeout_s,
                                cpu, cores, kernel, rustc, allocator, aslr, governor, conditions, target_ci,
-                               time_budget_s, builds, core_speeds, forks, warmup_max_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               time_budget_s, builds, core_speeds, forks, warmup_max_ms, count_samples)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 info.id,
                 info.started,
@@ -44,6 +44,7 @@ impl Store {
                 (!env.core_speeds.is_empty()).then(|| json(&env.core_speeds)),
                 run.forks.map(|n| n as i64),
                 run.warmup_max.map(|d| d.as_millis() as i64),
+                run.count_samples.map(|n| n as i64),
             ],
         )
         .map_err(err)?;

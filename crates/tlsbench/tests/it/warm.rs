@@ -17,7 +17,7 @@ const FULL: &str = "handshake-full_1.3_x25519_ecdsa-p256_aes-128-gcm";
 const RESUMED: &str = "handshake-resume-ticket_1.3_x25519_ecdsa-p256_aes-128-gcm";
 
 /// A runner holding a fake `go` (a stack with a runtime that warms up: min_warmup_ms) whose
-/// sessions log every request as `PID SCENARIO MIN_TIME_MS WARMUP_MS` to `log` and reply with a rate
+/// sessions log every request as `PID SCENARIO MIN_TIME_MS WARMUP_MS MEASURE` to `log` and reply with a rate
 /// that is steady, or rises by 5% with every request when `FAKE_RISING` is set. With `FAKE_STEPS`
 /// set, it plays a JIT: each request takes its min_time, and the rate rises in three steps of
 /// 16 requests, flat while the reported compiler time grows by 90% of each request's time,
@@ -55,7 +55,8 @@ session)
         n=$((n + 1))
         min_time=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--min-time-ms$/{{n;p;}}')
         warmup=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--warmup-ms$/{{n;p;}}')
-        echo "$$ $scenario $min_time $warmup" >> '{log}'
+        measure=$(printf '%s' "$line" | tr '\t' '\n' | sed -n '/^--measure$/{{n;p;}}')
+        echo "$$ $scenario $min_time $warmup $measure" >> '{log}'
         rate=1000 jit=
         [ -n "$FAKE_RISING" ] && rising=$((${{rising:-1000}} * 105 / 100)) && rate=$rising
         if [ -n "$FAKE_STEPS" ]; then
@@ -264,6 +265,30 @@ fn a_collector_that_takes_much_of_the_time_lengthens_its_cells_samples() {
         ),
         "{table}"
     );
+}
+
+#[test]
+fn io_cells_take_a_few_samples_of_the_run_s_length_from_the_warm_processes() {
+    // The collector of the test above asks the time cell's samples for 400 ms; io's counts per
+    // handshake do not move with it, so its samples take the run's 7 ms, and three of them (its
+    // counts repeat) against the time cell's twenty, neither given by --samples.
+    let dir = tempfile::tempdir().unwrap();
+    let runners = dir.path().join("runners");
+    std::fs::create_dir(&runners).unwrap();
+    let log = dir.path().join("requests.log");
+    fake_runner(&runners, &log);
+    let mut cmd = tlsbench(dir.path());
+    cmd.env("TLSBENCH_RUNNER_DIR", &runners).env("FAKE_GC", "1").args(["run", "--stack", "go", "--scenario", FULL]);
+    cmd.args(["--measure", "time", "--measure", "io", "--min-time-ms", "7", "--warmup-ms", "1"]);
+    succeeded(cmd.args(["--forks", "1", "--warmup-max-ms", "20000"]).output().unwrap());
+    let log = std::fs::read_to_string(&log).unwrap();
+    // Samples (not windows, which warm up for 0 ms) by measure, as `MIN_TIME_MS` each.
+    let samples = |measure: &str| -> Vec<u64> {
+        let words = log.lines().map(|line| line.split(' ').collect::<Vec<_>>());
+        words.filter(|w| w[3] != "0" && w[4] == measure).map(|w| w[2].parse().unwrap()).collect()
+    };
+    assert_eq!(samples("io"), [7; 3], "{log}");
+    assert_eq!(samples("time"), [400; 20], "{log}");
 }
 
 #[test]
