@@ -84,13 +84,27 @@ stage "Go runner: go vet, go test"
 stage "Java runner: mvn test"
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
 stage "cargo test: build the tests"
-cargo test --release --workspace --locked --no-run
+# The tests reuse the build (docs/tests.md): a test dependency that gave a crate other features would compile the
+# workspace again (about 170 s) and put test-featured runners in target/release. So a crate compiled here that is
+# not a test fails the stage.
+rebuilt=$(cargo test --release --workspace --locked --no-run --message-format=json-render-diagnostics | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and not m["profile"]["test"] and not m["fresh"]:
+        print(" ", m["target"]["name"], "(" + m["target"]["kind"][0] + ")")')
+if [ -n "$rebuilt" ]; then
+    printf 'cargo test compiled again what scripts/build.sh had built (features differ?):\n%s\n' "$rebuilt" >&2
+    exit 1
+fi
 cargo test --release --locked "${aws_lc[@]}" --no-run
 cargo test --release --locked "${wolfssl[@]}" --no-run
-stage "cargo test: run the unit and integration tests"
-cargo test --release --workspace --locked
-cargo test --release --locked "${aws_lc[@]}"
-cargo test --release --locked "${wolfssl[@]}"
+# The e2e suite (tests/it) keeps both cores busy on its own; the other test binaries about one each, so they run two
+# at a time (scripts/test-binaries.sh), 200 s against 320 s one after the other.
+stage "cargo test: run the e2e suite"
+cargo test --release --workspace --locked --test it
+stage "cargo test: the other unit and integration tests, two at a time"
+scripts/test-binaries.sh --skip-test it -- --release --workspace --locked -- --release --locked "${aws_lc[@]}" \
+    -- --release --locked "${wolfssl[@]}"
 # The versions tests of the releases built above, which a plain `cargo test` lists as ignored;
 # not those of the releases built on demand only (crates, netty-tcnative).
 stage "cargo test: the release runners' tests"
