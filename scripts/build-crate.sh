@@ -116,8 +116,8 @@ log="$versions/src/$krate.log"
 cp -a Cargo.toml Cargo.lock crates "$work/"
 export CARGO_TARGET_DIR="$versions/cargo"
 # jemalloc as the workspace's build compiled it, where it is the one Cargo.lock pins (a minute saved).
-jemalloc=$("$root/scripts/built-jemalloc.sh")
-if [ -n "$jemalloc" ]; then export JEMALLOC_OVERRIDE="$jemalloc"; else unset JEMALLOC_OVERRIDE; fi
+source "$root/scripts/built-jemalloc.sh"
+use_built_jemalloc "$root"
 
 if [ -n "$crate_dir" ]; then
     echo "rustls $what: rustls $version at $commit from $crate_dir" >&2

@@ -176,8 +176,8 @@ unset "${host}_OPENSSL_LIB_DIR" "${host}_OPENSSL_INCLUDE_DIR" "${host}_OPENSSL_L
 export CARGO_TARGET_DIR="$versions/cargo" "${host}_OPENSSL_DIR=$install" "${host}_OPENSSL_STATIC=1" \
     "${host}_OPENSSL_NO_VENDOR=1"
 # jemalloc as the workspace's build compiled it, where it is the one Cargo.lock pins (a minute saved).
-jemalloc=$("$root/scripts/built-jemalloc.sh")
-if [ -n "$jemalloc" ]; then export JEMALLOC_OVERRIDE="$jemalloc"; else unset JEMALLOC_OVERRIDE; fi
+source "$root/scripts/built-jemalloc.sh"
+use_built_jemalloc "$root"
 # The runner lists and answers to its stack as openssl@LABEL (the family's release).
 export TLSBENCH_OPENSSL_RELEASE="$label" TLSBENCH_OPENSSL_SOURCE="$source"
 # OpenSSL 3's own install puts its libraries in lib64 on x86_64 unless told --libdir=lib.

@@ -120,8 +120,8 @@ stage "cargo test: the openssl adapter at OpenSSL 1.1.1"
     export CARGO_TARGET_DIR=target/versions/cargo "${host}_OPENSSL_DIR=$PWD/target/versions/openssl@1.1.1/install" \
         "${host}_OPENSSL_STATIC=1" "${host}_OPENSSL_NO_VENDOR=1"
     # And jemalloc as those builds link it (scripts/built-jemalloc.sh): another would compile it again.
-    jemalloc=$(scripts/built-jemalloc.sh)
-    if [ -n "$jemalloc" ]; then export JEMALLOC_OVERRIDE="$jemalloc"; else unset JEMALLOC_OVERRIDE; fi
+    source scripts/built-jemalloc.sh
+    use_built_jemalloc "$PWD"
     cargo test --release --locked -p tlsbench-stack-openssl
 ) 9>target/versions/.lock
 stage "benches compile"
