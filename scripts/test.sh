@@ -87,7 +87,8 @@ stage "cargo test: build the tests"
 # The tests reuse the build (docs/tests.md): a test dependency that gave a crate other features would compile the
 # workspace again (about 170 s) and put test-featured runners in target/release. So a crate compiled here that is
 # not a test fails the stage.
-rebuilt=$(cargo test --release --workspace --locked --no-run --message-format=json-render-diagnostics | python3 -c 'import json, sys
+rebuilt=$(cargo test --release --workspace --locked --no-run --message-format=json-render-diagnostics |
+    python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and not m["profile"]["test"] and not m["fresh"]:
