@@ -85,13 +85,14 @@ stage "Java runner: mvn test"
 mvn -q -B -Dstyle.color=never -f runners/java/pom.xml test
 stage "cargo test: build the tests"
 # The tests reuse the build (docs/tests.md): a test dependency that gave a crate other features would compile the
-# workspace again (about 170 s) and put test-featured runners in target/release. So a crate compiled here that is
-# not a test fails the stage.
+# workspace again (about 170 s) and put test-featured runners in target/release. So a workspace crate compiled here
+# that is not a test fails the stage (the tests' own dependencies are compiled here, for the first time).
 rebuilt=$(cargo test --release --workspace --locked --no-run --message-format=json-render-diagnostics |
     python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and not m["profile"]["test"] and not m["fresh"]:
+    if m.get("reason") == "compiler-artifact" and "path+file:" in m["package_id"] and not m["profile"]["test"] \
+            and not m["fresh"]:
         print(" ", m["target"]["name"], "(" + m["target"]["kind"][0] + ")")')
 if [ -n "$rebuilt" ]; then
     printf 'cargo test compiled again what scripts/build.sh had built (features differ?):\n%s\n' "$rebuilt" >&2
