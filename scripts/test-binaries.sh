@@ -2,8 +2,9 @@
 # Runs the test binaries that `cargo test` would run for each set of cargo arguments given (separated by `--`, each
 # built before with --no-run), two binaries at a time instead of one after the other: most of them keep about one
 # core busy, so two at a time fill this 2-core machine (docs/tests.md). Each runs in its package's directory, as
-# cargo runs it; its output is printed whole when it ends. Fails when any failed, naming them. `--skip-test NAME`
-# leaves out the integration test target NAME (run on its own before, with both cores).
+# cargo runs it; its output is printed whole when it ends. Each set's doc tests run as its binaries are listed.
+# Fails when any failed, naming them. `--skip-test NAME` leaves out the integration test target NAME (run on its own
+# before, with both cores).
 #   scripts/test-binaries.sh [--skip-test NAME] -- --release --workspace --locked -- --release -p CRATE ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,10 +35,10 @@ for line in sys.stdin:
         continue
     print(os.path.dirname(m["manifest_path"]), m["executable"], m["target"]["name"] + " (" + kind + ")", sep="\t")
 ' "$skip" >>"$list/binaries"
+    # The set's doc tests, which are no binaries of their own: rustdoc builds and runs them.
+    # shellcheck disable=SC2086
+    cargo test $set --doc -q
 done
-# The doc tests, which are no binaries of their own: rustdoc builds and runs them.
-echo "doc tests: cargo test --doc --workspace" >&2
-cargo test --release --workspace --locked --doc -q
 run_one() { # INDEX DIRECTORY EXECUTABLE NAME
     local status=0
     (cd "$2" && "$3") >"$list/$1.out" 2>&1 || status=$?
