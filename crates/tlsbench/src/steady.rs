@@ -144,8 +144,6 @@ pub struct Rule {
     pub floor: Duration,
     /// At most this long (`--warmup-max-ms`): then it is measured as it is, and says so.
     pub bound: Duration,
-    /// Each side's measured time in one window.
-    pub window: Duration,
 }
 
 /// Whether a JIT has gone quiet: `jit_ms[i]` is how long the processes' compilers had worked by
@@ -248,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_warm_up_ends_on_the_plateau_after_the_last_step_and_not_on_a_step() {
-        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(60), window: Duration::from_millis(100) };
+        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(60) };
         // Four steps, 1.6 s flat each: longer than the old rule's eight windows.
         let (rates, jit, ends) = stepped(4, 16, 60);
         let last_step = 4 * 16;
@@ -289,8 +287,7 @@ mod tests {
 
     #[test]
     fn the_rule_keeps_the_floor_and_stops_at_the_bound() {
-        let rule =
-            Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10), window: Duration::from_millis(250) };
+        let rule = Rule { floor: Duration::from_secs(2), bound: Duration::from_secs(10) };
         let plateau = vec![vec![500.0; 12]];
         let rising: Vec<Vec<f64>> = vec![(1..=20).map(|i| 100.0 * f64::from(i)).collect()];
         let at = |s: u64| [Duration::from_secs(s)];
@@ -316,7 +313,7 @@ mod tests {
         let mut moment = busy.clone();
         moment[12] = moment[11];
         assert!(!jit_is_quiet(&moment, &ends, windows));
-        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(30), window: Duration::from_millis(250) };
+        let rule = Rule { floor: Duration::ZERO, bound: Duration::from_secs(30) };
         assert_eq!(rule.next(&plateau, &busy, &ends), Next::Another);
         assert_eq!(rule.next(&plateau, &quiet, &ends), Next::Done { steady: true });
         // Too few windows to tell; a runtime without a JIT reports none and is quiet.

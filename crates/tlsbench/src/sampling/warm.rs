@@ -259,20 +259,24 @@ fn warm_up(
     shown: &dyn Fn(Duration, bool),
 ) -> Result<Warmup, Miss> {
     let floor = Duration::from_millis(settings.warmup_floor(cell));
-    let rule = steady::Rule {
-        floor,
-        bound: settings.warmup_max.max(floor),
-        window: Duration::from_millis(settings.min_time_ms.max(WINDOW_MS)),
-    };
+    let rule = steady::Rule { floor, bound: settings.warmup_max.max(floor) };
     let started = Instant::now();
     let (mut series, mut jit_ms, mut ends): (Vec<Vec<f64>>, Vec<f64>, Vec<Duration>) =
         (Vec::new(), Vec::new(), Vec::new());
-    let mut runtimes: Vec<Runtime> = Vec::new();
+    // Each window's runtime report, and its length each side.
+    let mut windows: Vec<(Runtime, u64)> = Vec::new();
     loop {
-        let (report, runtime) = ask(cell, settings, sockets, sessions, rule.window.as_millis() as u64, 0)?;
+        // A JIT's windows last at least WINDOW_MS: its rate swings over shorter ones. A runtime
+        // without one (Go's) settles within the first tenth of a second, and its windows take the
+        // run's length. The first window tells which: a JIT reports its compile time with it.
+        let window_ms = match jit_ms.is_empty() {
+            true => settings.min_time_ms,
+            false => settings.min_time_ms.max(WINDOW_MS),
+        };
+        let (report, runtime) = ask(cell, settings, sockets, sessions, window_ms, 0)?;
         ends.push(started.elapsed());
         jit_ms.extend(runtime.jit_compile_ms);
-        runtimes.push(runtime);
+        windows.push((runtime, window_ms));
         let rates: Vec<f64> = [Side::Client, Side::Server].iter().filter_map(|&side| rate(&report, side)).collect();
         series.resize(rates.len(), Vec::new());
         for (kept, rate) in series.iter_mut().zip(rates) {
@@ -282,9 +286,9 @@ fn warm_up(
         shown(started.elapsed(), span.is_some_and(|span| steady::is_steady(&series, span)));
         if let steady::Next::Done { steady } = rule.next(&series, &jit_ms, &ends) {
             // The collector over the stretches the rule compared (the process as it now is).
-            let last = span.map_or(runtimes.len(), |span| 2 * span).min(runtimes.len());
+            let last = span.map_or(windows.len(), |span| 2 * span).min(windows.len());
             let shortest = settings.min_time_ms.max(WINDOW_MS);
-            let gc = gc_seen(&runtimes[runtimes.len() - last..], shortest, rule.window);
+            let gc = gc_seen(&windows[windows.len() - last..], shortest);
             for session in sessions.iter_mut() {
                 session.warm_for.insert(cell.scenario.name());
                 if let Some(gc) = gc {
@@ -297,17 +301,18 @@ fn warm_up(
     }
 }
 
-/// The collector's work over `windows` (of `window` each side) and the sample length it asks for
-/// ([`GcSeen::choose`]); None where the runtime reported none.
-fn gc_seen(windows: &[Runtime], min_time_ms: u64, window: Duration) -> Option<GcSeen> {
-    let reported: Vec<&Runtime> = windows.iter().filter(|r| r.measured_ms.is_some()).collect();
+/// The collector's work over `windows` (each with its length each side) and the sample length
+/// it asks for ([`GcSeen::choose`]); None where the runtime reported none.
+fn gc_seen(windows: &[(Runtime, u64)], min_time_ms: u64) -> Option<GcSeen> {
+    let reported: Vec<&(Runtime, u64)> = windows.iter().filter(|(r, _)| r.measured_ms.is_some()).collect();
     if reported.is_empty() {
         return None;
     }
-    let collections = reported.iter().filter_map(|r| r.gc_collections).sum();
-    let gc_ms = reported.iter().filter_map(|r| r.gc_ms).sum();
-    let measured_ms: f64 = reported.iter().filter_map(|r| r.measured_ms).sum();
-    let stretch_per_side_ms = measured_ms / reported.len() as f64 / window.as_millis().max(1) as f64;
+    let collections = reported.iter().filter_map(|(r, _)| r.gc_collections).sum();
+    let gc_ms = reported.iter().filter_map(|(r, _)| r.gc_ms).sum();
+    let measured_ms: f64 = reported.iter().filter_map(|(r, _)| r.measured_ms).sum();
+    let window_ms: u64 = reported.iter().map(|(_, ms)| ms).sum();
+    let stretch_per_side_ms = measured_ms / window_ms.max(1) as f64;
     Some(GcSeen::choose(collections, gc_ms, measured_ms, min_time_ms, stretch_per_side_ms))
 }
 
@@ -315,8 +320,8 @@ fn gc_seen(windows: &[Runtime], min_time_ms: u64, window: Duration) -> Option<Gc
 /// peer's echo) before it is killed.
 const PEER_GONE: Duration = Duration::from_secs(5);
 
-/// The shortest window of a warm-up, each side's measured time: shorter ones are mostly noise.
-/// A warm process's samples are at least this long too.
+/// The shortest window of a JIT's warm-up, each side's measured time: shorter ones are mostly
+/// noise. A warm process's time samples are at least this long too, whatever its runtime.
 pub const WINDOW_MS: u64 = 100;
 
 /// A side's rate in a time sample (handshakes, MB or contexts per second): the context kinds'

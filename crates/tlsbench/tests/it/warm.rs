@@ -100,18 +100,19 @@ enum Asked {
 }
 
 /// A run of the fake `go` on `scenarios` with 4 samples (of --min-time-ms 7, lengthened to a
-/// warm-up window's 100 ms); its JSON, the request log and its table's words.
+/// JIT's warm-up window, 100 ms); its JSON, the request log and its table's words.
 fn run(rising: bool, scenarios: &[&str], warmup_max_ms: &str) -> (Value, Vec<(String, String, Asked)>, String) {
     let fake: &[&str] = if rising { &["FAKE_RISING"] } else { &[] };
-    run_with(fake, scenarios, warmup_max_ms, "4")
+    run_with(fake, scenarios, warmup_max_ms, "4", "7")
 }
 
-/// As [`run`], with `samples` and the fake's variables `fake` set.
+/// As [`run`], with `samples`, `--min-time-ms` and the fake's variables `fake` set.
 fn run_with(
     fake: &[&str],
     scenarios: &[&str],
     warmup_max_ms: &str,
     samples: &str,
+    min_time_ms: &str,
 ) -> (Value, Vec<(String, String, Asked)>, String) {
     let dir = tempfile::tempdir().unwrap();
     let runners = dir.path().join("runners");
@@ -127,7 +128,7 @@ fn run_with(
         "--samples",
         samples,
         "--min-time-ms",
-        "7",
+        min_time_ms,
         "--warmup-ms",
         "1",
     ]);
@@ -177,13 +178,13 @@ fn a_steady_stack_warms_up_briefly_once_per_process_and_its_two_processes_take_t
         assert_eq!(warmup["windows"], 8, "{warmup}");
         assert!(warmup["ms"].as_f64().unwrap() < 20_000.0, "{warmup}");
     }
-    // Two processes, each warmed up by its own windows (100 ms each, the shortest), before its
-    // samples, which last as long as a window (not the run's 7 ms).
+    // Two processes, each warmed up by its own windows, of the run's 7 ms (it reports no JIT),
+    // before its samples, which last as long as a JIT's window (100 ms), not 7.
     let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
     assert_eq!(pids.len(), 2, "{requests:?}");
     for pid in pids {
         let asked: Vec<Asked> = requests.iter().filter(|(p, _, _)| p == pid).map(|(_, _, a)| *a).collect();
-        let expected = [[Asked::Window(100); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
+        let expected = [[Asked::Window(7); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
         assert_eq!(asked, expected, "process {pid}");
     }
     let expected = concat!(
@@ -229,8 +230,9 @@ fn a_stack_that_never_settles_warms_up_until_the_bound_and_the_table_says_so() {
 
 #[test]
 fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_plateau() {
-    // One process (--forks 1, as --quick takes); windows of 100 ms, 16 to a step.
-    let (doc, requests, table) = run_with(&["FAKE_STEPS"], &[FULL], "20000", "1");
+    // One process (--forks 1, as --quick takes); windows of 100 ms once its first (of the run's
+    // 7 ms) has reported a JIT, 16 to a step.
+    let (doc, requests, table) = run_with(&["FAKE_STEPS"], &[FULL], "20000", "1", "7");
     let result = client_result(&doc, FULL);
     let warmups = result["warmups"].as_array().unwrap();
     assert_eq!(warmups.len(), 1, "{warmups:?}");
@@ -239,6 +241,9 @@ fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_
     // in a flat stretch with a quiet moment of the compiler.
     let windows = warmups[0]["windows"].as_u64().unwrap();
     assert!(windows > 48, "ended after {windows} windows, before the last step: {warmups:?}");
+    let asked: Vec<Asked> = requests.iter().map(|(_, _, a)| *a).take(windows as usize).collect();
+    assert_eq!(asked[..2], [Asked::Window(7), Asked::Window(100)], "{requests:?}");
+    assert!(asked[1..].iter().all(|a| *a == Asked::Window(100)), "{requests:?}");
     assert_eq!(result["median"].as_f64().unwrap(), 400.0, "{result}");
     assert_eq!(requests.iter().filter(|(_, _, a)| matches!(a, Asked::Sample(_))).count(), 1, "{requests:?}");
     assert!(!table.contains("still rising") && !table.contains(" ^ "), "{table}");
@@ -247,7 +252,8 @@ fn a_jit_that_rises_in_steps_warms_up_past_its_last_step_and_is_measured_on_its_
 
 #[test]
 fn a_collector_that_takes_much_of_the_time_lengthens_its_cells_samples() {
-    let (doc, requests, table) = run_with(&["FAKE_GC"], &[FULL], "20000", "2");
+    // Windows of the run's 25 ms (no JIT), each a stretch of 50 ms holding one collection.
+    let (doc, requests, table) = run_with(&["FAKE_GC"], &[FULL], "20000", "2", "25");
     // A collection every 50 ms costing 4%: a sample's stretch must hold 50 × (4 / 1)² = 800 ms
     // for its rate to move by at most 1% with the collections in it; at 2 ms of stretch per ms
     // of each side's time, 400 ms each side.
@@ -270,7 +276,7 @@ fn a_collector_that_takes_much_of_the_time_lengthens_its_cells_samples() {
 #[test]
 fn io_cells_take_a_few_samples_of_the_run_s_length_from_the_warm_processes() {
     // The collector of the test above asks the time cell's samples for 400 ms; io's counts per
-    // handshake do not move with it, so its samples take the run's 7 ms, and three of them (its
+    // handshake do not move with it, so its samples take the run's 25 ms, and three of them (its
     // counts repeat) against the time cell's twenty, neither given by --samples.
     let dir = tempfile::tempdir().unwrap();
     let runners = dir.path().join("runners");
@@ -279,7 +285,7 @@ fn io_cells_take_a_few_samples_of_the_run_s_length_from_the_warm_processes() {
     fake_runner(&runners, &log);
     let mut cmd = tlsbench(dir.path());
     cmd.env("TLSBENCH_RUNNER_DIR", &runners).env("FAKE_GC", "1").args(["run", "--stack", "go", "--scenario", FULL]);
-    cmd.args(["--measure", "time", "--measure", "io", "--min-time-ms", "7", "--warmup-ms", "1"]);
+    cmd.args(["--measure", "time", "--measure", "io", "--min-time-ms", "25", "--warmup-ms", "1"]);
     succeeded(cmd.args(["--forks", "1", "--warmup-max-ms", "20000"]).output().unwrap());
     let log = std::fs::read_to_string(&log).unwrap();
     // Samples (not windows, which warm up for 0 ms) by measure, as `MIN_TIME_MS` each.
@@ -287,22 +293,22 @@ fn io_cells_take_a_few_samples_of_the_run_s_length_from_the_warm_processes() {
         let words = log.lines().map(|line| line.split(' ').collect::<Vec<_>>());
         words.filter(|w| w[3] != "0" && w[4] == measure).map(|w| w[2].parse().unwrap()).collect()
     };
-    assert_eq!(samples("io"), [7; 3], "{log}");
+    assert_eq!(samples("io"), [25; 3], "{log}");
     assert_eq!(samples("time"), [400; 20], "{log}");
 }
 
 #[test]
 fn cells_interleave_round_by_round_across_their_live_processes() {
     let (doc, requests, _) = run(false, &[FULL, RESUMED], "20000");
-    // One process per fork serves both scenarios, warmed up for each in turn (its windows of
-    // 100 ms), then measured.
+    // One process per fork serves both scenarios, warmed up for each in turn (its windows of the
+    // run's 7 ms), then measured.
     let pids: BTreeSet<&str> = requests.iter().map(|(pid, _, _)| pid.as_str()).collect();
     assert_eq!(pids.len(), 2, "{requests:?}");
     for pid in &pids {
         for scenario in [FULL, RESUMED] {
             let asked: Vec<Asked> =
                 requests.iter().filter(|(p, s, _)| p == pid && s == scenario).map(|(_, _, a)| *a).collect();
-            let expected = [[Asked::Window(100); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
+            let expected = [[Asked::Window(7); 8].as_slice(), &[Asked::Sample(100); 2]].concat();
             assert_eq!(asked, expected, "process {pid}, {scenario}");
         }
     }
@@ -320,7 +326,7 @@ fn cells_interleave_round_by_round_across_their_live_processes() {
 
 #[test]
 fn a_scenario_that_a_process_refuses_gets_processes_of_its_own() {
-    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &[FULL, RESUMED], "20000", "4");
+    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &[FULL, RESUMED], "20000", "4", "7");
     let mut pids_of: HashMap<&str, BTreeSet<&str>> = HashMap::new();
     for (pid, scenario, _) in &requests {
         pids_of.entry(scenario).or_default().insert(pid);
@@ -340,7 +346,7 @@ fn a_run_that_would_keep_too_many_processes_up_takes_its_scenarios_in_batches() 
     // Over 30 scenarios, two processes each (each refuses the others): more than a run keeps up
     // at once (48).
     let globs = ["handshake-full_1.3_*_ecdsa-p256_aes-128-gcm*", "handshake-full_1.2_*_ecdsa-p256_aes-128-gcm*"];
-    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &globs, "20000", "2");
+    let (doc, requests, _) = run_with(&["FAKE_ONE_SCENARIO"], &globs, "20000", "2", "7");
     let scenarios: BTreeSet<&str> = requests.iter().map(|(_, s, _)| s.as_str()).collect();
     assert!(scenarios.len() * 2 > 48, "{} scenarios", scenarios.len());
     // Each process's life, from its first request to its last: at most 48 overlap.
