@@ -309,15 +309,10 @@ pub fn compare_with_history<'a>(
     Comparison { rows, only_in_a, only_in_b, beside_shift: None }
 }
 
-/// Whether a row is a time rate (its measure's rates, the ones a machine's speed moves).
-pub fn is_time_rate(cell: &CellResult) -> bool {
-    cell.key.measure == "time" && cell.better == "higher"
-}
-
 /// The figure a cell's samples are judged by: a time rate's faster-half mean (also for a run stored
 /// before tlsbench printed it, whose samples give it as well), else the median.
 fn figure(cell: &CellResult) -> Figure {
-    match is_time_rate(cell) {
+    match cell.is_time_rate() {
         true => Figure::FasterHalfMean,
         false => Figure::Median,
     }
@@ -333,7 +328,7 @@ pub struct SharedMove {
 
 /// The time rates' [`SharedMove`]; None without a time rate judged in both runs.
 pub fn shared_move(comparison: &Comparison) -> Option<SharedMove> {
-    let time_rates = comparison.rows.iter().filter(|r| is_time_rate(r.a));
+    let time_rates = comparison.rows.iter().filter(|r| r.a.is_time_rate());
     let mut factors: Vec<f64> = time_rates.filter_map(|r| Some(r.judgement.as_ref()?.factor)).collect();
     factors.sort_by(f64::total_cmp);
     Some(SharedMove { median: *factors.get(factors.len() / 2)?, factors })
@@ -358,7 +353,7 @@ pub fn judge_beside_shift(comparison: &mut Comparison) -> Result<f64, String> {
             ))
         }
     };
-    for row in comparison.rows.iter_mut().filter(|r| is_time_rate(r.a)) {
+    for row in comparison.rows.iter_mut().filter(|r| r.a.is_time_rate()) {
         let Some(judgement) = &mut row.judgement else { continue };
         let b_kept: Vec<f64> = kept_samples(row.b).iter().map(|x| x / shift).collect();
         let beside = judge(&kept_samples(row.a), &b_kept, figure(row.a), true, judgement.threshold, false);
@@ -375,7 +370,7 @@ pub fn judge_beside_shift(comparison: &mut Comparison) -> Result<f64, String> {
 /// exceed to be called (the measure's default is for a quiet machine). None for other cells, or
 /// runs stored before the probe.
 pub fn noise_floor(a: &RunDocument, b: &RunDocument, cell: &CellResult) -> Option<f64> {
-    if !is_time_rate(cell) {
+    if !cell.is_time_rate() {
         return None;
     }
     let noise = |d: &RunDocument| d.run.environment.conditions.as_ref()?.noise.as_ref().map(|n| n.kept_spread_percent);
@@ -545,7 +540,7 @@ mod tests {
     #[test]
     fn beside_the_shift_every_cell_shares_only_the_cell_that_moved_apart_is_judged_worse() {
         let mut a = fixture::document();
-        let template = a.results.iter().find(|c| is_time_rate(c)).unwrap().clone();
+        let template = a.results.iter().find(|c| c.is_time_rate()).unwrap().clone();
         a.results = (0..12)
             .map(|i| {
                 let mut cell = template.clone();

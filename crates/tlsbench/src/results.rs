@@ -199,6 +199,13 @@ pub struct CellResult {
 }
 
 impl CellResult {
+    /// Whether it is one of the time measure's rates: the figures a machine's speed moves, whose
+    /// intervals take the drift term and whose figure is the faster half's mean. The runs' own
+    /// test of a sample's series is `sampling::cell`'s, by metric.
+    pub fn is_time_rate(&self) -> bool {
+        self.key.measure == "time" && self.better == "higher"
+    }
+
     /// The figure tables print and `compare` judges: the faster half's mean where there is one
     /// (the time measure's rates), else the median.
     pub fn figure(&self) -> Option<f64> {

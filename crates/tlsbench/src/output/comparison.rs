@@ -424,7 +424,7 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         };
         assert!(!text(&a, &b).contains("the machine's speed"), "the same speed: no note");
         b.run.environment.conditions = Some(conditions(2.856));
-        for cell in b.results.iter_mut().filter(|c| c.key.measure == "time" && c.better == "higher") {
+        for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
             cell.samples.iter_mut().for_each(|x| *x *= 0.98);
         }
         let said = text(&a, &b);
@@ -443,7 +443,7 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
     #[test]
     fn time_rates_that_all_moved_one_way_are_named_as_the_machine_s_move() {
         let mut a = fixture::document();
-        let template = a.results.iter().find(|c| c.key.measure == "time" && c.better == "higher").unwrap().clone();
+        let template = a.results.iter().find(|c| c.is_time_rate()).unwrap().clone();
         a.results = (0..12)
             .map(|i| {
                 let mut cell = template.clone();

@@ -48,7 +48,7 @@ fn widen_for_drift(results: &mut [CellResult], drift_percent: f64) {
     // On the ratio scale, as a rate's drift is: a noisy machine's large term cannot take the
     // lower end to zero or below.
     let by = 1.0 + drift_percent / 100.0;
-    for result in results.iter_mut().filter(|r| r.key.measure == Measure::Time.name() && r.better == "higher") {
+    for result in results.iter_mut().filter(|r| r.is_time_rate()) {
         if let Some([low, high]) = result.ci95 {
             result.ci95 = Some([low / by, high * by]);
         }
@@ -65,7 +65,7 @@ fn widen_for_drift(results: &mut [CellResult], drift_percent: f64) {
 /// rates' intervals ([`widen_for_drift`]).
 fn with_rates_per_thread(mut results: Vec<CellResult>, widen: f64) -> Vec<CellResult> {
     let is_rate = |r: &CellResult| {
-        let time = r.key.measure == Measure::Time.name() && r.better == "higher";
+        let time = r.is_time_rate();
         // The load generators' rate is the server's, seen from the other end: not per worker.
         let net = r.key.measure == Measure::Net.name()
             && r.metric == Metric::ConnectionsPerS.name()
