@@ -436,3 +436,33 @@ fn ask(
         _ => unreachable!("a cell has one process or two"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window of `ms` each side whose measured stretch is twice that, with `collections` in it
+    /// taking 4% of the stretch.
+    fn window(ms: u64, collections: u64) -> (Runtime, u64) {
+        let measured = 2.0 * ms as f64;
+        let runtime = Runtime {
+            jit_compile_ms: None,
+            gc_collections: Some(collections),
+            gc_ms: Some(0.04 * measured),
+            measured_ms: Some(measured),
+        };
+        (runtime, ms)
+    }
+
+    #[test]
+    fn a_jit_s_short_first_window_does_not_lengthen_the_collector_s_samples() {
+        // A collection every 50 ms of stretch at 4%: 800 ms of stretch, 400 ms each side.
+        let even: Vec<_> = (0..8).map(|_| window(100, 4)).collect();
+        assert_eq!(gc_seen(&even, 100).unwrap().sample_ms, 400);
+        // A JIT's first window takes the run's 7 ms (it has not said yet that it is a JIT). Taken
+        // as long as the others, it would make the stretch per ms look shorter (458 ms each side).
+        let first_short: Vec<_> = std::iter::once(window(7, 0)).chain((0..7).map(|_| window(100, 4))).collect();
+        let chosen = gc_seen(&first_short, 100).unwrap().sample_ms;
+        assert!((396..=408).contains(&chosen), "{chosen} ms each side");
+    }
+}
