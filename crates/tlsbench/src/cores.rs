@@ -186,6 +186,21 @@ pub fn set_of(cpus: &[usize]) -> libc::cpu_set_t {
     }
 }
 
+/// The CPUs the calling thread may run on; None where the system does not say.
+pub fn thread_affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: the set is zeroed, then filled by the kernel for this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+    }
+}
+
+/// Puts the calling thread on the CPUs of `set`; whether it could.
+pub fn set_thread_affinity(set: &libc::cpu_set_t) -> bool {
+    // SAFETY: sched_setaffinity only reads the set.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == 0 }
+}
+
 /// The CPUs process `pid` may run on, as the kernel reports them (`Cpus_allowed_list` of
 /// /proc/PID/status); None once it has ended.
 pub fn of_process(pid: u32) -> Option<Vec<usize>> {

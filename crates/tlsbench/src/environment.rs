@@ -76,6 +76,7 @@ impl Watch {
             calibration_before: self.calibration,
             calibration_after: calibrate(),
             noise: Some(self.noise),
+            sentinel: None,
         }
     }
 }
@@ -277,6 +278,7 @@ mod tests {
             calibration_before: calibration(3.0),
             calibration_after: calibration(spread),
             noise: None,
+            sentinel: None,
         }
     }
 

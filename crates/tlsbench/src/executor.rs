@@ -39,7 +39,18 @@ pub fn call(program: &Path, args: &[&str], limit: Duration) -> Result<Output> {
 /// `call` with variables added to the runner's environment (its allocator: see
 /// `tlsbench_harness::allocator`).
 pub fn call_with(program: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Result<Output> {
-    start_pinned(program, args, env, Stdio::null(), None)?.finish(Instant::now() + limit, limit)
+    call_on_cpu(program, args, env, limit, None)
+}
+
+/// `call_with`, on `cpu` alone if given.
+pub fn call_on_cpu(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+    cpu: Option<usize>,
+) -> Result<Output> {
+    start_pinned(program, args, env, Stdio::null(), cpu)?.finish(Instant::now() + limit, limit)
 }
 
 /// Runs two programs whose stdin is one socket between them (the two sides of a split-process
@@ -56,6 +67,17 @@ pub fn call_pair_with(
     env: &[(&str, &str)],
     limit: Duration,
 ) -> (Result<Output>, Result<Output>) {
+    call_pair_on(a, b, env, limit, first_allowed_cpu())
+}
+
+/// `call_pair_with`, both runners on `cpu` (None: the first this process may use).
+pub fn call_pair_on(
+    a: (&Path, &[&str]),
+    b: (&Path, &[&str]),
+    env: &[(&str, &str)],
+    limit: Duration,
+    cpu: Option<usize>,
+) -> (Result<Output>, Result<Output>) {
     let deadline = Instant::now() + limit;
     let (socket_a, socket_b) = match UnixStream::pair() {
         Ok(pair) => pair,
@@ -65,7 +87,7 @@ pub fn call_pair_with(
     // the end of the stream when its peer exits. Both run on one CPU: the two sides take turns,
     // as in one process, and a side on a CPU of its own would start each turn on a CPU that sat
     // idle during its peer's (measured: up to a quarter slower on a VM).
-    let cpu = first_allowed_cpu();
+    let cpu = cpu.or_else(first_allowed_cpu);
     let first = start_pinned(a.0, a.1, env, Stdio::from(OwnedFd::from(socket_a)), cpu);
     let second = start_pinned(b.0, b.1, env, Stdio::from(OwnedFd::from(socket_b)), cpu);
     match (first, second) {

@@ -98,6 +98,10 @@ pub struct Conditions {
     /// The noise probe before the first round (crate::noise); absent from runs before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<crate::noise::NoiseProbe>,
+    /// Which CPU each time sample of a stack compiled ahead of time ran on (crate::noise's
+    /// sentinel); absent from runs before it, and where there was no CPU to choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentinel: Option<crate::noise::SentinelSummary>,
 }
 
 impl Conditions {

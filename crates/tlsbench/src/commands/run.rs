@@ -82,16 +82,19 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     // What the machine allows, first: its noise decides how many slowed samples a cell may
     // take again, and the line says what differences the run can tell.
     let watch = environment::Watch::start();
+    let mut sentinel = crate::noise::Sentinel::new().filter(|_| std::env::var_os("TLSBENCH_SENTINEL_OFF").is_none());
     let mut settings = settings;
-    settings.replacements = replacements(watch.noise(), settings.samples);
+    let slowed_cpu = sentinel.as_ref().is_some_and(crate::noise::Sentinel::saw_slowed);
+    settings.replacements = replacements(watch.noise(), slowed_cpu, settings.samples);
     if sampling::planned_samples(&states, &settings) > 0 {
         crate::output::stderr::line(watch.noise().line(settings.samples, settings.samples + settings.replacements));
     }
     let mut progress = output::progress::Progress::new(sampling::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };
-    let finish = sampling::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP);
+    let finish = sampling::measure(&mut states, &settings, &mut progress, &mut recorder, &STOP, &mut sentinel);
     progress.finish();
-    let conditions = watch.finish();
+    let mut conditions = watch.finish();
+    conditions.sentinel = sentinel.map(|s| s.summary()).filter(|s| s.samples > 0);
     store.record_conditions(&info.id, &conditions)?;
     let mut info = info;
     info.environment.conditions = Some(conditions);
@@ -136,9 +139,10 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
 }
 
 /// How many samples a time cell may take beyond its own in place of slowed ones: as many again
-/// where the noise probe saw slowed stretches, else two (a quiet machine's rare slowed sample).
-fn replacements(noise: &crate::noise::NoiseProbe, samples: usize) -> usize {
-    match noise.slowed_percent > 0.0 {
+/// where the noise probe saw slowed stretches or the sentinel's first probes a slowed CPU, else
+/// two (a quiet machine's rare slowed sample).
+fn replacements(noise: &crate::noise::NoiseProbe, slowed_cpu: bool, samples: usize) -> usize {
+    match noise.slowed_percent > 0.0 || slowed_cpu {
         true => samples.max(2),
         false => 2,
     }
@@ -552,9 +556,17 @@ struct DbRecorder<'a> {
 }
 
 impl sampling::Recorder for DbRecorder<'_> {
-    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> Result<()> {
+    fn sample(
+        &mut self,
+        cell: usize,
+        index: usize,
+        report: &SampleReport,
+        fork: Option<u32>,
+        cpu_speed: Option<f64>,
+    ) -> Result<()> {
         let cpus = cores::pinned_cpus(report);
-        let sample = StoredSample { iterations: report.iterations, values: report.values.clone(), fork, cpus };
+        let sample =
+            StoredSample { iterations: report.iterations, values: report.values.clone(), fork, cpus, cpu_speed };
         let libraries = [&report.client_library[..], &report.server_library[..]];
         self.store.record_sample(self.run, cell, index, &sample, libraries, report.negotiated_by_side())?;
         if let Some(used) = &report.allocator {

@@ -414,6 +414,7 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
                 max_over_min: 1.01,
             },
             noise: None,
+            sentinel: None,
         };
         let (mut a, mut b) = (fixture::document(), fixture::document());
         a.run.environment.conditions = Some(conditions(2.80));

@@ -50,7 +50,7 @@ pub fn precision(doc: &RunDocument) -> String {
     if let Some(line) = crate::cores::note(doc) {
         out += &columns::wrap(&line, WIDTH, 2);
     }
-    for line in [slowed(doc), too_wide(doc)].into_iter().flatten() {
+    for line in [placed(doc), slowed(doc), too_wide(doc)].into_iter().flatten() {
         out += &columns::wrap(&line, WIDTH, 2);
     }
     let env = &doc.run.environment;
@@ -58,6 +58,25 @@ pub fn precision(doc: &RunDocument) -> String {
         out += &columns::wrap(&format!("warning: {warning}"), WIDTH, 2);
     }
     out
+}
+
+/// Where the sentinel found no CPU at full speed for some samples (noise/sentinel.rs): how many,
+/// and how much its probes varied; None where every sample had one, or nothing was placed.
+fn placed(doc: &RunDocument) -> Option<String> {
+    let placed = doc.run.environment.conditions.as_ref()?.sentinel.as_ref()?;
+    let slowed = placed.samples - placed.at_full_speed;
+    (slowed > 0).then(|| {
+        format!(
+            "the machine slowed its CPUs by turns: before each of the {} time samples that run on one CPU, every CPU \
+             was timed on a fixed workload (its timings varied ±{:.0}%) and the sample ran on the fastest; {slowed} of \
+             them ran where none was at full speed ({:.0}% of the fastest it reached): a cell with {} others sets \
+             them aside, else its figure is of all its samples (docs/sampling.md)",
+            placed.samples,
+            placed.spread_percent,
+            crate::noise::FULL_SPEED * 100.0,
+            crate::stats::MIN_SAMPLES_FOR_CI95
+        )
+    })
 }
 
 /// The rates' samples a noisy machine slowed and the run set aside (sampling/cell.rs), with what
@@ -426,6 +445,43 @@ mod tests {
         );
         doc.run.target_ci = Some(7.0);
         assert!(intervals(&doc).unwrap().ends_with("--target-ci 7%: every result reached it"));
+    }
+
+    #[test]
+    fn samples_that_found_no_cpu_at_full_speed_are_counted_under_the_table() {
+        use crate::noise::SentinelSummary;
+        use crate::results::{Calibration, Conditions};
+        let mut doc = fixture::document();
+        assert_eq!(placed(&doc), None, "no conditions");
+        let calibration =
+            Calibration { median_ms: 3.0, spread_percent: 2.0, kept_spread_percent: None, max_over_min: 1.1 };
+        let summary = |at_full_speed| SentinelSummary {
+            samples: 120,
+            at_full_speed,
+            moved: 50,
+            spread_percent: 31.6,
+            reference: 41.5,
+        };
+        let conditions = |sentinel| Conditions {
+            load_average_start: 0.1,
+            load_average_end: 0.3,
+            steal_percent: Some(0.0),
+            calibration_before: calibration.clone(),
+            calibration_after: calibration.clone(),
+            noise: None,
+            sentinel,
+        };
+        doc.run.environment.conditions = Some(conditions(Some(summary(120))));
+        assert_eq!(placed(&doc), None, "every sample had a CPU at full speed");
+        doc.run.environment.conditions = Some(conditions(Some(summary(82))));
+        assert_eq!(
+            placed(&doc).unwrap(),
+            "the machine slowed its CPUs by turns: before each of the 120 time samples that run on one CPU, every CPU \
+             was timed on a fixed workload (its timings varied ±32%) and the sample ran on the fastest; 38 of them ran \
+             where none was at full speed (85% of the fastest it reached): a cell with 6 others sets them aside, else \
+             its figure is of all its samples (docs/sampling.md)"
+        );
+        assert!(precision(&doc).replace("\n  ", " ").contains("38 of them ran where none was at full speed"));
     }
 
     #[test]

@@ -250,6 +250,7 @@ mod tests {
             calibration_before: calibration(4.0),
             calibration_after: calibration(45.0),
             noise: None,
+            sentinel: None,
         });
         let table = render(&doc);
         assert_eq!(table.matches("warning: noisy machine during this run").count(), 1, "{table}");

@@ -34,6 +34,9 @@ pub struct CellState {
     pub(super) warmups: Vec<Warmup>,
     /// The CPUs each sample's threads were pinned to, in thread order (crate::cores).
     pub(super) cpus: Vec<Option<Vec<u32>>>,
+    /// How fast the CPU the sentinel placed each sample on ran around it, as a fraction of full
+    /// speed (noise/sentinel.rs); None where it placed none.
+    pub(super) cpu_speeds: Vec<Option<f64>>,
 }
 
 /// The cells of a stored run as they stood after its last stored sample.
@@ -58,6 +61,7 @@ impl CellState {
             forks: Vec::new(),
             warmups: Vec::new(),
             cpus: Vec::new(),
+            cpu_speeds: Vec::new(),
         }
     }
 
@@ -69,7 +73,7 @@ impl CellState {
         state.allocator_used = stored.allocator_used.clone();
         state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
-            state.push(&sample.values, sample.fork, sample.cpus.clone());
+            state.push_at(&sample.values, sample.fork, sample.cpus.clone(), sample.cpu_speed);
         }
         state.warmups = stored.warmups.clone();
         if stored.status != Status::Ok {
@@ -123,24 +127,53 @@ impl CellState {
     }
 
     /// Whether the cell takes another sample in place of its slowed ones: a time cell some of
-    /// whose rates have fewer than `samples` kept, with fewer than `most` taken.
+    /// whose rates have fewer than `samples` that ran on a CPU at full speed and were not slowed
+    /// otherwise, with fewer than `most` taken. A run of fewer samples than a figure sets the
+    /// slowed CPU's aside with (`summary`) takes none in their place.
     pub fn replaces_slowed(&self, samples: usize, most: usize) -> bool {
+        let enough = match samples >= stats::MIN_SAMPLES_FOR_CI95 {
+            true => 0,
+            false => usize::MAX,
+        };
         let short = |(_, metric, values): &(Side, Metric, Vec<f64>)| {
-            sets_aside_slowed(self.cell.measure, *metric) && values.len() - stats::slowed(values).len() < samples
+            let aside = self.set_aside(*metric, values, enough);
+            sets_aside_slowed(self.cell.measure, *metric) && values.len() - aside.len() < samples
         };
         self.outcome.is_ok() && self.taken >= samples && self.taken < most && self.series.iter().any(short)
+    }
+
+    /// The samples of a series set aside as slowed (indices), for the time measure's rates: those
+    /// that ran where no CPU was at full speed (the sentinel's `cpu_speeds`), while at least
+    /// `enough` others did; then, of the rest, those slowed below the others (`stats::slowed`).
+    fn set_aside(&self, metric: Metric, samples: &[f64], enough: usize) -> Vec<usize> {
+        if !sets_aside_slowed(self.cell.measure, metric) {
+            return Vec::new();
+        }
+        let mut aside: Vec<usize> = match self.cpu_speeds.len() == samples.len() {
+            true => (0..samples.len())
+                .filter(|&i| self.cpu_speeds[i].is_some_and(|speed| speed < crate::noise::FULL_SPEED))
+                .collect(),
+            false => Vec::new(),
+        };
+        if samples.len() - aside.len() < enough.max(1) {
+            aside.clear();
+        }
+        let rest: Vec<usize> = (0..samples.len()).filter(|i| !aside.contains(i)).collect();
+        let values: Vec<f64> = rest.iter().map(|&i| samples[i]).collect();
+        aside.extend(stats::slowed(&values).into_iter().map(|k| rest[k]));
+        aside.sort_unstable();
+        aside
     }
 
     /// The summary of one series of samples, with its interval spanning each fork's figure, and
     /// the samples set aside as slowed (indices): the time measure's rates are summarized
     /// without them, by the mean of their faster half (`stats::faster_half`), outliers indexed
-    /// into all the samples.
+    /// into all the samples. Samples whose CPU was slowed are set aside only where at least
+    /// `stats::MIN_SAMPLES_FOR_CI95` others ran at full speed: on a machine slowed for most of the
+    /// run, the figure is of every sample, and the line under the table says how many were slowed.
     fn summary(&self, metric: Metric, samples: &[f64]) -> Option<(stats::Summary, Vec<usize>)> {
         let noisy = sets_aside_slowed(self.cell.measure, metric);
-        let slowed = match noisy {
-            true => stats::slowed(samples),
-            false => Vec::new(),
-        };
+        let slowed = self.set_aside(metric, samples, stats::MIN_SAMPLES_FOR_CI95);
         let kept: Vec<usize> = (0..samples.len()).filter(|i| !slowed.contains(i)).collect();
         let values: Vec<f64> = kept.iter().map(|&i| samples[i]).collect();
         let mut summary = stats::summarize(&values)?;
@@ -157,7 +190,18 @@ impl CellState {
 
     /// Keeps a sample's values after checking each side reports its own library, and that the
     /// runners ran on the cell's allocator (glibc's where the run chose none).
+    #[cfg(test)]
     pub(super) fn record(&mut self, report: &SampleReport, fork: Option<u32>) -> Result<(), (Status, String)> {
+        self.record_at(report, fork, None)
+    }
+
+    /// `record`, of a sample whose CPU ran at `cpu_speed` of full speed (noise/sentinel.rs).
+    pub(super) fn record_at(
+        &mut self,
+        report: &SampleReport,
+        fork: Option<u32>,
+        cpu_speed: Option<f64>,
+    ) -> Result<(), (Status, String)> {
         let asked = self.cell.allocator.unwrap_or(Allocator::Glibc);
         match (&report.allocator, self.cell.allocator) {
             (Some(used), _) if used.name != asked => {
@@ -204,11 +248,22 @@ impl CellState {
                 *kept = Some(seen.to_string());
             }
         }
-        self.push(&report.values, fork, crate::cores::pinned_cpus(report));
+        self.push_at(&report.values, fork, crate::cores::pinned_cpus(report), cpu_speed);
         Ok(())
     }
 
+    #[cfg(test)]
     pub(super) fn push(&mut self, values: &[MetricValue], fork: Option<u32>, cpus: Option<Vec<u32>>) {
+        self.push_at(values, fork, cpus, None)
+    }
+
+    pub(super) fn push_at(
+        &mut self,
+        values: &[MetricValue],
+        fork: Option<u32>,
+        cpus: Option<Vec<u32>>,
+        cpu_speed: Option<f64>,
+    ) {
         for value in values {
             match self.series.iter_mut().find(|(side, metric, _)| *side == value.side && *metric == value.metric) {
                 Some((_, _, samples)) => samples.push(value.value),
@@ -218,6 +273,7 @@ impl CellState {
         self.taken += 1;
         self.forks.push(fork);
         self.cpus.push(cpus);
+        self.cpu_speeds.push(cpu_speed);
     }
 
     /// One result per side and metric: the summary of the samples, or the reason there is no

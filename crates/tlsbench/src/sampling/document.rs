@@ -170,6 +170,7 @@ mod drift_tests {
             calibration_before: calibration(before),
             calibration_after: calibration(after),
             noise: None,
+            sentinel: None,
         }
     }
 

@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 
 use tlsbench_harness::protocol::SampleReport;
 
+use crate::noise::Sentinel;
 use crate::output::progress::Progress;
-use crate::plan::Cell;
+use crate::plan::{Cell, Process};
 use crate::results::Status;
 use crate::sample_call::{Settings, Target};
 use crate::steady::Warmup;
@@ -57,8 +58,16 @@ pub fn next(states: &[CellState], target: &Target, elapsed: Duration) -> Next {
 /// run stopped at any point keeps everything measured before.
 pub trait Recorder {
     /// Sample `index` (from 0) of cell `cell` (its position in the plan), taken by its process
-    /// `fork` where its processes stay up.
-    fn sample(&mut self, cell: usize, index: usize, report: &SampleReport, fork: Option<u32>) -> anyhow::Result<()>;
+    /// `fork` where its processes stay up, on a CPU that ran at `cpu_speed` of full speed where
+    /// the sentinel placed it (noise/sentinel.rs).
+    fn sample(
+        &mut self,
+        cell: usize,
+        index: usize,
+        report: &SampleReport,
+        fork: Option<u32>,
+        cpu_speed: Option<f64>,
+    ) -> anyhow::Result<()>;
     /// How one of the cell's processes warmed up.
     fn warmed(&mut self, cell: usize, warmup: &Warmup) -> anyhow::Result<()>;
     fn ended(&mut self, cell: usize, status: Status, reason: &str) -> anyhow::Result<()>;
@@ -74,13 +83,15 @@ pub enum Finish {
 
 /// Takes every missing sample of every cell that has not ended, round by round, until each has
 /// `settings.samples`; then, with a target, further rounds of the cells still wider than it
-/// (see [`next`]). Stops before the next sample once `stop` is set.
+/// (see [`next`]). Stops before the next sample once `stop` is set. `sentinel` chooses the CPU
+/// of each sample it can place ([`placed_by_sentinel`]).
 pub fn measure(
     states: &mut [CellState],
     settings: &Settings,
     progress: &mut Progress,
     recorder: &mut dyn Recorder,
     stop: &AtomicBool,
+    sentinel: &mut Option<Sentinel>,
 ) -> anyhow::Result<Finish> {
     let started = Instant::now();
     let cells: Vec<(usize, &Cell)> = states
@@ -103,7 +114,9 @@ pub fn measure(
                 .copied()
                 .filter(|&i| states[i].taken <= round && round < settings.samples_for(&states[i].cell))
                 .collect();
-            if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+            if take_round(states, due, round, settings, pool, progress, recorder, stop, sentinel)?
+                == Finish::Interrupted
+            {
                 return Ok(Finish::Interrupted);
             }
         }
@@ -120,7 +133,9 @@ pub fn measure(
                 break;
             }
             progress.extra_round(due.len() as u64);
-            if take_round(states, due, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+            if take_round(states, due, round, settings, pool, progress, recorder, stop, sentinel)?
+                == Finish::Interrupted
+            {
                 return Ok(Finish::Interrupted);
             }
         }
@@ -132,7 +147,9 @@ pub fn measure(
         match next(states, target, started.elapsed()) {
             Next::Round(cells) => {
                 progress.extra_round(cells.len() as u64);
-                if take_round(states, cells, round, settings, pool, progress, recorder, stop)? == Finish::Interrupted {
+                if take_round(states, cells, round, settings, pool, progress, recorder, stop, sentinel)?
+                    == Finish::Interrupted
+                {
                     return Ok(Finish::Interrupted);
                 }
                 round += 1;
@@ -194,6 +211,7 @@ fn take_round(
     progress: &mut Progress,
     recorder: &mut dyn Recorder,
     stop: &AtomicBool,
+    sentinel: &mut Option<Sentinel>,
 ) -> anyhow::Result<Finish> {
     fastrand::shuffle(&mut cells);
     for i in cells {
@@ -208,23 +226,29 @@ fn take_round(
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
+        let placement = match placed_by_sentinel(&state.cell, settings) {
+            true => sentinel.as_mut().map(Sentinel::place),
+            false => None,
+        };
+        let cpu = placement.map(|p| p.cpu);
         let (fork, taken) = match settings.uses_sessions(&state.cell) {
             true => {
                 let fork = warm::fork_of(index, settings);
-                (Some(fork), warm::sample(&state.cell, fork, settings, pool))
+                (Some(fork), warm::sample(&state.cell, fork, settings, pool, cpu))
             }
-            false => (None, one_shot::sample(&state.cell, index, settings).map(|report| (report, None))),
+            false => (None, one_shot::sample(&state.cell, index, settings, cpu).map(|report| (report, None))),
         };
+        let speed = placement.zip(sentinel.as_mut()).map(|(placement, sentinel)| sentinel.placed(placement));
         if let Ok((_, Some(warmup))) = &taken {
             state.warmups.push(*warmup);
             recorder.warmed(i, warmup)?;
         }
         let outcome = taken
             .and_then(|(report, _)| one_shot::aggregate_threads(&state.cell, report))
-            .and_then(|report| state.record(&report, fork).map(|()| report));
+            .and_then(|report| state.record_at(&report, fork, speed).map(|()| report));
         progress.sample_done(round, &label);
         match outcome {
-            Ok(report) => recorder.sample(i, index, &report, fork)?,
+            Ok(report) => recorder.sample(i, index, &report, fork, speed)?,
             Err((status, reason)) => {
                 let left = settings.samples_for(&state.cell).saturating_sub(index + 1) as u64;
                 progress.cell_ended(&label, status, &reason, left);
@@ -235,6 +259,19 @@ fn take_round(
     }
     progress.round_done(round);
     Ok(Finish::Complete)
+}
+
+/// Whether a sample of `cell` runs on one CPU that the sentinel chooses (noise/sentinel.rs): a
+/// time sample on one thread, in a process of its own or split over two that take turns on one
+/// CPU. An in-process pair that stays up is left where the kernel puts it, beside its runtime's
+/// own threads (a JIT's compiler, a collector).
+fn placed_by_sentinel(cell: &Cell, settings: &Settings) -> bool {
+    let one_cpu = match cell.process {
+        Process::Split => true,
+        Process::InProcess => !settings.uses_sessions(cell),
+        Process::Tcp | Process::TcpPeak => false,
+    };
+    cell.measure == tlsbench_harness::Measure::Time && cell.threads.is_none() && !settings.on_a_thread(cell) && one_cpu
 }
 
 /// The number of runner invocations still to make: every missing sample of the cells that

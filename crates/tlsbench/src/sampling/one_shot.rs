@@ -15,8 +15,14 @@ use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
 
 /// Sample `index` of `cell`: in one fresh runner holding both stacks, split over two runners,
-/// one per side, or over TCP.
-pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<SampleReport, (Status, String)> {
+/// one per side, or over TCP. `cpu`: the one CPU a pair on one thread runs on (the sentinel's
+/// choice, noise/sentinel.rs); None: a split pair's first, anywhere for one process.
+pub(super) fn sample(
+    cell: &Cell,
+    index: usize,
+    settings: &Settings,
+    cpu: Option<usize>,
+) -> Result<SampleReport, (Status, String)> {
     match cell.process {
         Process::Tcp => return crate::net::sample(cell, settings),
         Process::TcpPeak => return crate::peak::sample(cell, settings),
@@ -47,7 +53,7 @@ pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<S
         let server_args = side(Side::Server, &cell.server, &cell.client);
         let (client_args, server_args) = (strs(&client_args), strs(&server_args));
         let (client, server) =
-            executor::call_pair_with((client_runner, &client_args), (server_runner, &server_args), &env, limit);
+            executor::call_pair_on((client_runner, &client_args), (server_runner, &server_args), &env, limit, cpu);
         return merge_sides(reply(client), reply(server));
     };
     let threads = cell.threads.or(settings.on_a_thread(cell).then_some(1));
@@ -63,7 +69,8 @@ pub(super) fn sample(cell: &Cell, index: usize, settings: &Settings) -> Result<S
     };
     let args = args.words();
     let args = strs(&args);
-    let report = reply_of(reply(executor::call_with(both, &args, &env, limit)))?;
+    let cpu = cpu.filter(|_| threads.is_none());
+    let report = reply_of(reply(executor::call_on_cpu(both, &args, &env, limit, cpu)))?;
     match cpus {
         Some(asked) if crate::cores::pinned_cpus(&report).as_ref() != Some(&asked) => Err((
             Status::Failed,

@@ -63,7 +63,7 @@ fn a_stored_run_rebuilds_the_same_document() {
     ok.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
     failed.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
     // What the database holds after those samples and that end.
-    let sample = StoredSample { iterations: 100, values: report("").values, fork: None, cpus: None };
+    let sample = StoredSample { iterations: 100, values: report("").values, fork: None, cpus: None, cpu_speed: None };
     stored[0].samples = vec![sample.clone(), sample.clone()];
     stored[1].samples = vec![sample];
     stored[1].status = Status::Failed;
@@ -91,8 +91,14 @@ fn a_stored_run_rebuilds_the_same_document() {
 /// A cell whose client and server samples are `values` (one sample each), wall time and
 /// CPU time alike.
 fn sampled(values: &[f64]) -> CellState {
+    let placed: Vec<(f64, Option<f64>)> = values.iter().map(|&value| (value, None)).collect();
+    sampled_at(&placed)
+}
+
+/// `sampled`, each sample with the speed of the CPU the sentinel placed it on (noise/sentinel.rs).
+fn sampled_at(samples: &[(f64, Option<f64>)]) -> CellState {
     let mut state = CellState::planned(cell());
-    for &value in values {
+    for &(value, cpu_speed) in samples {
         let values: Vec<MetricValue> = [Side::Client, Side::Server]
             .into_iter()
             .flat_map(|side| {
@@ -104,9 +110,42 @@ fn sampled(values: &[f64]) -> CellState {
                 })
             })
             .collect();
-        state.push(&values, None, None);
+        state.push_at(&values, None, None, cpu_speed);
     }
     state
+}
+
+#[test]
+fn samples_that_ran_where_no_cpu_was_at_full_speed_are_set_aside_while_six_others_ran_at_it() {
+    // Six samples at full speed, and two on a slowed CPU whose values alone (within the others'
+    // spread) would not set them aside.
+    let full = [100.0, 104.0, 96.0, 102.0, 98.0, 100.0].map(|v| (v, Some(0.97)));
+    let slowed = [97.0, 99.0].map(|v| (v, Some(0.6)));
+    let state = sampled_at(&[&full[..3], &slowed[..1], &full[3..], &slowed[1..]].concat());
+    let rate = |state: &CellState| {
+        state.results().into_iter().find(|r| r.metric == "handshakes_per_s" && r.side == Side::Client).unwrap()
+    };
+    let kept = rate(&state);
+    assert_eq!(kept.slowed, vec![3, 7]);
+    // The figure: the faster half of the six at full speed.
+    assert_eq!(kept.faster_half_mean, Some((104.0 + 102.0 + 100.0) / 3.0));
+    assert!(!state.replaces_slowed(6, 12), "six at full speed are enough");
+    // A count is never set aside.
+    assert!(state.results().iter().filter(|r| r.metric.starts_with("contended")).all(|r| r.slowed.is_empty()));
+
+    // Five at full speed: the figure is of all eight, and the cell takes another in their place.
+    let state = sampled_at(&[&full[..5], &slowed[..]].concat());
+    let all = rate(&state);
+    assert!(all.slowed.is_empty(), "{:?}", all.slowed);
+    assert_eq!(all.faster_half_mean, Some((104.0 + 102.0 + 100.0 + 99.0) / 4.0));
+    assert!(state.replaces_slowed(6, 12));
+    assert!(!state.replaces_slowed(6, 7), "at most `most` samples");
+    // A run of 2 samples (interop's) takes none in place of a slowed CPU's: its figure could not
+    // set them aside.
+    assert!(!sampled_at(&[(100.0, Some(0.97)), (99.0, Some(0.5))]).replaces_slowed(2, 8));
+    // Samples the sentinel did not place (None) are never set aside for their CPU.
+    let unplaced = sampled_at(&[(100.0, None), (99.0, None), (101.0, None)]);
+    assert!(rate(&unplaced).slowed.is_empty());
 }
 
 #[test]

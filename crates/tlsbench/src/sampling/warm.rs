@@ -109,11 +109,13 @@ fn with_processes<T>(
 
 /// One sample of `cell` from its fork's processes, which are warmed up for its scenario first
 /// if they have not been (their warm-up is returned then: a process started after one failed).
+/// `cpu`: where a split pair is measured (the sentinel's choice); None: the first CPU.
 pub fn sample(
     cell: &Cell,
     fork: u32,
     settings: &Settings,
     pool: &mut Pool,
+    cpu: Option<usize>,
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
     with_processes(cell, fork, settings, pool, |sessions, sockets| {
         let warmup = match needs_warm_up(cell, sessions) {
@@ -121,7 +123,7 @@ pub fn sample(
             true => Some(warm_up(cell, fork, settings, sockets, sessions, &|_, _| {})?),
             false => None,
         };
-        Ok((measure(cell, settings, sockets, sessions)?, warmup))
+        Ok((measure(cell, settings, sockets, sessions, cpu)?, warmup))
     })
 }
 
@@ -140,10 +142,11 @@ fn measure(
     settings: &Settings,
     sockets: &Sockets,
     sessions: &mut [Session],
+    cpu: Option<usize>,
 ) -> Result<SampleReport, Miss> {
     let split = sessions.len() == 2;
     if split {
-        let cpu = crate::executor::first_allowed_cpu();
+        let cpu = cpu.or_else(crate::executor::first_allowed_cpu);
         sessions.iter().for_each(|s| s.pin(cpu));
     }
     // A rate's sample lasts at least a warm-up window: the length at which the process was found

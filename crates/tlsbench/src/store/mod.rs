@@ -107,6 +107,9 @@ pub struct StoredSample {
     pub fork: Option<u32>,
     /// The CPUs its threads were pinned to, in thread order; None: wherever the scheduler put them.
     pub cpus: Option<Vec<u32>>,
+    /// How fast the CPU the sentinel placed it on ran around it, as a fraction of full speed
+    /// (noise/sentinel.rs); None: not placed, or a run from before.
+    pub cpu_speed: Option<f64>,
 }
 
 /// One line of `tlsbench runs`.

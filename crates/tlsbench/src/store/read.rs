@@ -222,7 +222,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds, s.fork, s.cpus
+                "SELECT s.cell, s.idx, s.iterations, v.side, v.metric, v.value, v.seconds, s.fork, s.cpus, s.cpu_speed
                  FROM samples s LEFT JOIN sample_values v ON (v.run_id, v.cell, v.idx) = (s.run_id, s.cell, s.idx)
                  WHERE s.run_id = ? ORDER BY s.cell, s.idx, v.rowid",
             )
@@ -244,7 +244,8 @@ impl Store {
                     .map(|list| tlsbench_harness::pin::parse_cpus(&list))
                     .transpose()
                     .map_err(|e| self.unreadable(run, format!("the CPUs of sample {index} of cell {cell}: {e}")))?;
-                samples.push(StoredSample { iterations, values: Vec::new(), fork, cpus });
+                let cpu_speed = row.get::<_, Option<f64>>(9).map_err(|e| self.error(e))?;
+                samples.push(StoredSample { iterations, values: Vec::new(), fork, cpus, cpu_speed });
             } else if samples.len() as i64 != index + 1 {
                 return Err(self.unreadable(run, format!("cell {cell} has sample {index} but not the ones before it")));
             }

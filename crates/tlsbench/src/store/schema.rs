@@ -65,6 +65,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 17: the samples of a cell whose counts repeat (io, instructions, sync), to resume with;
     // before, every cell took the run's samples.
     "ALTER TABLE runs ADD COLUMN count_samples INTEGER;",
+    // 18: how fast the CPU the sentinel chose ran around each sample (none: not placed).
+    "ALTER TABLE samples ADD COLUMN cpu_speed REAL;",
 ];
 
 const SCHEMA: &str = "
@@ -129,6 +131,7 @@ CREATE TABLE samples (
     iterations INTEGER NOT NULL,
     fork       INTEGER,          -- which of the cell's processes that stay up took it; NULL: its own process
     cpus       TEXT,             -- the CPUs its threads were pinned to, in thread order ('0,1'); NULL: none
+    cpu_speed  REAL,             -- its CPU's speed around it, a fraction of full speed (schema 18); NULL: not placed
     PRIMARY KEY (run_id, cell, idx),
     FOREIGN KEY (run_id, cell) REFERENCES cells (run_id, position)
 );

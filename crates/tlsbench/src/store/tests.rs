@@ -26,6 +26,7 @@ fn sample(client: f64, server: f64) -> StoredSample {
         ],
         fork: None,
         cpus: None,
+        cpu_speed: None,
     }
 }
 
@@ -167,6 +168,7 @@ fn conditions() -> Conditions {
             max_over_min: 2.5,
         },
         noise: None,
+        sentinel: None,
     }
 }
 

@@ -179,14 +179,15 @@ fn insert_sample(
     sample: &StoredSample,
 ) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO samples (run_id, cell, idx, iterations, fork, cpus) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO samples (run_id, cell, idx, iterations, fork, cpus, cpu_speed) VALUES (?, ?, ?, ?, ?, ?, ?)",
         params![
             run,
             cell as i64,
             index as i64,
             sample.iterations as i64,
             sample.fork,
-            sample.cpus.as_deref().map(tlsbench_harness::pin::list)
+            sample.cpus.as_deref().map(tlsbench_harness::pin::list),
+            sample.cpu_speed
         ],
     )?;
     for value in &sample.values {

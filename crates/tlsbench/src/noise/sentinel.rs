@@ -1,0 +1,212 @@
+//! Which CPU to measure on: before each time sample of a stack compiled ahead of time, every CPU
+//! the run may use is timed on a short fixed workload, and the sample runs on the fastest; that
+//! CPU is timed again after it, and a sample that ran where no CPU was at full speed is set
+//! aside as slowed (sampling/cell.rs).
+//!
+//! On a shared 2-vCPU VM (2026-11-30), each vCPU ran slower for seconds at a time, independently
+//! of the other: a neighbour on its core's sibling hyperthread, which takes the execution units
+//! that wide arithmetic (a handshake's bignum multiplies) needs, while a dependent chain in
+//! registers (the calibration loop, environment.rs) hardly moves. So the workload is eight
+//! independent multiply chains: timed before each sample, it followed the handshakes' rate
+//! (correlation 0.78 over two minutes; the chain 0.38), and the 6-sample figures of the samples
+//! it found at full speed spread ±2.5% where all samples' spread ±9.6% (docs/sampling.md).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+/// A CPU timed at this fraction of the run's reference speed or more is at full speed: quiet,
+/// the workload's timings agree within a few percent; slowed, it ran at 0.45 to 0.8.
+pub const FULL_SPEED: f64 = 0.85;
+
+/// Each probe of a CPU is the fastest of this many stretches of [`ROUNDS`] rounds (about 0.3 ms
+/// each): an interrupt in one stretch does not make the CPU look slow.
+const STRETCHES: usize = 3;
+const ROUNDS: u64 = 4_000;
+
+/// The reference speed is this quantile of every probe so far: the CPUs' full speed where they
+/// ran at it at least a tenth of the time.
+const REFERENCE_QUANTILE: f64 = 0.9;
+
+/// The probes taken of each CPU when the run starts, so that the first samples have a reference.
+const FIRST_PROBES: usize = 4;
+
+/// The run's probes and what they chose.
+pub struct Sentinel {
+    cpus: Vec<usize>,
+    speeds: Vec<f64>,
+    summary: SentinelSummary,
+}
+
+/// What the sentinel did over a run, stored with its conditions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SentinelSummary {
+    /// The samples placed on a CPU.
+    pub samples: u32,
+    /// Of those, the samples whose CPU was at full speed ([`FULL_SPEED`]).
+    pub at_full_speed: u32,
+    /// The samples placed on another CPU than the first, because the first was slower.
+    pub moved: u32,
+    /// Half the spread (p90 - p10) of the probes' speeds, in % of their median.
+    pub spread_percent: f64,
+    /// The full speed the samples were judged against, at the run's end ([`REFERENCE_QUANTILE`]
+    /// of every probe): rounds of the workload per microsecond. Absent from older runs.
+    #[serde(default)]
+    pub reference: f64,
+}
+
+impl Sentinel {
+    /// A sentinel over the CPUs this process may use; None where there are fewer than two or the
+    /// system does not say (no choice to make).
+    pub fn new() -> Option<Sentinel> {
+        let cpus = crate::cores::allowed();
+        if cpus.len() < 2 {
+            return None;
+        }
+        let mut sentinel = Sentinel { cpus, speeds: Vec::new(), summary: SentinelSummary::default() };
+        for _ in 0..FIRST_PROBES {
+            sentinel.probe_all();
+        }
+        Some(sentinel)
+    }
+
+    /// Times every CPU, and returns the one to measure on: the fastest.
+    pub fn place(&mut self) -> Placement {
+        let probed = self.probe_all();
+        let (cpu, before) = choice(&probed);
+        self.summary.moved += u32::from(cpu != self.cpus[0]);
+        Placement { cpu, before }
+    }
+
+    /// After the sample placed at `placement`: times its CPU again, and returns how fast the CPU
+    /// ran around the sample, the slower of before and after, as a fraction of the run's
+    /// reference speed ([`FULL_SPEED`] or more: at full speed).
+    pub fn placed(&mut self, placement: Placement) -> f64 {
+        let after = speed_on(placement.cpu);
+        self.speeds.extend(after);
+        let reference = reference(&self.speeds);
+        let speed = match reference > 0.0 {
+            true => after.map_or(placement.before, |after| after.min(placement.before)) / reference,
+            false => 1.0,
+        };
+        self.summary.samples += 1;
+        self.summary.at_full_speed += u32::from(speed >= FULL_SPEED);
+        speed
+    }
+
+    /// Whether any probe so far found a CPU below full speed.
+    pub fn saw_slowed(&self) -> bool {
+        let reference = reference(&self.speeds);
+        self.speeds.iter().any(|&speed| speed < FULL_SPEED * reference)
+    }
+
+    pub fn summary(&self) -> SentinelSummary {
+        SentinelSummary {
+            spread_percent: half_spread_percent(&self.speeds),
+            reference: crate::environment::rounded(reference(&self.speeds), 3),
+            ..self.summary.clone()
+        }
+    }
+
+    fn probe_all(&mut self) -> Vec<(usize, f64)> {
+        let probed: Vec<(usize, f64)> = self.cpus.iter().filter_map(|&cpu| Some((cpu, speed_on(cpu)?))).collect();
+        self.speeds.extend(probed.iter().map(|&(_, speed)| speed));
+        probed
+    }
+}
+
+/// Where a sample runs, and how fast its CPU was just before it.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    pub cpu: usize,
+    before: f64,
+}
+
+/// The fastest of the probed CPUs (CPU, speed); the first where none could be timed.
+pub fn choice(probed: &[(usize, f64)]) -> (usize, f64) {
+    probed.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, 0.0))
+}
+
+/// The reference speed of every probe so far ([`REFERENCE_QUANTILE`]).
+pub fn reference(speeds: &[f64]) -> f64 {
+    let mut sorted = speeds.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(((sorted.len().max(1) - 1) as f64 * REFERENCE_QUANTILE).round() as usize).copied().unwrap_or(0.0)
+}
+
+fn half_spread_percent(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    match sorted.is_empty() {
+        true => 0.0,
+        false => crate::environment::rounded(50.0 * (at(0.9) - at(0.1)) / at(0.5), 2),
+    }
+}
+
+/// This thread on `cpu` alone, timed on the workload (millions of rounds per second), then back
+/// on the CPUs it had; None where the thread could not be moved.
+fn speed_on(cpu: usize) -> Option<f64> {
+    let before = crate::cores::thread_affinity()?;
+    crate::cores::set_thread_affinity(&crate::cores::set_of(&[cpu])).then_some(())?;
+    let speed = (0..STRETCHES).map(|_| stretch_speed()).fold(0.0, f64::max);
+    crate::cores::set_thread_affinity(&before);
+    Some(speed)
+}
+
+/// Rounds of eight independent 64-by-64-bit multiplies per microsecond, over one stretch.
+fn stretch_speed() -> f64 {
+    let mut chains = black_box([1u64, 2, 3, 4, 5, 6, 7, 8]);
+    let started = Instant::now();
+    for _ in 0..ROUNDS {
+        for k in 0..8 {
+            let product = chains[k] as u128 * 0x9e37_79b9_7f4a_7c15 + chains[(k + 1) & 7] as u128;
+            chains[k] = product as u64 ^ (product >> 64) as u64;
+        }
+    }
+    black_box(chains);
+    ROUNDS as f64 / (started.elapsed().as_secs_f64() * 1e6).max(1e-9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fastest_cpu_is_chosen() {
+        assert_eq!(choice(&[(0, 50.0), (1, 90.0)]), (1, 90.0));
+        assert_eq!(choice(&[(0, 60.0), (1, 50.0)]), (0, 60.0));
+        assert_eq!(choice(&[(3, 60.0)]), (3, 60.0));
+    }
+
+    #[test]
+    fn the_reference_is_the_full_speed_the_cpus_reach_a_tenth_of_the_time() {
+        // Slowed most of the time, at full speed (100) now and then.
+        let mut speeds = vec![55.0; 80];
+        speeds.extend([100.0; 20]);
+        assert_eq!(reference(&speeds), 100.0);
+        // One lucky probe does not set it.
+        let mut speeds = vec![80.0; 99];
+        speeds.push(130.0);
+        assert_eq!(reference(&speeds), 80.0);
+        assert_eq!(reference(&[]), 0.0);
+    }
+
+    #[test]
+    fn a_probe_times_the_workload_on_each_cpu_it_may_use() {
+        let Some(mut sentinel) = Sentinel::new() else {
+            eprintln!("skipped: fewer than two CPUs to choose from");
+            return;
+        };
+        let placement = sentinel.place();
+        assert!(sentinel.cpus.contains(&placement.cpu));
+        let speed = sentinel.placed(placement);
+        assert!(speed > 0.0 && speed.is_finite(), "{speed}");
+        let summary = sentinel.summary();
+        assert_eq!(summary.samples, 1);
+        assert_eq!(summary.at_full_speed, u32::from(speed >= FULL_SPEED));
+        assert!(sentinel.speeds.iter().all(|&s| s > 0.0), "{:?}", sentinel.speeds);
+        assert_eq!(sentinel.speeds.len(), (FIRST_PROBES + 1) * sentinel.cpus.len() + 1);
+    }
+}
