@@ -128,8 +128,9 @@ impl CellState {
 
     /// Whether the cell takes another sample in place of its slowed ones: a time cell some of
     /// whose rates have fewer than `samples` that ran on a CPU at full speed and were not slowed
-    /// otherwise, with fewer than `most` taken. A run of fewer samples than a figure sets the
-    /// slowed CPU's aside with (`summary`) takes none in their place.
+    /// otherwise, with fewer than `most` taken. A run of fewer than `stats::MIN_SAMPLES_FOR_CI95`
+    /// samples (interop's 2) takes none in place of a slowed CPU's: its figures (`summary`) could
+    /// never set them aside.
     pub fn replaces_slowed(&self, samples: usize, most: usize) -> bool {
         let enough = match samples >= stats::MIN_SAMPLES_FOR_CI95 {
             true => 0,
