@@ -340,11 +340,8 @@ pub fn last_lines(text: &str) -> Option<String> {
 
 /// The first CPU this process may run on, if the system says.
 pub(crate) fn first_allowed_cpu() -> Option<usize> {
-    // SAFETY: the set is zeroed, then filled by the kernel for this process.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
-    }?;
+    let set = crate::cores::thread_affinity()?;
+    // SAFETY: CPU_ISSET reads within the set, at CPUs below CPU_SETSIZE.
     (0..libc::CPU_SETSIZE as usize).find(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
 }
 

@@ -68,7 +68,7 @@ pub fn of_rates(rates: &[f64], cpu_rates: &[f64]) -> NoiseProbe {
 }
 
 /// Half of (p90 - p10) in % of the median.
-fn half_spread_percent(values: &[f64]) -> f64 {
+pub(super) fn half_spread_percent(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];

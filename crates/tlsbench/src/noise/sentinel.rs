@@ -103,7 +103,10 @@ impl Sentinel {
 
     pub fn summary(&self) -> SentinelSummary {
         SentinelSummary {
-            spread_percent: half_spread_percent(&self.speeds),
+            spread_percent: match self.speeds.is_empty() {
+                true => 0.0,
+                false => crate::environment::rounded(super::probe::half_spread_percent(&self.speeds), 2),
+            },
             reference: crate::environment::rounded(reference(&self.speeds), 3),
             ..self.summary.clone()
         }
@@ -133,16 +136,6 @@ pub fn reference(speeds: &[f64]) -> f64 {
     let mut sorted = speeds.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted.get(((sorted.len().max(1) - 1) as f64 * REFERENCE_QUANTILE).round() as usize).copied().unwrap_or(0.0)
-}
-
-fn half_spread_percent(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-    match sorted.is_empty() {
-        true => 0.0,
-        false => crate::environment::rounded(50.0 * (at(0.9) - at(0.1)) / at(0.5), 2),
-    }
 }
 
 /// This thread on `cpu` alone, timed on the workload (millions of rounds per second), then back

@@ -73,7 +73,7 @@ impl CellState {
         state.allocator_used = stored.allocator_used.clone();
         state.negotiated = stored.negotiated.clone();
         for sample in &stored.samples {
-            state.push_at(&sample.values, sample.fork, sample.cpus.clone(), sample.cpu_speed);
+            state.push(&sample.values, sample.fork, sample.cpus.clone(), sample.cpu_speed);
         }
         state.warmups = stored.warmups.clone();
         if stored.status != Status::Ok {
@@ -190,14 +190,9 @@ impl CellState {
     }
 
     /// Keeps a sample's values after checking each side reports its own library, and that the
-    /// runners ran on the cell's allocator (glibc's where the run chose none).
-    #[cfg(test)]
-    pub(super) fn record(&mut self, report: &SampleReport, fork: Option<u32>) -> Result<(), (Status, String)> {
-        self.record_at(report, fork, None)
-    }
-
-    /// `record`, of a sample whose CPU ran at `cpu_speed` of full speed (noise/sentinel.rs).
-    pub(super) fn record_at(
+    /// runners ran on the cell's allocator (glibc's where the run chose none); `cpu_speed`: how
+    /// fast the CPU the sentinel placed it on ran (noise/sentinel.rs).
+    pub(super) fn record(
         &mut self,
         report: &SampleReport,
         fork: Option<u32>,
@@ -249,16 +244,11 @@ impl CellState {
                 *kept = Some(seen.to_string());
             }
         }
-        self.push_at(&report.values, fork, crate::cores::pinned_cpus(report), cpu_speed);
+        self.push(&report.values, fork, crate::cores::pinned_cpus(report), cpu_speed);
         Ok(())
     }
 
-    #[cfg(test)]
-    pub(super) fn push(&mut self, values: &[MetricValue], fork: Option<u32>, cpus: Option<Vec<u32>>) {
-        self.push_at(values, fork, cpus, None)
-    }
-
-    pub(super) fn push_at(
+    pub(super) fn push(
         &mut self,
         values: &[MetricValue],
         fork: Option<u32>,

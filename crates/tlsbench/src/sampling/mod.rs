@@ -245,7 +245,7 @@ fn take_round(
         }
         let outcome = taken
             .and_then(|(report, _)| one_shot::aggregate_threads(&state.cell, report))
-            .and_then(|report| state.record_at(&report, fork, speed).map(|()| report));
+            .and_then(|report| state.record(&report, fork, speed).map(|()| report));
         progress.sample_done(round, &label);
         match outcome {
             Ok(report) => recorder.sample(i, index, &report, fork, speed)?,

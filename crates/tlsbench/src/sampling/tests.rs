@@ -33,8 +33,8 @@ fn cell() -> Cell {
 #[test]
 fn samples_are_kept_per_side_with_the_libraries() {
     let mut state = CellState::planned(cell());
-    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
-    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
+    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None, None).unwrap();
+    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None, None).unwrap();
     assert_eq!(state.missing(3), 1);
     let results = state.results();
     // Per side: handshakes per second.
@@ -58,9 +58,9 @@ fn a_stored_run_rebuilds_the_same_document() {
     let (mut ok, mut failed) = (CellState::planned(cell()), CellState::planned(other));
     let mut stored: Vec<StoredCell> = [&ok, &failed].map(CellState::as_planned).to_vec();
     for state in [&mut ok, &mut failed] {
-        state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
+        state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None, None).unwrap();
     }
-    ok.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
+    ok.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None, None).unwrap();
     failed.outcome = Err((Status::Failed, "runner was killed by signal 9 (SIGKILL)".into()));
     // What the database holds after those samples and that end.
     let sample = StoredSample { iterations: 100, values: report("").values, fork: None, cpus: None, cpu_speed: None };
@@ -110,7 +110,7 @@ fn sampled_at(samples: &[(f64, Option<f64>)]) -> CellState {
                 })
             })
             .collect();
-        state.push_at(&values, None, None, cpu_speed);
+        state.push(&values, None, None, cpu_speed);
     }
     state
 }
@@ -163,7 +163,7 @@ fn target_ci_takes_rounds_of_the_wide_cells_until_all_are_within_it() {
     let mut waits = sampled(&tight);
     for value in [0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003, 0.0001, 0.0003] {
         let metric = Metric::ContendedWaitsPerHandshake;
-        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None, None);
+        waits.push(&[MetricValue { side: Side::Server, metric, value, seconds: 0.0 }], None, None, None);
     }
     assert_eq!(waits.widest_ci(), states[0].widest_ci());
     assert_eq!(next(&states, &target, Duration::from_secs(10)), Next::Round(vec![1, 3]));
@@ -188,7 +188,7 @@ fn target_ci_stops_at_the_budget_and_names_the_cells_still_wide() {
 fn a_metric_the_samples_lack_is_left_out_of_the_results() {
     // A sample of a runner without the CPU clock, or of a run stored before it was taken.
     let mut state = CellState::planned(cell());
-    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None).unwrap();
+    state.record(&report("OpenSSL 3.0.19 27 Jan 2026"), None, None).unwrap();
     let metrics: Vec<String> = state.results().into_iter().map(|r| r.metric).collect();
     assert_eq!(metrics, ["handshakes_per_s", "handshakes_per_s"]);
     // Before any sample, every metric of the measure has its place.
@@ -205,23 +205,24 @@ fn a_result_from_another_allocator_is_refused_and_the_environment_says_what_ran(
     let jemalloc_cell = || CellState::planned(Cell { allocator: Some(Allocator::Jemalloc), ..cell() });
 
     let mut state = jemalloc_cell();
-    state.record(&with(used(Allocator::Jemalloc, "5.3.1")), None).unwrap();
+    state.record(&with(used(Allocator::Jemalloc, "5.3.1")), None, None).unwrap();
     assert_eq!(state.results()[0].key.pair_label(), "rustls-ring -> openssl (jemalloc)");
     assert_eq!(state.results()[0].key.allocator.as_deref(), Some("jemalloc"));
-    let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36")), None).unwrap_err();
+    let (status, reason) = jemalloc_cell().record(&with(used(Allocator::Glibc, "2.36")), None, None).unwrap_err();
     assert_eq!(
         (status, reason.as_str()),
         (Status::Failed, "the runner allocated with glibc 2.36, the cell asks for jemalloc; result refused")
     );
     // A runner from before the allocator axis says nothing: not taken as jemalloc.
-    let (_, reason) = jemalloc_cell().record(&with(None), None).unwrap_err();
+    let (_, reason) = jemalloc_cell().record(&with(None), None, None).unwrap_err();
     assert_eq!(reason, "the runner did not report its allocator, the cell asks for jemalloc; result refused");
     // Without the axis, glibc's is expected from a runner that reports.
-    let (_, reason) = CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2")), None).unwrap_err();
+    let (_, reason) =
+        CellState::planned(cell()).record(&with(used(Allocator::Mimalloc, "3.3.2")), None, None).unwrap_err();
     assert_eq!(reason, "the runner allocated with mimalloc 3.3.2, the cell asks for glibc; result refused");
 
     let mut glibc = CellState::planned(cell());
-    glibc.record(&with(used(Allocator::Glibc, "2.36")), None).unwrap();
+    glibc.record(&with(used(Allocator::Glibc, "2.36")), None, None).unwrap();
     let mut runtime = CellState::planned(Cell { client: "go".into(), server: "go".into(), ..cell() });
     runtime
         .record(
@@ -230,6 +231,7 @@ fn a_result_from_another_allocator_is_refused_and_the_environment_says_what_ran(
                 server_library: "Go crypto/tls go1.26".into(),
                 ..with(None)
             },
+            None,
             None,
         )
         .unwrap();
@@ -281,7 +283,7 @@ fn a_run_with_threads_gives_rates_per_thread_and_efficiency_against_one_thread()
         for (client, server) in [(1000.0, 2000.0), (1010.0, 2020.0), (990.0, 1980.0)] {
             let value = |side, value| MetricValue { side, metric: Metric::HandshakesPerS, value, seconds: 0.1 };
             let values = vec![value(Side::Client, client * client_factor), value(Side::Server, server * server_factor)];
-            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None, None).unwrap();
         }
         state
     };
@@ -326,7 +328,7 @@ fn contended_waits_of_a_run_with_threads_come_after_the_rates_per_thread_and_a_r
             let value = |metric, value, seconds| MetricValue { side: Side::Server, metric, value, seconds };
             let values =
                 vec![value(Metric::HandshakesPerS, rate, 0.1), value(Metric::ContendedWaitsPerHandshake, waits, 0.0)];
-            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None, None).unwrap();
         }
         state
     };
@@ -365,7 +367,7 @@ fn threads_with_their_own_configs_and_with_shared_ones_are_each_a_cell_with_its_
         for server in [2000.0, 2020.0, 1980.0] {
             let value = MetricValue { side: Side::Server, metric: Metric::HandshakesPerS, value: 0.0, seconds: 0.1 };
             let values = vec![MetricValue { value: server * server_factor, ..value }];
-            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None).unwrap();
+            state.record(&SampleReport { values, ..report("OpenSSL 3.0.19 27 Jan 2026") }, None, None).unwrap();
         }
         state
     };
@@ -407,7 +409,7 @@ fn a_server_of_workers_gets_its_rate_per_worker_its_efficiency_and_how_busy_it_w
                 ]
             });
             state
-                .record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None)
+                .record(&SampleReport { values: values.collect(), ..report("OpenSSL 3.0.19 27 Jan 2026") }, None, None)
                 .unwrap();
         }
         state
@@ -460,6 +462,7 @@ fn each_build_scales_against_its_own_one_thread_cell() {
                 .record(
                     &SampleReport { values, build: Some(build.name().into()), ..report("OpenSSL 3.0.19 27 Jan 2026") },
                     None,
+                    None,
                 )
                 .unwrap();
         }
@@ -495,7 +498,7 @@ fn fixture_info() -> RunInfo {
 fn a_result_from_another_library_is_refused() {
     let mut state = CellState::planned(cell());
     // What rust-openssl reports when BoringSSL's symbols captured its calls.
-    let (status, reason) = state.record(&report("BoringSSL"), None).unwrap_err();
+    let (status, reason) = state.record(&report("BoringSSL"), None, None).unwrap_err();
     assert_eq!(status, Status::Failed);
     assert_eq!(reason, "stack `openssl` reported library `BoringSSL`, which is not its own; result refused");
     state.outcome = Err((status, reason));
