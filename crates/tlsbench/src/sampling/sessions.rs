@@ -142,22 +142,18 @@ impl Session {
     /// Puts every thread of the process on `cpu` alone, or back on every CPU this process may
     /// use (None). The threads a runtime starts later inherit it from the thread that starts them.
     pub fn pin(&self, cpu: Option<usize>) {
-        // SAFETY: the set is built on the stack; sched_setaffinity only reads it. A thread that
-        // has exited in between makes the call fail, which changes nothing.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            match cpu {
-                Some(cpu) => libc::CPU_SET(cpu, &mut set),
-                None => {
-                    if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-                        return;
-                    }
-                }
-            }
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else { return };
-            for tid in tasks.filter_map(|t| t.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
-                libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
+        let set = match cpu {
+            Some(cpu) => crate::cores::set_of(&[cpu]),
+            None => match crate::cores::thread_affinity() {
+                Some(set) => set,
+                None => return,
+            },
+        };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else { return };
+        for tid in tasks.filter_map(|t| t.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
+            // SAFETY: sched_setaffinity only reads the set. A thread that has exited in between
+            // makes the call fail, which changes nothing.
+            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         }
     }
 
