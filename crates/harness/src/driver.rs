@@ -12,7 +12,8 @@ use crate::cpu_time;
 use crate::error::failed;
 use crate::gate::{self, Gates, Tally};
 use crate::pin;
-use crate::protocol::{sum_threads, Metric, MetricValue, SampleReport, ThreadSample};
+use crate::protocol::{sum_threads, CpuSpeed, Metric, MetricValue, SampleReport, ThreadSample};
+use crate::speed;
 use crate::step::{self, Meter};
 use crate::{Connection, Contexts, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
@@ -31,6 +32,9 @@ pub enum SampleSpec {
         warmup: Duration,
         /// Each side's clock must reach this before the sample ends.
         min_time: Duration,
+        /// The probe workload's full speed (crate::speed, rounds per microsecond): where given,
+        /// the loop of one pair counts only its stretches at full speed (`--full-speed`).
+        full_speed: Option<f64>,
     },
     /// The measures counted under callgrind (`measure`: instructions or sync): fixed numbers of
     /// unmeasured and measured iterations (handshakes, or 16 KiB writes in a transfer), so that
@@ -41,7 +45,29 @@ pub enum SampleSpec {
 
 impl SampleSpec {
     pub const fn timed(warmup: Duration, min_time: Duration) -> SampleSpec {
-        SampleSpec::Timed { warmup, min_time }
+        SampleSpec::Timed { warmup, min_time, full_speed: None }
+    }
+
+    /// The gate of a measured loop of one pair: where the spec gives a full speed (see
+    /// [`speed::Gate`]).
+    fn gate(&self, together: Option<&Together>) -> Option<speed::Gate> {
+        match *self {
+            SampleSpec::Timed { full_speed: Some(reference), .. } if together.is_none() && reference > 0.0 => {
+                Some(speed::Gate::new(reference))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a gated loop whose stretches all together timed `clocks` has gone on long enough
+    /// for stretches at full speed: each side's clock at [`GATE_BOUND`] times its minimum.
+    fn gate_bound_reached(&self, clocks: &Clocks) -> bool {
+        match *self {
+            SampleSpec::Timed { min_time, .. } => {
+                clocks.client.elapsed >= GATE_BOUND * min_time && clocks.server.elapsed >= GATE_BOUND * min_time
+            }
+            SampleSpec::Counted { .. } => true,
+        }
     }
 
     pub fn measure(&self) -> Measure {
@@ -81,6 +107,11 @@ impl SampleSpec {
         Clock { collect: matches!(*self, SampleSpec::Counted { collect, .. } if collect == side), ..Clock::default() }
     }
 }
+
+/// A gated loop (`--full-speed`) goes on for stretches at full speed until each side's clock over
+/// every stretch has run this many times its minimum: on a host that slowed each CPU 82% of the
+/// time, two CPUs gave one at full speed about a third of the time (crate::speed).
+pub const GATE_BOUND: u32 = 6;
 
 /// A transfer moves at least [`TRANSFER_MIN_BYTES`] in a timed sample.
 pub(crate) const TRANSFER_MIN_WRITES: u64 = TRANSFER_MIN_BYTES / TRANSFER_WRITE_SIZE as u64;
@@ -151,6 +182,7 @@ fn sample_pair<C: Stack, S: Stack>(pair: &Pair<'_, C, S>, spec: &SampleSpec) -> 
         allocator: None,
         threads: Vec::new(),
         build: None,
+        cpu_speed: measured.cpu_speed,
     })
 }
 
@@ -249,6 +281,7 @@ pub fn sample_threads<C: Stack, S: Stack>(
         allocator: None,
         threads,
         build: None,
+        cpu_speed: None,
     })
 }
 
@@ -399,6 +432,45 @@ pub(crate) fn receive_all(conn: &mut impl Connection, inbox: &mut [u8]) -> Resul
 struct Measured {
     iterations: u64,
     clocks: Clocks,
+    /// How fast the CPU ran, where the loop was judged at full speed (`--full-speed`).
+    cpu_speed: Option<CpuSpeed>,
+}
+
+/// A measured loop judged at full speed: `iteration` (a handshake, or a 16 KiB write) again and
+/// again, in stretches of about [`speed::PROBE_EVERY`], each counted only where the CPU was at
+/// full speed at both of its ends, until the counted ones make a sample (`min_iterations`, and
+/// each side's minimum time). Where they have not by [`GATE_BOUND`] times that, every stretch
+/// counts, and the reply says so: on a machine slowed throughout, the sample is as it ran.
+fn gated(
+    spec: &SampleSpec,
+    mut judge: speed::Gate,
+    min_iterations: u64,
+    mut iteration: impl FnMut(&mut Clocks) -> Result<(), Error>,
+) -> Result<Measured, Error> {
+    let (mut counted, mut all) = (Clocks::measured(spec), Clocks::measured(spec));
+    let (mut counted_iterations, mut all_iterations) = (0, 0);
+    loop {
+        let mut stretch = Clocks::measured(spec);
+        let mut n = 0;
+        while n == 0 || !judge.due() {
+            iteration(&mut stretch)?;
+            n += 1;
+        }
+        if judge.judge() {
+            counted.add(&stretch);
+            counted_iterations += n;
+        }
+        all.add(&stretch);
+        all_iterations += n;
+        if spec.done(counted_iterations, min_iterations, counted.both_reached(spec)) {
+            let cpu_speed = judge.finish(true);
+            return Ok(Measured { iterations: counted_iterations, clocks: counted, cpu_speed: Some(cpu_speed) });
+        }
+        if spec.gate_bound_reached(&all) && spec.done(all_iterations, min_iterations, all.both_reached(spec)) {
+            let cpu_speed = judge.finish(false);
+            return Ok(Measured { iterations: all_iterations, clocks: all, cpu_speed: Some(cpu_speed) });
+        }
+    }
 }
 
 impl Measured {
@@ -438,6 +510,15 @@ impl Clock {
     /// A clock that has callgrind collect inside its calls when `collect` (the `cold` command's).
     pub(crate) fn counting(collect: bool) -> Clock {
         Clock { collect, ..Clock::default() }
+    }
+
+    /// Adds the calls `other` timed.
+    fn add(&mut self, other: &Clock) {
+        self.elapsed += other.elapsed;
+        self.cpu.on_cpu_ns += other.cpu.on_cpu_ns;
+        self.cpu.waits += other.cpu.waits;
+        self.cpu.regions += other.cpu.regions;
+        self.cpu.unknown |= other.cpu.unknown;
     }
 
     /// The nanoseconds timed since the last call, and the clock back at zero.
@@ -515,6 +596,12 @@ impl Meter for Clocks {
 }
 
 impl Clocks {
+    /// Adds the calls `other` timed.
+    fn add(&mut self, other: &Clocks) {
+        self.client.add(&other.client);
+        self.server.add(&other.server);
+    }
+
     /// The measured clocks of both sides.
     fn measured(spec: &SampleSpec) -> Clocks {
         Clocks { client: spec.clock(Side::Client), server: spec.clock(Side::Server) }
@@ -601,13 +688,16 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
             warmed += 1;
         }
         together.map(Together::start).transpose()?;
+        if let Some(judge) = spec.gate(together) {
+            return gated(spec, judge, 0, |clocks| self.checked_handshake(clocks, resumed));
+        }
         let mut clocks = Clocks::measured(spec);
         let (mut iterations, mut counted) = (0, false);
         while !over(together, spec.done(iterations, 0, clocks.both_reached(spec)), &mut counted)? {
             self.checked_handshake(&mut clocks, resumed)?;
             iterations += 1;
         }
-        Ok(Measured { iterations, clocks })
+        Ok(Measured { iterations, clocks, cpu_speed: None })
     }
 
     /// The first, unmeasured handshakes on the pair's configs: `n` full ones, one per thread
@@ -685,19 +775,28 @@ impl<'a, C: Stack, S: Stack> Pair<'a, C, S> {
             warmed += 1;
         }
         together.map(Together::start).transpose()?;
-        let mut clocks = Clocks::measured(spec);
-        let (mut writes, mut counted) = (0u64, false);
-        while !over(together, spec.done(writes, TRANSFER_MIN_WRITES, clocks.both_reached(spec)), &mut counted)? {
-            stream.send_one(&mut client, &mut server, &mut clocks)?;
-            writes += 1;
-        }
+        let measured = match spec.gate(together) {
+            Some(judge) => {
+                gated(spec, judge, TRANSFER_MIN_WRITES, |clocks| stream.send_one(&mut client, &mut server, clocks))?
+            }
+            None => {
+                let mut clocks = Clocks::measured(spec);
+                let (mut writes, mut counted) = (0u64, false);
+                while !over(together, spec.done(writes, TRANSFER_MIN_WRITES, clocks.both_reached(spec)), &mut counted)?
+                {
+                    stream.send_one(&mut client, &mut server, &mut clocks)?;
+                    writes += 1;
+                }
+                Measured { iterations: writes, clocks, cpu_speed: None }
+            }
+        };
         // Whatever a library still holds must come out now, outside the clocks.
         while stream.receive(&mut client, &mut Clock::default())? > 0 {}
         gate::check_transfer(
             Tally { bytes: stream.sent_bytes, digest: stream.sent.digest128() },
             Tally { bytes: stream.received_bytes, digest: stream.received.digest128() },
         )?;
-        Ok(Measured { iterations: writes, clocks })
+        Ok(measured)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod rss;
 pub mod runner;
 pub mod scenario;
+pub mod speed;
 pub mod split;
 pub mod stack;
 pub mod step;

@@ -58,6 +58,7 @@ pub fn sample<C: Stack, S: Stack>(
         allocator: None,
         threads: Vec::new(),
         build: None,
+        cpu_speed: None,
     })
 }
 

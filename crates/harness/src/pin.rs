@@ -12,18 +12,26 @@ pub fn cpu_for(cpus: &[u32], index: usize) -> Option<u32> {
 
 /// Pins the calling thread (not its process) to CPU `cpu`: the other threads keep their masks.
 pub fn pin_this_thread(cpu: u32) -> Result<(), Error> {
+    pin_this_thread_to(&[cpu])
+}
+
+/// Pins the calling thread (not its process) to the CPUs `cpus`.
+pub fn pin_this_thread_to(cpus: &[u32]) -> Result<(), Error> {
     let bits = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    if cpu as usize >= bits {
+    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu as usize >= bits) {
         return Err(Error::Other(format!("CPU {cpu} is beyond the {bits} CPUs a CPU set holds")));
     }
     // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it (checked above).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    for &cpu in cpus {
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
     // SAFETY: pid 0 is the calling thread; the set is a valid cpu_set_t of the size given.
     match unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } {
         0 => Ok(()),
         _ => Err(Error::Other(format!(
-            "cannot pin a thread to CPU {cpu}: {} (this process may use CPUs {})",
+            "cannot pin a thread to CPU {}: {} (this process may use CPUs {})",
+            list(cpus),
             std::io::Error::last_os_error(),
             list(&allowed_cpus())
         ))),

@@ -20,6 +20,9 @@ pub struct ListReply {
     /// scripts/build.sh does not build with flags of its own (Go's, Java's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::build::BuildInfo>,
+    /// Whether its `sample` takes `--full-speed` (crate::speed): the Rust runners' does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_speed: bool,
 }
 
 /// One stack a runner holds.
@@ -115,6 +118,24 @@ pub struct SampleReport {
     /// The name of the build the runner is (see [`ListReply::build`]); absent as there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// How fast the CPU ran in the measured loop, where the request gave `--full-speed`: the loop
+    /// then counted only its stretches at full speed (crate::speed). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_speed: Option<CpuSpeed>,
+}
+
+/// What a measured loop judged at full speed did (`--full-speed`, crate::speed).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuSpeed {
+    /// Whether the figures are of the stretches at full speed alone; false: too few were before
+    /// the loop's bound, and the figures are of every stretch.
+    pub gated: bool,
+    /// The CPU's mean speed around the stretches the figures are of, a fraction of full speed.
+    pub speed: f64,
+    /// Of all the loop's stretches, the share at full speed.
+    pub full_speed_share: f64,
+    /// How often the loop moved to a faster CPU.
+    pub moves: u32,
 }
 
 /// What one thread's pair did in a sample of several threads: its iterations and its own

@@ -63,6 +63,7 @@ pub fn sample_side<T: Stack>(
         allocator: None,
         threads: Vec::new(),
         build: None,
+        cpu_speed: None,
     })
 }
 
@@ -106,6 +107,7 @@ pub fn memory_side<T: Stack>(
         allocator: None,
         threads: Vec::new(),
         build: None,
+        cpu_speed: None,
     })
 }
 

@@ -24,7 +24,7 @@ use tlsbench_harness::gate::Tally;
 use tlsbench_harness::io::{IoTrace, TraceReply};
 use tlsbench_harness::net::{Latency, NetReply, NetReport, Page, Serving, SocketCounts};
 use tlsbench_harness::protocol::{
-    Cause, ListReply, Metric, MetricValue, Reply, SampleReport, SideNegotiated, StackInfo, ThreadSample,
+    Cause, CpuSpeed, ListReply, Metric, MetricValue, Reply, SampleReport, SideNegotiated, StackInfo, ThreadSample,
     PROTOCOL_VERSION,
 };
 use tlsbench_harness::split::{read_message, write_message, Message, Next};
@@ -359,6 +359,7 @@ fn sample_of(measure: Measure, kind: Kind, sides: &[Side]) -> Reply {
         allocator: None,
         threads: Vec::new(),
         build: None,
+        cpu_speed: None,
     })
 }
 
@@ -398,7 +399,8 @@ fn example_replies() -> Vec<(&'static str, String)> {
         cxxflags: "-march=native".into(),
         c_compiler: "gcc 12.2.0".into(),
     };
-    let list = ListReply { protocol_version: PROTOCOL_VERSION, stacks: vec![stack], build: Some(build) };
+    let list =
+        ListReply { protocol_version: PROTOCOL_VERSION, stacks: vec![stack], build: Some(build), full_speed: true };
     examples.push(("list_reply", compact(&list)));
     let plain = Capabilities {
         exclusions: Vec::new(),
@@ -415,6 +417,7 @@ fn example_replies() -> Vec<(&'static str, String)> {
         protocol_version: PROTOCOL_VERSION,
         stacks: vec![StackInfo::new("go", "Go crypto/tls go1.26.8", plain)],
         build: None,
+        full_speed: false,
     };
     examples.push(("list_reply", compact(&minimal)));
 
@@ -450,6 +453,13 @@ fn example_replies() -> Vec<(&'static str, String)> {
         ..one
     };
     examples.push(("sample_reply", compact(&Reply::Ok(threaded))));
+    // A loop judged at full speed (`--full-speed`): its figures are of the stretches at full speed.
+    let Reply::Ok(one) = sample_of(Measure::Time, Kind::HandshakeFull, &both) else { unreachable!() };
+    let judged = SampleReport {
+        cpu_speed: Some(CpuSpeed { gated: true, speed: 0.97, full_speed_share: 0.41, moves: 3 }),
+        ..one
+    };
+    examples.push(("sample_reply", compact(&Reply::Ok(judged))));
     examples.push(("sample_reply", compact(&Reply::Unsupported { reason: "go: cannot pin".into() })));
     examples.push(("sample_reply", compact(&Reply::failed("gate failed: server negotiated"))));
     // A side of a split pair whose failure echoes its peer's (the Go and Java runners produce it too).

@@ -345,6 +345,7 @@ mod tests {
             path: Path::new(dir).join(name),
             stacks: ids.iter().map(info).collect(),
             build: build.clone(),
+            full_speed: false,
         };
         Runners::new(found.iter().map(runner).collect(), Path::new(dir))
     }

@@ -345,6 +345,7 @@ pub fn sample_report(client: &NetReport, server: &NetReport) -> Result<SampleRep
         threads: Vec::new(),
         // What the runners said they are, checked against the cell's build as in memory.
         build: client.build.clone().or_else(|| server.build.clone()),
+        cpu_speed: None,
     })
 }
 

@@ -65,8 +65,10 @@ pub struct SampleSettings<'a> {
 
 /// How much a sample measures.
 pub enum Work {
-    /// For at least this long, after a warm-up this long (time and the other timed measures).
-    Timed { min_time_ms: u64, warmup_ms: u64 },
+    /// For at least this long, after a warm-up this long (time and the other timed measures);
+    /// counting only the stretches at `full_speed` where given (`--full-speed`, the probe
+    /// workload's rounds per microsecond at full speed: tlsbench_harness::speed).
+    Timed { min_time_ms: u64, warmup_ms: u64, full_speed: Option<f64> },
     /// This many handshakes or writes after warm-up ones, under callgrind; `count_side`, when the
     /// process runs both sides, is the one callgrind collects.
     Counted { iterations: u64, warmup_iterations: u64, count_side: Option<Side> },
@@ -168,8 +170,11 @@ impl Line {
     fn sample(&mut self, settings: &SampleSettings) -> &mut Self {
         self.flag("--scenario", settings.scenario.name()).flag("--measure", settings.measure.name());
         match settings.work {
-            Work::Timed { min_time_ms, warmup_ms } => {
+            Work::Timed { min_time_ms, warmup_ms, full_speed } => {
                 self.flag("--min-time-ms", min_time_ms).flag("--warmup-ms", warmup_ms);
+                if let Some(full_speed) = full_speed {
+                    self.flag("--full-speed", format!("{full_speed:.3}"));
+                }
             }
             Work::Counted { iterations, warmup_iterations, count_side } => {
                 if let Some(side) = count_side {
@@ -213,7 +218,7 @@ mod tests {
         let timed = || SampleSettings {
             scenario: &scenario,
             measure: Measure::Time,
-            work: Work::Timed { min_time_ms: 100, warmup_ms: 50 },
+            work: Work::Timed { min_time_ms: 100, warmup_ms: 50, full_speed: None },
             data_dir: dir,
         };
         let net = || NetSettings { stack: "openssl", scenario: Some(&scenario), io_timeout_ms: 10_000, data_dir: None };
@@ -288,7 +293,7 @@ mod tests {
         let settings = SampleSettings {
             scenario: &scenario,
             measure: Measure::Heap,
-            work: Work::Timed { min_time_ms: 1, warmup_ms: 0 },
+            work: Work::Timed { min_time_ms: 1, warmup_ms: 0, full_speed: None },
             data_dir: Path::new("/d"),
         };
         let words =

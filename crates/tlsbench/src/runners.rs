@@ -42,6 +42,8 @@ pub struct Runner {
     /// The build it says it is (`scripts/build.sh --build NAME`); None from runners built by
     /// their own toolchains (Go's, Java's).
     pub build: Option<BuildInfo>,
+    /// Whether its `sample` takes `--full-speed` (the Rust runners' does: tlsbench_harness::speed).
+    pub full_speed: bool,
 }
 
 impl Runner {
@@ -103,7 +105,7 @@ impl Runners {
         let mut paths: Vec<PathBuf> =
             entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_runner(p)).collect();
         paths.sort();
-        let listed: Vec<Result<(Vec<StackInfo>, Option<BuildInfo>)>> = std::thread::scope(|scope| {
+        let listed: Vec<Result<ListReply>> = std::thread::scope(|scope| {
             let asking: Vec<_> = paths.iter().map(|path| scope.spawn(move || list(path))).collect();
             asking
                 .into_iter()
@@ -113,7 +115,10 @@ impl Runners {
         let (mut runners, mut unusable) = (Vec::new(), Vec::new());
         for (path, listed) in paths.into_iter().zip(listed) {
             match listed {
-                Ok((stacks, build)) => runners.push(Runner { path, stacks, build }),
+                Ok(reply) => {
+                    let ListReply { stacks, build, full_speed, .. } = reply;
+                    runners.push(Runner { path, stacks, build, full_speed })
+                }
                 Err(e) => unusable.push((path, format!("{e:#}"))),
             }
         }
@@ -157,7 +162,12 @@ impl Runners {
 
     /// The runner that can measure `client` against `server` in one process, if any.
     pub fn for_pair(&self, client: &str, server: &str) -> Option<&Path> {
-        self.runners.iter().find(|r| r.holds(client) && r.holds(server)).map(|r| r.path.as_path())
+        self.runner_for_pair(client, server).map(|r| r.path.as_path())
+    }
+
+    /// The runner that measures a pair in one process (see [`Runners::for_pair`]).
+    pub fn runner_for_pair(&self, client: &str, server: &str) -> Option<&Runner> {
+        self.runners.iter().find(|r| r.holds(client) && r.holds(server))
     }
 
     /// The runner that describes `id` and measures its side of a split pair.
@@ -251,7 +261,7 @@ fn file_name(path: &Path) -> String {
 
 /// A runner's stacks and build, as its `list` reply says; an error when it cannot say, speaks
 /// another version of the protocol, or holds a stack tlsbench does not know.
-fn list(path: &Path) -> Result<(Vec<StackInfo>, Option<BuildInfo>)> {
+fn list(path: &Path) -> Result<ListReply> {
     let output = executor::call(path, &["list"], LIST_TIME_LIMIT).context("asking it for its stacks")?;
     let with_stderr = |what: String| match &output.stderr {
         Some(printed) => format!("{what} (stderr: {printed})"),
@@ -279,7 +289,7 @@ fn list(path: &Path) -> Result<(Vec<StackInfo>, Option<BuildInfo>)> {
             stack.id
         );
     }
-    Ok((reply.stacks, reply.build))
+    Ok(reply)
 }
 
 /// How long a runner may take to list its stacks.
@@ -311,7 +321,7 @@ mod tests {
             std::fs::create_dir_all(dir).unwrap();
             let stacks =
                 ids.iter().map(|id| StackInfo::new(*id, "OpenSSL 3.5.4", Capabilities::everything())).collect();
-            let reply = ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: None };
+            let reply = ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: None, full_speed: false };
             std::fs::write(dir.join("list.json"), serde_json::to_string(&reply).unwrap()).unwrap();
             let path = dir.join("tlsbench-runner-fake");
             std::fs::write(&path, format!("#!/bin/sh\ncat '{}'\n", dir.join("list.json").display())).unwrap();
@@ -326,7 +336,7 @@ mod tests {
 
     fn runner(path: &str, ids: &[&str]) -> Runner {
         let info = |id: &&str| StackInfo::new(*id, "", tlsbench_harness::Capabilities::everything());
-        Runner { path: path.into(), stacks: ids.iter().map(info).collect(), build: None }
+        Runner { path: path.into(), stacks: ids.iter().map(info).collect(), build: None, full_speed: false }
     }
 
     #[test]

@@ -177,7 +177,7 @@ pub(crate) fn sample_settings<'a>(
     SampleSettings {
         scenario: &cell.scenario,
         measure: cell.measure,
-        work: Work::Timed { min_time_ms, warmup_ms },
+        work: Work::Timed { min_time_ms, warmup_ms, full_speed: None },
         data_dir: &settings.data_dir,
     }
 }
@@ -265,6 +265,8 @@ pub(crate) fn merge_sides(
             allocator: client.allocator.or(server.allocator),
             threads: Vec::new(),
             build: client.build.or(server.build),
+            // A split pair's loops are not judged at full speed (see `sampling::one_shot`).
+            cpu_speed: None,
         }),
         (Ok(Reply::Ok(client)), Ok(Reply::Ok(server))) => Err((
             Status::Failed,
@@ -312,6 +314,7 @@ pub(crate) mod tests {
             allocator: None,
             threads: Vec::new(),
             build: None,
+            cpu_speed: None,
         }
     }
 

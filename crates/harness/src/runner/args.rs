@@ -163,6 +163,10 @@ pub(super) struct SampleSettings {
     pub(super) min_time_ms: u64,
     #[arg(long, default_value_t = 50)]
     pub(super) warmup_ms: u64,
+    /// The time measure, one pair: count only the stretches of the measured loop at which the CPU
+    /// ran at full speed, this many rounds of the probe workload per microsecond (crate::speed).
+    #[arg(long)]
+    pub(super) full_speed: Option<f64>,
     /// Whether to report the CPU time of the timed calls too (from the kernel's context-switch
     /// records, see cpu_time.rs; no system call around the calls).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
@@ -199,7 +203,11 @@ impl SampleSettings {
                 })?,
                 measure,
             },
-            _ => SampleSpec::timed(Duration::from_millis(self.warmup_ms), Duration::from_millis(self.min_time_ms)),
+            _ => SampleSpec::Timed {
+                warmup: Duration::from_millis(self.warmup_ms),
+                min_time: Duration::from_millis(self.min_time_ms),
+                full_speed: self.full_speed,
+            },
         };
         if let SampleSpec::Counted { .. } = spec {
             // Off valgrind nothing would be counted, and the orchestrator would read no count.

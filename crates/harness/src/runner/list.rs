@@ -12,7 +12,7 @@ pub(super) fn list<F: Family>() -> ListReply {
         .map(|id| listed_id::<F>(id))
         .filter_map(|id| Some(StackInfo { id: id.clone(), ..F::with_stack(&id, Describe)? }))
         .collect();
-    ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: Some(crate::build::this()) }
+    ListReply { protocol_version: PROTOCOL_VERSION, stacks, build: Some(crate::build::this()), full_speed: true }
 }
 
 struct Describe;

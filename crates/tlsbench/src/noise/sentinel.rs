@@ -11,32 +11,30 @@
 //! (correlation 0.78 over two minutes; the chain 0.38), and the 6-sample figures of the samples
 //! it found at full speed spread ±2.5% where all samples' spread ±9.6% (docs/sampling.md).
 
-use std::hint::black_box;
-use std::time::Instant;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-/// A CPU timed at this fraction of the run's reference speed or more is at full speed: quiet,
-/// the workload's timings agree within a few percent; slowed, it ran at 0.45 to 0.8.
-pub const FULL_SPEED: f64 = 0.85;
-
-/// Each probe of a CPU is the fastest of this many stretches of [`ROUNDS`] rounds (about 0.3 ms
-/// each): an interrupt in one stretch does not make the CPU look slow.
-const STRETCHES: usize = 3;
-const ROUNDS: u64 = 4_000;
+/// A CPU timed at this fraction of the run's reference speed or more is at full speed.
+pub use tlsbench_harness::speed::FULL_SPEED;
 
 /// The reference speed is this quantile of every probe so far: the CPUs' full speed where they
 /// ran at it at least a tenth of the time.
 const REFERENCE_QUANTILE: f64 = 0.9;
 
-/// The probes taken of each CPU when the run starts, so that the first samples have a reference.
-const FIRST_PROBES: usize = 4;
+/// The probes taken of each CPU when the run starts, so that the first samples have a reference:
+/// [`FIRST_PROBE_EVERY`] apart, so that they meet the stretches at full speed of a CPU slowed
+/// most of the time (each tens of milliseconds long, 2026-11-30).
+const FIRST_PROBES: usize = 25;
+const FIRST_PROBE_EVERY: Duration = Duration::from_millis(4);
 
 /// The run's probes and what they chose.
 pub struct Sentinel {
     cpus: Vec<usize>,
     speeds: Vec<f64>,
     summary: SentinelSummary,
+    /// The absolute speeds of the counted stretches of the judged samples, summed.
+    judged_speed_sum: f64,
+    judged_at_full_speed: u32,
 }
 
 /// What the sentinel did over a run, stored with its conditions.
@@ -54,6 +52,15 @@ pub struct SentinelSummary {
     /// of every probe): rounds of the workload per microsecond. Absent from older runs.
     #[serde(default)]
     pub reference: f64,
+    /// Of `samples`, those whose runner judged its own loop (`--full-speed`): it counted only the
+    /// stretches of its loop at full speed, moving to the faster CPU itself. Absent from older runs.
+    #[serde(default)]
+    pub judged: u32,
+    /// The CPUs' mean speed over the stretches those samples counted, in the workload's rounds per
+    /// microsecond: the speed the run's figures were measured at, which `compare` sets beside the
+    /// figures' move. 0 where none was judged.
+    #[serde(default)]
+    pub judged_speed: f64,
 }
 
 impl Sentinel {
@@ -64,9 +71,16 @@ impl Sentinel {
         if cpus.len() < 2 {
             return None;
         }
-        let mut sentinel = Sentinel { cpus, speeds: Vec::new(), summary: SentinelSummary::default() };
+        let mut sentinel = Sentinel {
+            cpus,
+            speeds: Vec::new(),
+            summary: SentinelSummary::default(),
+            judged_speed_sum: 0.0,
+            judged_at_full_speed: 0,
+        };
         for _ in 0..FIRST_PROBES {
             sentinel.probe_all();
+            std::thread::sleep(FIRST_PROBE_EVERY);
         }
         Some(sentinel)
     }
@@ -95,6 +109,30 @@ impl Sentinel {
         speed
     }
 
+    /// Times every CPU, for the reference only: before a sample whose runner judges its own loop
+    /// at full speed ([`Sentinel::reference`]) and moves among the CPUs itself.
+    pub fn refresh(&mut self) {
+        self.probe_all();
+    }
+
+    /// The full speed the samples are judged against: the probe workload's rounds per
+    /// microsecond at [`REFERENCE_QUANTILE`] of every probe so far (`--full-speed`).
+    pub fn reference(&self) -> f64 {
+        reference(&self.speeds)
+    }
+
+    /// After a sample whose runner judged its own loop against `reference`: what it reported.
+    pub fn judged(&mut self, judged: &tlsbench_harness::protocol::CpuSpeed, reference: f64) {
+        self.summary.samples += 1;
+        self.summary.judged += 1;
+        self.summary.at_full_speed += u32::from(judged.speed >= FULL_SPEED);
+        self.summary.moved += u32::from(judged.moves > 0);
+        if judged.gated {
+            self.judged_speed_sum += judged.speed * reference;
+            self.judged_at_full_speed += 1;
+        }
+    }
+
     /// Whether any probe so far found a CPU below full speed.
     pub fn saw_slowed(&self) -> bool {
         let reference = reference(&self.speeds);
@@ -108,6 +146,10 @@ impl Sentinel {
                 false => crate::environment::rounded(super::probe::half_spread_percent(&self.speeds), 2),
             },
             reference: crate::environment::rounded(reference(&self.speeds), 3),
+            judged_speed: match self.judged_at_full_speed {
+                0 => 0.0,
+                n => crate::environment::rounded(self.judged_speed_sum / f64::from(n), 3),
+            },
             ..self.summary.clone()
         }
     }
@@ -138,28 +180,15 @@ pub fn reference(speeds: &[f64]) -> f64 {
     sorted.get(((sorted.len().max(1) - 1) as f64 * REFERENCE_QUANTILE).round() as usize).copied().unwrap_or(0.0)
 }
 
-/// This thread on `cpu` alone, timed on the workload (millions of rounds per second), then back
-/// on the CPUs it had; None where the thread could not be moved.
+/// This thread on `cpu` alone, timed on the workload that a measured loop judges itself by
+/// (tlsbench_harness::speed::probe: rounds per microsecond), then back on the CPUs it had; None
+/// where the thread could not be moved.
 fn speed_on(cpu: usize) -> Option<f64> {
     let before = crate::cores::thread_affinity()?;
     crate::cores::set_thread_affinity(&crate::cores::set_of(&[cpu])).then_some(())?;
-    let speed = (0..STRETCHES).map(|_| stretch_speed()).fold(0.0, f64::max);
+    let speed = tlsbench_harness::speed::probe();
     crate::cores::set_thread_affinity(&before);
     Some(speed)
-}
-
-/// Rounds of eight independent 64-by-64-bit multiplies per microsecond, over one stretch.
-fn stretch_speed() -> f64 {
-    let mut chains = black_box([1u64, 2, 3, 4, 5, 6, 7, 8]);
-    let started = Instant::now();
-    for _ in 0..ROUNDS {
-        for k in 0..8 {
-            let product = chains[k] as u128 * 0x9e37_79b9_7f4a_7c15 + chains[(k + 1) & 7] as u128;
-            chains[k] = product as u64 ^ (product >> 64) as u64;
-        }
-    }
-    black_box(chains);
-    ROUNDS as f64 / (started.elapsed().as_secs_f64() * 1e6).max(1e-9)
 }
 
 #[cfg(test)]

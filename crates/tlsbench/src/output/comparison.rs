@@ -236,6 +236,7 @@ fn notes(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Vec<Strin
         }
     }
     notes.extend(machine_speed(a, b, comparison));
+    notes.extend(counted_speed(a, b, comparison));
     if let Some(shift) = comparison.beside_shift {
         notes.push(format!(
             "--beside-shift: the time rates are judged on B's samples divided by {shift:.3}, the median of their \
@@ -290,6 +291,32 @@ fn machine_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> O
     };
     Some(format!(
         "the machine's speed: B ran the fixed loop timed before and after each run at {speed:.3}x A's speed{rates}"
+    ))
+}
+
+/// How fast the CPUs ran where the samples were measured, in each run: runners that judge their
+/// own loop count only its stretches at full speed (tlsbench_harness::speed), and the speed of
+/// those stretches is stored (`conditions.sentinel.judged_speed`). A host whose full speed itself
+/// moved between the runs (2026-11-30: 1.052x, with every cell at 1.069x) moves every cell so.
+/// None where a run has no such speed, or it and the rates moved under 1%.
+fn counted_speed(a: &RunDocument, b: &RunDocument, comparison: &Comparison) -> Option<String> {
+    let speed = |d: &RunDocument| {
+        let sentinel = d.run.environment.conditions.as_ref()?.sentinel.as_ref()?;
+        (sentinel.judged_speed > 0.0).then_some(sentinel.judged_speed)
+    };
+    let speed = speed(b)? / speed(a)?;
+    let rates = crate::compare::shared_move(comparison).map(|shared| shared.median);
+    let moved = |x: f64| (x - 1.0).abs() >= 0.01;
+    if !moved(speed) && !rates.is_some_and(moved) {
+        return None;
+    }
+    let rates = match rates {
+        Some(median) => format!(", and its time rates' median cell at {median:.3}x A's"),
+        None => String::new(),
+    };
+    Some(format!(
+        "the CPUs' speed where the samples were measured: B's stretches at full speed ran a fixed workload at \
+         {speed:.3}x A's speed{rates} (a host's full speed moves every cell of the stacks measured on it)"
     ))
 }
 
@@ -439,6 +466,55 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         // Runs stored before the conditions were kept say nothing of it.
         b.run.environment.conditions = None;
         assert!(!text(&a, &b).contains("the machine's speed"));
+    }
+
+    #[test]
+    fn the_speed_of_the_stretches_counted_is_set_beside_the_time_rates_move() {
+        let calibration = crate::results::Calibration {
+            median_ms: 2.8,
+            spread_percent: 1.0,
+            kept_spread_percent: None,
+            max_over_min: 1.01,
+        };
+        let conditions = |judged_speed: f64| crate::results::Conditions {
+            load_average_start: 0.5,
+            load_average_end: 0.5,
+            steal_percent: None,
+            calibration_before: calibration.clone(),
+            calibration_after: calibration.clone(),
+            noise: None,
+            sentinel: Some(crate::noise::SentinelSummary {
+                samples: 40,
+                at_full_speed: 40,
+                judged: 40,
+                judged_speed,
+                reference: 230.0,
+                ..Default::default()
+            }),
+        };
+        let (mut a, mut b) = (fixture::document(), fixture::document());
+        a.run.environment.conditions = Some(conditions(215.0));
+        b.run.environment.conditions = Some(conditions(215.0));
+        let text = |a: &RunDocument, b: &RunDocument| {
+            let comparison = compare(a, b, None);
+            unwrapped(&render(&Named { name: "a", doc: a }, &Named { name: "b", doc: b }, &comparison, None))
+        };
+        assert!(!text(&a, &b).contains("where the samples were measured"), "the same speed: no note");
+        b.run.environment.conditions = Some(conditions(225.75));
+        for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
+            cell.samples.iter_mut().for_each(|x| *x *= 1.05);
+        }
+        let said = text(&a, &b);
+        assert!(
+            said.contains(
+                "B's stretches at full speed ran a fixed workload at 1.050x A's speed, and its time rates' median \
+                 cell at 1.050x A's"
+            ),
+            "{said}"
+        );
+        // A run whose samples no runner judged says nothing of it.
+        b.run.environment.conditions = Some(conditions(0.0));
+        assert!(!text(&a, &b).contains("where the samples were measured"));
     }
 
     #[test]

@@ -60,24 +60,45 @@ pub fn precision(doc: &RunDocument) -> String {
     out
 }
 
-/// Where the sentinel found no CPU at full speed for some samples (noise/sentinel.rs): how many,
-/// and how much its probes varied; None where every sample had one, or nothing was placed.
+/// How the samples on one CPU met a machine that slowed its CPUs (noise/sentinel.rs): how many
+/// counted only the stretches of their loop at full speed, how many ran on the CPU found fastest,
+/// and how many found too little at full speed; None where the CPUs' speed hardly varied and
+/// every sample was at full speed, or nothing was placed.
 fn placed(doc: &RunDocument) -> Option<String> {
     let placed = doc.run.environment.conditions.as_ref()?.sentinel.as_ref()?;
     let slowed = placed.samples - placed.at_full_speed;
-    (slowed > 0).then(|| {
-        format!(
-            "the machine slowed its CPUs by turns: before each of the {} time samples that run on one CPU, every CPU \
-             was timed on a fixed workload (its timings varied ±{:.0}%) and the sample ran on the fastest; {slowed} of \
-             them ran where none was at full speed ({:.0}% of the fastest it reached): a cell with {} others sets \
-             them aside, else its figure is of all its samples (docs/sampling.md)",
-            placed.samples,
-            placed.spread_percent,
-            crate::noise::FULL_SPEED * 100.0,
+    if slowed == 0 && placed.spread_percent < NOISY_PROBES_PERCENT {
+        return None;
+    }
+    let full_speed = format!("{:.0}% of the fastest it reached", crate::noise::FULL_SPEED * 100.0);
+    let how = match (placed.judged, placed.samples - placed.judged) {
+        (0, all) => format!("{all} ran on the CPU found fastest before each ({full_speed})"),
+        (judged, 0) => {
+            format!("{judged} counted only the stretches of their loop at full speed ({full_speed}), moving CPU")
+        }
+        (judged, others) => format!(
+            "{judged} counted only the stretches of their loop at full speed ({full_speed}), moving CPU, and \
+             {others} ran on the CPU found fastest before each"
+        ),
+    };
+    let slowed = match slowed {
+        0 => String::new(),
+        n => format!(
+            "; {n} found too little at full speed: a cell with {} others sets them aside, else its figure is of all \
+             its samples",
             crate::stats::MIN_SAMPLES_FOR_CI95
-        )
-    })
+        ),
+    };
+    Some(format!(
+        "the machine slowed its CPUs by turns (a fixed workload's timings varied ±{:.0}%): of the {} time samples \
+         that run on one CPU, {how}{slowed} (docs/sampling.md)",
+        placed.spread_percent, placed.samples,
+    ))
 }
+
+/// The sentinel's probes varying by this much (half their spread, %) or more: a machine that
+/// slows its CPUs; quiet, they agree within a few percent.
+const NOISY_PROBES_PERCENT: f64 = 10.0;
 
 /// The rates' samples a noisy machine slowed and the run set aside (sampling/cell.rs), with what
 /// the noise probe saw as the run started; None where none was.
@@ -461,6 +482,8 @@ mod tests {
             moved: 50,
             spread_percent: 31.6,
             reference: 41.5,
+            judged: 0,
+            judged_speed: 0.0,
         };
         let conditions = |sentinel| Conditions {
             load_average_start: 0.1,
@@ -471,17 +494,26 @@ mod tests {
             noise: None,
             sentinel,
         };
+        let quiet = SentinelSummary { spread_percent: 2.0, ..summary(120) };
+        doc.run.environment.conditions = Some(conditions(Some(quiet)));
+        assert_eq!(placed(&doc), None, "every sample at full speed, the probes within a few percent");
         doc.run.environment.conditions = Some(conditions(Some(summary(120))));
-        assert_eq!(placed(&doc), None, "every sample had a CPU at full speed");
-        doc.run.environment.conditions = Some(conditions(Some(summary(82))));
         assert_eq!(
             placed(&doc).unwrap(),
-            "the machine slowed its CPUs by turns: before each of the 120 time samples that run on one CPU, every CPU \
-             was timed on a fixed workload (its timings varied ±32%) and the sample ran on the fastest; 38 of them ran \
-             where none was at full speed (85% of the fastest it reached): a cell with 6 others sets them aside, else \
-             its figure is of all its samples (docs/sampling.md)"
+            "the machine slowed its CPUs by turns (a fixed workload's timings varied ±32%): of the 120 time samples \
+             that run on one CPU, 120 ran on the CPU found fastest before each (85% of the fastest it reached) \
+             (docs/sampling.md)",
+            "every sample at full speed, on CPUs whose speed varied"
         );
-        assert!(precision(&doc).replace("\n  ", " ").contains("38 of them ran where none was at full speed"));
+        doc.run.environment.conditions = Some(conditions(Some(SentinelSummary { judged: 100, ..summary(82) })));
+        assert_eq!(
+            placed(&doc).unwrap(),
+            "the machine slowed its CPUs by turns (a fixed workload's timings varied ±32%): of the 120 time samples \
+             that run on one CPU, 100 counted only the stretches of their loop at full speed (85% of the fastest it \
+             reached), moving CPU, and 20 ran on the CPU found fastest before each; 38 found too little at full \
+             speed: a cell with 6 others sets them aside, else its figure is of all its samples (docs/sampling.md)"
+        );
+        assert!(precision(&doc).replace("\n  ", " ").contains("38 found too little at full speed"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn runners(families: &[(&str, &[(&str, &Capabilities)])]) -> Runners {
         path: Path::new("/runners").join(name),
         stacks: stacks.iter().map(|(id, caps)| StackInfo::new(*id, "x", (*caps).clone())).collect(),
         build: None,
+        full_speed: false,
     };
     Runners::new(families.iter().map(runner).collect(), Path::new("/runners"))
 }
@@ -244,6 +245,7 @@ fn each_build_is_a_cell_and_a_runtime_stack_is_n_a_outside_release() {
             cxxflags: String::new(),
             c_compiler: "gcc 12.2.0".into(),
         }),
+        full_speed: true,
     };
     let go = infos.all().iter().find(|r| r.path.ends_with("tlsbench-runner-go")).unwrap().clone();
     infos = Runners::new(vec![built, go], Path::new("/runners"));

@@ -226,7 +226,16 @@ fn take_round(
         let index = state.taken;
         // Runners are outside the terminal's process group (executor.rs): Ctrl-C lets this
         // sample finish, and the check above stops before the next one.
-        let placement = match placed_by_sentinel(&state.cell, settings) {
+        // A pair in a runner that judges its own loop moves among the CPUs itself, against the
+        // sentinel's reference; other samples on one CPU run where the sentinel places them.
+        let full_speed = match judges_own_loop(&state.cell, settings) {
+            true => sentinel.as_mut().map(|sentinel| {
+                sentinel.refresh();
+                sentinel.reference()
+            }),
+            false => None,
+        };
+        let placement = match full_speed.is_none() && placed_by_sentinel(&state.cell, settings) {
             true => sentinel.as_mut().map(Sentinel::place),
             false => None,
         };
@@ -236,9 +245,18 @@ fn take_round(
                 let fork = warm::fork_of(index, settings);
                 (Some(fork), warm::sample(&state.cell, fork, settings, pool, cpu))
             }
-            false => (None, one_shot::sample(&state.cell, index, settings, cpu).map(|report| (report, None))),
+            false => {
+                (None, one_shot::sample(&state.cell, index, settings, cpu, full_speed).map(|report| (report, None)))
+            }
         };
-        let speed = placement.zip(sentinel.as_mut()).map(|(placement, sentinel)| sentinel.placed(placement));
+        let speed = match (placement, &taken, sentinel.as_mut()) {
+            (Some(placement), _, Some(sentinel)) => Some(sentinel.placed(placement)),
+            (None, Ok((report, _)), Some(sentinel)) => full_speed.zip(report.cpu_speed).map(|(reference, judged)| {
+                sentinel.judged(&judged, reference);
+                judged.speed
+            }),
+            _ => None,
+        };
         if let Ok((_, Some(warmup))) = &taken {
             state.warmups.push(*warmup);
             recorder.warmed(i, warmup)?;
@@ -272,6 +290,17 @@ fn placed_by_sentinel(cell: &Cell, settings: &Settings) -> bool {
         Process::Tcp | Process::TcpPeak => false,
     };
     cell.measure == tlsbench_harness::Measure::Time && cell.threads.is_none() && !settings.on_a_thread(cell) && one_cpu
+}
+
+/// Whether a sample of `cell` is one pair on one thread in a runner process of its own that
+/// judges its measured loop at full speed itself (`--full-speed`, tlsbench_harness::speed): its
+/// stretches in which the CPU was slowed do not count, and it moves to the faster CPU.
+fn judges_own_loop(cell: &Cell, settings: &Settings) -> bool {
+    let runner = settings.runners_for(cell).runner_for_pair(&cell.client, &cell.server);
+    cell.process == Process::InProcess
+        && !settings.uses_sessions(cell)
+        && placed_by_sentinel(cell, settings)
+        && runner.is_some_and(|runner| runner.full_speed)
 }
 
 /// The number of runner invocations still to make: every missing sample of the cells that

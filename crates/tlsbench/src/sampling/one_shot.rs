@@ -11,17 +11,19 @@ use tlsbench_harness::{Measure, Side};
 use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::runner_command::{strs, Peer, RunnerCommand};
+use crate::runner_command::{strs, Peer, RunnerCommand, Work};
 use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
 
 /// Sample `index` of `cell`: in one fresh runner holding both stacks, split over two runners,
 /// one per side, or over TCP. `cpu`: the one CPU a pair on one thread runs on (the sentinel's
 /// choice, noise/sentinel.rs); None: a split pair's first, anywhere for one process.
+/// `full_speed`: the runner counts only the stretches of its loop at that speed (`--full-speed`).
 pub(super) fn sample(
     cell: &Cell,
     index: usize,
     settings: &Settings,
     cpu: Option<usize>,
+    full_speed: Option<f64>,
 ) -> Result<SampleReport, (Status, String)> {
     match cell.process {
         Process::Tcp => return crate::net::sample(cell, settings),
@@ -58,7 +60,10 @@ pub(super) fn sample(
     };
     let threads = cell.threads.or(settings.on_a_thread(cell).then_some(1));
     let cpus = settings.cpus_for(cell, index);
-    let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+    let mut settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
+    if let Work::Timed { full_speed: asked, .. } = &mut settings.work {
+        *asked = full_speed.filter(|_| threads.is_none());
+    }
     let args = RunnerCommand::Sample {
         client: &cell.client,
         server: &cell.server,

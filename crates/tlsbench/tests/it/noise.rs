@@ -79,8 +79,8 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
     for figure in ["spread_percent", "kept_spread_percent", "slowed_percent"] {
         assert!(probe[figure].as_f64().is_some_and(|x| x >= 0.0), "{figure}: {probe}");
     }
-    // Every sample (one process each, on one CPU) was placed by the sentinel, where there are
-    // CPUs to choose from.
+    // Every sample (one process each, on one CPU) was judged at full speed by its runner, against
+    // the sentinel's reference, where there are CPUs to choose from.
     let sentinel = &doc["run"]["environment"]["conditions"]["sentinel"];
     let every_cpu_at_full_speed = sentinel["at_full_speed"] == sentinel["samples"];
     match std::thread::available_parallelism().map_or(1, |n| n.get()) {
@@ -91,11 +91,16 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
             assert!(sentinel["at_full_speed"].as_u64().unwrap() <= placed, "{sentinel}");
             assert!(sentinel["moved"].as_u64().unwrap() <= placed, "{sentinel}");
             assert!(sentinel["reference"].as_f64().is_some_and(|r| r > 0.0), "{sentinel}");
+            // The OpenSSL runner judges its own loop (`--full-speed`): every sample here.
+            assert_eq!(sentinel["judged"], sentinel["samples"], "{sentinel}");
             let at_full_speed = sentinel["at_full_speed"].as_u64().unwrap();
-            // The line under the table counts those that ran where none was at full speed.
+            // The speed of the stretches counted, in the reference's units (0 where none counted).
+            let (judged_speed, reference) =
+                (sentinel["judged_speed"].as_f64().unwrap(), sentinel["reference"].as_f64().unwrap());
+            assert!(judged_speed == 0.0 || (0.5 * reference..2.0 * reference).contains(&judged_speed), "{sentinel}");
+            // The line under the table counts those that found too little at full speed.
             let table = unwrapped(&output.stdout);
-            let counted =
-                table.contains(&format!("{} of them ran where none was at full speed", placed - at_full_speed));
+            let counted = table.contains(&format!("{} found too little at full speed", placed - at_full_speed));
             assert_eq!(counted, at_full_speed < placed, "{table}");
         }
     }
