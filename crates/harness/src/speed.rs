@@ -1,5 +1,5 @@
 //! How fast the CPU runs now, and a measured loop that counts only the stretches it ran at full
-//! speed (docs/sampling.md, "Inside the sample: full-speed stretches").
+//! speed (docs/sampling.md, "Inside the sample: the stretches at full speed").
 //!
 //! On a shared VM a neighbour on the core's sibling hyperthread slows this one's wide arithmetic
 //! (a handshake's bignum multiplies) to about half, for tens of milliseconds at a time, most of
@@ -48,7 +48,7 @@ fn stretch(rounds: u64) -> Duration {
 /// The measured loop's judge: it times the CPU about every [`PROBE_EVERY`], and a stretch of
 /// iterations between two probes counts only where both found the CPU at full speed. A probe
 /// that finds it slowed moves the thread to the fastest of the CPUs it may use, where there are
-/// others. Outside the side's clocks: the probes cost the sample wall time, not its figures.
+/// others. Outside the sides' clocks: the probes cost the sample wall time, not its figures.
 pub struct Gate {
     /// Probe speeds at or above this are full speed: [`FULL_SPEED`] of the reference.
     threshold: f64,
@@ -57,7 +57,7 @@ pub struct Gate {
     cpus: Vec<u32>,
     last_probe: Instant,
     last_fast: bool,
-    /// The speed summed over the probes at the ends of the stretches that counted, and of all.
+    /// The probes at the ends of the stretches that counted, and of every stretch.
     counted: Speeds,
     all: Speeds,
     moves: u32,
@@ -71,6 +71,11 @@ struct Speeds {
 }
 
 impl Speeds {
+    fn add(&mut self, speed: f64) {
+        self.sum += speed;
+        self.probes += 1;
+    }
+
     fn mean(&self) -> f64 {
         self.sum / f64::from(self.probes.max(1))
     }
@@ -149,13 +154,6 @@ impl Gate {
         }
         self.last_probe = Instant::now();
         speed
-    }
-}
-
-impl Speeds {
-    fn add(&mut self, speed: f64) {
-        self.sum += speed;
-        self.probes += 1;
     }
 }
 
