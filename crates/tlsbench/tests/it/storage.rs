@@ -198,7 +198,12 @@ fn ctrl_c_stops_after_the_current_sample_and_says_how_to_resume() {
     );
     assert!(output.stdout.is_empty(), "no table for an interrupted run");
     // The runner killed by the same SIGINT did not fail its cell: the run is resumable as it was.
-    assert_eq!(query(&db, "SELECT COUNT(*) FROM cells WHERE status = 'ok'"), 2);
+    let cells: Vec<String> = {
+        let conn = Connection::open(&db).unwrap();
+        let mut statement = conn.prepare("SELECT status || ': ' || COALESCE(reason, '') FROM cells").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(query(&db, "SELECT COUNT(*) FROM cells WHERE status = 'ok'"), 2, "{cells:?}\n{stderr}");
     assert!(query(&db, "SELECT COUNT(*) FROM samples") < 40);
 }
 
