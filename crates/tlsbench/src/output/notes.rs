@@ -84,8 +84,8 @@ fn placed(doc: &RunDocument) -> Option<String> {
     let slowed = match slowed {
         0 => String::new(),
         n => format!(
-            "; {n} found too little at full speed: a cell with {} others sets them aside, else its figure is of all \
-             its samples",
+            "; {n} of them found too little at full speed: a cell with {} others sets them aside, else its figure is \
+             of all its samples",
             crate::stats::MIN_SAMPLES_FOR_CI95
         ),
     };
@@ -510,10 +510,10 @@ mod tests {
             placed(&doc).unwrap(),
             "the machine slowed its CPUs by turns (a fixed workload's timings varied ±32%): of the 120 time samples \
              that run on one CPU, 100 counted only the stretches of their loop at full speed (85% of the fastest it \
-             reached), moving CPU, and 20 ran on the CPU found fastest before each; 38 found too little at full \
-             speed: a cell with 6 others sets them aside, else its figure is of all its samples (docs/sampling.md)"
+             reached), moving CPU, and 20 ran on the CPU found fastest before each; 38 of them found too little at \
+             full speed: a cell with 6 others sets them aside, else its figure is of all its samples (docs/sampling.md)"
         );
-        assert!(precision(&doc).replace("\n  ", " ").contains("38 found too little at full speed"));
+        assert!(precision(&doc).replace("\n  ", " ").contains("38 of them found too little at full speed"));
     }
 
     #[test]

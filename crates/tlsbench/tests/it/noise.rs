@@ -100,7 +100,7 @@ fn a_run_under_injected_noise_probes_first_and_sets_slowed_samples_aside() {
             assert!(judged_speed == 0.0 || (0.5 * reference..2.0 * reference).contains(&judged_speed), "{sentinel}");
             // The line under the table counts those that found too little at full speed.
             let table = unwrapped(&output.stdout);
-            let counted = table.contains(&format!("{} found too little at full speed", placed - at_full_speed));
+            let counted = table.contains(&format!("{} of them found too little at full speed", placed - at_full_speed));
             assert_eq!(counted, at_full_speed < placed, "{table}");
         }
     }
