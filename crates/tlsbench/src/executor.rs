@@ -142,6 +142,21 @@ fn pin(command: &mut Command, set: libc::cpu_set_t) {
     }
 }
 
+/// Puts the runner that `command` starts in a process group of its own, out of the terminal's,
+/// so that Ctrl-C stops tlsbench after the current sample (see main.rs) instead of killing the
+/// runner mid-sample and failing its cell. With a `pre_exec` hook, which makes std fork: a Ctrl-C
+/// that comes between the fork and the child's move to its group runs tlsbench's own handler in
+/// the child, which only says to stop. Without one std uses posix_spawn, whose child sets that
+/// handler back to the default before it moves, and the Ctrl-C killed it (a test saw "runner was
+/// killed by signal 2").
+pub(crate) fn own_process_group(command: &mut Command) {
+    command.process_group(0);
+    // SAFETY: the hook does nothing between fork and exec.
+    unsafe {
+        command.pre_exec(|| Ok(()));
+    }
+}
+
 /// Starts a runner, on the CPUs of `cpus` only if given.
 fn start_on(
     program: &Path,
@@ -161,11 +176,9 @@ fn start_on(
     if let Some(set) = cpus {
         pin(&mut command, set);
     }
+    own_process_group(&mut command);
     let mut child = command
         .args(args)
-        // Its own process group, out of the terminal's: Ctrl-C stops tlsbench after the current
-        // sample (see main.rs) instead of killing the runner mid-sample and failing its cell.
-        .process_group(0)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -237,9 +250,9 @@ impl Service {
         if let Some(cpus) = cpus {
             pin(&mut command, crate::cores::set_of(cpus));
         }
+        own_process_group(&mut command);
         let mut child = command
             .args(args)
-            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

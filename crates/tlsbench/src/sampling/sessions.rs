@@ -12,7 +12,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
@@ -44,11 +43,12 @@ pub struct Session {
 impl Session {
     /// Starts `program session` with `env` added to its environment.
     pub fn start(program: &Path, env: &[(&str, &str)]) -> Result<Session> {
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        // Out of the terminal's process group, as one-shot runners are.
+        executor::own_process_group(&mut command);
+        let mut child = command
             .arg("session")
             .envs(env.iter().copied())
-            // Out of the terminal's process group, as one-shot runners are (executor.rs).
-            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
