@@ -422,34 +422,38 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         assert_eq!(rest, expected_rest);
     }
 
-    #[test]
-    fn a_slower_machine_in_b_is_named_beside_the_time_rates_median_move() {
-        let conditions = |loop_ms: f64| crate::results::Conditions {
+    /// A run's conditions: the fixed loop at `loop_ms` before and after it, and `sentinel`.
+    fn conditions(loop_ms: f64, sentinel: Option<crate::noise::SentinelSummary>) -> crate::results::Conditions {
+        let calibration = crate::results::Calibration {
+            median_ms: loop_ms,
+            spread_percent: 1.0,
+            kept_spread_percent: None,
+            max_over_min: 1.01,
+        };
+        crate::results::Conditions {
             load_average_start: 0.5,
             load_average_end: 0.5,
             steal_percent: None,
-            calibration_before: crate::results::Calibration {
-                median_ms: loop_ms,
-                spread_percent: 1.0,
-                kept_spread_percent: None,
-                max_over_min: 1.01,
-            },
-            calibration_after: crate::results::Calibration {
-                median_ms: loop_ms,
-                spread_percent: 1.0,
-                kept_spread_percent: None,
-                max_over_min: 1.01,
-            },
+            calibration_before: calibration.clone(),
+            calibration_after: calibration,
             noise: None,
-            sentinel: None,
-        };
+            sentinel,
+        }
+    }
+
+    /// What `compare` prints for runs `a` and `b`, unwrapped.
+    fn compared(a: &RunDocument, b: &RunDocument) -> String {
+        let comparison = compare(a, b, None);
+        unwrapped(&render(&Named { name: "a", doc: a }, &Named { name: "b", doc: b }, &comparison, None))
+    }
+
+    #[test]
+    fn a_slower_machine_in_b_is_named_beside_the_time_rates_median_move() {
+        let conditions = |loop_ms: f64| conditions(loop_ms, None);
         let (mut a, mut b) = (fixture::document(), fixture::document());
         a.run.environment.conditions = Some(conditions(2.80));
         b.run.environment.conditions = Some(conditions(2.80));
-        let text = |a: &RunDocument, b: &RunDocument| {
-            let comparison = compare(a, b, None);
-            unwrapped(&render(&Named { name: "a", doc: a }, &Named { name: "b", doc: b }, &comparison, None))
-        };
+        let text = compared;
         assert!(!text(&a, &b).contains("the machine's speed"), "the same speed: no note");
         b.run.environment.conditions = Some(conditions(2.856));
         for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
@@ -470,35 +474,21 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
 
     #[test]
     fn the_speed_of_the_stretches_counted_is_set_beside_the_time_rates_move() {
-        let calibration = crate::results::Calibration {
-            median_ms: 2.8,
-            spread_percent: 1.0,
-            kept_spread_percent: None,
-            max_over_min: 1.01,
-        };
-        let conditions = |judged_speed: f64| crate::results::Conditions {
-            load_average_start: 0.5,
-            load_average_end: 0.5,
-            steal_percent: None,
-            calibration_before: calibration.clone(),
-            calibration_after: calibration.clone(),
-            noise: None,
-            sentinel: Some(crate::noise::SentinelSummary {
+        let conditions = |judged_speed: f64| {
+            let sentinel = crate::noise::SentinelSummary {
                 samples: 40,
                 at_full_speed: 40,
                 judged: 40,
                 judged_speed,
                 reference: 230.0,
                 ..Default::default()
-            }),
+            };
+            conditions(2.8, Some(sentinel))
         };
         let (mut a, mut b) = (fixture::document(), fixture::document());
         a.run.environment.conditions = Some(conditions(215.0));
         b.run.environment.conditions = Some(conditions(215.0));
-        let text = |a: &RunDocument, b: &RunDocument| {
-            let comparison = compare(a, b, None);
-            unwrapped(&render(&Named { name: "a", doc: a }, &Named { name: "b", doc: b }, &comparison, None))
-        };
+        let text = compared;
         assert!(!text(&a, &b).contains("where the samples were measured"), "the same speed: no note");
         b.run.environment.conditions = Some(conditions(225.75));
         for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
