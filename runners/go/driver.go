@@ -25,14 +25,20 @@ const (
 )
 
 // sampleSpec is how long a time sample lasts: warm up, then measure until each side's clock
-// has run for the minimum.
+// has run for the minimum; with fullSpeed (--full-speed, the probe's reference), only the
+// stretches of the loop at full speed count (speed.go).
 type sampleSpec struct {
 	warmup, minTime time.Duration
+	fullSpeed       float64
 }
 
 func (s sampleSpec) warming(started time.Time) bool { return time.Since(started) < s.warmup }
 
 func (s sampleSpec) reached(c *clock) bool { return c.elapsed >= s.minTime }
+
+func (s sampleSpec) bothReached(clocks [2]*clock) bool {
+	return s.reached(clocks[Client]) && s.reached(clocks[Server])
+}
 
 // done: the measured part is over. At least one iteration, so that a rate is never 0/0.
 func (s sampleSpec) done(iterations, minIterations uint64, bothReached bool) bool {
@@ -214,95 +220,151 @@ func (p *pair) checkedHandshake(m *meter, resumed bool) error {
 
 // timeSample measures one sample of the time measure with both sides in this process.
 func timeSample(p *pair, spec sampleSpec) (*SampleReport, error) {
-	var iterations uint64
-	var clocks [2]*clock
+	var loop measured
 	var err error
 	gc := newGCWindow()
 	if p.scenario.Kind == Transfer {
-		iterations, clocks, err = p.transfer(spec, gc)
+		loop, err = p.transfer(spec, gc)
 	} else {
-		iterations, clocks, err = p.handshakes(spec, gc)
+		loop, err = p.handshakes(spec, gc)
 	}
 	if err != nil {
 		return nil, err
 	}
+	iterations, clocks := loop.iterations, loop.clocks
 	values := append(sideValues(Client, p.scenario.Kind, iterations, clocks[Client]),
 		sideValues(Server, p.scenario.Kind, iterations, clocks[Server])...)
 	values = append(values, gcValues(gc.report, Client, Server)...)
 	return &SampleReport{
 		ClientLibrary: library(), ServerLibrary: library(), Iterations: iterations, Values: values,
-		Negotiated: p.gates.list(), GCReport: gc.report,
+		Negotiated: p.gates.list(), GCReport: gc.report, CPUSpeed: loop.cpuSpeed,
 	}, nil
+}
+
+// measured is what a measured loop did: its iterations, each side's clock over them, and how
+// fast the CPU ran where the loop was judged at full speed.
+type measured struct {
+	iterations uint64
+	clocks     [2]*clock
+	cpuSpeed   *CPUSpeed
+}
+
+// measure runs iteration (a handshake, or a 16 KiB write) on both sides' clocks until the sample
+// is done: minIterations, and each side's minimum time; judged where the spec gives fullSpeed.
+func measure(spec sampleSpec, minIterations uint64, iteration func(*meter) error) (measured, error) {
+	if spec.fullSpeed > 0 {
+		return gated(spec, newGate(spec.fullSpeed), minIterations, iteration)
+	}
+	loop := measured{clocks: [2]*clock{{}, {}}}
+	m := &meter{clocks: loop.clocks}
+	for !spec.done(loop.iterations, minIterations, spec.bothReached(loop.clocks)) {
+		if err := iteration(m); err != nil {
+			return loop, err
+		}
+		loop.iterations++
+	}
+	return loop, nil
+}
+
+// gated is measure judged at full speed (speed.go): iteration again and again, a stretch of them
+// between two probes counting only where both found the CPU at full speed, until the counted
+// ones make a sample. Where they have not by gateBound times that, every stretch counts, and
+// cpuSpeed says so.
+func gated(spec sampleSpec, judge *gate, minIterations uint64, iteration func(*meter) error) (measured, error) {
+	counted, all := measured{clocks: [2]*clock{{}, {}}}, measured{clocks: [2]*clock{{}, {}}}
+	stretch := [2]*clock{{}, {}}
+	m := &meter{clocks: stretch}
+	bound := sampleSpec{minTime: gateBound * spec.minTime}
+	for {
+		*stretch[Client], *stretch[Server] = clock{}, clock{}
+		var n uint64
+		for n == 0 || !judge.due() {
+			if err := iteration(m); err != nil {
+				judge.finish(false)
+				return counted, err
+			}
+			n++
+		}
+		if judge.judge() {
+			counted.add(stretch, n)
+		}
+		all.add(stretch, n)
+		switch {
+		case spec.done(counted.iterations, minIterations, spec.bothReached(counted.clocks)):
+			counted.cpuSpeed = judge.finish(true)
+			return counted, nil
+		case bound.bothReached(all.clocks) && spec.done(all.iterations, minIterations, spec.bothReached(all.clocks)):
+			all.cpuSpeed = judge.finish(false)
+			return all, nil
+		}
+	}
+}
+
+// add counts a stretch of n iterations timed by stretch.
+func (l *measured) add(stretch [2]*clock, n uint64) {
+	l.iterations += n
+	for side, c := range stretch {
+		l.clocks[side].elapsed += c.elapsed
+		l.clocks[side].cpu += c.cpu
+		l.clocks[side].regions += c.regions
+	}
 }
 
 // handshakes: a first, unmeasured full handshake leaves the session the first resumption
 // resumes; warm-up; then handshakes, each on new connections, until both clocks reach the
 // minimum. gc is read around the measured loop.
-func (p *pair) handshakes(spec sampleSpec, gc *gcWindow) (uint64, [2]*clock, error) {
-	clocks := [2]*clock{{}, {}}
+func (p *pair) handshakes(spec sampleSpec, gc *gcWindow) (measured, error) {
 	if err := p.checkedHandshake(&meter{}, false); err != nil {
-		return 0, clocks, err
+		return measured{}, err
 	}
 	resumed := p.scenario.Kind.isResumption()
 	for started := time.Now(); spec.warming(started); {
 		if err := p.checkedHandshake(&meter{}, resumed); err != nil {
-			return 0, clocks, err
+			return measured{}, err
 		}
 	}
-	m := &meter{clocks: clocks}
-	var iterations uint64
 	gc.begin()
-	for !spec.done(iterations, 0, spec.reached(clocks[Client]) && spec.reached(clocks[Server])) {
-		if err := p.checkedHandshake(m, resumed); err != nil {
-			return 0, clocks, err
-		}
-		iterations++
-	}
+	loop, err := measure(spec, 0, func(m *meter) error { return p.checkedHandshake(m, resumed) })
 	gc.end()
-	return iterations, clocks, nil
+	return loop, err
 }
 
 // transfer: after an unmeasured handshake, the server writes 16 KiB and the client reads it,
 // until 64 MiB moved and both clocks reached the minimum; then every byte is checked by
 // length and digest. gc is read around the measured loop.
-func (p *pair) transfer(spec sampleSpec, gc *gcWindow) (uint64, [2]*clock, error) {
-	clocks := [2]*clock{{}, {}}
+func (p *pair) transfer(spec sampleSpec, gc *gcWindow) (measured, error) {
 	conns, err := p.handshake(&meter{})
 	if err == nil {
 		err = p.check(conns, false)
 	}
 	if err != nil {
-		return 0, clocks, err
+		return measured{}, err
 	}
 	s := &stream{
 		payload: transferPayload(), inbox: make([]byte, transferWriteSize), sent: newLocalTally(), received: newLocalTally(),
 	}
 	for started := time.Now(); spec.warming(started); {
 		if err := s.sendOne(conns, &meter{}); err != nil {
-			return 0, clocks, err
+			return measured{}, err
 		}
 	}
-	m := &meter{clocks: clocks}
-	var writes uint64
 	gc.begin()
-	for !spec.done(writes, transferMinWrites, spec.reached(clocks[Client]) && spec.reached(clocks[Server])) {
-		if err := s.sendOne(conns, m); err != nil {
-			return 0, clocks, err
-		}
-		writes++
-	}
+	loop, err := measure(spec, transferMinWrites, func(m *meter) error { return s.sendOne(conns, m) })
 	gc.end()
+	if err != nil {
+		return loop, err
+	}
 	// Whatever the library still holds comes out now, outside the clocks.
 	for {
 		n, err := s.receive(conns[Client], &meter{})
 		if err != nil {
-			return 0, clocks, err
+			return loop, err
 		}
 		if n == 0 {
 			break
 		}
 	}
-	return writes, clocks, checkTransfer(s.sent, s.received)
+	return loop, checkTransfer(s.sent, s.received)
 }
 
 // stream is a transfer's application data and what each side has seen of it.

@@ -101,7 +101,7 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 		stack := StackInfo{
 			ID: stackID, Library: library(), TLSLibrary: tlsLibrary(), Backend: backend(), Capabilities: capabilities(),
 		}
-		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{stack}}
+		return ListReply{ProtocolVersion: protocolVersion, Stacks: []StackInfo{stack}, FullSpeed: probeAvailable}
 	case "sample":
 		return replyOf(sample(args))
 	case "side":
@@ -134,6 +134,8 @@ func run(args []string, replies io.Writer, inSession bool) (reply any) {
 type settings struct {
 	scenario, measure, cpuClock, countSide, dataDir string
 	minTimeMs, warmupMs, iterations, warmupIters    uint64
+	// fullSpeed: sample's --full-speed (speed.go); 0 when not given.
+	fullSpeed float64
 }
 
 func newFlags(command string, s *settings) *flag.FlagSet {
@@ -144,6 +146,7 @@ func newFlags(command string, s *settings) *flag.FlagSet {
 		f.StringVar(&s.measure, "measure", string(MeasureTime), "")
 		f.Uint64Var(&s.minTimeMs, "min-time-ms", 100, "")
 		f.Uint64Var(&s.warmupMs, "warmup-ms", 50, "")
+		f.Float64Var(&s.fullSpeed, "full-speed", 0, "")
 		f.StringVar(&s.cpuClock, "cpu-clock", "on", "")
 		f.StringVar(&s.countSide, "count-side", "", "")
 		f.Uint64Var(&s.iterations, "iterations", 20, "")
@@ -258,7 +261,12 @@ func sample(args []string) (*SampleReport, error) {
 	defer p.close()
 	switch measure {
 	case MeasureTime:
-		return timeSample(p, spec(s))
+		if s.fullSpeed != 0 && !probeAvailable {
+			return nil, errors.New("sample: --full-speed: this runner's probe is written for amd64 only (its list says so)")
+		}
+		judged := spec(s)
+		judged.fullSpeed = s.fullSpeed
+		return timeSample(p, judged)
 	case MeasureIo:
 		return ioSample(p)
 	case MeasureHeap:

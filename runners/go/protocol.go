@@ -32,6 +32,8 @@ func (s Side) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 type ListReply struct {
 	ProtocolVersion int         `json:"protocol_version"`
 	Stacks          []StackInfo `json:"stacks"`
+	// FullSpeed: sample takes --full-speed (speed.go), where the probe is the harness's (amd64).
+	FullSpeed bool `json:"full_speed,omitempty"`
 }
 
 type StackInfo struct {
@@ -66,6 +68,8 @@ type SampleReport struct {
 	Negotiated    []SideNegotiate `json:"negotiated,omitempty"`
 	// The time measure only: gc_collections, gc_ms and measured_ms (gc.go).
 	*GCReport
+	// With --full-speed: what the judged loop did (speed.go).
+	CPUSpeed *CPUSpeed `json:"cpu_speed,omitempty"`
 }
 
 type MetricValue struct {

@@ -243,7 +243,7 @@ fn take_round(
         let (fork, taken) = match settings.uses_sessions(&state.cell) {
             true => {
                 let fork = warm::fork_of(index, settings);
-                (Some(fork), warm::sample(&state.cell, fork, settings, pool, cpu))
+                (Some(fork), warm::sample(&state.cell, fork, settings, pool, cpu, full_speed))
             }
             false => {
                 (None, one_shot::sample(&state.cell, index, settings, cpu, full_speed).map(|report| (report, None)))
@@ -292,14 +292,17 @@ fn placed_by_sentinel(cell: &Cell, settings: &Settings) -> bool {
     cell.measure == tlsbench_harness::Measure::Time && cell.threads.is_none() && !settings.on_a_thread(cell) && one_cpu
 }
 
-/// Whether a sample of `cell` is one pair on one thread in a runner process of its own that
-/// judges its measured loop at full speed itself (`--full-speed`, tlsbench_harness::speed): its
-/// stretches in which the CPU was slowed do not count, and it moves to the faster CPU.
+/// Whether a sample of `cell` is a time sample of one pair on one thread in one runner process (of
+/// its own, or one that stays up) that judges its measured loop at full speed itself
+/// (`--full-speed`, tlsbench_harness::speed): its stretches in which the CPU was slowed do not
+/// count, and it moves its thread to the faster CPU (only that thread: a runtime's own threads
+/// stay where the kernel puts them).
 fn judges_own_loop(cell: &Cell, settings: &Settings) -> bool {
     let runner = settings.runners_for(cell).runner_for_pair(&cell.client, &cell.server);
     cell.process == Process::InProcess
-        && !settings.uses_sessions(cell)
-        && placed_by_sentinel(cell, settings)
+        && cell.measure == tlsbench_harness::Measure::Time
+        && cell.threads.is_none()
+        && !settings.on_a_thread(cell)
         && runner.is_some_and(|runner| runner.full_speed)
 }
 

@@ -13,7 +13,7 @@ use crate::executor::Output;
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::runner_command::{strs, Peer, RunnerCommand};
+use crate::runner_command::{strs, Peer, RunnerCommand, Work};
 use crate::sample_call::{self, Settings};
 use crate::steady::{self, GcSeen, Warmup};
 
@@ -116,6 +116,7 @@ pub fn sample(
     settings: &Settings,
     pool: &mut Pool,
     cpu: Option<usize>,
+    full_speed: Option<f64>,
 ) -> Result<(SampleReport, Option<Warmup>), (Status, String)> {
     with_processes(cell, fork, settings, pool, |sessions, sockets| {
         let warmup = match needs_warm_up(cell, sessions) {
@@ -123,7 +124,7 @@ pub fn sample(
             true => Some(warm_up(cell, fork, settings, sockets, sessions, &|_, _| {})?),
             false => None,
         };
-        Ok((measure(cell, settings, sockets, sessions, cpu)?, warmup))
+        Ok((measure(cell, settings, sockets, sessions, cpu, full_speed)?, warmup))
     })
 }
 
@@ -136,13 +137,15 @@ fn needs_warm_up(cell: &Cell, sessions: &[Session]) -> bool {
 
 /// The measured sample. A split pair is measured on one CPU, as one-shot split pairs are
 /// (executor.rs); its warm-up ran unpinned, so that a JIT's compiler threads had a CPU of
-/// their own.
+/// their own. A pair in one process judges its loop at `full_speed` where given (its runner
+/// moves its thread itself).
 fn measure(
     cell: &Cell,
     settings: &Settings,
     sockets: &Sockets,
     sessions: &mut [Session],
     cpu: Option<usize>,
+    full_speed: Option<f64>,
 ) -> Result<SampleReport, Miss> {
     let split = sessions.len() == 2;
     if split {
@@ -159,7 +162,7 @@ fn measure(
         Measure::Io => settings.min_time_ms,
         _ => chosen.unwrap_or(0).max(settings.min_time_ms).max(WINDOW_MS),
     };
-    let report = ask(cell, settings, sockets, sessions, min_time_ms, settings.warmup_ms(cell));
+    let report = ask(cell, settings, sockets, sessions, min_time_ms, settings.warmup_ms(cell), full_speed);
     if split {
         sessions.iter().for_each(|s| s.pin(None));
     }
@@ -276,7 +279,7 @@ fn warm_up(
             true => settings.min_time_ms,
             false => settings.min_time_ms.max(WINDOW_MS),
         };
-        let (report, runtime) = ask(cell, settings, sockets, sessions, window_ms, 0)?;
+        let (report, runtime) = ask(cell, settings, sockets, sessions, window_ms, 0, None)?;
         ends.push(started.elapsed());
         jit_ms.extend(runtime.jit_compile_ms);
         windows.push((runtime, window_ms));
@@ -381,6 +384,7 @@ fn ask(
     sessions: &mut [Session],
     min_time_ms: u64,
     warmup_ms: u64,
+    full_speed: Option<f64>,
 ) -> Result<(SampleReport, Runtime), Miss> {
     let failed = |reason: String| Miss::Cell(Status::Failed, reason);
     let refused = |reply: &Result<Reply, String>| matches!(reply, Ok(Reply::NeedsNewProcess { .. }));
@@ -390,15 +394,12 @@ fn ask(
     match sessions {
         [one] => {
             let (client, server) = (&cell.client, &cell.server);
-            let words = RunnerCommand::Sample {
-                client,
-                server,
-                threads: None,
-                contexts: None,
-                cpus: None,
-                settings: sample_settings(),
+            let mut settings = sample_settings();
+            if let Work::Timed { full_speed: asked, .. } = &mut settings.work {
+                *asked = full_speed;
             }
-            .words();
+            let words =
+                RunnerCommand::Sample { client, server, threads: None, contexts: None, cpus: None, settings }.words();
             one.send(&strs(&words)).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let runtime = Runtime::of(&output);

@@ -284,6 +284,45 @@ fn every_stack_measures_itself_in_its_runner_with_both_sides_checked() {
     }
 }
 
+/// A runner that takes `--full-speed` times its CPU in the harness probe's units (the Go runner
+/// writes the workload out in the harness's instructions: runners/go/probe_amd64.s), so that
+/// against the full speed this process's probes find, its judged loop finds the CPU at full
+/// speed. Go's compiled loop of the same workload ran at 0.4 of it, and would have found every
+/// stretch slowed. A noisy machine may slow a whole loop: up to five samples, the first gated.
+#[test]
+fn every_runner_that_judges_its_loop_probes_in_the_harness_s_units() {
+    use tlsbench_harness::speed::{probe, FULL_SPEED};
+    let mut probes: Vec<f64> = (0..200)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_micros(500));
+            probe()
+        })
+        .collect();
+    probes.sort_by(f64::total_cmp);
+    // The sentinel's reference: the speed its probes reach a tenth of the time.
+    let reference = format!("{:.3}", probes[probes.len() * 9 / 10]);
+    let judging: Vec<_> = runners().into_iter().filter(|(_, list)| list.full_speed).collect();
+    assert!(judging.iter().any(|(path, _)| path.ends_with("tlsbench-runner-openssl")), "no Rust runner judges");
+    for (path, list) in judging {
+        let stack = &list.stacks[0];
+        let (id, name) = (stack.id.as_str(), self_test_scenario(&stack.id, &stack.capabilities).name());
+        let args = ["sample", "--client", id, "--server", id, "--scenario", &name, "--min-time-ms", "20"];
+        let args = [&args[..], &["--warmup-ms", "5", "--full-speed", &reference]].concat();
+        let mut judged = Vec::new();
+        for _ in 0..5 {
+            let Reply::Ok(report) = reply(&path, &args) else { panic!("{id} {name}: {:?}", reply(&path, &args)) };
+            let speed = report.cpu_speed.unwrap_or_else(|| panic!("{id}: no cpu_speed: {report:?}"));
+            judged.push(speed);
+            if speed.gated {
+                break;
+            }
+        }
+        let gated = judged.iter().find(|s| s.gated);
+        let speed = gated.unwrap_or_else(|| panic!("{id}: no stretch at full speed against {reference}: {judged:?}"));
+        assert!((FULL_SPEED..1.6).contains(&speed.speed), "{id}: against {reference}: {speed:?}");
+    }
+}
+
 #[test]
 fn what_a_runner_cannot_do_gets_a_reply_that_says_so() {
     for (path, list) in runners() {
