@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::cpu_time;
+pub(crate) use crate::clock::{Clock, Clocks};
 use crate::error::failed;
 use crate::gate::{self, Gates, Tally};
 use crate::pin;
 use crate::protocol::{sum_threads, CpuSpeed, Metric, MetricValue, SampleReport, ThreadSample};
 use crate::speed;
-use crate::step::{self, Meter};
+use crate::step;
 use crate::{Connection, Contexts, Error, Kind, LibError, Link, Measure, Pki, Scenario, Side, Stack};
 
 /// Application data is written in records of this much plaintext (the TLS maximum).
@@ -104,7 +104,7 @@ impl SampleSpec {
 
     /// The measured clock of `side`: it has callgrind collect only if this is the counted side.
     pub(crate) fn clock(&self, side: Side) -> Clock {
-        Clock { collect: matches!(*self, SampleSpec::Counted { collect, .. } if collect == side), ..Clock::default() }
+        Clock::counting(matches!(*self, SampleSpec::Counted { collect, .. } if collect == side))
     }
 }
 
@@ -482,126 +482,7 @@ impl Measured {
     }
 }
 
-/// Wall time spent inside one side's library calls; under callgrind, also the only place where
-/// callgrind collects, if this is the counted side's measured clock. And the thread's CPU time
-/// over the same calls (see [`cpu_time`]).
-#[derive(Default)]
-pub(crate) struct Clock {
-    pub(crate) elapsed: Duration,
-    /// Whether to switch callgrind's collection on for each call and off after it. The request
-    /// is a toggle, so it must come in pairs and never nest (the drivers never nest calls). Off
-    /// valgrind it is a few instructions that do nothing; the time measure's clocks never set it.
-    collect: bool,
-    cpu: CpuTime,
-}
-
-/// The CPU time of the timed calls: their wall time less the time the thread was switched out
-/// during them; and how often the thread went to sleep during them (see [`Clock::waits`]).
-#[derive(Default)]
-pub(crate) struct CpuTime {
-    on_cpu_ns: u64,
-    waits: u64,
-    regions: u64,
-    /// Whether some call's CPU time is unknown (the kernel lost switch records).
-    unknown: bool,
-}
-
-impl Clock {
-    /// A clock that has callgrind collect inside its calls when `collect` (the `cold` command's).
-    pub(crate) fn counting(collect: bool) -> Clock {
-        Clock { collect, ..Clock::default() }
-    }
-
-    /// Adds the calls `other` timed.
-    fn add(&mut self, other: &Clock) {
-        self.elapsed += other.elapsed;
-        self.cpu.on_cpu_ns += other.cpu.on_cpu_ns;
-        self.cpu.waits += other.cpu.waits;
-        self.cpu.regions += other.cpu.regions;
-        self.cpu.unknown |= other.cpu.unknown;
-    }
-
-    /// The nanoseconds timed since the last call, and the clock back at zero.
-    pub(crate) fn take_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.elapsed).as_nanos() as u64
-    }
-
-    #[inline(always)]
-    pub(crate) fn time<T>(&mut self, call: impl FnOnce() -> T) -> T {
-        let region = if cpu_time::enabled() { cpu_time::begin() } else { None };
-        let start = cpu_time::monotonic_ns();
-        if self.collect {
-            valgrind_requests::callgrind::toggle_collect();
-        }
-        let out = call();
-        if self.collect {
-            valgrind_requests::callgrind::toggle_collect();
-        }
-        let end = cpu_time::monotonic_ns();
-        let wall = end.saturating_sub(start);
-        self.elapsed += Duration::from_nanos(wall);
-        if let Some(region) = region {
-            match cpu_time::switches(region, start, end) {
-                Some(switches) => {
-                    self.cpu.on_cpu_ns += wall.saturating_sub(switches.off_ns);
-                    self.cpu.waits += switches.waits;
-                }
-                None => self.cpu.unknown = true,
-            }
-            self.cpu.regions += 1;
-        }
-        out
-    }
-
-    /// The CPU seconds of the timed calls; None when the CPU figure was off, refused or lost.
-    pub(crate) fn cpu_seconds(&self) -> Option<f64> {
-        self.cpu_known().then(|| (self.cpu.on_cpu_ns as f64 / 1e9).max(f64::MIN_POSITIVE))
-    }
-
-    /// Contended waits: how often the thread went to sleep inside the timed calls. In the
-    /// in-memory transport a library call never waits for I/O, so each is a wait for another
-    /// thread: a lock it held (a futex wait, pthread's or Rust's std locks alike), or a kernel
-    /// lock of the process (its memory map's). None when the CPU figure is.
-    pub(crate) fn waits(&self) -> Option<u64> {
-        self.cpu_known().then_some(self.cpu.waits)
-    }
-
-    fn cpu_known(&self) -> bool {
-        self.cpu.regions > 0 && !self.cpu.unknown
-    }
-}
-
-/// One side's clock, in a process that runs only that side (split-process).
-impl Meter for Clock {
-    #[inline(always)]
-    fn call<T>(&mut self, _side: Side, call: impl FnOnce() -> T) -> T {
-        self.time(call)
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct Clocks {
-    pub(crate) client: Clock,
-    pub(crate) server: Clock,
-}
-
-impl Meter for Clocks {
-    #[inline(always)]
-    fn call<T>(&mut self, side: Side, call: impl FnOnce() -> T) -> T {
-        match side {
-            Side::Client => self.client.time(call),
-            Side::Server => self.server.time(call),
-        }
-    }
-}
-
 impl Clocks {
-    /// Adds the calls `other` timed.
-    fn add(&mut self, other: &Clocks) {
-        self.client.add(&other.client);
-        self.server.add(&other.server);
-    }
-
     /// The measured clocks of both sides.
     fn measured(spec: &SampleSpec) -> Clocks {
         Clocks { client: spec.clock(Side::Client), server: spec.clock(Side::Server) }
@@ -842,6 +723,8 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu_time;
+    use crate::step::Meter;
 
     #[test]
     fn together_starts_when_all_are_ready_and_wakes_the_waiting_when_one_fails() {

@@ -6,6 +6,7 @@
 
 pub mod allocator;
 pub mod build;
+mod clock;
 pub mod cold;
 pub mod context;
 pub mod cpu_time;
