@@ -91,7 +91,7 @@ fn placed(doc: &RunDocument) -> Option<String> {
     };
     Some(format!(
         "the machine slowed its CPUs by turns (a fixed workload's timings varied ±{:.0}%): of the {} time samples \
-         that run on one CPU, {how}{slowed} (docs/sampling.md)",
+         on one CPU at a time, {how}{slowed} (docs/sampling.md)",
         placed.spread_percent, placed.samples,
     ))
 }
@@ -501,7 +501,7 @@ mod tests {
         assert_eq!(
             placed(&doc).unwrap(),
             "the machine slowed its CPUs by turns (a fixed workload's timings varied ±32%): of the 120 time samples \
-             that run on one CPU, 120 ran on the CPU found fastest before each (85% of the fastest it reached) \
+             on one CPU at a time, 120 ran on the CPU found fastest before each (85% of the fastest it reached) \
              (docs/sampling.md)",
             "every sample at full speed, on CPUs whose speed varied"
         );
@@ -509,7 +509,7 @@ mod tests {
         assert_eq!(
             placed(&doc).unwrap(),
             "the machine slowed its CPUs by turns (a fixed workload's timings varied ±32%): of the 120 time samples \
-             that run on one CPU, 100 counted only the stretches of their loop at full speed (85% of the fastest it \
+             on one CPU at a time, 100 counted only the stretches of their loop at full speed (85% of the fastest it \
              reached), moving CPU, and 20 ran on the CPU found fastest before each; 38 of them found too little at \
              full speed: a cell with 6 others sets them aside, else its figure is of all its samples (docs/sampling.md)"
         );
