@@ -87,7 +87,12 @@ pub(super) fn run(args: RunArgs, view: View) -> Result<ExitCode> {
     let slowed_cpu = sentinel.as_ref().is_some_and(crate::noise::Sentinel::saw_slowed);
     settings.replacements = replacements(watch.noise(), slowed_cpu, settings.samples);
     if sampling::planned_samples(&states, &settings) > 0 {
-        crate::output::stderr::line(watch.noise().line(settings.samples, settings.samples + settings.replacements));
+        let line = watch.noise().line(settings.samples, settings.samples + settings.replacements);
+        let varying = sentinel.as_ref().and_then(crate::noise::Sentinel::varying);
+        crate::output::stderr::line(match varying {
+            Some(varying) => format!("{line}; {varying}"),
+            None => line,
+        });
     }
     let mut progress = output::progress::Progress::new(sampling::planned_samples(&states, &settings), settings.samples);
     let mut recorder = DbRecorder { store: &mut store, run: &info.id };

@@ -8,4 +8,4 @@ mod sentinel;
 
 pub use inject::{inject, parse_ms_range, MsRange};
 pub use probe::{probe, NoiseProbe};
-pub use sentinel::{Placement, Sentinel, SentinelSummary, FULL_SPEED};
+pub use sentinel::{Placement, Sentinel, SentinelSummary, FULL_SPEED, NOISY_PROBES_PERCENT};

@@ -133,6 +133,21 @@ impl Sentinel {
         }
     }
 
+    /// What the probes so far say of the CPUs' speed, for the line a run prints first: None where
+    /// they vary less than [`NOISY_PROBES_PERCENT`]. The noise probe's workload there is a dependent
+    /// chain, which a neighbour on the sibling hyperthread hardly slows (2026-11-30: its 20-ms
+    /// stretches ±3.9% while these probes varied ±36%), so this is said beside it.
+    pub fn varying(&self) -> Option<String> {
+        let spread = self.summary().spread_percent;
+        (spread >= NOISY_PROBES_PERCENT).then(|| {
+            format!(
+                "its CPUs' speed at wide multiplies varies ±{spread:.0}% (a neighbour slows them by turns): a time \
+                 sample on one CPU at a time counts only the stretches of its loop at full speed, or runs on the \
+                 faster CPU (docs/sampling.md)"
+            )
+        })
+    }
+
     /// Whether any probe so far found a CPU below full speed.
     pub fn saw_slowed(&self) -> bool {
         let reference = reference(&self.speeds);
@@ -160,6 +175,10 @@ impl Sentinel {
         probed
     }
 }
+
+/// The probes varying by this much (half their spread, %) or more: a machine that slows its
+/// CPUs; quiet, they agree within a few percent.
+pub const NOISY_PROBES_PERCENT: f64 = 10.0;
 
 /// Where a sample runs, and how fast its CPU was just before it.
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +232,27 @@ mod tests {
         speeds.push(130.0);
         assert_eq!(reference(&speeds), 80.0);
         assert_eq!(reference(&[]), 0.0);
+    }
+
+    #[test]
+    fn the_cpus_speed_is_said_first_only_where_it_varies() {
+        let sentinel = |speeds: Vec<f64>| Sentinel {
+            cpus: vec![0, 1],
+            speeds,
+            summary: SentinelSummary::default(),
+            judged_speed_sum: 0.0,
+            judged_at_full_speed: 0,
+        };
+        assert_eq!(sentinel(vec![100.0, 99.0, 101.0, 98.0, 100.0]).varying(), None);
+        // Slowed to about half by turns: half the p10-to-p90 spread, in % of the median.
+        let mut speeds = vec![50.0; 60];
+        speeds.extend([100.0; 40]);
+        assert_eq!(
+            sentinel(speeds).varying().unwrap(),
+            "its CPUs' speed at wide multiplies varies ±50% (a neighbour slows them by turns): a time sample on one \
+             CPU at a time counts only the stretches of its loop at full speed, or runs on the faster CPU \
+             (docs/sampling.md)"
+        );
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub fn precision(doc: &RunDocument) -> String {
 fn placed(doc: &RunDocument) -> Option<String> {
     let placed = doc.run.environment.conditions.as_ref()?.sentinel.as_ref()?;
     let slowed = placed.samples - placed.at_full_speed;
-    if slowed == 0 && placed.spread_percent < NOISY_PROBES_PERCENT {
+    if slowed == 0 && placed.spread_percent < crate::noise::NOISY_PROBES_PERCENT {
         return None;
     }
     let full_speed = format!("{:.0}% of the fastest it reached", crate::noise::FULL_SPEED * 100.0);
@@ -95,10 +95,6 @@ fn placed(doc: &RunDocument) -> Option<String> {
         placed.spread_percent, placed.samples,
     ))
 }
-
-/// The sentinel's probes varying by this much (half their spread, %) or more: a machine that
-/// slows its CPUs; quiet, they agree within a few percent.
-const NOISY_PROBES_PERCENT: f64 = 10.0;
 
 /// The rates' samples a noisy machine slowed and the run set aside (sampling/cell.rs), with what
 /// the noise probe saw as the run started; None where none was.
