@@ -63,6 +63,16 @@ pub struct SampleSettings<'a> {
     pub data_dir: &'a Path,
 }
 
+impl SampleSettings<'_> {
+    /// These settings with a timed loop judged at `full_speed` where given (`--full-speed`).
+    pub fn judged_at(mut self, full_speed: Option<f64>) -> Self {
+        if let Work::Timed { full_speed: asked, .. } = &mut self.work {
+            *asked = full_speed;
+        }
+        self
+    }
+}
+
 /// How much a sample measures.
 pub enum Work {
     /// For at least this long, after a warm-up this long (time and the other timed measures);

@@ -453,13 +453,12 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         let (mut a, mut b) = (fixture::document(), fixture::document());
         a.run.environment.conditions = Some(conditions(2.80));
         b.run.environment.conditions = Some(conditions(2.80));
-        let text = compared;
-        assert!(!text(&a, &b).contains("the machine's speed"), "the same speed: no note");
+        assert!(!compared(&a, &b).contains("the machine's speed"), "the same speed: no note");
         b.run.environment.conditions = Some(conditions(2.856));
         for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
             cell.samples.iter_mut().for_each(|x| *x *= 0.98);
         }
-        let said = text(&a, &b);
+        let said = compared(&a, &b);
         assert!(
             said.contains(
                 "B ran the fixed loop timed before and after each run at 0.980x A's speed, and its time \
@@ -469,7 +468,7 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         );
         // Runs stored before the conditions were kept say nothing of it.
         b.run.environment.conditions = None;
-        assert!(!text(&a, &b).contains("the machine's speed"));
+        assert!(!compared(&a, &b).contains("the machine's speed"));
     }
 
     #[test]
@@ -488,13 +487,12 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         let (mut a, mut b) = (fixture::document(), fixture::document());
         a.run.environment.conditions = Some(conditions(215.0));
         b.run.environment.conditions = Some(conditions(215.0));
-        let text = compared;
-        assert!(!text(&a, &b).contains("where the samples were measured"), "the same speed: no note");
+        assert!(!compared(&a, &b).contains("where the samples were measured"), "the same speed: no note");
         b.run.environment.conditions = Some(conditions(225.75));
         for cell in b.results.iter_mut().filter(|c| c.is_time_rate()) {
             cell.samples.iter_mut().for_each(|x| *x *= 1.05);
         }
-        let said = text(&a, &b);
+        let said = compared(&a, &b);
         assert!(
             said.contains(
                 "B's stretches at full speed ran a fixed workload at 1.050x A's speed, and its time rates' median \
@@ -504,7 +502,7 @@ warning: with 3 and 3 samples no difference can reach p < 0.05, so every verdict
         );
         // A run whose samples no runner judged says nothing of it.
         b.run.environment.conditions = Some(conditions(0.0));
-        assert!(!text(&a, &b).contains("where the samples were measured"));
+        assert!(!compared(&a, &b).contains("where the samples were measured"));
     }
 
     #[test]

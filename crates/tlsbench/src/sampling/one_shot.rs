@@ -11,7 +11,7 @@ use tlsbench_harness::{Measure, Side};
 use crate::executor;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::runner_command::{strs, Peer, RunnerCommand, Work};
+use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{allocator_env, merge_sides, reply, reply_of, sample_settings, Settings};
 
 /// Sample `index` of `cell`: in one fresh runner holding both stacks, split over two runners,
@@ -60,10 +60,8 @@ pub(super) fn sample(
     };
     let threads = cell.threads.or(settings.on_a_thread(cell).then_some(1));
     let cpus = settings.cpus_for(cell, index);
-    let mut settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms);
-    if let Work::Timed { full_speed: asked, .. } = &mut settings.work {
-        *asked = full_speed.filter(|_| threads.is_none());
-    }
+    let settings = sample_settings(cell, settings, settings.min_time_ms, warmup_ms)
+        .judged_at(full_speed.filter(|_| threads.is_none()));
     let args = RunnerCommand::Sample {
         client: &cell.client,
         server: &cell.server,

@@ -13,7 +13,7 @@ use crate::executor::Output;
 use crate::output::progress::Progress;
 use crate::plan::{Cell, Process};
 use crate::results::Status;
-use crate::runner_command::{strs, Peer, RunnerCommand, Work};
+use crate::runner_command::{strs, Peer, RunnerCommand};
 use crate::sample_call::{self, Settings};
 use crate::steady::{self, GcSeen, Warmup};
 
@@ -394,12 +394,15 @@ fn ask(
     match sessions {
         [one] => {
             let (client, server) = (&cell.client, &cell.server);
-            let mut settings = sample_settings();
-            if let Work::Timed { full_speed: asked, .. } = &mut settings.work {
-                *asked = full_speed;
+            let words = RunnerCommand::Sample {
+                client,
+                server,
+                threads: None,
+                contexts: None,
+                cpus: None,
+                settings: sample_settings().judged_at(full_speed),
             }
-            let words =
-                RunnerCommand::Sample { client, server, threads: None, contexts: None, cpus: None, settings }.words();
+            .words();
             one.send(&strs(&words)).map_err(|e| failed(format!("{e:#}")))?;
             let output = one.receive(deadline, limit);
             let runtime = Runtime::of(&output);
