@@ -20,8 +20,8 @@ pub struct ListReply {
     /// scripts/build.sh does not build with flags of its own (Go's, Java's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::build::BuildInfo>,
-    /// Whether its `sample` takes `--full-speed` (crate::speed): the Rust runners' and the Go
-    /// runner's (amd64) do.
+    /// Whether its `sample` takes `--full-speed` (crate::speed): the Rust runners', the Go
+    /// runner's (amd64) and the Java runner's (through crates/speed-ffi) do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_speed: bool,
 }

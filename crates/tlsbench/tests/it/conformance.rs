@@ -285,7 +285,8 @@ fn every_stack_measures_itself_in_its_runner_with_both_sides_checked() {
 }
 
 /// A runner that takes `--full-speed` times its CPU in the harness probe's units (the Go runner
-/// writes the workload out in the harness's instructions: runners/go/probe_amd64.s), so that
+/// writes the workload out in the harness's instructions: runners/go/probe_amd64.s; the Java
+/// runner calls the harness's judge itself: crates/speed-ffi), so that
 /// against the full speed this process's probes find, its judged loop finds the CPU at full
 /// speed. Go's compiled loop of the same workload ran at 0.4 of it, and would have found every
 /// stretch slowed. A noisy machine may slow a whole loop: up to five samples, the first gated.
@@ -303,6 +304,8 @@ fn every_runner_that_judges_its_loop_probes_in_the_harness_s_units() {
     let reference = format!("{:.3}", probes[probes.len() * 9 / 10]);
     let judging: Vec<_> = runners().into_iter().filter(|(_, list)| list.full_speed).collect();
     assert!(judging.iter().any(|(path, _)| path.ends_with("tlsbench-runner-openssl")), "no Rust runner judges");
+    // The Java runner judges through the harness's own judge (crates/speed-ffi), which the build puts beside it.
+    assert!(judging.iter().any(|(path, _)| path.ends_with("tlsbench-runner-java")), "the Java runner does not judge");
     for (path, list) in judging {
         let stack = &list.stacks[0];
         let (id, name) = (stack.id.as_str(), self_test_scenario(&stack.id, &stack.capabilities).name());

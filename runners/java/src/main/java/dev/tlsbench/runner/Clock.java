@@ -44,6 +44,19 @@ public final class Clock implements Step.Meter {
         }
     }
 
+    /** Adds what {@code stretch} timed (a judged loop's stretches, Driver.gated). */
+    void add(Clock stretch) {
+        elapsedNs += stretch.elapsedNs;
+        cpuTotalNs += stretch.cpuTotalNs;
+        regions += stretch.regions;
+    }
+
+    void reset() {
+        elapsedNs = 0;
+        cpuTotalNs = 0;
+        regions = 0;
+    }
+
     public double seconds() {
         return elapsedNs / 1e9;
     }
@@ -85,6 +98,16 @@ public final class Clock implements Step.Meter {
         @Override
         public void end(Side side) {
             (side == Side.CLIENT ? client : server).end(side);
+        }
+
+        void add(Pair stretch) {
+            client.add(stretch.client);
+            server.add(stretch.server);
+        }
+
+        void reset() {
+            client.reset();
+            server.reset();
         }
 
         Clock of(Side side) {

@@ -17,8 +17,15 @@ final class Driver {
     private Driver() {
     }
 
-    /** How long a sample lasts: warm up this long, then measure until both clocks reached the minimum. */
-    record Spec(long warmupNs, long minTimeNs) {
+    /**
+     * How long a sample lasts: warm up this long, then measure until both clocks reached the minimum; judged
+     * against {@code fullSpeed} ({@code --full-speed}, {@link FullSpeed}) where it is above 0.
+     */
+    record Spec(long warmupNs, long minTimeNs, double fullSpeed) {
+        Spec(long warmupNs, long minTimeNs) {
+            this(warmupNs, minTimeNs, 0);
+        }
+
         boolean warming(long startedNs) {
             return System.nanoTime() - startedNs < warmupNs;
         }
@@ -43,21 +50,83 @@ final class Driver {
         while (spec.warming(started)) {
             pair.checkedHandshake(Step.Meter.NONE, resumed);
         }
-        Clock.Pair clocks = new Clock.Pair();
         GcWindow gc = new GcWindow();
-        long iterations = 0;
         gc.begin();
-        while (!(spec.reached(clocks.client) && spec.reached(clocks.server))) {
-            pair.checkedHandshake(clocks, resumed);
-            iterations++;
-        }
+        Measured loop = measure(spec, 0, clocks -> pair.checkedHandshake(clocks, resumed));
         gc.end();
         Report report = pair.report();
-        report.iterations = iterations;
-        report.rates(Side.CLIENT, pair.scenario.kind, iterations, clocks.client);
-        report.rates(Side.SERVER, pair.scenario.kind, iterations, clocks.server);
+        loop.report(report, pair.scenario.kind);
         gc.report(report, Side.CLIENT, Side.SERVER);
         return report;
+    }
+
+    /** One iteration of a measured loop on both sides' clocks: a handshake, or a 16 KiB write. */
+    interface Iteration {
+        void run(Clock.Pair clocks);
+    }
+
+    /** What a measured loop's figures are of: its iterations and clocks, and the judge's verdict (or null). */
+    record Measured(long iterations, Clock.Pair clocks, FullSpeed.CpuSpeed cpuSpeed) {
+        void report(Report report, Kind kind) {
+            report.iterations = iterations;
+            report.rates(Side.CLIENT, kind, iterations, clocks.client);
+            report.rates(Side.SERVER, kind, iterations, clocks.server);
+            report.cpuSpeed = cpuSpeed;
+        }
+    }
+
+    /** Runs {@code iteration} until at least {@code minIterations} and both sides' minimum time; judged if asked. */
+    static Measured measure(Spec spec, long minIterations, Iteration iteration) {
+        if (spec.fullSpeed > 0) {
+            return gated(spec, new FullSpeed.Gate(spec.fullSpeed), minIterations, iteration);
+        }
+        Clock.Pair clocks = new Clock.Pair();
+        long iterations = 0;
+        while (!(iterations >= minIterations && spec.reached(clocks.client) && spec.reached(clocks.server))) {
+            iteration.run(clocks);
+            iterations++;
+        }
+        return new Measured(iterations, clocks, null);
+    }
+
+    /**
+     * {@link #measure} judged at full speed ({@link FullSpeed}): a stretch of iterations between two probes counts
+     * only where both found the CPU at full speed, until the counted ones make a sample. Where they have not by
+     * {@code FullSpeed.BOUND} times each side's minimum, every stretch counts, and the verdict says so.
+     */
+    private static Measured gated(Spec spec, FullSpeed.Gate gate, long minIterations, Iteration iteration) {
+        Clock.Pair counted = new Clock.Pair();
+        Clock.Pair all = new Clock.Pair();
+        Clock.Pair stretch = new Clock.Pair();
+        Spec bound = new Spec(0, FullSpeed.BOUND * spec.minTimeNs);
+        long countedIterations = 0;
+        long allIterations = 0;
+        try {
+            while (true) {
+                stretch.reset();
+                long n = 0;
+                do {
+                    iteration.run(stretch);
+                    n++;
+                } while (!gate.due());
+                if (gate.judge()) {
+                    counted.add(stretch);
+                    countedIterations += n;
+                }
+                all.add(stretch);
+                allIterations += n;
+                if (countedIterations >= minIterations && spec.reached(counted.client)
+                        && spec.reached(counted.server)) {
+                    return new Measured(countedIterations, counted, gate.finish(true));
+                }
+                if (allIterations >= minIterations && bound.reached(all.client) && bound.reached(all.server)
+                        && spec.reached(all.client) && spec.reached(all.server)) {
+                    return new Measured(allIterations, all, gate.finish(false));
+                }
+            }
+        } finally {
+            gate.abandon();
+        }
     }
 
     /**
@@ -75,14 +144,10 @@ final class Driver {
         while (spec.warming(started)) {
             stream.sendOne(client, server, scratch, scratch);
         }
-        Clock.Pair clocks = new Clock.Pair();
         GcWindow gc = new GcWindow();
-        long writes = 0;
         gc.begin();
-        while (!(writes >= Report.TRANSFER_MIN_WRITES && spec.reached(clocks.client) && spec.reached(clocks.server))) {
-            stream.sendOne(client, server, clocks.server, clocks.client);
-            writes++;
-        }
+        Measured loop = measure(spec, Report.TRANSFER_MIN_WRITES,
+                clocks -> stream.sendOne(client, server, clocks.server, clocks.client));
         gc.end();
         // Whatever the client's engine still holds comes out now, outside the clocks.
         while (stream.receive(client, scratch) > 0) {
@@ -90,9 +155,7 @@ final class Driver {
         }
         Gates.checkTransfer(stream.sentBytes, crc(stream.sent), stream.receivedBytes, crc(stream.received));
         Report report = pair.report();
-        report.iterations = writes;
-        report.rates(Side.CLIENT, Kind.TRANSFER, writes, clocks.client);
-        report.rates(Side.SERVER, Kind.TRANSFER, writes, clocks.server);
+        loop.report(report, Kind.TRANSFER);
         gc.report(report, Side.CLIENT, Side.SERVER);
         return report;
     }

@@ -305,7 +305,7 @@ public final class Main {
         List<String> known = new ArrayList<>();
         switch (command) {
             case "sample" -> {
-                known.addAll(List.of("client", "server"));
+                known.addAll(List.of("client", "server", "full-speed"));
                 known.addAll(SETTINGS);
             }
             case "side" -> {
@@ -385,7 +385,14 @@ public final class Main {
                     .put("tls_library", stack.tlsLibrary()).put("backend", stack.backend().toJson())
                     .put("capabilities", stack.capabilities().toJson()));
         }
-        return Json.object().put("protocol_version", PROTOCOL_VERSION).put("stacks", stacks);
+        Json list = Json.object().put("protocol_version", PROTOCOL_VERSION).put("stacks", stacks);
+        // Its samples take --full-speed where the judge's library loads (FullSpeed).
+        if (FullSpeed.unavailability() == null) {
+            list.put("full_speed", true);
+        } else {
+            System.err.println("samples are not judged at full speed: " + FullSpeed.unavailability());
+        }
+        return list;
     }
 
     /** A sample's settings, checked: the measure, and the sample's length. */
@@ -400,7 +407,29 @@ public final class Main {
 
     private static Driver.Spec spec(Map<String, String> flags) {
         return new Driver.Spec(number(flags, "warmup-ms", 50) * 1_000_000,
-                number(flags, "min-time-ms", 100) * 1_000_000);
+                number(flags, "min-time-ms", 100) * 1_000_000, fullSpeed(flags));
+    }
+
+    /** {@code --full-speed R}: the measured loop is judged against R ({@link FullSpeed}); 0 when not given. */
+    static double fullSpeed(Map<String, String> flags) {
+        String value = flags.get("full-speed");
+        if (value == null) {
+            return 0;
+        }
+        double reference;
+        try {
+            reference = Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            reference = Double.NaN;
+        }
+        if (!(reference > 0) || Double.isInfinite(reference)) {
+            throw Failure.other("invalid value '" + value + "' for '--full-speed': a speed above 0 (rounds per µs)");
+        }
+        if (FullSpeed.unavailability() != null) {
+            throw Failure.other("--full-speed: " + FullSpeed.unavailability() + "; this runner's list does not say "
+                    + "full_speed");
+        }
+        return reference;
     }
 
     /**

@@ -19,6 +19,8 @@ public final class Report {
     List<Json> negotiated = new ArrayList<>();
     /** The time measure only: what the collectors did while the sample measured. */
     GcWindow gc;
+    /** A sample judged at full speed ({@code --full-speed}): what the judge did. */
+    FullSpeed.CpuSpeed cpuSpeed;
 
     /** The report of one side's process (a split pair's), which names only that side's library. */
     static Report ofSide(Side side, Stack stack) {
@@ -61,6 +63,9 @@ public final class Report {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
         if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
             json.put("jit_compile_ms", jit.getTotalCompilationTime());
+        }
+        if (cpuSpeed != null) {
+            json.put("cpu_speed", cpuSpeed.toJson());
         }
         if (gc != null) {
             json.put("gc_collections", gc.collections).put("gc_ms", gc.gcMs).put("measured_ms", gc.measuredMs);

@@ -18,8 +18,9 @@ class RunnerTest {
     /** Runs the runner's main in a fresh JVM; returns its stdout, which must be one line. */
     static String run(String... args) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java,
-                "-cp", System.getProperty("java.class.path"), "dev.tlsbench.runner.Main"));
+        List<String> command = new ArrayList<>(List.of(java, "-Djna.library.path="
+                + System.getProperty("jna.library.path", ""), "-cp", System.getProperty("java.class.path"),
+                "dev.tlsbench.runner.Main"));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
