@@ -33,6 +33,11 @@ final class Driver {
         boolean reached(Clock clock) {
             return clock.elapsedNs >= minTimeNs;
         }
+
+        /** Whether {@code iterations} (at least {@code minIterations}) timed by {@code clocks} make a sample. */
+        boolean done(long iterations, long minIterations, Clock.Pair clocks) {
+            return iterations >= minIterations && reached(clocks.client) && reached(clocks.server);
+        }
     }
 
     static Report sample(Pair pair, Spec spec) {
@@ -82,7 +87,7 @@ final class Driver {
         }
         Clock.Pair clocks = new Clock.Pair();
         long iterations = 0;
-        while (!(iterations >= minIterations && spec.reached(clocks.client) && spec.reached(clocks.server))) {
+        while (!spec.done(iterations, minIterations, clocks)) {
             iteration.run(clocks);
             iterations++;
         }
@@ -115,12 +120,11 @@ final class Driver {
                 }
                 all.add(stretch);
                 allIterations += n;
-                if (countedIterations >= minIterations && spec.reached(counted.client)
-                        && spec.reached(counted.server)) {
+                if (spec.done(countedIterations, minIterations, counted)) {
                     return new Measured(countedIterations, counted, gate.finish(true));
                 }
-                if (allIterations >= minIterations && bound.reached(all.client) && bound.reached(all.server)
-                        && spec.reached(all.client) && spec.reached(all.server)) {
+                // The bound is a multiple of the minimum, so reaching it makes a sample of every stretch.
+                if (bound.done(allIterations, minIterations, all)) {
                     return new Measured(allIterations, all, gate.finish(false));
                 }
             }
