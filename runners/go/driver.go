@@ -90,13 +90,14 @@ func (c *clock) time(f func()) {
 }
 
 // cpuSeconds is the CPU time of the timed calls less what reading the CPU clock adds to each;
-// false when the CPU clock was off.
+// false when the CPU clock was off, or when that cost is all it counted (calls too short for it
+// to tell: a rate of them would be a figure it did not measure).
 func (c *clock) cpuSeconds() (float64, bool) {
 	if c.regions == 0 {
 		return 0, false
 	}
 	seconds := (c.cpu - cpuOverhead()*time.Duration(c.regions)).Seconds()
-	return max(seconds, 1e-9), true
+	return seconds, seconds > 0
 }
 
 // cpuClockOn is the runner's --cpu-clock.

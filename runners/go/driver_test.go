@@ -217,3 +217,22 @@ func TestAPanicInAHandshakeComesOutOfTheCallThatResumedIt(t *testing.T) {
 	}()
 	newHandshaker().step(nil) // Handshake on a nil *tls.Conn
 }
+
+// A clock whose regions counted no more than reading the CPU clock costs gives no CPU figure,
+// rather than a rate of a billion calls a second that nothing measured.
+func TestAClockThatCountedOnlyItsOwnCostGivesNoCPUFigure(t *testing.T) {
+	short := clock{cpu: cpuOverhead() * 10, regions: 10}
+	if seconds, ok := short.cpuSeconds(); ok {
+		t.Errorf("CPU seconds %g from regions that counted only the clock's own cost", seconds)
+	}
+	timed := clock{elapsed: 20 * time.Millisecond, cpu: cpuOverhead() * 10, regions: 10}
+	for _, v := range sideValues(Client, HandshakeFull, 40, &timed) {
+		if v.Metric == "cpu_handshakes_per_s" {
+			t.Errorf("a CPU rate without a CPU figure: %+v", v)
+		}
+	}
+	long := clock{cpu: cpuOverhead()*10 + 5*time.Millisecond, regions: 10}
+	if seconds, ok := long.cpuSeconds(); !ok || seconds != 0.005 {
+		t.Errorf("CPU seconds %g, %v; want 0.005 (the regions less the clock's cost)", seconds, ok)
+	}
+}
