@@ -89,18 +89,23 @@ public final class Clock implements Step.Meter {
             long[] extra = new long[301];
             long least = Long.MAX_VALUE;
             for (int batch = 0; batch < OVERHEAD_BATCHES; batch++) {
-                for (int i = 0; i < extra.length; i++) {
-                    long cpu = THREADS.getCurrentThreadCpuTime();
-                    long wallStart = System.nanoTime();
-                    long wall = System.nanoTime() - wallStart;
-                    extra[i] = Math.max(0, THREADS.getCurrentThreadCpuTime() - cpu - wall);
-                }
-                Arrays.sort(extra);
-                least = Math.min(least, extra[extra.length / 2]);
+                least = Math.min(least, emptyRegionsMedian(extra));
             }
             overheadNs = least;
         }
         return overheadNs;
+    }
+
+    /** The median of as many empty regions as {@code extra} holds: what the CPU clock counts beyond the wall's. */
+    static long emptyRegionsMedian(long[] extra) {
+        for (int i = 0; i < extra.length; i++) {
+            long cpu = THREADS.getCurrentThreadCpuTime();
+            long wallStart = System.nanoTime();
+            long wall = System.nanoTime() - wallStart;
+            extra[i] = Math.max(0, THREADS.getCurrentThreadCpuTime() - cpu - wall);
+        }
+        Arrays.sort(extra);
+        return extra[extra.length / 2];
     }
 
     /** Both sides' clocks, for a pair in one process. */

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tlsbench.runner.Scenario.Kind;
 import dev.tlsbench.runner.Scenario.Side;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -42,18 +40,9 @@ class ClockTest {
         // Interpreted, an empty region costs two to three times what it does compiled (1.1 to 1.3 µs against
         // 0.3 to 0.5 here): an estimate from the first batch is well above what the reads cost once compiled.
         long estimate = Clock.overhead();
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long[] medians = new long[41];
         for (int batch = 0; batch < medians.length; batch++) {
-            long[] extra = new long[301];
-            for (int i = 0; i < extra.length; i++) {
-                long cpu = threads.getCurrentThreadCpuTime();
-                long wallStart = System.nanoTime();
-                long wall = System.nanoTime() - wallStart;
-                extra[i] = Math.max(0, threads.getCurrentThreadCpuTime() - cpu - wall);
-            }
-            Arrays.sort(extra);
-            medians[batch] = extra[extra.length / 2];
+            medians[batch] = Clock.emptyRegionsMedian(new long[301]);
         }
         Arrays.sort(medians);
         long compiled = medians[medians.length / 2];
